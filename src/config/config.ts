@@ -1,0 +1,165 @@
+import { isAbsolute, resolve } from 'node:path';
+import ipaddr from 'ipaddr.js';
+import { loadPlans, PlanFileError, type PlanTable } from '../limits/plans.js';
+
+export interface IpLimitOverride {
+  readonly cidr: string;
+  readonly range: [ipaddr.IPv4 | ipaddr.IPv6, number];
+  readonly perMinute: number;
+}
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  readonly databaseUrl?: string;
+  readonly redisUrl?: string;
+  readonly adminToken?: string;
+  readonly trustProxy: readonly string[];
+  readonly plans: PlanTable;
+  readonly initialPlan: string;
+  readonly ipLimitPerMinute: number;
+  readonly ipLimits: readonly IpLimitOverride[];
+  readonly feedsDir?: string;
+  readonly geoipCity?: string;
+  readonly geoipAsn?: string;
+  readonly breachedHashFile?: string;
+  readonly maxEventBytes: number;
+  readonly maxBatchBytes: number;
+  readonly commitWindowMs: number;
+  readonly commitMaxEvents: number;
+  readonly sqliteSynchronous: 'full' | 'normal';
+  readonly logLevel: string;
+  readonly retentionEnabled: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable} ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got "${raw}"`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got "${raw}"`);
+  return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
+  return raw as T;
+}
+
+function optional(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
+}
+
+export function parseCidr(text: string): [ipaddr.IPv4 | ipaddr.IPv6, number] {
+  const trimmed = text.trim();
+  if (trimmed.includes('/')) return ipaddr.parseCIDR(trimmed);
+  const addr = ipaddr.parse(trimmed);
+  return [addr, addr.kind() === 'ipv4' ? 32 : 128];
+}
+
+function cidrList(env: Env, name: string): string[] {
+  const raw = optional(env, name);
+  if (!raw) return [];
+  return raw.split(',').map((part) => {
+    const item = part.trim();
+    try {
+      parseCidr(item);
+    } catch {
+      throw new ConfigError(name, `must be a comma-separated list of IP addresses or CIDRs; "${item}" is neither`);
+    }
+    return item;
+  });
+}
+
+function ipLimits(env: Env): IpLimitOverride[] {
+  const raw = optional(env, 'VIGIL_IP_LIMITS');
+  if (!raw) return [];
+  return raw.split(',').map((part) => {
+    const [cidr, value] = part.split('=').map((s) => s.trim());
+    if (!cidr || !value || !/^\d+$/.test(value) || Number(value) < 1) {
+      throw new ConfigError('VIGIL_IP_LIMITS', `must look like "127.0.0.1/32=1000000,10.0.0.0/8=6000"; "${part.trim()}" does not`);
+    }
+    let range: [ipaddr.IPv4 | ipaddr.IPv6, number];
+    try {
+      range = parseCidr(cidr);
+    } catch {
+      throw new ConfigError('VIGIL_IP_LIMITS', `"${cidr}" is not an IP address or CIDR`);
+    }
+    return { cidr, range, perMinute: Number(value) };
+  });
+}
+
+function url(env: Env, name: string, protocols: readonly string[]): string | undefined {
+  const raw = optional(env, name);
+  if (!raw) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be a URL starting with ${protocols.join(' or ')}`);
+  }
+  if (!protocols.includes(parsed.protocol)) throw new ConfigError(name, `must be a URL starting with ${protocols.join(' or ')}, got "${parsed.protocol}//"`);
+  return raw;
+}
+
+function path(env: Env, name: string, fallback?: string): string | undefined {
+  const raw = optional(env, name) ?? fallback;
+  if (raw === undefined) return undefined;
+  return isAbsolute(raw) ? raw : resolve(raw);
+}
+
+/** Reads and validates `VIGIL_*` variables. Throws ConfigError naming the variable and what is allowed. */
+export function loadConfig(env: Env = process.env): Config {
+  let plans: PlanTable;
+  try {
+    plans = loadPlans(path(env, 'VIGIL_PLANS_FILE'));
+  } catch (err) {
+    if (err instanceof PlanFileError) throw new ConfigError('VIGIL_PLANS_FILE', err.message);
+    throw err;
+  }
+  const initialPlan = optional(env, 'VIGIL_INITIAL_PLAN') ?? 'free';
+  if (!plans[initialPlan]) throw new ConfigError('VIGIL_INITIAL_PLAN', `must name a plan (${Object.keys(plans).join(', ')}), got "${initialPlan}"`);
+  const adminToken = optional(env, 'VIGIL_ADMIN_TOKEN');
+  if (adminToken !== undefined && adminToken.length < 16) throw new ConfigError('VIGIL_ADMIN_TOKEN', 'must be at least 16 characters long');
+  const config: Config = {
+    port: integer(env, 'VIGIL_PORT', 8080, 0, 65535),
+    host: optional(env, 'VIGIL_HOST') ?? '0.0.0.0',
+    dataDir: path(env, 'VIGIL_DATA_DIR', './data') as string,
+    databaseUrl: url(env, 'VIGIL_DATABASE_URL', ['postgres:', 'postgresql:']),
+    redisUrl: url(env, 'VIGIL_REDIS_URL', ['redis:', 'rediss:']),
+    adminToken,
+    trustProxy: cidrList(env, 'VIGIL_TRUST_PROXY'),
+    plans,
+    initialPlan,
+    ipLimitPerMinute: integer(env, 'VIGIL_IP_LIMIT', 600, 1, 1_000_000_000),
+    ipLimits: ipLimits(env),
+    feedsDir: path(env, 'VIGIL_FEEDS_DIR'),
+    geoipCity: path(env, 'VIGIL_GEOIP_CITY'),
+    geoipAsn: path(env, 'VIGIL_GEOIP_ASN'),
+    breachedHashFile: path(env, 'VIGIL_BREACHED_HASHES_FILE'),
+    maxEventBytes: integer(env, 'VIGIL_MAX_EVENT_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
+    maxBatchBytes: integer(env, 'VIGIL_MAX_BATCH_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    commitWindowMs: integer(env, 'VIGIL_COMMIT_WINDOW_MS', 2, 0, 1000),
+    commitMaxEvents: integer(env, 'VIGIL_COMMIT_MAX_EVENTS', 1000, 1, 100_000),
+    sqliteSynchronous: oneOf(env, 'VIGIL_SQLITE_SYNCHRONOUS', ['full', 'normal'] as const, 'full'),
+    logLevel: oneOf(env, 'VIGIL_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    retentionEnabled: oneOf(env, 'VIGIL_RETENTION', ['on', 'off'] as const, 'on') === 'on',
+  };
+  return Object.freeze(config);
+}

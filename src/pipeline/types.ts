@@ -1,0 +1,52 @@
+/**
+ * The types an event gains as it moves through the ingestion pipeline:
+ *   unknown JSON -> ValidatedEvent -> ClassifiedEvent -> EnrichedEvent -> DetectedEvent -> ScoredEvent
+ * Each stage returns a new, wider value; nothing downstream mutates what an earlier stage produced.
+ */
+import type { Classification } from '../catalog/types.js';
+import type { Enrichment } from '../enrichment/types.js';
+import type { AlertHit } from '../detection/types.js';
+import type { Risk } from '../scoring/types.js';
+
+export interface RequestInfo {
+  readonly method?: string;
+  readonly path?: string;
+  readonly status?: number;
+  readonly query?: string;
+}
+
+/** An event that passed validation: every field typed, defaults applied. */
+export interface ValidatedEvent {
+  readonly type: string;
+  readonly eventId?: string;
+  /** Event time (ms since epoch): detectors use this, not arrival time. */
+  readonly occurredAt: number;
+  readonly receivedAt: number;
+  readonly actorId?: string;
+  readonly email?: string;
+  readonly ip?: string;
+  readonly userAgent?: string;
+  readonly sessionId?: string;
+  readonly host?: string;
+  readonly request?: RequestInfo;
+  readonly metadata: Readonly<Record<string, unknown>>;
+  /** Transient: checked during enrichment, never stored, logged or echoed. */
+  readonly passwordSha1?: string;
+}
+
+export interface ClassifiedEvent extends ValidatedEvent {
+  readonly classification: Classification;
+}
+
+export interface EnrichedEvent extends ClassifiedEvent {
+  readonly enrichment: Enrichment;
+}
+
+export interface DetectedEvent extends EnrichedEvent {
+  readonly alerts: readonly AlertHit[];
+}
+
+export interface ScoredEvent extends DetectedEvent {
+  readonly id: string;
+  readonly risk: Risk;
+}

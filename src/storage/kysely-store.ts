@@ -1,0 +1,384 @@
+import { Migrator, sql, type Kysely, type Transaction } from 'kysely';
+import { migrationProvider } from './migrations/index.js';
+import type { Database } from './schema.js';
+import { StoreUnavailableError, type Store } from './store.js';
+import type {
+  Account,
+  AlertFilter,
+  AlertRow,
+  AlertStatus,
+  ApiKeyRecord,
+  CommitBatch,
+  EventFilter,
+  EventRow,
+  IdempotencyRow,
+  KeyKind,
+  Page,
+  UsageRow,
+} from './types.js';
+
+type Row<T extends keyof Database> = Database[T];
+
+const num = (v: unknown): number => (typeof v === 'number' ? v : Number(v));
+const parseJson = <T>(text: string): T => JSON.parse(text) as T;
+
+function toAccount(row: Row<'accounts'>): Account {
+  return { id: row.id, name: row.name, plan: row.plan, createdAt: num(row.created_at), settings: parseJson(row.settings) };
+}
+
+function toKey(row: Row<'api_keys'>): ApiKeyRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    kind: row.kind as KeyKind,
+    prefix: row.prefix,
+    allowedOrigins: parseJson(row.allowed_origins),
+    createdAt: num(row.created_at),
+    revokedAt: row.revoked_at === null ? null : num(row.revoked_at),
+  };
+}
+
+function toEvent(row: Row<'events'>): EventRow {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    type: row.type,
+    eventId: row.event_id,
+    occurredAt: num(row.occurred_at),
+    receivedAt: num(row.received_at),
+    actorId: row.actor_id,
+    ip: row.ip,
+    riskScore: num(row.risk_score),
+    tags: parseJson(row.tags),
+    doc: parseJson(row.doc),
+  };
+}
+
+function toAlert(row: Row<'alerts'>): AlertRow {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    type: row.type,
+    severity: row.severity,
+    subject: row.subject,
+    status: row.status as AlertStatus,
+    count: num(row.count),
+    firstSeen: num(row.first_seen),
+    lastSeen: num(row.last_seen),
+    actorId: row.actor_id,
+    eventIds: parseJson(row.event_ids),
+    details: parseJson(row.details),
+  };
+}
+
+function eventColumns(e: EventRow): Row<'events'> {
+  return {
+    id: e.id,
+    account_id: e.accountId,
+    type: e.type,
+    event_id: e.eventId,
+    occurred_at: e.occurredAt,
+    received_at: e.receivedAt,
+    actor_id: e.actorId,
+    ip: e.ip,
+    risk_score: e.riskScore,
+    tags: JSON.stringify(e.tags),
+    doc: JSON.stringify(e.doc),
+  };
+}
+
+function alertColumns(a: AlertRow): Row<'alerts'> {
+  return {
+    id: a.id,
+    account_id: a.accountId,
+    type: a.type,
+    severity: a.severity,
+    subject: a.subject,
+    status: a.status,
+    count: a.count,
+    first_seen: a.firstSeen,
+    last_seen: a.lastSeen,
+    actor_id: a.actorId,
+    event_ids: JSON.stringify(a.eventIds),
+    details: JSON.stringify(a.details),
+  };
+}
+
+/** Escapes LIKE wildcards so user filters match literally. */
+const likeLiteral = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/** Rows per multi-row INSERT: stays under SQLite's bound-parameter limit with 11 columns. */
+const INSERT_CHUNK = 500;
+
+/**
+ * The Store over Kysely. The SQL is portable: SQLite and PostgreSQL differ only in the
+ * dialect and in how infrastructure errors are recognised (`isUnavailable`).
+ */
+export class KyselyStore implements Store {
+  constructor(
+    readonly kind: 'sqlite' | 'postgres',
+    protected readonly db: Kysely<Database>,
+    private readonly onClose: () => Promise<void> = async () => {},
+  ) {}
+
+  /** Runs a database call, turning infrastructure failures into StoreUnavailableError. */
+  protected async guard<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof StoreUnavailableError) throw err;
+      throw new StoreUnavailableError(`${what} failed: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  async migrate(): Promise<void> {
+    const migrator = new Migrator({ db: this.db, provider: migrationProvider, migrationTableName: 'vigil_migrations', migrationLockTableName: 'vigil_migrations_lock' });
+    const { error } = await migrator.migrateToLatest();
+    if (error) throw error instanceof Error ? error : new Error(String(error));
+  }
+
+  async ping(): Promise<void> {
+    await this.guard('ping', () => sql`select 1`.execute(this.db));
+  }
+
+  async close(): Promise<void> {
+    await this.db.destroy();
+    await this.onClose();
+  }
+
+  async createAccount(input: { id: string; name: string; plan: string; createdAt: number }): Promise<Account> {
+    const row = { id: input.id, name: input.name, plan: input.plan, created_at: input.createdAt, settings: '{}' };
+    await this.guard('createAccount', () => this.db.insertInto('accounts').values(row).execute());
+    return toAccount(row);
+  }
+
+  async getAccount(id: string): Promise<Account | undefined> {
+    const row = await this.guard('getAccount', () => this.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst());
+    return row && toAccount(row);
+  }
+
+  async listAccounts(): Promise<readonly Account[]> {
+    const rows = await this.guard('listAccounts', () => this.db.selectFrom('accounts').selectAll().orderBy('created_at').orderBy('id').execute());
+    return rows.map(toAccount);
+  }
+
+  async countAccounts(): Promise<number> {
+    const row = await this.guard('countAccounts', () => this.db.selectFrom('accounts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow());
+    return num(row.n);
+  }
+
+  async updateAccount(id: string, patch: { plan?: string; name?: string; settings?: Record<string, unknown> }): Promise<Account | undefined> {
+    const values: Partial<Row<'accounts'>> = {};
+    if (patch.plan !== undefined) values.plan = patch.plan;
+    if (patch.name !== undefined) values.name = patch.name;
+    if (patch.settings !== undefined) values.settings = JSON.stringify(patch.settings);
+    if (Object.keys(values).length > 0) {
+      await this.guard('updateAccount', () => this.db.updateTable('accounts').set(values).where('id', '=', id).execute());
+    }
+    return this.getAccount(id);
+  }
+
+  async createKey(input: { id: string; accountId: string; kind: KeyKind; hash: string; prefix: string; allowedOrigins: readonly string[]; createdAt: number }): Promise<ApiKeyRecord> {
+    const row: Row<'api_keys'> = {
+      id: input.id,
+      account_id: input.accountId,
+      kind: input.kind,
+      hash: input.hash,
+      prefix: input.prefix,
+      allowed_origins: JSON.stringify(input.allowedOrigins),
+      created_at: input.createdAt,
+      revoked_at: null,
+    };
+    await this.guard('createKey', () => this.db.insertInto('api_keys').values(row).execute());
+    return toKey(row);
+  }
+
+  async findKeyByHash(hash: string): Promise<{ key: ApiKeyRecord; hash: string; account: Account } | undefined> {
+    const row = await this.guard('findKeyByHash', () =>
+      this.db
+        .selectFrom('api_keys')
+        .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+        .select([
+          'api_keys.id as id',
+          'api_keys.account_id as account_id',
+          'api_keys.kind as kind',
+          'api_keys.hash as hash',
+          'api_keys.prefix as prefix',
+          'api_keys.allowed_origins as allowed_origins',
+          'api_keys.created_at as created_at',
+          'api_keys.revoked_at as revoked_at',
+          'accounts.name as account_name',
+          'accounts.plan as account_plan',
+          'accounts.created_at as account_created_at',
+          'accounts.settings as account_settings',
+        ])
+        .where('api_keys.hash', '=', hash)
+        .executeTakeFirst(),
+    );
+    if (!row) return undefined;
+    return {
+      key: toKey(row),
+      hash: row.hash,
+      account: toAccount({ id: row.account_id, name: row.account_name, plan: row.account_plan, created_at: row.account_created_at, settings: row.account_settings }),
+    };
+  }
+
+  async listKeys(accountId?: string): Promise<readonly ApiKeyRecord[]> {
+    let query = this.db.selectFrom('api_keys').selectAll();
+    if (accountId !== undefined) query = query.where('account_id', '=', accountId);
+    const rows = await this.guard('listKeys', () => query.orderBy('created_at').orderBy('id').execute());
+    return rows.map(toKey);
+  }
+
+  async revokeKey(id: string, at: number): Promise<boolean> {
+    const result = await this.guard('revokeKey', () =>
+      this.db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst(),
+    );
+    if (num(result.numUpdatedRows) > 0) return true;
+    const exists = await this.guard('revokeKey', () => this.db.selectFrom('api_keys').select('id').where('id', '=', id).executeTakeFirst());
+    return exists !== undefined;
+  }
+
+  async commit(batch: CommitBatch): Promise<void> {
+    await this.guard('commit', () => this.db.transaction().execute((trx) => this.writeBatch(trx, batch)));
+  }
+
+  protected async writeBatch(trx: Transaction<Database>, batch: CommitBatch): Promise<void> {
+    for (let i = 0; i < batch.events.length; i += INSERT_CHUNK) {
+      await trx.insertInto('events').values(batch.events.slice(i, i + INSERT_CHUNK).map(eventColumns)).execute();
+    }
+    for (const write of batch.alerts) {
+      const cols = alertColumns(write.alert);
+      if (write.opened) {
+        await trx.insertInto('alerts').values(cols).execute();
+      } else {
+        await trx
+          .updateTable('alerts')
+          .set({ count: cols.count, last_seen: cols.last_seen, event_ids: cols.event_ids, details: cols.details, severity: cols.severity })
+          .where('id', '=', cols.id)
+          .execute();
+      }
+    }
+    for (const u of batch.usage) {
+      await trx
+        .insertInto('usage_monthly')
+        .values({ account_id: u.accountId, period: u.period, used: u.used, dropped: u.dropped })
+        .onConflict((oc) =>
+          oc.columns(['account_id', 'period']).doUpdateSet({
+            used: sql`usage_monthly.used + excluded.used`,
+            dropped: sql`usage_monthly.dropped + excluded.dropped`,
+          }),
+        )
+        .execute();
+      await trx
+        .insertInto('usage_daily')
+        .values({ account_id: u.accountId, day: u.day, used: u.used, dropped: u.dropped })
+        .onConflict((oc) =>
+          oc.columns(['account_id', 'day']).doUpdateSet({
+            used: sql`usage_daily.used + excluded.used`,
+            dropped: sql`usage_daily.dropped + excluded.dropped`,
+          }),
+        )
+        .execute();
+    }
+    if (batch.idempotency.length > 0) {
+      await trx
+        .insertInto('idempotency')
+        .values(batch.idempotency.map((r) => ({ account_id: r.accountId, event_id: r.eventId, response: JSON.stringify(r.response), created_at: r.createdAt })))
+        .onConflict((oc) => oc.columns(['account_id', 'event_id']).doUpdateSet({ response: sql`excluded.response`, created_at: sql`excluded.created_at` }))
+        .execute();
+    }
+  }
+
+  async getEvent(accountId: string, id: string): Promise<EventRow | undefined> {
+    const row = await this.guard('getEvent', () => this.db.selectFrom('events').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst());
+    return row && toEvent(row);
+  }
+
+  async listEvents(accountId: string, filter: EventFilter, limit: number, cursor?: string): Promise<Page<EventRow>> {
+    let q = this.db.selectFrom('events').selectAll().where('account_id', '=', accountId);
+    if (filter.type !== undefined) q = q.where('type', '=', filter.type);
+    if (filter.typePrefix !== undefined) q = q.where(sql<boolean>`type like ${likeLiteral(filter.typePrefix) + '%'} escape '\\'`);
+    if (filter.actorId !== undefined) q = q.where('actor_id', '=', filter.actorId);
+    if (filter.ip !== undefined) q = q.where('ip', '=', filter.ip);
+    if (filter.minRisk !== undefined) q = q.where('risk_score', '>=', filter.minRisk);
+    if (filter.since !== undefined) q = q.where('occurred_at', '>=', filter.since);
+    if (filter.until !== undefined) q = q.where('occurred_at', '<', filter.until);
+    if (filter.tag !== undefined) q = q.where(sql<boolean>`tags like ${'%' + likeLiteral(JSON.stringify(filter.tag)) + '%'} escape '\\'`);
+    if (cursor !== undefined) q = q.where('id', '<', cursor);
+    const rows = await this.guard('listEvents', () => q.orderBy('id', 'desc').limit(limit + 1).execute());
+    const items = rows.slice(0, limit).map(toEvent);
+    return { items, nextCursor: rows.length > limit ? (items[items.length - 1]?.id ?? null) : null };
+  }
+
+  async countEvents(accountId: string): Promise<number> {
+    const row = await this.guard('countEvents', () =>
+      this.db.selectFrom('events').select((eb) => eb.fn.countAll().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow(),
+    );
+    return num(row.n);
+  }
+
+  async findIdempotency(accountId: string, eventId: string, since: number): Promise<IdempotencyRow | undefined> {
+    const row = await this.guard('findIdempotency', () =>
+      this.db
+        .selectFrom('idempotency')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .where('event_id', '=', eventId)
+        .where('created_at', '>=', since)
+        .executeTakeFirst(),
+    );
+    return row && { accountId: row.account_id, eventId: row.event_id, response: parseJson(row.response), createdAt: num(row.created_at) };
+  }
+
+  async getAlert(accountId: string, id: string): Promise<AlertRow | undefined> {
+    const row = await this.guard('getAlert', () => this.db.selectFrom('alerts').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst());
+    return row && toAlert(row);
+  }
+
+  async listAlerts(accountId: string, filter: AlertFilter, limit: number, cursor?: string): Promise<Page<AlertRow>> {
+    let q = this.db.selectFrom('alerts').selectAll().where('account_id', '=', accountId);
+    if (filter.type !== undefined) q = q.where('type', '=', filter.type);
+    if (filter.severity !== undefined) q = q.where('severity', '=', filter.severity);
+    if (filter.status !== undefined) q = q.where('status', '=', filter.status);
+    if (filter.actorId !== undefined) q = q.where('actor_id', '=', filter.actorId);
+    if (filter.since !== undefined) q = q.where('last_seen', '>=', filter.since);
+    if (cursor !== undefined) q = q.where('id', '<', cursor);
+    const rows = await this.guard('listAlerts', () => q.orderBy('id', 'desc').limit(limit + 1).execute());
+    const items = rows.slice(0, limit).map(toAlert);
+    return { items, nextCursor: rows.length > limit ? (items[items.length - 1]?.id ?? null) : null };
+  }
+
+  async setAlertStatus(accountId: string, id: string, status: AlertStatus, at: number): Promise<AlertRow | undefined> {
+    void at;
+    await this.guard('setAlertStatus', () => this.db.updateTable('alerts').set({ status }).where('account_id', '=', accountId).where('id', '=', id).execute());
+    return this.getAlert(accountId, id);
+  }
+
+  async getUsage(accountId: string, period: string): Promise<UsageRow> {
+    const row = await this.guard('getUsage', () =>
+      this.db.selectFrom('usage_monthly').selectAll().where('account_id', '=', accountId).where('period', '=', period).executeTakeFirst(),
+    );
+    return { accountId, period, used: row ? num(row.used) : 0, dropped: row ? num(row.dropped) : 0 };
+  }
+
+  async dailyCounts(accountId: string, since: number): Promise<readonly { day: string; count: number }[]> {
+    const sinceDay = new Date(since).toISOString().slice(0, 10);
+    const rows = await this.guard('dailyCounts', () =>
+      this.db.selectFrom('usage_daily').select(['day', 'used']).where('account_id', '=', accountId).where('day', '>=', sinceDay).orderBy('day').execute(),
+    );
+    return rows.map((r) => ({ day: r.day, count: num(r.used) }));
+  }
+
+  async pruneEvents(accountId: string, before: number): Promise<number> {
+    const result = await this.guard('pruneEvents', () =>
+      this.db.deleteFrom('events').where('account_id', '=', accountId).where('received_at', '<', before).executeTakeFirst(),
+    );
+    return num(result.numDeletedRows);
+  }
+
+  async pruneIdempotency(before: number): Promise<number> {
+    const result = await this.guard('pruneIdempotency', () => this.db.deleteFrom('idempotency').where('created_at', '<', before).executeTakeFirst());
+    return num(result.numDeletedRows);
+  }
+}

@@ -1,0 +1,9 @@
+import type { Migration, MigrationProvider } from 'kysely';
+import * as initial from './001-initial.js';
+
+/** The one migration set, shared by SQLite and PostgreSQL; listed statically so builds need no file scanning. */
+export const migrationProvider: MigrationProvider = {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return { '001-initial': initial };
+  },
+};

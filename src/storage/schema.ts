@@ -1,0 +1,72 @@
+/** Kysely table types: what the database columns hold. */
+export interface AccountsTable {
+  id: string;
+  name: string;
+  plan: string;
+  created_at: number;
+  settings: string;
+}
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  kind: string;
+  hash: string;
+  prefix: string;
+  allowed_origins: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+export interface EventsTable {
+  id: string;
+  account_id: string;
+  type: string;
+  event_id: string | null;
+  occurred_at: number;
+  received_at: number;
+  actor_id: string | null;
+  ip: string | null;
+  risk_score: number;
+  tags: string;
+  doc: string;
+}
+export interface AlertsTable {
+  id: string;
+  account_id: string;
+  type: string;
+  severity: string;
+  subject: string;
+  status: string;
+  count: number;
+  first_seen: number;
+  last_seen: number;
+  actor_id: string | null;
+  event_ids: string;
+  details: string;
+}
+export interface UsageMonthlyTable {
+  account_id: string;
+  period: string;
+  used: number;
+  dropped: number;
+}
+export interface UsageDailyTable {
+  account_id: string;
+  day: string;
+  used: number;
+  dropped: number;
+}
+export interface IdempotencyTable {
+  account_id: string;
+  event_id: string;
+  response: string;
+  created_at: number;
+}
+export interface Database {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  events: EventsTable;
+  alerts: AlertsTable;
+  usage_monthly: UsageMonthlyTable;
+  usage_daily: UsageDailyTable;
+  idempotency: IdempotencyTable;
+}

@@ -1,0 +1,68 @@
+import type {
+  Account,
+  AlertFilter,
+  AlertRow,
+  AlertStatus,
+  ApiKeyRecord,
+  CommitBatch,
+  EventFilter,
+  EventRow,
+  IdempotencyRow,
+  KeyKind,
+  Page,
+  UsageRow,
+} from './types.js';
+
+/**
+ * Durable records. One implementation per database (SQLite, PostgreSQL), one contract
+ * suite (test/contract/store.contract.ts) that every implementation passes.
+ * Methods throw only on infrastructure failure (StoreUnavailableError); "not found" is undefined.
+ */
+export interface Store {
+  readonly kind: 'sqlite' | 'postgres';
+  migrate(): Promise<void>;
+  /** Throws StoreUnavailableError when the database cannot be reached. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+
+  createAccount(input: { id: string; name: string; plan: string; createdAt: number }): Promise<Account>;
+  getAccount(id: string): Promise<Account | undefined>;
+  listAccounts(): Promise<readonly Account[]>;
+  countAccounts(): Promise<number>;
+  updateAccount(id: string, patch: { plan?: string; name?: string; settings?: Record<string, unknown> }): Promise<Account | undefined>;
+
+  createKey(input: { id: string; accountId: string; kind: KeyKind; hash: string; prefix: string; allowedOrigins: readonly string[]; createdAt: number }): Promise<ApiKeyRecord>;
+  /** The key with this hash and its account, revoked or not (the caller decides). */
+  findKeyByHash(hash: string): Promise<{ key: ApiKeyRecord; hash: string; account: Account } | undefined>;
+  listKeys(accountId?: string): Promise<readonly ApiKeyRecord[]>;
+  /** Returns false when no such key exists. */
+  revokeKey(id: string, at: number): Promise<boolean>;
+
+  /** Writes one commit group in one transaction; all or nothing. */
+  commit(batch: CommitBatch): Promise<void>;
+
+  getEvent(accountId: string, id: string): Promise<EventRow | undefined>;
+  listEvents(accountId: string, filter: EventFilter, limit: number, cursor?: string): Promise<Page<EventRow>>;
+  countEvents(accountId: string): Promise<number>;
+  findIdempotency(accountId: string, eventId: string, since: number): Promise<IdempotencyRow | undefined>;
+
+  getAlert(accountId: string, id: string): Promise<AlertRow | undefined>;
+  listAlerts(accountId: string, filter: AlertFilter, limit: number, cursor?: string): Promise<Page<AlertRow>>;
+  setAlertStatus(accountId: string, id: string, status: AlertStatus, at: number): Promise<AlertRow | undefined>;
+
+  getUsage(accountId: string, period: string): Promise<UsageRow>;
+  /** Daily accepted counts for the dashboard chart, `YYYY-MM-DD` -> count. */
+  dailyCounts(accountId: string, since: number): Promise<readonly { day: string; count: number }[]>;
+
+  /** Retention: deletes events and idempotency rows older than the cut-off; returns rows deleted. */
+  pruneEvents(accountId: string, before: number): Promise<number>;
+  pruneIdempotency(before: number): Promise<number>;
+}
+
+/** The database cannot serve the request (locked, full, unreachable). Maps to 503 UNAVAILABLE. */
+export class StoreUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreUnavailableError';
+  }
+}

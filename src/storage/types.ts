@@ -1,0 +1,125 @@
+import type { RiskAction } from '../scoring/types.js';
+
+export type KeyKind = 'secret' | 'publishable';
+
+export interface Account {
+  readonly id: string;
+  readonly name: string;
+  readonly plan: string;
+  readonly createdAt: number;
+  /** Account settings (thresholds, allowlists); validated by the settings module. */
+  readonly settings: Readonly<Record<string, unknown>>;
+}
+
+export interface ApiKeyRecord {
+  readonly id: string;
+  readonly accountId: string;
+  readonly kind: KeyKind;
+  /** First characters of the key, safe to show (e.g. `vgl_sk_AbC1`). */
+  readonly prefix: string;
+  readonly allowedOrigins: readonly string[];
+  readonly createdAt: number;
+  readonly revokedAt: number | null;
+}
+
+/** One event as persisted: indexed columns plus the full JSON document. */
+export interface EventRow {
+  readonly id: string;
+  readonly accountId: string;
+  readonly type: string;
+  readonly eventId: string | null;
+  readonly occurredAt: number;
+  readonly receivedAt: number;
+  readonly actorId: string | null;
+  readonly ip: string | null;
+  readonly riskScore: number;
+  readonly tags: readonly string[];
+  /** The stored document (event fields, enrichment, risk, alert refs); never contains password_sha1. */
+  readonly doc: Readonly<Record<string, unknown>>;
+}
+
+export type AlertStatus = 'open' | 'acknowledged' | 'resolved' | 'false_positive';
+
+export interface AlertRow {
+  readonly id: string;
+  readonly accountId: string;
+  readonly type: string;
+  readonly severity: string;
+  readonly subject: string;
+  readonly status: AlertStatus;
+  readonly count: number;
+  readonly firstSeen: number;
+  readonly lastSeen: number;
+  readonly actorId: string | null;
+  readonly eventIds: readonly string[];
+  /** Detector-specific evidence (thresholds crossed, locations, chain stages). */
+  readonly details: Readonly<Record<string, unknown>>;
+}
+
+/** A change to an alert produced by the detect stage, applied in the event's commit. */
+export interface AlertWrite {
+  readonly alert: AlertRow;
+  /** true: insert; false: update count/lastSeen/eventIds/details of the existing row. */
+  readonly opened: boolean;
+}
+
+export interface UsageDelta {
+  readonly accountId: string;
+  /** `YYYY-MM` in UTC. */
+  readonly period: string;
+  /** `YYYY-MM-DD` in UTC, for the daily chart. */
+  readonly day: string;
+  readonly used: number;
+  readonly dropped: number;
+}
+
+export interface UsageRow {
+  readonly accountId: string;
+  readonly period: string;
+  readonly used: number;
+  readonly dropped: number;
+}
+
+export interface IdempotencyRow {
+  readonly accountId: string;
+  readonly eventId: string;
+  /** The 202 body first answered for this event_id. */
+  readonly response: Readonly<Record<string, unknown>>;
+  readonly createdAt: number;
+}
+
+/** Everything one commit group writes in one transaction. */
+export interface CommitBatch {
+  readonly events: readonly EventRow[];
+  readonly alerts: readonly AlertWrite[];
+  readonly usage: readonly UsageDelta[];
+  readonly idempotency: readonly IdempotencyRow[];
+}
+
+export interface EventFilter {
+  readonly type?: string;
+  /** Prefix such as `auth.` or `auth.login.` */
+  readonly typePrefix?: string;
+  readonly actorId?: string;
+  readonly ip?: string;
+  readonly minRisk?: number;
+  readonly since?: number;
+  readonly until?: number;
+  readonly tag?: string;
+}
+
+export interface AlertFilter {
+  readonly type?: string;
+  readonly severity?: string;
+  readonly status?: AlertStatus;
+  readonly actorId?: string;
+  readonly since?: number;
+}
+
+export interface Page<T> {
+  readonly items: readonly T[];
+  /** Opaque cursor for the next page, null at the end. */
+  readonly nextCursor: string | null;
+}
+
+export type RiskThresholds = { readonly challenge: number; readonly block: number; readonly action?: RiskAction };
