@@ -1,0 +1,9 @@
+import type { ClassifiedEvent, ValidatedEvent } from './types.js';
+import type { Catalog } from '../catalog/catalog.js';
+
+export type ClassifyStage = (event: ValidatedEvent) => ClassifiedEvent;
+
+/** Looks the type up in the catalog and applies the inferred-type rules. */
+export function createClassifyStage(catalog: Catalog): ClassifyStage {
+  return (event) => ({ ...event, classification: catalog.classify(event) });
+}

@@ -1,0 +1,18 @@
+import type { AlertWrite } from '../storage/types.js';
+import type { AlertHit } from '../detection/types.js';
+import type { AccountContext } from './account-context.js';
+import type { EnrichedEvent } from './types.js';
+
+export interface Detection {
+  /** Alerts this event raised or updated, for the response and the score. */
+  readonly alerts: readonly AlertHit[];
+  /** Alert rows to write in the same commit as the event. */
+  readonly writes: readonly AlertWrite[];
+}
+
+export type DetectStage = (event: EnrichedEvent, ctx: AccountContext) => Promise<Detection>;
+
+/** PLACEHOLDER until issue 5 lands. */
+export function createDetectStage(): DetectStage {
+  return async () => ({ alerts: [], writes: [] });
+}
