@@ -1,5 +1,5 @@
 import type { ValidatedEvent } from '../pipeline/types.js';
-import type { Classification } from './types.js';
+import type { CatalogInput, Classification } from './types.js';
 
 /** PLACEHOLDER until issue 4 lands: the catalog built once at start-up. */
 export interface Catalog {
@@ -8,7 +8,8 @@ export interface Catalog {
   describe(): Record<string, unknown>;
 }
 
-export function buildCatalog(): Catalog {
+export function buildCatalog(input: CatalogInput): Catalog {
+  void input;
   return {
     classify: () => ({ predefined: false, baseScore: 0, inferred: [], families: new Set(), detectors: [] }),
     describe: () => ({}),

@@ -40,3 +40,37 @@ export interface Classification {
   /** Names of the detectors that can fire on this event, fixed at start-up per type. */
   readonly detectors: readonly string[];
 }
+
+/** A detector's declaration: the catalog dispatches an event only to detectors whose families it has. */
+export interface DetectorSpec {
+  readonly name: string;
+  readonly families: readonly DetectorFamily[];
+  readonly description: string;
+  readonly alertTypes: readonly string[];
+  /** Runs on every event, `custom.*` included (threat_intel, request_scanner). */
+  readonly generic?: boolean;
+}
+
+export interface AlertTypeSpec {
+  readonly type: string;
+  readonly detector: string;
+  readonly severity: Severity;
+  /** Score contribution (design 8: low 10, medium 20, high 35, critical 50). */
+  readonly points: number;
+  /** MITRE ATT&CK technique ids, e.g. T1110.001. */
+  readonly mitre: readonly string[];
+  readonly description: string;
+}
+
+export interface KillChainSpec {
+  readonly type: string;
+  readonly subject: 'actor' | 'host';
+  readonly windowMs: number;
+  readonly stages: readonly { readonly name: string; readonly description: string }[];
+}
+
+export interface CatalogInput {
+  readonly detectors: readonly DetectorSpec[];
+  readonly alertTypes: readonly AlertTypeSpec[];
+  readonly killChains: readonly KillChainSpec[];
+}
