@@ -7,9 +7,11 @@
  * Quote and backslash obfuscation inside words (`c'a't`, `w\hoami`) is removed first.
  *
  * Policy: in metadata free text, newlines and backticks are not separators (tickets and markdown
- * use them for code: "run `ls -la`"); `;`, `|`, `&&` and `$(` still are. "Tom & Jerry", "R&D" and
- * "cats; cat food" are not flagged: the word after the separator must be a command *and* be
- * followed by something shell-like.
+ * use them for code: "run `ls -la`"), and an `&&` chain (`cd app && ls -la`, a pasted command line)
+ * only counts when its argument reaches for system paths, URLs, substitutions or redirections;
+ * `;`, `|`, `&` and `$(` are separators everywhere. "Tom & Jerry", "R&D" and "cats; cat food" are
+ * not flagged: the word after the separator must be a command *and* be followed by something
+ * shell-like; commands that are everyday words (cat, echo, export, …) need real arguments.
  */
 
 export type CommandContext = 'request' | 'text';
@@ -67,26 +69,69 @@ export function deobfuscateShell(s: string): string {
   return out;
 }
 
+/** Commands that are also everyday words: they need real arguments, not just an end of text. */
+const AMBIGUOUS = new Set([
+  'cat', 'set', 'export', 'echo', 'type', 'more', 'less', 'find', 'head', 'tail', 'sort', 'start', 'test', 'file', 'make', 'who', 'w', 'last',
+  'host', 'net', 'kill', 'history', 'python', 'java', 'node', 'ruby', 'perl', 'php', 'lua', 'exec', 'eval', 'sleep', 'ping', 'time', 'true',
+  'false', 'touch', 'cp', 'mv', 'rm', 'dir', 'ver', 'vol', 'reg', 'sc', 'service', 'route', 'finger', 'strings', 'stat', 'tee', 'expr', 'dd',
+  'nl', 'od', 'rev', 'tac', 'mount', 'make', 'zip', 'tar', 'timeout', 'halt', 'reboot', 'shutdown', 'crontab', 'ps', 'ssh', 'ftp', 'dig',
+]);
+
+/** Commands whose bare host-name argument (`nslookup evil.example`) is the attack. */
+const NETWORK_COMMANDS = new Set(['ping', 'nslookup', 'dig', 'host', 'curl', 'wget', 'nc', 'ncat', 'netcat', 'telnet', 'tftp', 'ftp', 'ssh', 'traceroute', 'tracert', 'whois']);
+
+function isHostName(s: string, j: number): boolean {
+  let k = j;
+  let dots = 0;
+  while (k < s.length && k < j + 253 && isCommandChar(s.charCodeAt(k))) {
+    if (s.charCodeAt(k) === 46) dots++;
+    k++;
+  }
+  return dots > 0 && k - j > 3;
+}
+
 /** Does the text after a command word look like shell arguments? */
 function shellTail(s: string, i: number, command: string): boolean {
+  const ambiguous = AMBIGUOUS.has(command);
   const c = s.charCodeAt(i);
-  if (Number.isNaN(c)) return true;
-  if (c === 59 || c === 124 || c === 38 || c === 96 || c === 41 || c === 62 || c === 60 || c === 35 || c === 10 || c === 13 || c === 36 || c === 123) return true;
+  if (Number.isNaN(c)) return !ambiguous;
+  if (c === 96 || c === 41 || c === 62 || c === 60 || c === 36 || c === 123) return true;
+  if (c === 59 || c === 124 || c === 38 || c === 35 || c === 10 || c === 13) return !ambiguous;
   if (!isSpace(c)) return false;
   let j = i;
   while (j < s.length && isSpace(s.charCodeAt(j))) j++;
   const a = s.charCodeAt(j);
-  if (Number.isNaN(a)) return true;
-  if (a === 45 || a === 47 || a === 46 || a === 126 || a === 36 || a === 39 || a === 34 || a === 92 || a === 123 || a === 60 || a === 62 || a === 124 || a === 59 || a === 38 || a === 96 || a === 37) return true;
-  if (a >= 48 && a <= 57) return command === 'sleep' || command === 'ping' || command === 'timeout' || command === 'nc' || command === 'ncat' || command === 'kill' || command === 'echo';
+  if (Number.isNaN(a) || a === 35 || a === 59 || a === 124 || a === 38) return !ambiguous;
+  if (a === 45 || a === 47 || a === 126 || a === 36 || a === 39 || a === 34 || a === 92 || a === 123 || a === 60 || a === 62 || a === 96 || a === 37) return true;
+  if (a === 46 && (s.charCodeAt(j + 1) === 47 || s.charCodeAt(j + 1) === 46)) return true;
+  if (a >= 48 && a <= 57) return command === 'sleep' || command === 'ping' || command === 'timeout' || NETWORK_COMMANDS.has(command) || command === 'kill' || command === 'echo';
   if (s.startsWith('http', j) || s.startsWith('ftp:', j) || s.startsWith('c:', j)) return true;
+  if (NETWORK_COMMANDS.has(command) && isHostName(s, j)) return true;
+  if (command === 'busybox') return commandAt(s, j, false);
   if (command === 'net') return s.startsWith('user', j) || s.startsWith('localgroup', j) || s.startsWith('view', j) || s.startsWith('share', j);
   if (command === 'echo' || command === 'printf') return true;
   return false;
 }
 
+const DANGEROUS_PATHS = ['/etc/', '/bin/', '/tmp/', '/dev/', '/proc/', '/var/', '/usr/', '/root', '/home/', '~/.', '/windows/', 'c:/', 'c:\\'];
+
+/**
+ * In free text, pasted commands with ordinary options (`&& ls -la`) are common; the argument must
+ * point at something an attacker reaches for: system paths, URLs, substitutions, redirections.
+ */
+function dangerousArgument(s: string, j: number, command: string): boolean {
+  const a = s.charCodeAt(j);
+  if (a === 36 || a === 96 || a === 60 || a === 62 || a === 124 || a === 59 || a === 38 || a === 123) return true;
+  if (s.startsWith('http', j) || s.startsWith('ftp:', j)) return true;
+  for (const p of DANGEROUS_PATHS) if (s.startsWith(p, j)) return true;
+  if (a >= 48 && a <= 57) return command === 'sleep' || command === 'ping' || command === 'timeout';
+  if (a === 47 && isSpace(s.charCodeAt(j + 1))) return true;
+  if (command === 'net') return s.startsWith('user', j) || s.startsWith('localgroup', j);
+  return false;
+}
+
 /** Command word starting at `i` (after optional `/bin/`-style prefix), checked for a shell tail. */
-function commandAt(s: string, i: number): boolean {
+function commandAt(s: string, i: number, chained: boolean): boolean {
   while (i < s.length && (isSpace(s.charCodeAt(i)) || s.charCodeAt(i) === 40 || s.charCodeAt(i) === 123)) i++;
   let start = i;
   // `/usr/bin/id`, `./x`, `c:\windows\system32\cmd.exe` prefixes: keep the last path component.
@@ -98,7 +143,13 @@ function commandAt(s: string, i: number): boolean {
   if (j === start) return false;
   const word = s.slice(start, j);
   const bare = word.endsWith('.exe') ? word.slice(0, -4) : word;
-  return COMMANDS.has(bare) && shellTail(s, j, bare);
+  if (!COMMANDS.has(bare)) return false;
+  if (chained) {
+    let k = j;
+    while (k < s.length && isSpace(s.charCodeAt(k))) k++;
+    return dangerousArgument(s, k, bare) || (k === s.length && !AMBIGUOUS.has(bare));
+  }
+  return shellTail(s, j, bare);
 }
 
 export function detectCommandInjection(raw: string, context: CommandContext): boolean {
@@ -108,14 +159,19 @@ export function detectCommandInjection(raw: string, context: CommandContext): bo
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     let next = -1;
-    if (c === 59 || c === 124 || c === 38) next = i + 1;
+    let chained = false;
+    if (c === 59 || c === 124 || c === 38) {
+      next = i + 1;
+      // In free text, `cd app && ls -la` is a pasted command line, not an injection.
+      chained = context === 'text' && c === 38 && s.charCodeAt(i + 1) === 38;
+    }
     else if (c === 36 && s.charCodeAt(i + 1) === 40) next = i + 2;
     else if (context === 'request' && (c === 10 || c === 13 || c === 96)) next = i + 1;
     else if (c === 96 && context === 'text' && i > 0 && !isSpace(s.charCodeAt(i - 1)) && s.charCodeAt(i - 1) !== 96) next = i + 1;
     else if (c === 123 /* { */ && commandBrace(s, i)) return true;
     if (next === -1) continue;
     if (s.charCodeAt(next) === 124 || s.charCodeAt(next) === 38) next++;
-    if (commandAt(s, next)) return true;
+    if (commandAt(s, next, chained)) return true;
   }
   return false;
 }

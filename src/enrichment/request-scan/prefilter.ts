@@ -9,7 +9,7 @@ const SUSPICIOUS = new Uint8Array(128);
 for (const c of `'"<>;|&\`$(){}%\\=#*\n\r\0`) SUSPICIOUS[c.charCodeAt(0)] = 1;
 
 /** Words that can make an attack with no special character at all. */
-const BARE_ATTACK_WORDS = ['union', 'order', 'group', 'having', 'sleep', 'waitfor', 'exec', 'drop', 'dev/tcp', 'script:', 'etc/', 'win.ini', 'boot.ini', 'system32', 'proc/self', 'xp_', 'nc -', 'file:', 'php:', ' or ', ' and ', ' xor ', '+or+', '+and+'];
+const BARE_ATTACK_WORDS = ['union', 'order', 'group', 'having', 'sleep', 'waitfor', 'exec', 'drop', 'dev/tcp', 'script:', 'etc/', 'win.ini', 'boot.ini', 'system32', 'proc/self', 'xp_', 'nc -', 'file:', 'php:', 'expect:', 'phar:', 'zip:', 'data:', ' or ', ' and ', ' xor ', '+or+', '+and+'];
 
 export function mayBeMalicious(raw: string): boolean {
   let spaced = false;

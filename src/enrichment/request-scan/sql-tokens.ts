@@ -169,7 +169,11 @@ export function tokenize(s: string): TokenBuffer {
       }
       const close = s.indexOf('*/', i + 2);
       const j = close === -1 ? n : close + 2;
-      push(Tok.Comment, i, j, 0);
+      // A closed block comment followed by more SQL is whitespace (`union/**/select`); only a
+      // comment that ends the input terminates the query.
+      let k = j;
+      while (k < n && isSpace(s.charCodeAt(k))) k++;
+      if (close === -1 || k === n) push(Tok.Comment, i, j, 0);
       i = j;
     } else if (c === 42 && c1 === 47 && versioned) {
       versioned = false;

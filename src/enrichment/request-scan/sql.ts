@@ -105,6 +105,7 @@ function parseOperand(i: number): ParsedOperand {
     case Tok.Var:
       return { type: Operand.Var, end: i + 1, name: '' };
     case Tok.Keyword:
+      if (isWord(i, 'exists') && kindAt(i + 1) === Tok.LParen) return { type: Operand.Subquery, end: closeParen(i + 1), name: '' };
       return isWord(i, 'true') || isWord(i, 'false') || isWord(i, 'null') ? { type: Operand.Bool, end: i + 1, name: '' } : NONE;
     case Tok.Func:
       return { type: Operand.Func, end: kindAt(i + 1) === Tok.LParen ? closeParen(i + 1) : i + 1, name: word(i) };
@@ -152,7 +153,7 @@ function isSelectList(i: number): boolean {
   if (isWord(i, 'top')) i += 2;
   i = skip(i, Tok.LParen);
   const k = kindAt(i);
-  if (k === Tok.Num || k === Tok.Var || k === Tok.Func || k === Tok.Break || k === Tok.End || k === Tok.Comment) return true;
+  if (k === Tok.Num || k === Tok.Var || k === Tok.Func || k === Tok.Break || k === Tok.Comment) return true;
   if (k === Tok.Keyword) return isWord(i, 'null') || isWord(i, 'true') || isWord(i, 'false') || isWord(i, 'case');
   if (k === Tok.Op) return isWord(i, '*');
   if (k === Tok.Bare) {
@@ -223,8 +224,10 @@ function clauseInjection(i: number): boolean {
   if ((isWord(i, 'order') || isWord(i, 'group')) && isWord(i + 1, 'by')) {
     const k = kindAt(i + 2);
     if (k !== Tok.Num && k !== Tok.Bare) return false;
-    const after = kindAt(i + 3);
-    return after === Tok.End || after === Tok.Comment || after === Tok.Comma || after === Tok.Semi || after === Tok.RParen || isWord(i + 3, 'having') || isWord(i + 3, 'desc') || isWord(i + 3, 'asc');
+    let a = i + 3;
+    if (kindAt(a) === Tok.Dot && kindAt(a + 1) === Tok.Bare) a += 2;
+    const after = kindAt(a);
+    return after === Tok.End || after === Tok.Comment || after === Tok.Comma || after === Tok.Semi || after === Tok.RParen || isWord(a, 'having') || isWord(a, 'desc') || isWord(a, 'asc');
   }
   if (isWord(i, 'having')) return isInjectedCondition(i + 1, Point.AfterValue);
   if (isWord(i, 'limit')) return kindAt(i + 1) === Tok.Num && (kindAt(i + 2) === Tok.Comment || kindAt(i + 2) === Tok.Comma || kindAt(i + 2) === Tok.Union);
@@ -253,12 +256,14 @@ function injectedAt(i: number, point: Point, quote: number): boolean {
     case Tok.Statement:
       return (point !== Point.Start || closedParen) && isStackedStatement(i) && !isWord(i, 'select');
     case Tok.Keyword:
-      return point !== Point.Start || closedParen ? clauseInjection(i) : false;
+      if (point === Point.Start && !closedParen) return false;
+      if (isComparison(i) && parseOperand(i + 1).type === Operand.Subquery) return true;
+      return clauseInjection(i);
     case Tok.Op: {
       if (point !== Point.AfterQuote) return false;
       const n = kindAt(i + 1);
       if (n === Tok.Func || n === Tok.Break) return true;
-      if (n === Tok.LParen && isWord(i + 2, 'select')) return true;
+      if (n === Tok.LParen && parseOperand(i + 1).type === Operand.Subquery) return true;
       if (n === Tok.Num) {
         const a = kindAt(i + 2);
         return a === Tok.Comment || a === Tok.Break || a === Tok.End || a === Tok.Logic;
@@ -283,6 +288,7 @@ function startsWithStatement(): boolean {
 /** Rules that do not depend on an injection point. */
 function injectedAnywhere(): boolean {
   const snippet = startsWithStatement();
+  let sawSelect = false;
   for (let i = 0; i < t.count; i++) {
     const k = kindAt(i);
     if (k === Tok.Func) {
@@ -298,16 +304,21 @@ function injectedAnywhere(): boolean {
     } else if (k === Tok.Bare) {
       if (DANGEROUS_NAMES.has(word(i))) return true;
     } else if (k === Tok.Statement) {
+      if (isWord(i, 'select') && (i === 0 || kindAt(i - 1) !== Tok.Union)) sawSelect = true;
       if (isWord(i, 'waitfor') && (isWord(i + 1, 'delay') || isWord(i + 1, 'time')) && kindAt(i + 2) === Tok.Break) return true;
     } else if (k === Tok.Keyword) {
       if (isWord(i, 'into') && (isWord(i + 1, 'outfile') || isWord(i + 1, 'dumpfile'))) return true;
     } else if (!snippet && k === Tok.Union) {
-      if (isUnionSelect(i)) return true;
+      const prev = i === 0 ? Tok.End : kindAt(i - 1);
+      const valueBefore = prev === Tok.End || prev === Tok.Num || prev === Tok.Break || prev === Tok.RParen || prev === Tok.Comment;
+      if (valueBefore && !sawSelect && isUnionSelect(i)) return true;
     } else if (!snippet && k === Tok.Semi) {
       if (kindAt(i + 1) === Tok.Statement && isStackedStatement(i + 1)) return true;
     } else if (k === Tok.Logic) {
       // Literal tautology joined by a logic word anywhere: `x or 1=1`, `and 'a'='a'`.
       const a = parseOperand(i + 1);
+      if (a.type === Operand.Subquery) return true;
+      if (isComparison(skip(a.end, Tok.RParen)) && parseOperand(skip(a.end, Tok.RParen) + 1).type === Operand.Subquery) return true;
       if (a.type === Operand.Num || a.type === Operand.Literal) {
         const j = skip(a.end, Tok.RParen);
         if (isComparison(j) && kindAt(j) === Tok.Op) {

@@ -71,6 +71,20 @@ function startsWithTarget(s: string): boolean {
   return false;
 }
 
+function isUrl(s: string): boolean {
+  return s.startsWith('http://') || s.startsWith('https://');
+}
+
+/** Dots encoded, or separators encoded in ways only evasion uses (double, overlong, backslash). */
+const TRAVERSAL_ENCODINGS = ['%2e', '%252e', '%c0%ae', '%e0%80%ae', '%c0%2e', '%u002e', '%uff0e', '%5c', '%255c', '%252f', '%c0%af', '%e0%80%af', '%c1%9c', '%u2215', '%u2216', '&#46', '&#x2e'];
+
+function hasEncodedTraversal(raw: string): boolean {
+  if (raw.indexOf('%') === -1 && raw.indexOf('&#') === -1) return false;
+  const r = raw.toLowerCase();
+  for (const e of TRAVERSAL_ENCODINGS) if (r.includes(e)) return true;
+  return false;
+}
+
 /** `raw` is the undecoded input (for encoding evidence), `s` its normalised form. */
 export function detectTraversal(s: string, raw: string, context: TraversalContext): boolean {
   const p = toSlashes(s);
@@ -81,7 +95,8 @@ export function detectTraversal(s: string, raw: string, context: TraversalContex
   const tail = p.slice(firstEnd);
   for (const target of SENSITIVE) if (tail.includes(target)) return true;
   if (context === 'path') return true;
-  const encoded = raw.indexOf('%') !== -1 || raw.indexOf('&#') !== -1;
-  if (context === 'query') return count >= 2 || encoded;
+  const encoded = hasEncodedTraversal(raw);
+  // `..` inside a full URL (`next=https://host/a/../b`) is resolved by the browser, not the server.
+  if (context === 'query') return !isUrl(p) && (count >= 2 || encoded);
   return count >= 6 || (encoded && count >= 2);
 }

@@ -225,7 +225,15 @@ function scriptUrl(s: string): boolean {
     }
     i = s.indexOf('script', i + 6);
   }
-  return s.includes('data:text/html') && (s.includes('base64,') || s.includes('<'));
+  return false;
+}
+
+/** A `data:` URL carrying an HTML or SVG document. */
+function dataDocumentUrl(s: string): boolean {
+  const i = s.indexOf('data:');
+  if (i === -1) return false;
+  const compact = compactFrom(s, i, 200);
+  return (compact.startsWith('data:text/html') || compact.startsWith('data:image/svg') || compact.startsWith('data:application/xhtml')) && (compact.includes('base64,') || compact.includes('<') || compact.includes(','));
 }
 
 /** Template-injection gadgets that reach the Function constructor. */
@@ -236,6 +244,7 @@ function templateGadget(s: string): boolean {
 export function detectXss(s: string): boolean {
   if (s.indexOf('<') !== -1 && scriptedTag(s)) return true;
   if (s.indexOf('script') !== -1 && scriptUrl(s)) return true;
+  if (dataDocumentUrl(s)) return true;
   if (s.indexOf('on') !== -1 && s.indexOf('=') !== -1 && handlerBreakout(s)) return true;
   if ((s.indexOf('(') !== -1 || s.indexOf('`') !== -1) && (sinkCall(s) || templateGadget(s))) return true;
   return false;
