@@ -26,6 +26,8 @@ export interface PostgresOptions {
   readonly clock?: Clock;
   /** Told about errors on pooled connections (server restart, terminated backend); the pool replaces them. */
   readonly onConnectionError?: (err: Error) => void;
+  /** Told about every statement run (e.g. to log slow queries). */
+  readonly onQuery?: (query: { sql: string; parameters: readonly unknown[]; durationMs: number; error?: unknown }) => void;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -123,6 +125,20 @@ export function openPostgresStore(url: string, options: PostgresOptions = {}): P
   // between statements by the client; unheard, either would crash the process.
   pool.on('error', report);
   pool.on('connect', (client) => client.on('error', report));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const onQuery = options.onQuery;
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool }),
+    ...(onQuery
+      ? {
+          log: (event) =>
+            onQuery({
+              sql: event.query.sql,
+              parameters: event.query.parameters,
+              durationMs: event.queryDurationMillis,
+              ...(event.level === 'error' ? { error: event.error } : {}),
+            }),
+        }
+      : {}),
+  });
   return new PostgresStore(db, { ...(options.schema !== undefined ? { schema: options.schema } : {}), monthsAhead: options.monthsAhead ?? 2, clock: options.clock ?? systemClock });
 }
