@@ -1,5 +1,6 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { Gauge } from 'prom-client';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { Accounts } from './accounts/accounts.js';
 import type { Catalog } from './catalog/catalog.js';
@@ -40,6 +41,8 @@ export interface AppDeps {
   readonly logger?: FastifyServerOptions['logger'];
   /** Extra facts for /readyz. */
   readonly status?: () => Record<string, unknown>;
+  /** Present in scale-out mode. */
+  readonly redisHealth?: { readonly degraded: boolean };
 }
 
 export interface VigilApp {
@@ -111,7 +114,14 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     store: deps.store,
     clock: deps.clock,
     onEvents: (outcome, n) => metrics.events.inc({ outcome }, n),
+    degraded: deps.redisHealth ? () => (deps.redisHealth as { degraded: boolean }).degraded : undefined,
   });
+  if (deps.redisHealth) {
+    const health = deps.redisHealth;
+    metrics.registry.registerMetric(
+      new Gauge({ name: 'vigil_backend_degraded', help: '1 while Redis is unreachable and local state is used', registers: [], collect() { this.set(health.degraded ? 1 : 0); } }),
+    );
+  }
 
   // JSON only; parsed with plain JSON.parse: prototype keys are rejected by validation, not here.
   app.removeAllContentTypeParsers();

@@ -18,14 +18,19 @@ function configOrExit(): Config {
 async function main(): Promise<void> {
   const config = configOrExit();
   const started = performance.now();
+  let log: import('fastify').FastifyBaseLogger | undefined;
   const services = await createServices(config, {
+    onBackendChange: (backend, degraded, reason) =>
+      degraded
+        ? log?.warn({ backend, err: reason }, `${backend} unreachable: serving with per-instance limits and detection state (degraded)`)
+        : log?.info({ backend, ...(reason as object) }, `${backend} reachable again: shared state restored`),
     logger: {
       level: config.logLevel,
       redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]'], censor: '[redacted]' },
     },
   });
   const vigil = await buildApp(services);
-  const log = vigil.app.log;
+  log = vigil.app.log;
 
   const first = await vigil.accounts.bootstrap(config.initialPlan);
   if (first) {
@@ -40,9 +45,9 @@ async function main(): Promise<void> {
     );
   }
 
-  const stopRetention = config.retentionEnabled ? scheduleRetention(services.store, config.plans, services.clock, log) : () => undefined;
+  const stopRetention = config.retentionEnabled ? scheduleRetention(services.store, config.plans, services.clock, vigil.app.log) : () => undefined;
   await vigil.app.listen({ port: config.port, host: config.host });
-  log.info({ port: config.port, storage: services.store.kind, startupMs: Math.round(performance.now() - started) }, 'vigil ready');
+  vigil.app.log.info({ port: config.port, storage: services.store.kind, startupMs: Math.round(performance.now() - started) }, 'vigil ready');
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -14,8 +14,12 @@ import { RedisRateLimiter } from './limits/redis-limiter.js';
 import { Redis } from 'ioredis';
 import type { Store } from './storage/store.js';
 import { systemClock, type Clock } from './util/clock.js';
+import { BackendHealth, withFailover } from './util/failover.js';
+import type { QuotaCounter, RateLimiter } from './limits/types.js';
 
 export interface Services extends AppDeps {
+  /** Present in scale-out mode: whether Redis is reachable from this instance. */
+  readonly redisHealth?: BackendHealth;
   /** Closes what the services opened (after the app has drained). */
   shutdown(): Promise<void>;
 }
@@ -34,14 +38,26 @@ export function openRedis(url: string): Redis {
  * Builds the backends named by the configuration: SQLite and in-memory state by default;
  * PostgreSQL and Redis when their URLs are set.
  */
-export async function createServices(config: Config, options: { clock?: Clock; logger?: FastifyServerOptions['logger']; store?: Store } = {}): Promise<Services> {
+export async function createServices(config: Config, options: { clock?: Clock; logger?: FastifyServerOptions['logger']; store?: Store; onBackendChange?: (backend: string, degraded: boolean, reason?: unknown) => void } = {}): Promise<Services> {
   const clock = options.clock ?? systemClock;
   const store = options.store ?? (await openStore(config));
   await store.migrate();
   const seed = (accountId: string, period: string) => store.getUsage(accountId, period);
   const redis = config.redisUrl ? openRedis(config.redisUrl) : undefined;
-  const limiter = redis ? new RedisRateLimiter(redis) : new MemoryRateLimiter();
-  const quota = redis ? new RedisQuotaCounter(redis, seed, { clock }) : new MemoryQuotaCounter(seed);
+  const memoryLimiter = new MemoryRateLimiter();
+  const memoryQuota = new MemoryQuotaCounter(seed);
+  let limiter: RateLimiter = memoryLimiter;
+  let quota: QuotaCounter = memoryQuota;
+  let redisHealth: BackendHealth | undefined;
+  if (redis) {
+    const health = new BackendHealth('redis', (degraded, reason) => options.onBackendChange?.('redis', degraded, reason));
+    redis.on('ready', () => health.markUp());
+    redis.on('error', (err) => health.markDown(err));
+    redis.on('close', () => health.markDown('connection closed'));
+    limiter = withFailover<RateLimiter>(new RedisRateLimiter(redis), memoryLimiter, health);
+    quota = withFailover<QuotaCounter>(new RedisQuotaCounter(redis, seed, { clock }), memoryQuota, health);
+    redisHealth = health;
+  }
   const catalog = buildCatalog({ detectors: [], alertTypes: [], killChains: [] });
   return {
     config,
@@ -54,9 +70,11 @@ export async function createServices(config: Config, options: { clock?: Clock; l
     score: createScoreStage(),
     clock,
     logger: options.logger,
+    redisHealth,
+    status: () => ({ redis: redisHealth ? (redisHealth.degraded ? 'degraded' : 'ok') : 'not configured' }),
     async shutdown() {
-      await limiter.close();
-      await quota.close();
+      await memoryLimiter.close();
+      await memoryQuota.close();
       await store.close();
       redis?.disconnect();
     },
