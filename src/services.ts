@@ -54,8 +54,8 @@ export async function createServices(config: Config, options: { clock?: Clock; l
     redis.on('ready', () => health.markUp());
     redis.on('error', (err) => health.markDown(err));
     redis.on('close', () => health.markDown('connection closed'));
-    limiter = withFailover<RateLimiter>(new RedisRateLimiter(redis), memoryLimiter, health);
-    quota = withFailover<QuotaCounter>(new RedisQuotaCounter(redis, seed, { clock }), memoryQuota, health);
+    limiter = withFailover<RateLimiter>(new RedisRateLimiter(redis, { prefix: config.redisPrefix }), memoryLimiter, health);
+    quota = withFailover<QuotaCounter>(new RedisQuotaCounter(redis, seed, { clock, prefix: config.redisPrefix }), memoryQuota, health);
     redisHealth = health;
   }
   const catalog = buildCatalog({ detectors: [], alertTypes: [], killChains: [] });
