@@ -1,6 +1,7 @@
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { createServices } from './services.js';
+import { scheduleRetention } from './ops/retention.js';
 
 function configOrExit(): Config {
   try {
@@ -39,6 +40,7 @@ async function main(): Promise<void> {
     );
   }
 
+  const stopRetention = config.retentionEnabled ? scheduleRetention(services.store, config.plans, services.clock, log) : () => undefined;
   await vigil.app.listen({ port: config.port, host: config.host });
   log.info({ port: config.port, storage: services.store.kind, startupMs: Math.round(performance.now() - started) }, 'vigil ready');
 
@@ -53,6 +55,7 @@ async function main(): Promise<void> {
     }, 15_000);
     force.unref();
     try {
+      stopRetention();
       await vigil.close();
       await services.shutdown();
       process.exit(0);

@@ -8,6 +8,10 @@ import { createDetectStage } from './pipeline/detect.js';
 import { createEnrichStage } from './pipeline/enrich.js';
 import { createScoreStage } from './pipeline/score.js';
 import { openSqliteStore } from './storage/sqlite.js';
+import { openPostgresStore } from './storage/postgres.js';
+import { RedisQuotaCounter } from './limits/redis-quota.js';
+import { RedisRateLimiter } from './limits/redis-limiter.js';
+import { Redis } from 'ioredis';
 import type { Store } from './storage/store.js';
 import { systemClock, type Clock } from './util/clock.js';
 
@@ -17,8 +21,13 @@ export interface Services extends AppDeps {
 }
 
 export async function openStore(config: Config): Promise<Store> {
-  if (config.databaseUrl) throw new Error('VIGIL_DATABASE_URL: PostgreSQL support is not built into this version yet');
+  if (config.databaseUrl) return openPostgresStore(config.databaseUrl);
   return openSqliteStore({ dataDir: config.dataDir, synchronous: config.sqliteSynchronous });
+}
+
+/** Redis client for the scale-out mode: fail fast while disconnected (no offline queue), reconnect forever. */
+export function openRedis(url: string): Redis {
+  return new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000, retryStrategy: (attempt) => Math.min(attempt * 200, 2_000) });
 }
 
 /**
@@ -29,8 +38,10 @@ export async function createServices(config: Config, options: { clock?: Clock; l
   const clock = options.clock ?? systemClock;
   const store = options.store ?? (await openStore(config));
   await store.migrate();
-  const limiter = new MemoryRateLimiter();
-  const quota = new MemoryQuotaCounter((accountId, period) => store.getUsage(accountId, period));
+  const seed = (accountId: string, period: string) => store.getUsage(accountId, period);
+  const redis = config.redisUrl ? openRedis(config.redisUrl) : undefined;
+  const limiter = redis ? new RedisRateLimiter(redis) : new MemoryRateLimiter();
+  const quota = redis ? new RedisQuotaCounter(redis, seed, { clock }) : new MemoryQuotaCounter(seed);
   const catalog = buildCatalog({ detectors: [], alertTypes: [], killChains: [] });
   return {
     config,
@@ -47,6 +58,7 @@ export async function createServices(config: Config, options: { clock?: Clock; l
       await limiter.close();
       await quota.close();
       await store.close();
+      redis?.disconnect();
     },
   };
 }
