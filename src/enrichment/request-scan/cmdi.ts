@@ -49,22 +49,26 @@ function isSpace(c: number): boolean {
 export function deobfuscateShell(s: string): string {
   if (s.indexOf("'") === -1 && s.indexOf('"') === -1 && s.indexOf('\\') === -1 && s.indexOf('$@') === -1) return s;
   let out = '';
+  // Last char appended, tracked here: reading it back from a string built by += would flatten it.
+  let prev = NaN;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c === 39 || c === 34 || c === 92) {
       let j = i;
       while (j < s.length && (s.charCodeAt(j) === 39 || s.charCodeAt(j) === 34 || s.charCodeAt(j) === 92)) j++;
-      const prev = out.charCodeAt(out.length - 1);
-      const next = s.charCodeAt(j);
-      if (isCommandChar(prev) && isCommandChar(next)) {
-        i = j - 1;
-        continue;
+      if (!(isCommandChar(prev) && isCommandChar(s.charCodeAt(j)))) {
+        out += s.slice(i, j);
+        prev = s.charCodeAt(j - 1);
       }
-    } else if (c === 36 && s.charCodeAt(i + 1) === 64 /* $@ */ && isCommandChar(out.charCodeAt(out.length - 1))) {
+      i = j - 1;
+      continue;
+    }
+    if (c === 36 && s.charCodeAt(i + 1) === 64 /* $@ */ && isCommandChar(prev)) {
       i++;
       continue;
     }
     out += s[i];
+    prev = c;
   }
   return out;
 }
