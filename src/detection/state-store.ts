@@ -54,9 +54,11 @@ export interface WindowResult {
 
 /**
  * Distinct members in a sliding window (same window rule as `window.add`). Adds `member` at `at`
- * (omit to only read) and answers how many distinct members occurred in the window, and how many of those occurred at most
- * `fewTries` times (default 3) in the window (botnets spread few tries over many addresses).
+ * (omit to only read) and answers how many distinct members were seen in the window. With
+ * `fewTries`, also answers how many of those occurred at most `fewTries` times since they last
+ * entered the window (botnets spread few tries over many addresses).
  * At most `maxMembers` (default 2,000) most recently seen members are kept.
+ * Suggested Redis shape: a sorted set member -> last seen plus a hash member -> tries.
  */
 export interface DistinctAddOp extends OpBase {
   readonly kind: 'distinct.add';
@@ -67,6 +69,7 @@ export interface DistinctAddOp extends OpBase {
 }
 export interface DistinctResult {
   readonly distinct: number;
+  /** 0 unless the op gave `fewTries`. */
   readonly few: number;
   /** Whether `member` had occurred in the window before this op. */
   readonly memberSeen: boolean;
@@ -229,6 +232,5 @@ export class StateUnavailableError extends Error {
 
 export const DEFAULT_WINDOW_MAX_ENTRIES = 1000;
 export const DEFAULT_DISTINCT_MAX_MEMBERS = 2000;
-export const DEFAULT_DISTINCT_FEW_TRIES = 3;
 export const DEFAULT_SEEN_MAX_MEMBERS = 64;
 export const DEFAULT_ALERT_MAX_EVENT_IDS = 100;
