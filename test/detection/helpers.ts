@@ -78,13 +78,14 @@ export interface EventSpec {
   scanner?: string;
 }
 
+/** ms from a number or a duration string such as `90s`, `5m`, `2h`, `1d`, `5d20m`. */
 export function duration(v: number | string | undefined): number {
   if (v === undefined) return 0;
   if (typeof v === 'number') return v;
-  const m = /^(-?\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(v.trim());
-  if (!m) throw new Error(`bad duration ${v}`);
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'ms'];
-  return Number(m[1]) * unit;
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+  const parts = [...v.trim().matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== v.trim()) throw new Error(`bad duration ${v}`);
+  return parts.reduce((sum, p) => sum + Number(p[1]) * (units[p[2] as string] as number), 0);
 }
 
 export function enriched(spec: EventSpec, base = T0): EnrichedEvent {
