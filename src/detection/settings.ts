@@ -151,7 +151,9 @@ function validateEntryValue(kind: AllowlistKind, v: unknown, path: string, error
         errors.push(`${path} must be an IP address or CIDR (e.g. 203.0.113.7 or 10.0.0.0/8)`);
         return undefined;
       }
-      return `${cidr[0].toString()}/${cidr[1]}`;
+      const text = `${cidr[0].toString()}/${cidr[1]}`;
+      const network = cidr[0].kind() === 'ipv4' ? ipaddr.IPv4.networkAddressFromCIDR(text) : ipaddr.IPv6.networkAddressFromCIDR(text);
+      return `${network.toString()}/${cidr[1]}`;
     }
     case 'asns':
       if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 4_294_967_295) {
