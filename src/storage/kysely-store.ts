@@ -113,11 +113,12 @@ const INSERT_CHUNK = 500;
 
 export interface KyselyStoreOptions {
   /**
-   * Retry once, on a fresh connection, an operation that failed because its pooled
-   * connection had died (server restart, pg_terminate_backend) and that certainly did not
-   * commit: reads, and commits whose COMMIT was never sent.
+   * Attempts for an operation whose pooled connection turned out dead (server restart,
+   * failover, pg_terminate_backend while idle) and that certainly wrote nothing: reads, and
+   * commits that failed before their transaction began. Every idle connection of the pool
+   * may be dead at once, so a pool wants its size + 1. Default 1 (no retry).
    */
-  readonly retryLostConnection?: boolean;
+  readonly staleConnectionAttempts?: number;
 }
 
 /** Turns a database failure into the Store contract's errors. */
@@ -152,16 +153,21 @@ export class KyselyStore implements Store {
 
   /** Runs a read; a read is safe to repeat, so a dead pooled connection costs a retry, not an error. */
   protected async read<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (err) {
-      if (!this.options.retryLostConnection || !isLostConnection(err)) throw translate(what, err);
-      return this.guard(what, fn);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fn();
+      } catch (err) {
+        if (attempt >= this.attempts || !isLostConnection(err)) throw translate(what, err);
+      }
     }
   }
 
+  private get attempts(): number {
+    return this.options.staleConnectionAttempts ?? 1;
+  }
+
   async migrate(): Promise<void> {
-    await this.runMigrations();
+    await this.guard('migrate', () => this.runMigrations());
   }
 
   /** `schema`: where the migration tables live (PostgreSQL); Kysely would otherwise look in every schema. */
@@ -280,18 +286,19 @@ export class KyselyStore implements Store {
   }
 
   async commit(batch: CommitBatch): Promise<void> {
-    let commitSent = false;
-    const attempt = (): Promise<void> =>
-      this.db.transaction().execute(async (trx) => {
-        await this.writeBatch(trx, batch);
-        commitSent = true;
-      });
-    try {
-      await attempt();
-    } catch (err) {
-      // Once COMMIT is on the wire its outcome is unknown, so only an earlier failure is retried.
-      if (commitSent || !this.options.retryLostConnection || !isLostConnection(err)) throw translate('commit', err);
-      await this.guard('commit', attempt);
+    for (let attempt = 1; ; attempt++) {
+      let begun = false;
+      try {
+        await this.db.transaction().execute((trx) => {
+          begun = true;
+          return this.writeBatch(trx, batch);
+        });
+        return;
+      } catch (err) {
+        // Only a connection that died before BEGIN (stale in the pool) is retried: a session lost
+        // mid-transaction is a real outage, and one lost during COMMIT may have committed.
+        if (begun || attempt >= this.attempts || !isLostConnection(err)) throw translate('commit', err);
+      }
     }
   }
 

@@ -52,9 +52,9 @@ export class PostgresStore extends KyselyStore {
 
   constructor(
     db: Kysely<Database>,
-    private readonly settings: { schema?: string; monthsAhead: number; clock: Clock },
+    private readonly settings: { schema?: string; monthsAhead: number; clock: Clock; poolSize: number },
   ) {
-    super('postgres', db, async () => {}, { retryLostConnection: true });
+    super('postgres', db, async () => {}, { staleConnectionAttempts: settings.poolSize + 1 });
   }
 
   /** The schema the tables live in. */
@@ -75,7 +75,8 @@ export class PostgresStore extends KyselyStore {
   }
 
   override async migrate(): Promise<void> {
-    await this.runMigrations(await this.schema());
+    const schema = await this.schema();
+    await this.guard('migrate', () => this.runMigrations(schema));
     await this.maintain(this.settings.clock.now());
   }
 
@@ -110,9 +111,10 @@ export function openPostgresStore(url: string, options: PostgresOptions = {}): P
   const startup = [options.schema !== undefined ? `-c search_path=${options.schema}` : '', statementTimeout > 0 ? `-c statement_timeout=${statementTimeout}` : '']
     .filter(Boolean)
     .join(' ');
+  const poolSize = options.poolSize ?? 10;
   const pool = new pg.Pool({
     connectionString: url,
-    max: options.poolSize ?? 10,
+    max: poolSize,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
     idleTimeoutMillis: 30_000,
     keepAlive: true,
@@ -140,5 +142,5 @@ export function openPostgresStore(url: string, options: PostgresOptions = {}): P
         }
       : {}),
   });
-  return new PostgresStore(db, { ...(options.schema !== undefined ? { schema: options.schema } : {}), monthsAhead: options.monthsAhead ?? 2, clock: options.clock ?? systemClock });
+  return new PostgresStore(db, { ...(options.schema !== undefined ? { schema: options.schema } : {}), monthsAhead: options.monthsAhead ?? 2, clock: options.clock ?? systemClock, poolSize });
 }
