@@ -10,7 +10,8 @@ export interface Detection {
   readonly writes: readonly AlertWrite[];
 }
 
-export type DetectStage = (event: EnrichedEvent, ctx: AccountContext) => Promise<Detection>;
+/** `eventId` is the stored id of the event, for the alert rows that reference it. */
+export type DetectStage = (event: EnrichedEvent, ctx: AccountContext, eventId: string) => Promise<Detection>;
 
 /** PLACEHOLDER until issue 5 lands. */
 export function createDetectStage(): DetectStage {
