@@ -1,9 +1,11 @@
-import { Kysely, PostgresDialect, sql, type RawBuilder } from 'kysely';
+import { Kysely, PostgresDialect, sql, type RawBuilder, type Transaction } from 'kysely';
 import pg from 'pg';
 import { systemClock, type Clock } from '../util/clock.js';
+import { unnestInsert } from './event-insert.js';
 import { KyselyStore } from './kysely-store.js';
 import { dropMonthPartitionsBefore, ensureMonthPartitions, listMonthPartitions, partitionsFor, type MonthPartition } from './postgres-partitions.js';
 import type { Database } from './schema.js';
+import type { EventRow } from './types.js';
 import { StoreUnavailableError } from './store.js';
 
 export interface PostgresOptions {
@@ -39,7 +41,9 @@ const INT8_OID = 20;
  */
 const types = {
   getTypeParser: ((oid: number, format?: string) =>
-    oid === INT8_OID && format !== 'binary' ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    oid === INT8_OID && format !== 'binary'
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
 /**
@@ -96,6 +100,11 @@ export class PostgresStore extends KyselyStore {
     return this.read('eventPartitions', () => listMonthPartitions(this.db as unknown as Kysely<unknown>, schema));
   }
 
+  /** The whole group in one statement, whatever its size. */
+  protected override async insertEvents(trx: Transaction<Database>, events: readonly EventRow[]): Promise<void> {
+    await trx.executeQuery(unnestInsert(events));
+  }
+
   /** Served by the GIN index on `tags::jsonb`. */
   protected override hasTag(tag: string): RawBuilder<boolean> {
     return sql<boolean>`(tags::jsonb) @> ${JSON.stringify([tag])}::jsonb`;
@@ -108,7 +117,10 @@ export function openPostgresStore(url: string, options: PostgresOptions = {}): P
     throw new Error(`invalid PostgreSQL schema name "${options.schema}": use lower-case letters, digits and _`);
   }
   const statementTimeout = options.statementTimeoutMs ?? 30_000;
-  const startup = [options.schema !== undefined ? `-c search_path=${options.schema}` : '', statementTimeout > 0 ? `-c statement_timeout=${statementTimeout}` : '']
+  const startup = [
+    options.schema !== undefined ? `-c search_path=${options.schema}` : '',
+    statementTimeout > 0 ? `-c statement_timeout=${statementTimeout}` : '',
+  ]
     .filter(Boolean)
     .join(' ');
   const poolSize = options.poolSize ?? 10;
@@ -142,5 +154,10 @@ export function openPostgresStore(url: string, options: PostgresOptions = {}): P
         }
       : {}),
   });
-  return new PostgresStore(db, { ...(options.schema !== undefined ? { schema: options.schema } : {}), monthsAhead: options.monthsAhead ?? 2, clock: options.clock ?? systemClock, poolSize });
+  return new PostgresStore(db, {
+    ...(options.schema !== undefined ? { schema: options.schema } : {}),
+    monthsAhead: options.monthsAhead ?? 2,
+    clock: options.clock ?? systemClock,
+    poolSize,
+  });
 }
