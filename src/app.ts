@@ -149,6 +149,8 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   });
 
   await app.register(swagger, {
+    // Shared schemas keep their $id as their name in components.schemas (default: def-N).
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     openapi: {
       openapi: '3.1.0',
       info: { title: 'Vigil', version: '1', description: 'Security event ingestion, enrichment, detection and risk scoring.' },
