@@ -23,7 +23,7 @@ import type { DetectStage } from './pipeline/detect.js';
 import type { EnrichStage } from './pipeline/enrich.js';
 import { createIngestPipeline } from './pipeline/ingest-pipeline.js';
 import type { ScoreStage } from './pipeline/score.js';
-import type { Store } from './storage/store.js';
+import { StoreUnavailableError, type Store } from './storage/store.js';
 import { newId } from './util/ids.js';
 import type { Clock } from './util/clock.js';
 
@@ -56,6 +56,8 @@ export interface VigilApp {
 
 function rejectionFor(error: FastifyError): Rejection {
   if (error instanceof ApiError) return error.rejection;
+  // Authentication, reads and admin calls reach the store outside the ingest pipeline.
+  if (error instanceof StoreUnavailableError) return { code: 'UNAVAILABLE', message: 'Storage is unavailable; retry shortly.', retryAfter: 1 };
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return { code: 'PAYLOAD_TOO_LARGE', message: 'The request body is larger than this endpoint accepts (single event: 64 KiB, batch: 1 MiB by default).' };
@@ -140,7 +142,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     const rejection = rejectionFor(error);
     const status = ERROR_STATUS[rejection.code as ErrorCode];
     if (status >= 500) request.log.error({ err: error }, 'request failed');
-    if (rejection.code === 'RATE_LIMITED' && !reply.hasHeader('Retry-After')) reply.header('Retry-After', String(rejection.retryAfter ?? 1));
+    if ((rejection.code === 'RATE_LIMITED' || rejection.code === 'UNAVAILABLE') && !reply.hasHeader('Retry-After')) reply.header('Retry-After', String(rejection.retryAfter ?? 1));
     reply.code(status).type('application/json').send(errorBody(rejection, request.id));
   });
   app.setNotFoundHandler((request, reply) => {
@@ -157,6 +159,8 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   });
 
   await app.register(swagger, {
+    // Shared schemas keep their $id as their name in components.schemas (default: def-N).
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     openapi: {
       openapi: '3.1.0',
       info: { title: 'Vigil', version: '1', description: 'Security event ingestion, enrichment, detection and risk scoring.' },
