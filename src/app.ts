@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { Gauge } from 'prom-client';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import { Accounts } from './accounts/accounts.js';
 import type { Catalog } from './catalog/catalog.js';
 import type { Config } from './config/config.js';
@@ -38,7 +38,8 @@ export interface AppDeps {
   readonly detect: DetectStage;
   readonly score: ScoreStage;
   readonly clock: Clock;
-  readonly logger?: FastifyServerOptions['logger'];
+  /** A pino logger shared with start-up code; without it the app does not log. */
+  readonly logger?: FastifyBaseLogger;
   /** Extra facts for /readyz. */
   readonly status?: () => Record<string, unknown>;
   /** Present in scale-out mode. */
@@ -83,7 +84,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   const { config } = deps;
   const metrics = createMetrics();
   const app = Fastify({
-    logger: deps.logger ?? false,
+    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     genReqId: () => newId('req'),
     requestIdHeader: false,
     trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,

@@ -1,3 +1,4 @@
+import { pino } from 'pino';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { createServices } from './services.js';
@@ -18,21 +19,18 @@ function configOrExit(): Config {
 async function main(): Promise<void> {
   const config = configOrExit();
   const started = performance.now();
-  // The app's logger exists only once the app is built; backend changes before that are not logged.
-  const late: { log?: import('fastify').FastifyBaseLogger } = {};
+  const log = pino({
+    level: config.logLevel,
+    redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'], censor: '[redacted]' },
+  });
   const services = await createServices(config, {
+    logger: log,
     onBackendChange: (backend, degraded, reason) =>
       degraded
-        ? late.log?.warn({ backend, err: reason }, `${backend} unreachable: serving with per-instance limits and detection state (degraded)`)
-        : late.log?.info({ backend, ...(reason as object) }, `${backend} reachable again: shared state restored`),
-    logger: {
-      level: config.logLevel,
-      redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]'], censor: '[redacted]' },
-    },
+        ? log.warn({ backend, err: reason }, `${backend} unreachable: serving with per-instance limits and detection state (degraded)`)
+        : log.info({ backend, ...(reason as object) }, `${backend} reachable again: shared state restored`),
   });
   const vigil = await buildApp(services);
-  const log = vigil.app.log;
-  late.log = log;
 
   const first = await vigil.accounts.bootstrap(config.initialPlan);
   if (first) {
