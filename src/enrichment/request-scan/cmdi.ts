@@ -29,12 +29,19 @@ const COMMANDS = new Set([
   'mount', 'lsof', 'iptables', 'arp', 'route', 'traceroute', 'tracert', 'finger', 'tftp.exe', 'ver', 'vol', 'findstr', 'whois',
 ]);
 
-const STRONG_SHAPES = [
-  '/dev/tcp/', '/dev/udp/', 'bash -i', 'sh -i', 'nc -e', 'nc -c', 'ncat -e', 'nc -lvp', 'nc -nv', 'mkfifo /tmp', '0<&196', '<>/dev/',
-  'python -c', 'python3 -c', 'perl -e', 'ruby -rsocket', 'php -r', 'lua -e', 'socat exec', 'socat tcp', 'powershell -e', 'powershell -nop',
-  'powershell -w', 'powershell.exe -', 'iex(new-object', 'iex (new-object', 'downloadstring(', 'downloadfile(', 'invoke-expression',
-  'invoke-webrequest', '|sh', '| sh', '|bash', '| bash', 'cmd /c', 'cmd.exe /c', 'cmd /k', '${ifs}', '$ifs$9', '$ifs',
-  'certutil -urlcache', 'bitsadmin /transfer', '/bin/sh', '/bin/bash', '/bin/zsh', 'rm -rf /', 'chmod +x', 'chmod 777', '>/dev/null',
+/** Shapes that are shell whatever precedes them, grouped under a substring each of them contains. */
+const STRONG_SHAPES: readonly (readonly [anchor: string, shapes: readonly string[]])[] = [
+  ['/dev/', ['/dev/tcp/', '/dev/udp/', '<>/dev/', '>/dev/null']],
+  [' -', ['bash -i', 'sh -i', 'nc -e', 'nc -c', 'ncat -e', 'nc -lvp', 'nc -nv', 'python -c', 'python3 -c', 'perl -e', 'ruby -rsocket', 'php -r', 'lua -e', 'powershell -e', 'powershell -nop', 'powershell -w', 'powershell.exe -', 'certutil -urlcache', 'rm -rf /']],
+  ['|', ['|sh', '| sh', '|bash', '| bash']],
+  ['$', ['${ifs}', '$ifs$9', '$ifs']],
+  [' /', ['cmd /c', 'cmd.exe /c', 'cmd /k', 'bitsadmin /transfer', 'mkfifo /tmp']],
+  ['/bin/', ['/bin/sh', '/bin/bash', '/bin/zsh']],
+  ['socat', ['socat exec', 'socat tcp']],
+  ['(', ['iex(new-object', 'downloadstring(', 'downloadfile(']],
+  ['invoke-', ['invoke-expression', 'invoke-webrequest', 'iex (new-object']],
+  ['chmod', ['chmod +x', 'chmod 777']],
+  ['<&', ['0<&196']],
 ];
 
 function isCommandChar(c: number): boolean {
@@ -49,28 +56,27 @@ function isSpace(c: number): boolean {
 export function deobfuscateShell(s: string): string {
   if (s.indexOf("'") === -1 && s.indexOf('"') === -1 && s.indexOf('\\') === -1 && s.indexOf('$@') === -1) return s;
   let out = '';
-  // Last char appended, tracked here: reading it back from a string built by += would flatten it.
-  let prev = NaN;
+  // Start of the pending chunk copied verbatim; only removed chars break a chunk.
+  let chunk = 0;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c === 39 || c === 34 || c === 92) {
       let j = i;
       while (j < s.length && (s.charCodeAt(j) === 39 || s.charCodeAt(j) === 34 || s.charCodeAt(j) === 92)) j++;
-      if (!(isCommandChar(prev) && isCommandChar(s.charCodeAt(j)))) {
-        out += s.slice(i, j);
-        prev = s.charCodeAt(j - 1);
+      // Removed when inside a word: the char before the run is still the original one (i - 1),
+      // because removals only happen between command chars.
+      if (i > 0 && isCommandChar(s.charCodeAt(i - 1)) && isCommandChar(s.charCodeAt(j))) {
+        out += s.slice(chunk, i);
+        chunk = j;
       }
       i = j - 1;
-      continue;
-    }
-    if (c === 36 && s.charCodeAt(i + 1) === 64 /* $@ */ && isCommandChar(prev)) {
+    } else if (c === 36 && s.charCodeAt(i + 1) === 64 /* $@ */ && i > 0 && isCommandChar(s.charCodeAt(i - 1))) {
+      out += s.slice(chunk, i);
+      chunk = i + 2;
       i++;
-      continue;
     }
-    out += s[i];
-    prev = c;
   }
-  return out;
+  return chunk === 0 ? s : out + s.slice(chunk);
 }
 
 /** Commands that are also everyday words: they need real arguments, not just an end of text. */
@@ -161,7 +167,9 @@ function commandAt(s: string, from: number, chained: boolean, text: boolean): bo
 
 export function detectCommandInjection(raw: string, context: CommandContext): boolean {
   const s = deobfuscateShell(raw);
-  for (const shape of STRONG_SHAPES) if (containsShape(s, shape)) return true;
+  for (const [anchor, shapes] of STRONG_SHAPES) {
+    if (s.indexOf(anchor) !== -1) for (const shape of shapes) if (containsShape(s, shape)) return true;
+  }
   if (s.includes('/???/') || s.includes('/??/') || s.includes('/?in/')) return true;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);

@@ -74,8 +74,9 @@ function toSlashes(s: string): string {
 function startsWithTarget(s: string): boolean {
   let k = 0;
   while (k < s.length && (s.charCodeAt(k) === 32 || s.charCodeAt(k) === 34 || s.charCodeAt(k) === 39)) k++;
-  for (const target of ABSOLUTE_TARGETS) if (s.startsWith(target, k) || s.startsWith('/' + target, k)) return true;
-  for (const w of WRAPPERS) if (s.includes(w)) return true;
+  const c = s.charCodeAt(k);
+  if (c === 47 || c === 99 /* c: */) for (const target of ABSOLUTE_TARGETS) if (s.startsWith(target, k) || s.startsWith(target, k + 1)) return true;
+  if (s.indexOf(':') !== -1) for (const w of WRAPPERS) if (s.includes(w)) return true;
   return false;
 }
 
