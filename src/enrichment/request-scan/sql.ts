@@ -184,7 +184,7 @@ function isSelectList(i: number): boolean {
   if (k === T_OP) return isWord(i, '*');
   if (k === T_BARE) {
     const next = kindAt(i + 1);
-    return next === T_COMMA || next === T_DOT || next === T_END || next === T_COMMENT || isWord(i + 1, 'from');
+    return next === T_COMMA || next === T_DOT || next === T_COMMENT || isWord(i + 1, 'from');
   }
   return false;
 }

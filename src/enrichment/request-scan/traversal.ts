@@ -60,15 +60,28 @@ function parentSegments(s: string): { count: number; firstEnd: number } {
 }
 
 /** Backslash and the Unicode slashes NFKC leaves alone (∕ ⁄ ⧸ ∖ ⧹) act as separators on some servers. */
-const SLASHES = new Set([0x5c, 0x2215, 0x2044, 0x29f8, 0x2216, 0x29f9]);
+function isSlashLike(c: number): boolean {
+  return c === 0x5c || (c >= 0x2044 && (c === 0x2215 || c === 0x2044 || c === 0x29f8 || c === 0x2216 || c === 0x29f9));
+}
 
 function toSlashes(s: string): string {
-  let found = false;
-  for (let i = 0; i < s.length && !found; i++) found = SLASHES.has(s.charCodeAt(i));
-  if (!found) return s;
-  let out = '';
-  for (let i = 0; i < s.length; i++) out += SLASHES.has(s.charCodeAt(i)) ? '/' : s[i];
-  return out;
+  let first = -1;
+  for (let i = 0; i < s.length; i++) {
+    if (isSlashLike(s.charCodeAt(i))) {
+      first = i;
+      break;
+    }
+  }
+  if (first === -1) return s;
+  let out = s.slice(0, first);
+  let chunk = first;
+  for (let i = first; i < s.length; i++) {
+    if (isSlashLike(s.charCodeAt(i))) {
+      out += s.slice(chunk, i) + '/';
+      chunk = i + 1;
+    }
+  }
+  return out + s.slice(chunk);
 }
 
 function startsWithTarget(s: string): boolean {
@@ -96,6 +109,7 @@ function hasEncodedTraversal(raw: string): boolean {
 
 /** `raw` is the undecoded input (for encoding evidence), `s` its normalised form. */
 export function detectTraversal(s: string, raw: string, context: TraversalContext): boolean {
+  if (context === 'other' && s.indexOf('..') === -1) return false;
   const p = toSlashes(s);
   if (context !== 'other' && startsWithTarget(p)) return true;
   if (p.indexOf('..') === -1) return false;
