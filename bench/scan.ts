@@ -7,7 +7,8 @@ import { scanRequest, type ScanInput } from '../src/enrichment/request-scan/inde
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
 const SAFARI = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1';
 
-const prose = "Hi, I can't log in since yesterday; the page says my session expired (error 401). I tried Chrome and Safari, cleared cookies, same thing. Could you check my account? Thanks! ";
+const prose =
+  "Hi, I can't log in since yesterday; the page says my session expired (error 401). I tried Chrome and Safari, cleared cookies, same thing. Could you check my account? Thanks! ";
 
 const scenarios: Record<string, ScanInput> = {
   'realistic login event': {
@@ -25,7 +26,7 @@ const scenarios: Record<string, ScanInput> = {
   'event without metadata, plain UA': { path: '/health', userAgent: 'kube-probe/1.29' },
   'attack event (sqli in query)': {
     path: '/products',
-    query: "id=1%27%20union%20select%20username%2Cpassword%20from%20users--",
+    query: 'id=1%27%20union%20select%20username%2Cpassword%20from%20users--',
     userAgent: 'sqlmap/1.8#stable (https://sqlmap.org)',
   },
   'support ticket, 2 KB prose': { path: '/api/v1/tickets', userAgent: CHROME, metadata: { subject: 'Cannot log in', body: prose.repeat(12) } },
@@ -57,7 +58,9 @@ function bench(name: string, input: ScanInput): void {
   perCall.sort((a, b) => a - b);
   const best = perCall[0] ?? NaN;
   const median = perCall[Math.floor(RUNS / 2)] ?? NaN;
-  console.log(`${name.padEnd(50)} best ${best.toFixed(2).padStart(9)} µs   median ${median.toFixed(2).padStart(9)} µs   findings=${scanRequest(input).length}${sink < 0 ? '' : ''}`);
+  console.log(
+    `${name.padEnd(50)} best ${best.toFixed(2).padStart(9)} µs   median ${median.toFixed(2).padStart(9)} µs   findings=${scanRequest(input).length}${sink < 0 ? '' : ''}`,
+  );
 }
 
 for (const [name, input] of Object.entries(scenarios)) bench(name, input);

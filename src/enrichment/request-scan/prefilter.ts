@@ -9,7 +9,26 @@ const SUSPICIOUS = new Uint8Array(128);
 for (const c of `'"<>;|&\`$(){}%\\=#*\n\r\0`) SUSPICIOUS[c.charCodeAt(0)] = 1;
 
 /** Keyword attacks with spaces but no special char: `1 union select 1,2`, `1 or true`, `x || id` is special anyway. */
-const SPACED_WORDS = ['union', 'order', 'group', 'having', 'sleep', 'waitfor', 'exec', 'drop', ' or ', ' and ', ' xor ', ' or true', 'nc -', 'bash -', 'sh -', 'python -', 'perl -', 'powershell'];
+const SPACED_WORDS = [
+  'union',
+  'order',
+  'group',
+  'having',
+  'sleep',
+  'waitfor',
+  'exec',
+  'drop',
+  ' or ',
+  ' and ',
+  ' xor ',
+  ' or true',
+  'nc -',
+  'bash -',
+  'sh -',
+  'python -',
+  'perl -',
+  'powershell',
+];
 /** Sensitive files named without `..` (`?file=/etc/passwd`). */
 const PATH_WORDS = ['etc/', 'win.ini', 'boot.ini', 'system32', 'proc/self', 'dev/tcp'];
 /** URL schemes: `javascript:`, LFI wrappers, `data:` documents. */

@@ -30,26 +30,109 @@ export const T_BREAK = 16;
 export const T_OTHER = 17;
 export type Tok = number;
 
-
 /** Operator sub-kinds stored in `aux` for Op tokens. */
 export const OP_COMPARE = 1;
 export const OP_ARITH = 2;
 
 const LOGIC_WORDS = new Set(['and', 'or', 'xor']);
 const STATEMENT_WORDS = new Set([
-  'select', 'insert', 'update', 'delete', 'drop', 'create', 'alter', 'truncate', 'exec', 'execute',
-  'declare', 'shutdown', 'waitfor', 'grant', 'revoke', 'call', 'rename', 'merge',
+  'select',
+  'insert',
+  'update',
+  'delete',
+  'drop',
+  'create',
+  'alter',
+  'truncate',
+  'exec',
+  'execute',
+  'declare',
+  'shutdown',
+  'waitfor',
+  'grant',
+  'revoke',
+  'call',
+  'rename',
+  'merge',
 ]);
 const KEYWORDS = new Set([
-  'from', 'where', 'like', 'rlike', 'regexp', 'in', 'is', 'null', 'by', 'order', 'group', 'having',
-  'limit', 'offset', 'into', 'as', 'case', 'when', 'then', 'else', 'end', 'all', 'distinct', 'table',
-  'database', 'set', 'values', 'outfile', 'dumpfile', 'delay', 'exists', 'between', 'procedure',
-  'top', 'true', 'false', 'not', 'sounds', 'div', 'mod', 'collate', 'escape', 'with', 'time',
+  'from',
+  'where',
+  'like',
+  'rlike',
+  'regexp',
+  'in',
+  'is',
+  'null',
+  'by',
+  'order',
+  'group',
+  'having',
+  'limit',
+  'offset',
+  'into',
+  'as',
+  'case',
+  'when',
+  'then',
+  'else',
+  'end',
+  'all',
+  'distinct',
+  'table',
+  'database',
+  'set',
+  'values',
+  'outfile',
+  'dumpfile',
+  'delay',
+  'exists',
+  'between',
+  'procedure',
+  'top',
+  'true',
+  'false',
+  'not',
+  'sounds',
+  'div',
+  'mod',
+  'collate',
+  'escape',
+  'with',
+  'time',
 ]);
 /** Keywords that still behave as operands or operators when followed by `(`. */
 const PAREN_KEYWORDS = new Set(['in', 'exists', 'values', 'not', 'all', 'distinct', 'as', 'then', 'else', 'when', 'from', 'where', 'into', 'by', 'is', 'like']);
 /** SQL functions an attacker calls with a space before `(`; other words need `(` adjacent. */
-const SPACED_FUNCTIONS = new Set(['sleep', 'pg_sleep', 'benchmark', 'char', 'chr', 'concat', 'ascii', 'substring', 'substr', 'count', 'version', 'user', 'database', 'if', 'iif', 'cast', 'convert', 'extractvalue', 'updatexml', 'load_file', 'md5', 'mid', 'ord', 'hex', 'unhex', 'length', 'randomblob']);
+const SPACED_FUNCTIONS = new Set([
+  'sleep',
+  'pg_sleep',
+  'benchmark',
+  'char',
+  'chr',
+  'concat',
+  'ascii',
+  'substring',
+  'substr',
+  'count',
+  'version',
+  'user',
+  'database',
+  'if',
+  'iif',
+  'cast',
+  'convert',
+  'extractvalue',
+  'updatexml',
+  'load_file',
+  'md5',
+  'mid',
+  'ord',
+  'hex',
+  'unhex',
+  'length',
+  'randomblob',
+]);
 
 export interface TokenBuffer {
   kind: Uint8Array;
@@ -122,7 +205,10 @@ function scanNumber(s: string, i: number): number {
   }
   let j = i;
   while (j < n && (isDigit(s.charCodeAt(j)) || s.charCodeAt(j) === 46)) j++;
-  if (s.charCodeAt(j) === 101 && (isDigit(s.charCodeAt(j + 1)) || ((s.charCodeAt(j + 1) === 45 || s.charCodeAt(j + 1) === 43) && isDigit(s.charCodeAt(j + 2))))) {
+  if (
+    s.charCodeAt(j) === 101 &&
+    (isDigit(s.charCodeAt(j + 1)) || ((s.charCodeAt(j + 1) === 45 || s.charCodeAt(j + 1) === 43) && isDigit(s.charCodeAt(j + 2))))
+  ) {
     j += 2;
     while (j < n && isDigit(s.charCodeAt(j))) j++;
   }

