@@ -182,7 +182,15 @@ function isSelectList(i: number): boolean {
   if (isWord(i, 'top')) i += 2;
   i = skip(i, T_LPAREN);
   const k = kindAt(i);
-  if (k === T_NUM || k === T_VAR || k === T_FUNC || k === T_BREAK || k === T_COMMENT) return true;
+  if (k === T_NUM || k === T_VAR || k === T_FUNC || k === T_COMMENT) return true;
+  if (k === T_BREAK) {
+    // A closed string literal column (`'a',`); an unclosed quote is prose (`"union select" meaning`).
+    const end = closeLiteral(i);
+    const closed = kindAt(end - 1) === T_BREAK && end - 1 > i && t.aux[end - 1] === t.aux[i];
+    if (!closed) return false;
+    const next = kindAt(end);
+    return next === T_COMMA || next === T_COMMENT || next === T_END || isWord(end, 'from');
+  }
   if (k === T_KEYWORD) return isWord(i, 'null') || isWord(i, 'true') || isWord(i, 'false') || isWord(i, 'case');
   if (k === T_OP) return isWord(i, '*');
   if (k === T_BARE) {
@@ -348,6 +356,25 @@ function startsWithStatement(): boolean {
   return isWord(i, 'with');
 }
 
+/** After an expression: does SQL go on (operator, terminator, list) rather than prose ("sleep(3) in the test")? */
+function continuesSql(i: number): boolean {
+  const k = kindAt(i);
+  return (
+    k === T_END ||
+    k === T_COMMENT ||
+    k === T_OP ||
+    k === T_LOGIC ||
+    k === T_SEMI ||
+    k === T_COMMA ||
+    k === T_RPAREN ||
+    k === T_BREAK ||
+    isWord(i, 'from') ||
+    isWord(i, 'then') ||
+    isWord(i, 'else') ||
+    isWord(i, 'end')
+  );
+}
+
 function isPlusSpace(i: number): boolean {
   const next = kindAt(i + 1);
   return kindAt(i) === T_OP && isWord(i, '+') && (next === T_LOGIC || next === T_UNION);
@@ -371,7 +398,7 @@ function injectedAnywhere(): boolean {
         const prev = i === 0 ? T_END : kindAt(i - 1);
         const sqlContext =
           prev === T_END || prev === T_OP || prev === T_LOGIC || prev === T_COMMA || prev === T_LPAREN || prev === T_STATEMENT || prev === T_KEYWORD;
-        if (sqlContext && kindAt(i + 1) === T_LPAREN && kindAt(i + 2) === T_NUM) {
+        if (sqlContext && kindAt(i + 1) === T_LPAREN && kindAt(i + 2) === T_NUM && continuesSql(closeParen(i + 1))) {
           if (w !== 'benchmark' || kindAt(i + 3) === T_COMMA) return true;
         }
       } else if (DANGEROUS_FUNCTIONS.has(w)) {
