@@ -1,3 +1,26 @@
+/**
+ * Request scanning (design 6, detector 14): SQL injection, XSS, path traversal and command
+ * injection in the request path, query, user agent and every string in metadata.
+ *
+ * Pipeline per string (scan-value.ts): a one-pass prefilter skips strings with no character or
+ * word any attack needs; the rest is decoded (decode.ts: URL decoding repeated up to 4 rounds
+ * with overlong UTF-8 and %uXXXX, HTML entities, NFKC, null bytes, lower case) and given to the
+ * four detectors: sql.ts (token-class rules over sql-tokens.ts, comments removed), xss.ts,
+ * traversal.ts and cmdi.ts. Each file documents its rules and its precision policy.
+ *
+ * Precision policy for metadata free text: scanned with the same detectors and the same 0.5%
+ * false-positive budget as request parts. What differs is only what free text legitimately
+ * contains: pasted SQL that *starts* with a statement is a snippet (sql.ts), relative imports
+ * `../../x` need six levels or a sensitive target (traversal.ts), newlines, markdown backticks and
+ * `&&` command chains are not shell separators (cmdi.ts). Quoting an attack verbatim ("what does
+ * ' or 1=1 mean") is flagged: it *is* the attack string. Math in prose ("1=1 and 2=2") is
+ * borderline: a literal tautology right after a value and a logic word is flagged, after a prose
+ * word it is not.
+ *
+ * Work is bounded: each string is analysed up to MAX_SCANNED_LENGTH (64 KB; a payload beyond it
+ * is not seen), metadata to MAX_METADATA_DEPTH / MAX_METADATA_NODES / MAX_METADATA_STRINGS, the
+ * query to MAX_QUERY_PARAMS; every detector is a linear pass with bounded look-ahead (no regex).
+ */
 import type { ScanFinding } from '../types.js';
 import { CLASS_BITS, scanValue, type ValueKind } from './scan-value.js';
 

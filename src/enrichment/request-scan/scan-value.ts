@@ -33,6 +33,8 @@ function clip(raw: string): string {
  * results are remembered; the cache is cleared, not evicted, when full.
  */
 const USER_AGENT_CACHE_SIZE = 1024;
+/** Longer agents are not kept (bounded memory; real browser agents are under 300 chars). */
+const MAX_CACHED_USER_AGENT = 512;
 const userAgentCache = new Map<string, number>();
 
 /** Classes found in one raw string, as a bit set. The request path is scanned per segment for SQL. */
@@ -41,8 +43,10 @@ export function scanValue(input: string, kind: ValueKind): number {
   const cached = userAgentCache.get(input);
   if (cached !== undefined) return cached;
   const found = scanUncached(input, kind);
-  if (userAgentCache.size >= USER_AGENT_CACHE_SIZE) userAgentCache.clear();
-  userAgentCache.set(input, found);
+  if (input.length <= MAX_CACHED_USER_AGENT) {
+    if (userAgentCache.size >= USER_AGENT_CACHE_SIZE) userAgentCache.clear();
+    userAgentCache.set(input, found);
+  }
   return found;
 }
 
