@@ -418,30 +418,45 @@ function commandAt(s: string, from: number, chained: boolean, text: boolean): bo
   return shellTail(s, j, bare, text);
 }
 
+const REQUEST_SEPARATORS = [';', '|', '&', '$(', '\n', '\r', '`', '{'];
+const TEXT_SEPARATORS = [';', '|', '&', '$(', '`', '{'];
+
+/** Is the separator at `i` followed by an injected command? `{` is brace expansion. */
+function separatorAt(s: string, i: number, context: CommandContext): boolean {
+  const c = s.charCodeAt(i);
+  const text = context === 'text';
+  let next = i + 1;
+  let chained = false;
+  if (c === 124 || c === 38) {
+    // The second char of `||`/`&&` was handled with the first.
+    if (s.charCodeAt(i - 1) === c) return false;
+    if (s.charCodeAt(i + 1) === 124 || s.charCodeAt(i + 1) === 38) {
+      // In free text, `cd app && ls -la` is a pasted command line, not an injection.
+      chained = text && c === 38 && s.charCodeAt(i + 1) === 38;
+      next = i + 2;
+    }
+  } else if (c === 36) {
+    next = i + 2;
+  } else if (c === 123) {
+    return commandBrace(s, i);
+  } else if (c === 96 && text) {
+    // Markdown code spans open after a space; a backtick glued to a word is substitution.
+    if (i === 0 || isSpace(s.charCodeAt(i - 1)) || s.charCodeAt(i - 1) === 96) return false;
+  }
+  return commandAt(s, next, chained, text);
+}
+
 export function detectCommandInjection(raw: string, context: CommandContext): boolean {
   const s = deobfuscateShell(raw);
   for (const [anchor, shapes] of STRONG_SHAPES) {
     if (s.indexOf(anchor) !== -1) for (const shape of shapes) if (containsShape(s, shape)) return true;
   }
   if (s.includes('/???/') || s.includes('/??/') || s.includes('/?in/')) return true;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    let next = -1;
-    let chained = false;
-    if (c === 59 || c === 124 || c === 38) {
-      next = i + 1;
-      // In free text, `cd app && ls -la` is a pasted command line, not an injection.
-      chained = context === 'text' && c === 38 && s.charCodeAt(i + 1) === 38;
-    } else if (c === 36 && s.charCodeAt(i + 1) === 40) next = i + 2;
-    else if (context === 'request' && (c === 10 || c === 13 || c === 96)) next = i + 1;
-    else if (c === 96 && context === 'text' && i > 0 && !isSpace(s.charCodeAt(i - 1)) && s.charCodeAt(i - 1) !== 96) next = i + 1;
-    else if (c === 123 /* { */ && commandBrace(s, i)) return true;
-    if (next === -1) continue;
-    if (s.charCodeAt(next) === 124 || s.charCodeAt(next) === 38) {
-      next++;
-      i++;
+  // One indexOf pass per separator: native search, instead of a JavaScript loop over every char.
+  for (const separator of context === 'text' ? TEXT_SEPARATORS : REQUEST_SEPARATORS) {
+    for (let i = s.indexOf(separator); i !== -1; i = s.indexOf(separator, i + 1)) {
+      if (separatorAt(s, i, context)) return true;
     }
-    if (commandAt(s, next, chained, context === 'text')) return true;
   }
   return false;
 }
