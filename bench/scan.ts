@@ -63,4 +63,19 @@ function bench(name: string, input: ScanInput): void {
   );
 }
 
+/** Machine-speed reference: one JavaScript pass over 64 KB reading each char code. */
+function baseline(): void {
+  const text = prose.repeat(360).slice(0, 65536);
+  let sink = 0;
+  const perCall: number[] = [];
+  for (let r = 0; r < RUNS; r++) {
+    const start = process.hrtime.bigint();
+    for (let k = 0; k < 50; k++) for (let i = 0; i < text.length; i++) sink += text.charCodeAt(i) & 1;
+    perCall.push(Number(process.hrtime.bigint() - start) / 1000 / 50);
+  }
+  perCall.sort((a, b) => a - b);
+  console.log(`${'reference: charCodeAt loop over 64 KB'.padEnd(50)} best ${(perCall[0] ?? NaN).toFixed(2).padStart(9)} µs   (${sink > 0 ? 'ok' : ''})`);
+}
+
 for (const [name, input] of Object.entries(scenarios)) bench(name, input);
+baseline();
