@@ -1,3 +1,4 @@
+import { pino } from 'pino';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { createServices } from './services.js';
@@ -18,19 +19,18 @@ function configOrExit(): Config {
 async function main(): Promise<void> {
   const config = configOrExit();
   const started = performance.now();
-  let log: import('fastify').FastifyBaseLogger | undefined;
+  const log = pino({
+    level: config.logLevel,
+    redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'], censor: '[redacted]' },
+  });
   const services = await createServices(config, {
+    logger: log,
     onBackendChange: (backend, degraded, reason) =>
       degraded
-        ? log?.warn({ backend, err: reason }, `${backend} unreachable: serving with per-instance limits and detection state (degraded)`)
-        : log?.info({ backend, ...(reason as object) }, `${backend} reachable again: shared state restored`),
-    logger: {
-      level: config.logLevel,
-      redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]'], censor: '[redacted]' },
-    },
+        ? log.warn({ backend, err: reason }, `${backend} unreachable: serving with per-instance limits and detection state (degraded)`)
+        : log.info({ backend, ...(reason as object) }, `${backend} reachable again: shared state restored`),
   });
   const vigil = await buildApp(services);
-  log = vigil.app.log;
 
   const first = await vigil.accounts.bootstrap(config.initialPlan);
   if (first) {
@@ -45,9 +45,9 @@ async function main(): Promise<void> {
     );
   }
 
-  const stopRetention = config.retentionEnabled ? scheduleRetention(services.store, config.plans, services.clock, vigil.app.log) : () => undefined;
+  const stopRetention = config.retentionEnabled ? scheduleRetention(services.store, config.plans, services.clock, log) : () => undefined;
   await vigil.app.listen({ port: config.port, host: config.host });
-  vigil.app.log.info({ port: config.port, storage: services.store.kind, startupMs: Math.round(performance.now() - started) }, 'vigil ready');
+  log.info({ port: config.port, storage: services.store.kind, startupMs: Math.round(performance.now() - started) }, 'vigil ready');
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -147,7 +147,8 @@ export function loadConfig(env: Env = process.env): Config {
   const config: Config = {
     port: integer(env, 'VIGIL_PORT', 8080, 0, 65535),
     host: optional(env, 'VIGIL_HOST') ?? '0.0.0.0',
-    dataDir: path(env, 'VIGIL_DATA_DIR', './data') as string,
+    // ':memory:' (tests, throw-away runs) is SQLite's in-memory database, not a directory name.
+    dataDir: optional(env, 'VIGIL_DATA_DIR') === ':memory:' ? ':memory:' : (path(env, 'VIGIL_DATA_DIR', './data') as string),
     databaseUrl: url(env, 'VIGIL_DATABASE_URL', ['postgres:', 'postgresql:']),
     redisUrl: url(env, 'VIGIL_REDIS_URL', ['redis:', 'rediss:']),
     redisPrefix: redisPrefix(env),
