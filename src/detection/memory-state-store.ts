@@ -255,6 +255,11 @@ export class MemoryStateStore implements StateStore {
   }
 
   private distinctAdd(op: DistinctAddOp): DistinctResult {
+    if (op.remove === true && op.member !== undefined) {
+      const d = this.read(op.key)?.fields[op.field] as DistinctField | undefined;
+      const memberSeen = d?.members.delete(op.member) ?? false;
+      return { ...this.distinctAdd({ ...op, member: undefined, remove: false }), memberSeen };
+    }
     const adding = op.member !== undefined;
     const rec = adding ? this.write(op.key, op.windowMs) : this.read(op.key);
     let d = rec?.fields[op.field] as DistinctField | undefined;

@@ -6,6 +6,8 @@
  *   description: what the scenario shows
  *   settings:    account settings (detectors, allowlists), optional
  *   defaults:    fields merged into every event, optional
+ *   order:       `time` (default: events are delivered sorted by time, stable) or `listed`
+ *                (delivered as written: delayed and out-of-order delivery)
  *   events:      EventSpec list (see helpers.ts); `repeat: n` + `every: 10s` expand one line
  *                into n events, `{i}` in any string becomes the repetition index (`{i%4}`,
  *                `{i/5}`: remainder and whole quotient)
@@ -33,6 +35,7 @@ interface Line extends EventSpec {
 interface Scenario {
   description: string;
   settings?: Record<string, unknown>;
+  order?: 'time' | 'listed';
   defaults?: Partial<EventSpec>;
   events: Line[];
   expect: { alerts: string[]; absent?: string[]; opened?: Record<string, number>; count?: Record<string, number> };
@@ -58,10 +61,11 @@ function fill<T>(value: T, i: number): T {
 }
 
 export function expand(scenario: Scenario): EventSpec[] {
-  return scenario.events.flatMap((line) => {
+  const events = scenario.events.flatMap((line) => {
     const { repeat = 1, every = 0, ...spec } = { ...scenario.defaults, ...line } as Line;
     return Array.from({ length: repeat }, (_, i) => ({ ...fill(spec, i), at: duration(spec.at) + i * duration(every) }));
   });
+  return scenario.order === 'listed' ? events : events.sort((a, b) => a.at - b.at);
 }
 
 export async function play(scenario: Scenario): Promise<AlertWrite[]> {
