@@ -44,8 +44,19 @@ class EventRun implements DetectContext {
     this.prefix = `${facts.accountId}|`;
   }
 
+  // Detectors of one event often address the same records: reusing the string lets the store
+  // hash it once.
+  private readonly keyParts: string[] = [];
+  private readonly keys: string[] = [];
+
   key(purpose: string, subject: string): string {
-    return `${this.prefix}${purpose}|${subject}`;
+    for (let i = 0; i < this.keys.length; i++) {
+      if (this.keyParts[2 * i] === purpose && this.keyParts[2 * i + 1] === subject) return this.keys[i] as string;
+    }
+    const key = `${this.prefix}${purpose}|${subject}`;
+    this.keyParts.push(purpose, subject);
+    this.keys.push(key);
+    return key;
   }
 
   alertKey(subject: string): string {
@@ -91,7 +102,7 @@ export async function detectEvent(state: StateStore, clock: Clock, event: Enrich
 
   const second = new OpBatch();
   for (const op of run.after.ops) second.ops.push(op);
-  chains?.afterJudges(first, run.raised, second);
+  if (chains?.needsSecondBatch(first, run.raised.length > 0)) chains.afterJudges(first, run.raised, second);
   const openings = queueOpenings(second, run, 0, clock);
   if (second.length === 0) return NO_DETECTION;
   const secondAnswers = new Answers(await state.run(second.ops));

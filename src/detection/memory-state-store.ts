@@ -35,7 +35,7 @@ export interface MemoryStateStoreOptions {
   readonly clock?: Clock;
   /** Records kept at most; the least recently written go first. Default 4,000,000. */
   readonly maxRecords?: number;
-  /** Records examined for expiry per `run` (amortised sweep). Default 8. */
+  /** Records examined for expiry per `run` (amortised sweep). Default 2. */
   readonly sweepPerRun?: number;
   /** Background sweep period (ms) so idle state is released without traffic; 0 disables. Default 5,000. */
   readonly sweepIntervalMs?: number;
@@ -93,6 +93,7 @@ interface AlertField {
 type Rec = Record<string, unknown>;
 const EXP = '\u0000exp';
 const expOf = (rec: Rec): number => rec[EXP] as number;
+const LRU_RESOLUTION_S = 60;
 
 /**
  * The embedded StateStore: every record in one Map, in least-recently-written order.
@@ -108,7 +109,7 @@ export class MemoryStateStore implements StateStore {
   private readonly maxRecords: number;
   private readonly sweepPerRun: number;
   private readonly sweepPerTick: number;
-  private cursor: Iterator<[string, Rec]> | undefined;
+  private cursor: Iterator<string> | undefined;
   private timer: ReturnType<typeof setInterval> | undefined;
   private nowSec = 0;
 
@@ -116,7 +117,7 @@ export class MemoryStateStore implements StateStore {
     this.clock = options.clock ?? systemClock;
     this.origin = this.clock.now();
     this.maxRecords = options.maxRecords ?? 4_000_000;
-    this.sweepPerRun = options.sweepPerRun ?? 8;
+    this.sweepPerRun = options.sweepPerRun ?? 2;
     this.sweepPerTick = options.sweepPerTick ?? 200_000;
     const interval = options.sweepIntervalMs ?? 5_000;
     if (interval > 0) {
@@ -158,15 +159,16 @@ export class MemoryStateStore implements StateStore {
     const limit = Math.min(budget, this.records.size);
     let dropped = 0;
     for (let n = 0; n < limit; n++) {
-      this.cursor ??= this.records.entries();
+      this.cursor ??= this.records.keys();
       let next = this.cursor.next();
       if (next.done) {
-        this.cursor = this.records.entries();
+        this.cursor = this.records.keys();
         next = this.cursor.next();
         if (next.done) break;
       }
-      const [key, rec] = next.value;
-      if (expOf(rec) <= now) {
+      const key = next.value;
+      const rec = this.records.get(key);
+      if (rec !== undefined && expOf(rec) <= now) {
         this.records.delete(key);
         dropped++;
       }
@@ -222,12 +224,16 @@ export class MemoryStateStore implements StateStore {
       if (this.records.size > this.maxRecords) this.evictOldest();
       return rec;
     }
-    // A longer life means a write in a later second: re-inserting moves the record to the recent
-    // end of the Map, which keeps least-recently-written order to the second.
-    if (exp > expOf(rec)) {
+    const current = expOf(rec);
+    if (exp > current) {
       rec[EXP] = exp;
-      this.records.delete(key);
-      this.records.set(key, rec);
+      // Re-inserting moves the record to the recent end of the Map (least-recently-written order,
+      // to the minute). Doing it at most once a minute keeps the Map free of the holes each
+      // delete leaves, which every sweep would otherwise walk over.
+      if (exp - current >= LRU_RESOLUTION_S) {
+        this.records.delete(key);
+        this.records.set(key, rec);
+      }
     }
     return rec;
   }
@@ -326,14 +332,14 @@ export class MemoryStateStore implements StateStore {
 
   private seenAdd(op: SeenAddOp): SeenResult {
     const rec = op.readOnly ? this.read(op.key) : this.write(op.key, op.ttlMs);
+    const at = seenSeconds(op.at);
     let s = rec?.[op.field] as SeenField | undefined;
     if (s === undefined) {
       if (rec === undefined || op.readOnly) return { seen: false, size: 0 };
-      s = [];
-      rec[op.field] = s;
+      rec[op.field] = [op.member, at];
+      return { seen: false, size: 1 };
     }
     const since = seenSeconds(op.at - op.withinMs);
-    const at = seenSeconds(op.at);
     let found = -1;
     for (let i = 0; i < s.length; i += 2) {
       if (s[i] === op.member) {
@@ -346,9 +352,11 @@ export class MemoryStateStore implements StateStore {
       if (found >= 0) {
         if ((s[found + 1] as number) < at) s[found + 1] = at;
       } else {
-        s.push(op.member, at);
+        // A fresh exact-size array: push() would reserve room for ~16 more slots per set.
+        s = s.concat(op.member, at);
         const max = op.maxMembers ?? DEFAULT_SEEN_MAX_MEMBERS;
         if (s.length > max * 2) dropOldestSeen(s);
+        rec![op.field] = s;
       }
     }
     return { seen, size: s.length / 2 };
@@ -445,9 +453,15 @@ function pruneCount(w: WindowField, n: number): void {
     w.sum -= n;
   } else {
     for (let i = 0; i < n; i++) w.sum -= w.amounts[i] as number;
-    w.amounts.splice(0, n);
+    dropFront(w.amounts, n);
   }
-  w.times.splice(0, n);
+  dropFront(w.times, n);
+}
+
+/** Removes the first n elements in place (splice would allocate an array of the removed ones). */
+function dropFront(a: number[], n: number): void {
+  a.copyWithin(0, n);
+  a.length -= n;
 }
 
 function insertWindow(w: WindowField, at: number, amount: number): void {
