@@ -1,0 +1,204 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { Gauge } from 'prom-client';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import { Accounts } from './accounts/accounts.js';
+import type { Catalog } from './catalog/catalog.js';
+import type { Config } from './config/config.js';
+import { Authenticator } from './http/authenticator.js';
+import { ApiError, ERROR_STATUS, errorBody, type ErrorCode, type Rejection } from './http/errors.js';
+import { registerGuards } from './http/guards.js';
+import { createMetrics, type Metrics } from './http/metrics.js';
+import { registerAdminRoutes } from './http/routes/admin.js';
+import { registerIngestRoutes } from './http/routes/ingest.js';
+import { registerOpsRoutes } from './http/routes/ops.js';
+import { registerReadRoutes } from './http/routes/read.js';
+import { trackRoutesFor405 } from './http/method-not-allowed.js';
+import { sameSecret } from './http/secrets.js';
+import { ipLimitResolver } from './limits/ip-limits.js';
+import type { QuotaCounter, RateLimiter } from './limits/types.js';
+import { CommitGroup } from './pipeline/commit-group.js';
+import { createClassifyStage } from './pipeline/classify.js';
+import type { DetectStage } from './pipeline/detect.js';
+import type { EnrichStage } from './pipeline/enrich.js';
+import { createIngestPipeline } from './pipeline/ingest-pipeline.js';
+import type { ScoreStage } from './pipeline/score.js';
+import { StoreUnavailableError, type Store } from './storage/store.js';
+import { newId } from './util/ids.js';
+import type { Clock } from './util/clock.js';
+
+/** Everything the HTTP app needs, built by services.ts (or by a test). */
+export interface AppDeps {
+  readonly config: Config;
+  readonly store: Store;
+  readonly limiter: RateLimiter;
+  readonly quota: QuotaCounter;
+  readonly catalog: Catalog;
+  readonly enrich: EnrichStage;
+  readonly detect: DetectStage;
+  readonly score: ScoreStage;
+  readonly clock: Clock;
+  /** A pino logger shared with start-up code; without it the app does not log. */
+  readonly logger?: FastifyBaseLogger;
+  /** Extra facts for /readyz. */
+  readonly status?: () => Record<string, unknown>;
+  /** Present in scale-out mode. */
+  readonly redisHealth?: { readonly degraded: boolean };
+}
+
+export interface VigilApp {
+  readonly app: FastifyInstance;
+  readonly metrics: Metrics;
+  readonly accounts: Accounts;
+  readonly commits: CommitGroup;
+  /** Stops accepting requests, drains in-flight ones and flushes the commit group. */
+  close(): Promise<void>;
+}
+
+function rejectionFor(error: FastifyError): Rejection {
+  if (error instanceof ApiError) return error.rejection;
+  // Authentication, reads and admin calls reach the store outside the ingest pipeline.
+  if (error instanceof StoreUnavailableError) return { code: 'UNAVAILABLE', message: 'Storage is unavailable; retry shortly.', retryAfter: 1 };
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { code: 'PAYLOAD_TOO_LARGE', message: 'The request body is larger than this endpoint accepts (single event: 64 KiB, batch: 1 MiB by default).' };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the body as JSON with "Content-Type: application/json".' };
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return { code: 'INVALID_JSON', message: 'The Content-Length header does not match the body.' };
+    case 'FST_ERR_VALIDATION':
+      return {
+        code: 'INVALID_REQUEST',
+        message: error.message,
+        details: (error.validation ?? []).map((v) => ({ field: (v.instancePath || `/${String(v.params?.missingProperty ?? v.params?.additionalProperty ?? '')}`).replace(/^\//, '').replace(/\//g, '.') || '(body)', message: v.message ?? 'invalid' })),
+      };
+  }
+  if ((error as { vigilJson?: boolean }).vigilJson) return { code: 'INVALID_JSON', message: `The body is not valid JSON: ${error.message}` };
+  const status = error.statusCode ?? 500;
+  if (status === 404) return { code: 'NOT_FOUND', message: error.message };
+  if (status >= 400 && status < 500) return { code: 'INVALID_REQUEST', message: error.message };
+  return { code: 'INTERNAL', message: 'Internal error; it has been logged with the request id.' };
+}
+
+export async function buildApp(deps: AppDeps): Promise<VigilApp> {
+  const { config } = deps;
+  const metrics = createMetrics();
+  const app = Fastify({
+    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
+    genReqId: () => newId('req'),
+    requestIdHeader: false,
+    trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
+    bodyLimit: config.maxBatchBytes,
+    // Slow or abusive clients: bounded header/body time and keep-alive (issue 8 widens this).
+    connectionTimeout: 30_000,
+    keepAliveTimeout: 10_000,
+    requestTimeout: 30_000,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
+  });
+
+  const accounts = new Accounts(deps.store, config.plans, deps.clock);
+  const authenticator = new Authenticator(deps.store, config.plans, deps.clock);
+  const commits = new CommitGroup(deps.store, {
+    windowMs: config.commitWindowMs,
+    maxEvents: config.commitMaxEvents,
+    onCommit: ({ events, durationMs, ok }) => {
+      metrics.commitGroupSize.observe(events);
+      metrics.commitDuration.observe({ ok: String(ok) }, durationMs / 1000);
+    },
+  });
+  const pipeline = createIngestPipeline({
+    limiter: deps.limiter,
+    quota: deps.quota,
+    classify: createClassifyStage(deps.catalog),
+    enrich: deps.enrich,
+    detect: deps.detect,
+    score: deps.score,
+    commits,
+    store: deps.store,
+    clock: deps.clock,
+    onEvents: (outcome, n) => metrics.events.inc({ outcome }, n),
+    degraded: deps.redisHealth ? () => (deps.redisHealth as { degraded: boolean }).degraded : undefined,
+  });
+  if (deps.redisHealth) {
+    const health = deps.redisHealth;
+    metrics.registry.registerMetric(
+      new Gauge({ name: 'vigil_backend_degraded', help: '1 while Redis is unreachable and local state is used', registers: [], collect() { this.set(health.degraded ? 1 : 0); } }),
+    );
+  }
+
+  // JSON only; parsed with plain JSON.parse: prototype keys are rejected by validation, not here.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, JSON.parse(body as string));
+    } catch (err) {
+      const error = err as Error & { statusCode?: number; vigilJson?: boolean };
+      error.statusCode = 400;
+      error.vigilJson = true;
+      done(error, undefined);
+    }
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const rejection = rejectionFor(error);
+    const status = ERROR_STATUS[rejection.code as ErrorCode];
+    if (status >= 500) request.log.error({ err: error }, 'request failed');
+    if ((rejection.code === 'RATE_LIMITED' || rejection.code === 'UNAVAILABLE') && !reply.hasHeader('Retry-After')) reply.header('Retry-After', String(rejection.retryAfter ?? 1));
+    reply.code(status).type('application/json').send(errorBody(rejection, request.id));
+  });
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send(errorBody({ code: 'NOT_FOUND', message: `No route ${request.method} ${request.url.split('?')[0]}.` }, request.id));
+  });
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('X-Request-Id', request.id);
+    return payload;
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.requests.inc({ route, method: request.method, status: String(reply.statusCode) });
+    metrics.requestDuration.observe({ route }, reply.elapsedTime / 1000);
+  });
+
+  await app.register(swagger, {
+    // Shared schemas keep their $id as their name in components.schemas (default: def-N).
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Vigil', version: '1', description: 'Security event ingestion, enrichment, detection and risk scoring.' },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API_KEY>' },
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+        },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  registerGuards(app, {
+    authenticator,
+    limiter: deps.limiter,
+    clock: deps.clock,
+    ipLimitFor: ipLimitResolver(config),
+    adminToken: config.adminToken,
+    checkAdminToken: (presented) => config.adminToken !== undefined && presented !== undefined && sameSecret(presented, config.adminToken),
+  });
+  const add405Routes = trackRoutesFor405(app);
+  registerIngestRoutes(app, { pipeline, limiter: deps.limiter, clock: deps.clock, maxEventBytes: config.maxEventBytes, maxBatchBytes: config.maxBatchBytes });
+  registerReadRoutes(app, { store: deps.store, catalog: deps.catalog, clock: deps.clock });
+  registerAdminRoutes(app, { accounts, store: deps.store, changed: () => authenticator.invalidate() });
+  registerOpsRoutes(app, { store: deps.store, metrics, status: deps.status ?? (() => ({})) });
+  add405Routes();
+
+  await app.ready();
+  return {
+    app,
+    metrics,
+    accounts,
+    commits,
+    async close() {
+      await app.close();
+      await commits.flush();
+    },
+  };
+}

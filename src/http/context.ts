@@ -1,0 +1,16 @@
+import type { WindowStatus } from '../limits/types.js';
+import type { AccountContext } from '../pipeline/account-context.js';
+
+/** What the guards learned about a request, read by handlers and the header hook. */
+export interface RequestState {
+  account?: AccountContext;
+  allowedOrigins?: readonly string[];
+  /** Window reported in X-RateLimit-* headers; the last check that ran decides it. */
+  rateLimit?: WindowStatus;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    vigil: RequestState;
+  }
+}

@@ -1,0 +1,100 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Accounts, AccountsResult } from '../../accounts/accounts.js';
+import type { Account, ApiKeyRecord } from '../../storage/types.js';
+import type { Store } from '../../storage/store.js';
+import { ApiError } from '../errors.js';
+import { ErrorResponses } from '../schemas.js';
+
+export interface AdminRouteDeps {
+  readonly accounts: Accounts;
+  readonly store: Store;
+  /** Called after any change to accounts or keys (clears the key cache). */
+  readonly changed: () => void;
+}
+
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+const PlanName = Type.String({ minLength: 1, maxLength: 32 });
+const Origin = Type.String({ minLength: 1, maxLength: 255, pattern: '^(\\*|https?://[^/\\s]+)$' });
+
+const accountView = (a: Account) => ({ id: a.id, name: a.name, plan: a.plan, created_at: new Date(a.createdAt).toISOString() });
+const keyView = (k: ApiKeyRecord) => ({
+  id: k.id,
+  account_id: k.accountId,
+  kind: k.kind,
+  prefix: k.prefix,
+  allowed_origins: k.allowedOrigins,
+  created_at: new Date(k.createdAt).toISOString(),
+  revoked_at: k.revokedAt === null ? null : new Date(k.revokedAt).toISOString(),
+});
+
+function unwrap<T>(result: AccountsResult<T>): T {
+  if (!result.ok) throw new ApiError({ code: result.code, message: result.message });
+  return result.value;
+}
+
+const adminSchema = (summary: string) => ({ summary, tags: ['admin'], security: [{ bearer: [] as string[] }], response: { ...ErrorResponses } });
+
+/** Admin API of design 3.1, behind VIGIL_ADMIN_TOKEN. */
+export function registerAdminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
+  const config = { access: 'admin' as const };
+  const CreateAccount = Type.Object({ name: Name, plan: PlanName }, { additionalProperties: false });
+  app.post<{ Body: Static<typeof CreateAccount> }>('/admin/accounts', {
+    config,
+    schema: { ...adminSchema('Create an account'), body: CreateAccount },
+    handler: async (request, reply) => {
+      const account = unwrap(await deps.accounts.create(request.body.name, request.body.plan));
+      reply.code(201);
+      return accountView(account);
+    },
+  });
+
+  app.get('/admin/accounts', {
+    config,
+    schema: adminSchema('List accounts'),
+    handler: async () => ({ data: (await deps.store.listAccounts()).map(accountView) }),
+  });
+
+  const Id = Type.Object({ id: Type.String({ maxLength: 64 }) });
+  const PatchAccount = Type.Object({ plan: PlanName }, { additionalProperties: false });
+  app.patch<{ Params: Static<typeof Id>; Body: Static<typeof PatchAccount> }>('/admin/accounts/:id', {
+    config,
+    schema: { ...adminSchema('Change an account plan (applies at once)'), params: Id, body: PatchAccount },
+    handler: async (request) => {
+      const account = unwrap(await deps.accounts.changePlan(request.params.id, request.body.plan));
+      deps.changed();
+      return accountView(account);
+    },
+  });
+
+  const CreateKey = Type.Object(
+    { kind: Type.Union([Type.Literal('secret'), Type.Literal('publishable')]), allowed_origins: Type.Optional(Type.Array(Origin, { maxItems: 50 })) },
+    { additionalProperties: false },
+  );
+  app.post<{ Params: Static<typeof Id>; Body: Static<typeof CreateKey> }>('/admin/accounts/:id/keys', {
+    config,
+    schema: { ...adminSchema('Create a key; the response is the only time the key is shown'), params: Id, body: CreateKey },
+    handler: async (request, reply) => {
+      const { record, key } = unwrap(await deps.accounts.createKey(request.params.id, request.body.kind, request.body.allowed_origins ?? []));
+      reply.code(201);
+      return { ...keyView(record), key };
+    },
+  });
+
+  app.get<{ Params: Static<typeof Id> }>('/admin/accounts/:id/keys', {
+    config,
+    schema: { ...adminSchema('List an account keys (never the keys themselves)'), params: Id },
+    handler: async (request) => ({ data: (await deps.store.listKeys(request.params.id)).map(keyView) }),
+  });
+
+  app.delete<{ Params: Static<typeof Id> }>('/admin/keys/:id', {
+    config,
+    schema: { ...adminSchema('Revoke a key (answers 401 from then on)'), params: Id },
+    handler: async (request, reply) => {
+      unwrap(await deps.accounts.revokeKey(request.params.id));
+      deps.changed();
+      reply.code(204);
+      return null;
+    },
+  });
+}

@@ -1,0 +1,72 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { RateLimiter } from '../../limits/types.js';
+import { BatchResultSchema, EventResultSchema, EventSchema } from '../../pipeline/event-schema.js';
+import type { IngestInput, IngestPipeline } from '../../pipeline/ingest-pipeline.js';
+import type { Clock } from '../../util/clock.js';
+import { ApiError } from '../errors.js';
+import { rateLimitHeaderHook, setRateLimitHeaders } from '../rate-limit-headers.js';
+import { ErrorResponses, KeyAuth, noValidation } from '../schemas.js';
+
+export interface IngestRouteDeps {
+  readonly pipeline: IngestPipeline;
+  readonly limiter: RateLimiter;
+  readonly clock: Clock;
+  readonly maxEventBytes: number;
+  readonly maxBatchBytes: number;
+}
+
+/** POST /v1/events and POST /v1/events/batch: HTTP in, pipeline outcome out. */
+export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps): void {
+  // Shared by both routes and named in OpenAPI (components.schemas.Event) for client generators.
+  app.addSchema({ ...EventSchema, $id: 'Event' });
+  const EventRef = { $ref: 'Event#' };
+  const BatchBody = { type: 'object', required: ['events'], additionalProperties: false, properties: { events: { type: 'array', items: EventRef, description: 'Starter: at most 50; Pro and Business: at most 100' } } };
+  const onSend = rateLimitHeaderHook(deps.limiter, deps.clock);
+
+  async function handle(kind: IngestInput['kind'], request: FastifyRequest, reply: FastifyReply) {
+    const account = request.vigil.account;
+    if (!account) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Missing API key.' });
+    const outcome = await deps.pipeline.ingest({ kind, body: request.body }, { account, connectingIp: request.ip });
+    if (outcome.limit) setRateLimitHeaders(reply, outcome.limit);
+    if (!outcome.ok) {
+      if (outcome.rejection.retryAfter !== undefined) reply.header('Retry-After', String(outcome.rejection.retryAfter));
+      throw new ApiError(outcome.rejection);
+    }
+    if (outcome.replayed) reply.header('Idempotent-Replay', 'true');
+    reply.code(202);
+    if (kind === 'single') return outcome.results[0];
+    return { status: 'accepted', accepted: outcome.results.filter((r) => r.status === 'accepted').length, results: outcome.results };
+  }
+
+  app.post('/v1/events', {
+    bodyLimit: deps.maxEventBytes,
+    config: { access: 'ingest' },
+    onSend,
+    validatorCompiler: noValidation,
+    schema: {
+      summary: 'Send one event',
+      description: 'Validates, classifies, enriches, detects and scores one event; answers 202 after it is durably stored.',
+      tags: ['ingestion'],
+      security: KeyAuth,
+      body: EventRef,
+      response: { 202: EventResultSchema, ...ErrorResponses },
+    },
+    handler: (request, reply) => handle('single', request, reply),
+  });
+
+  app.post('/v1/events/batch', {
+    bodyLimit: deps.maxBatchBytes,
+    config: { access: 'ingest' },
+    onSend,
+    validatorCompiler: noValidation,
+    schema: {
+      summary: 'Send a batch of events',
+      description: 'All or nothing: an invalid event rejects the whole batch. Free plan: 403. Starter: 50 events; Pro and Business: 100.',
+      tags: ['ingestion'],
+      security: KeyAuth,
+      body: BatchBody,
+      response: { 202: BatchResultSchema, ...ErrorResponses },
+    },
+    handler: (request, reply) => handle('batch', request, reply),
+  });
+}

@@ -1,0 +1,173 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Catalog } from '../../catalog/catalog.js';
+import { monthOf } from '../../limits/types.js';
+import type { Store } from '../../storage/store.js';
+import type { AlertRow, AlertStatus, EventRow } from '../../storage/types.js';
+import type { Clock } from '../../util/clock.js';
+import { ApiError } from '../errors.js';
+import { ErrorResponses, KeyAuth, PageQuery } from '../schemas.js';
+import { usageReport } from '../usage-report.js';
+
+export interface ReadRouteDeps {
+  readonly store: Store;
+  readonly catalog: Catalog;
+  readonly clock: Clock;
+}
+
+const TimeParam = Type.String({ maxLength: 40, description: 'ISO 8601 date-time or Unix milliseconds' });
+
+const EventsQuery = Type.Object(
+  {
+    type: Type.Optional(Type.String({ maxLength: 100, description: 'Exact type, or a prefix ending in ".*" (auth.*)' })),
+    prefix: Type.Optional(Type.String({ maxLength: 100, description: 'Type prefix, e.g. auth.login' })),
+    actor_id: Type.Optional(Type.String({ maxLength: 256 })),
+    ip: Type.Optional(Type.String({ maxLength: 64 })),
+    min_risk: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
+    since: Type.Optional(TimeParam),
+    until: Type.Optional(TimeParam),
+    tag: Type.Optional(Type.String({ maxLength: 100 })),
+    ...PageQuery,
+  },
+  { additionalProperties: false },
+);
+
+const AlertsQuery = Type.Object(
+  {
+    type: Type.Optional(Type.String({ maxLength: 100 })),
+    severity: Type.Optional(Type.Union([Type.Literal('low'), Type.Literal('medium'), Type.Literal('high'), Type.Literal('critical')])),
+    status: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('acknowledged'), Type.Literal('resolved'), Type.Literal('false_positive')])),
+    actor_id: Type.Optional(Type.String({ maxLength: 256 })),
+    since: Type.Optional(TimeParam),
+    ...PageQuery,
+  },
+  { additionalProperties: false },
+);
+
+const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+
+function parseTime(value: string | undefined, field: string): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
+  if (!Number.isFinite(ms)) throw new ApiError({ code: 'INVALID_REQUEST', message: `${field} must be an ISO 8601 date-time or Unix milliseconds`, details: [{ field, message: 'not a time' }] });
+  return ms;
+}
+
+const eventView = (row: EventRow) => ({ ...row.doc, id: row.id });
+const alertView = (a: AlertRow) => ({
+  id: a.id,
+  type: a.type,
+  severity: a.severity,
+  status: a.status,
+  subject: a.subject,
+  actor_id: a.actorId,
+  count: a.count,
+  first_seen: new Date(a.firstSeen).toISOString(),
+  last_seen: new Date(a.lastSeen).toISOString(),
+  event_ids: a.eventIds,
+  details: a.details,
+});
+
+const readRoute = (summary: string, tags: string[]) => ({ summary, tags, security: KeyAuth, response: { ...ErrorResponses } });
+
+/** Read API of design 3.4; every query is scoped to the key's account (another account's id is 404). */
+export function registerReadRoutes(app: FastifyInstance, deps: ReadRouteDeps): void {
+  const accountOf = (request: { vigil: { account?: { account: { id: string } } } }): string => {
+    const id = request.vigil.account?.account.id;
+    if (!id) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Missing API key.' });
+    return id;
+  };
+
+  app.get<{ Querystring: Static<typeof EventsQuery> }>('/v1/events', {
+    config: { access: 'read' },
+    schema: { ...readRoute('List events, newest first', ['events']), querystring: EventsQuery },
+    handler: async (request) => {
+      const q = request.query;
+      const isGlob = q.type?.endsWith('.*') ?? false;
+      const page = await deps.store.listEvents(
+        accountOf(request),
+        {
+          type: isGlob ? undefined : q.type,
+          typePrefix: isGlob ? q.type?.slice(0, -1) : q.prefix,
+          actorId: q.actor_id,
+          ip: q.ip,
+          minRisk: q.min_risk,
+          since: parseTime(q.since, 'since'),
+          until: parseTime(q.until, 'until'),
+          tag: q.tag,
+        },
+        q.limit ?? 50,
+        q.cursor,
+      );
+      return { data: page.items.map(eventView), next_cursor: page.nextCursor };
+    },
+  });
+
+  app.get<{ Params: Static<typeof IdParams> }>('/v1/events/:id', {
+    config: { access: 'read' },
+    schema: { ...readRoute('One event with its enrichment, tags and score breakdown', ['events']), params: IdParams },
+    handler: async (request) => {
+      const row = await deps.store.getEvent(accountOf(request), request.params.id);
+      if (!row) throw new ApiError({ code: 'NOT_FOUND', message: `No event ${request.params.id}.` });
+      return eventView(row);
+    },
+  });
+
+  app.get<{ Querystring: Static<typeof AlertsQuery> }>('/v1/alerts', {
+    config: { access: 'read' },
+    schema: { ...readRoute('List alerts, newest first', ['alerts']), querystring: AlertsQuery },
+    handler: async (request) => {
+      const q = request.query;
+      const page = await deps.store.listAlerts(
+        accountOf(request),
+        { type: q.type, severity: q.severity, status: q.status, actorId: q.actor_id, since: parseTime(q.since, 'since') },
+        q.limit ?? 50,
+        q.cursor,
+      );
+      return { data: page.items.map(alertView), next_cursor: page.nextCursor };
+    },
+  });
+
+  app.get<{ Params: Static<typeof IdParams> }>('/v1/alerts/:id', {
+    config: { access: 'read' },
+    schema: { ...readRoute('One alert with the events behind it', ['alerts']), params: IdParams },
+    handler: async (request) => {
+      const alert = await deps.store.getAlert(accountOf(request), request.params.id);
+      if (!alert) throw new ApiError({ code: 'NOT_FOUND', message: `No alert ${request.params.id}.` });
+      return alertView(alert);
+    },
+  });
+
+  const AlertPatch = Type.Object(
+    { status: Type.Union([Type.Literal('open'), Type.Literal('acknowledged'), Type.Literal('resolved'), Type.Literal('false_positive')]) },
+    { additionalProperties: false },
+  );
+  app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof AlertPatch> }>('/v1/alerts/:id', {
+    config: { access: 'read' },
+    schema: { ...readRoute('Change an alert status', ['alerts']), params: IdParams, body: AlertPatch },
+    handler: async (request) => {
+      const alert = await deps.store.setAlertStatus(accountOf(request), request.params.id, request.body.status as AlertStatus, deps.clock.now());
+      if (!alert) throw new ApiError({ code: 'NOT_FOUND', message: `No alert ${request.params.id}.` });
+      return alertView(alert);
+    },
+  });
+
+  app.get('/v1/usage', {
+    config: { access: 'read' },
+    schema: readRoute('Monthly usage: used, cap, remaining, dropped, overage and its estimated cost', ['usage']),
+    handler: async (request) => {
+      const ctx = request.vigil.account;
+      if (!ctx) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Missing API key.' });
+      const now = deps.clock.now();
+      const usage = await deps.store.getUsage(ctx.account.id, monthOf(now));
+      const daily = await deps.store.dailyCounts(ctx.account.id, Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), 1));
+      return usageReport(ctx.plan, usage, daily, now);
+    },
+  });
+
+  app.get('/v1/catalog', {
+    config: { access: 'ingest' },
+    schema: readRoute('Event types, inferred types, families, detectors, alert types and kill chains', ['catalog']),
+    handler: async () => deps.catalog.describe(),
+  });
+}

@@ -1,0 +1,79 @@
+import { pino } from 'pino';
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig, type Config } from './config/config.js';
+import { createServices } from './services.js';
+import { scheduleRetention } from './ops/retention.js';
+
+function configOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`vigil: configuration error: ${err.message}\n`);
+      process.exit(78);
+    }
+    throw err;
+  }
+}
+
+async function main(): Promise<void> {
+  const config = configOrExit();
+  const started = performance.now();
+  const log = pino({
+    level: config.logLevel,
+    redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'], censor: '[redacted]' },
+  });
+  const services = await createServices(config, {
+    logger: log,
+    onBackendChange: (backend, degraded, reason) =>
+      degraded
+        ? log.warn({ backend, err: reason }, `${backend} unreachable: serving with per-instance limits and detection state (degraded)`)
+        : log.info({ backend, ...(reason as object) }, `${backend} reachable again: shared state restored`),
+  });
+  const vigil = await buildApp(services);
+
+  const first = await vigil.accounts.bootstrap(config.initialPlan);
+  if (first) {
+    process.stdout.write(
+      [
+        '',
+        `Vigil created the first account (${first.account.id}, plan ${first.account.plan}). Its keys are shown this once:`,
+        `  secret key:      ${first.secret}`,
+        `  publishable key: ${first.publishable}`,
+        '',
+      ].join('\n') + '\n',
+    );
+  }
+
+  const stopRetention = config.retentionEnabled ? scheduleRetention(services.store, config.plans, services.clock, log) : () => undefined;
+  await vigil.app.listen({ port: config.port, host: config.host });
+  log.info({ port: config.port, storage: services.store.kind, startupMs: Math.round(performance.now() - started) }, 'vigil ready');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down: draining requests and flushing the commit group');
+    const force = setTimeout(() => {
+      log.error('shutdown took longer than 15 s; exiting');
+      process.exit(1);
+    }, 15_000);
+    force.unref();
+    try {
+      stopRetention();
+      await vigil.close();
+      await services.shutdown();
+      process.exit(0);
+    } catch (err) {
+      log.error({ err }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err) => {
+  process.stderr.write(`vigil: failed to start: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,130 @@
+import type { Store } from '../storage/store.js';
+import type { CommitBatch, UsageDelta } from '../storage/types.js';
+
+export interface CommitGroupOptions {
+  /** Extra time to wait for more parts before committing; 0 commits on the next turn of the event loop. */
+  readonly windowMs: number;
+  /** A group reaching this many events commits at once. */
+  readonly maxEvents: number;
+  readonly onCommit?: (stats: { parts: number; events: number; durationMs: number; ok: boolean }) => void;
+}
+
+interface Pending {
+  readonly part: CommitBatch;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+function mergeUsage(deltas: UsageDelta[]): UsageDelta[] {
+  const byKey = new Map<string, UsageDelta>();
+  for (const d of deltas) {
+    const key = `${d.accountId}\u0000${d.day}`;
+    const prev = byKey.get(key);
+    byKey.set(key, prev ? { ...prev, used: prev.used + d.used, dropped: prev.dropped + d.dropped } : d);
+  }
+  return [...byKey.values()];
+}
+
+export function mergeParts(parts: readonly CommitBatch[]): CommitBatch {
+  if (parts.length === 1) return parts[0] as CommitBatch;
+  const events = [];
+  const alerts = [];
+  const usage = [];
+  const idempotency = [];
+  for (const p of parts) {
+    events.push(...p.events);
+    alerts.push(...p.alerts);
+    usage.push(...p.usage);
+    idempotency.push(...p.idempotency);
+  }
+  return { events, alerts, usage: mergeUsage(usage), idempotency };
+}
+
+/**
+ * Group commit: parts (one per request) arriving while a transaction runs, or within
+ * `windowMs`, are written together in one transaction, so an fsync is paid per group
+ * rather than per event. Each part's promise settles only after its transaction
+ * committed: the HTTP layer answers 202 after that and never before.
+ * One group is in flight at a time; under load the next group fills while it runs.
+ */
+export class CommitGroup {
+  private pending: Pending[] = [];
+  private pendingEvents = 0;
+  private inFlight: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | NodeJS.Immediate | null = null;
+
+  constructor(
+    private readonly store: Store,
+    private readonly options: CommitGroupOptions,
+  ) {}
+
+  add(part: CommitBatch): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ part, resolve, reject });
+      this.pendingEvents += part.events.length;
+      this.schedule();
+    });
+  }
+
+  /** Commits everything queued and waits for it (graceful shutdown). */
+  async flush(): Promise<void> {
+    while (this.inFlight || this.pending.length > 0) {
+      if (this.inFlight) await this.inFlight.catch(() => undefined);
+      else this.startGroup();
+    }
+  }
+
+  private schedule(): void {
+    if (this.inFlight || this.timer) return;
+    if (this.pendingEvents >= this.options.maxEvents) {
+      this.startGroup();
+      return;
+    }
+    const fire = () => {
+      this.timer = null;
+      if (!this.inFlight) this.startGroup();
+    };
+    this.timer = this.options.windowMs > 0 ? setTimeout(fire, this.options.windowMs) : setImmediate(fire);
+  }
+
+  private startGroup(): void {
+    if (this.timer) {
+      clearTimeout(this.timer as NodeJS.Timeout);
+      clearImmediate(this.timer as NodeJS.Immediate);
+      this.timer = null;
+    }
+    const group = this.pending;
+    if (group.length === 0) return;
+    this.pending = [];
+    this.pendingEvents = 0;
+    this.inFlight = this.commitGroup(group).finally(() => {
+      this.inFlight = null;
+      if (this.pending.length > 0) this.schedule();
+    });
+  }
+
+  private async commitGroup(group: Pending[]): Promise<void> {
+    const started = performance.now();
+    const events = group.reduce((n, p) => n + p.part.events.length, 0);
+    try {
+      await this.store.commit(mergeParts(group.map((p) => p.part)));
+      this.options.onCommit?.({ parts: group.length, events, durationMs: performance.now() - started, ok: true });
+      for (const p of group) p.resolve();
+    } catch (err) {
+      this.options.onCommit?.({ parts: group.length, events, durationMs: performance.now() - started, ok: false });
+      if (group.length === 1) {
+        group[0]?.reject(err);
+        return;
+      }
+      // One bad part must not fail its neighbours: retry each on its own.
+      for (const p of group) {
+        try {
+          await this.store.commit(p.part);
+          p.resolve();
+        } catch (partErr) {
+          p.reject(partErr);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,70 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+/** interface.md 6.1: the authoritative event-type expression. */
+export const EVENT_TYPE_PATTERN = '^[a-z][a-z0-9]{0,29}(\\.[a-z][a-z0-9_]{0,29}){1,3}$';
+export const EVENT_TYPE_RULE =
+  'event must match ^[a-z][a-z0-9]{0,29}(\\.[a-z][a-z0-9_]{0,29}){1,3}$: 2 to 4 dot-separated segments, each starting with a lowercase letter and at most 30 characters, lowercase letters and digits (underscores after the first segment), at most 100 characters in all';
+
+const text = (maxLength: number, description: string) => Type.Optional(Type.String({ minLength: 1, maxLength, description }));
+
+/**
+ * One event (design 4). The same schema validates ingestion bodies (compiled once by the
+ * validate stage) and documents them in the OpenAPI document.
+ */
+export const EventSchema = Type.Object(
+  {
+    event: Type.String({ maxLength: 100, pattern: EVENT_TYPE_PATTERN, description: 'Event type, e.g. auth.login.failure or custom.billing.refund' }),
+    event_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.:-]+$', description: 'Idempotency key: a repeat within 7 days returns the first answer' })),
+    timestamp: Type.Optional(
+      Type.Union([Type.String({ maxLength: 40, description: 'ISO 8601' }), Type.Number({ description: 'Unix milliseconds' })], {
+        description: 'When the event happened; default: time received; more than 24 h in the future is rejected',
+      }),
+    ),
+    actor_id: text(256, 'The user or principal the event is about'),
+    email: Type.Optional(Type.String({ maxLength: 320, description: 'The actor email' })),
+    ip: Type.Optional(Type.String({ maxLength: 64, description: 'End-user IPv4 or IPv6 address (publishable keys: defaults to the connecting address)' })),
+    user_agent: Type.Optional(Type.String({ maxLength: 2048 })),
+    session_id: text(256, 'Session identifier'),
+    host: text(255, 'Host name (agent events)'),
+    request: Type.Optional(
+      Type.Object(
+        {
+          method: Type.Optional(Type.String({ minLength: 1, maxLength: 16, pattern: '^[A-Za-z]+$' })),
+          path: Type.Optional(Type.String({ maxLength: 2048 })),
+          status: Type.Optional(Type.Integer({ minimum: 100, maximum: 599 })),
+          query: Type.Optional(Type.String({ maxLength: 4096 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Free-form object, at most 32 levels deep and 16 KiB serialised' })),
+    password_sha1: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{40}$', description: 'SHA-1 of the password, checked against breached lists then discarded' })),
+  },
+  { additionalProperties: true, description: 'Unknown top-level fields are kept in metadata.extra' },
+);
+export type EventBody = Static<typeof EventSchema>;
+
+export const BatchSchema = Type.Object({ events: Type.Array(EventSchema, { description: 'Starter: at most 50; Pro and Business: at most 100' }) }, { additionalProperties: false });
+
+export const RiskSchema = Type.Object({
+  score: Type.Integer({ minimum: 0, maximum: 100 }),
+  level: Type.Union([Type.Literal('low'), Type.Literal('medium'), Type.Literal('high'), Type.Literal('critical')]),
+  action: Type.Union([Type.Literal('allow'), Type.Literal('challenge'), Type.Literal('block')]),
+  breakdown: Type.Array(Type.Object({ source: Type.String(), points: Type.Integer() })),
+});
+
+export const EventResultSchema = Type.Object({
+  id: Type.Optional(Type.String()),
+  status: Type.Union([Type.Literal('accepted'), Type.Literal('dropped')]),
+  received_at: Type.Optional(Type.String()),
+  risk: Type.Optional(RiskSchema),
+  tags: Type.Optional(Type.Array(Type.String())),
+  alerts: Type.Optional(Type.Array(Type.Object({ id: Type.String(), type: Type.String(), severity: Type.String() }))),
+  degraded: Type.Optional(Type.Boolean({ description: 'Shared state was unreachable: limits and detection used this instance local state' })),
+});
+
+export const BatchResultSchema = Type.Object({
+  status: Type.Literal('accepted'),
+  accepted: Type.Integer(),
+  results: Type.Array(EventResultSchema),
+});

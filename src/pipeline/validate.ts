@@ -1,0 +1,154 @@
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import ipaddr from 'ipaddr.js';
+import type { ErrorDetail } from '../http/errors.js';
+import { EVENT_TYPE_RULE, EventSchema, type EventBody } from './event-schema.js';
+import type { RequestInfo, ValidatedEvent } from './types.js';
+
+const compiled = TypeCompiler.Compile(EventSchema);
+
+const KNOWN_FIELDS = new Set(['event', 'event_id', 'timestamp', 'actor_id', 'email', 'ip', 'user_agent', 'session_id', 'host', 'request', 'metadata', 'password_sha1']);
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+const MAX_METADATA_DEPTH = 32;
+const MAX_METADATA_BYTES = 16 * 1024;
+const FUTURE_TOLERANCE_MS = 24 * 60 * 60 * 1000;
+/** Earlier than this, a number is almost certainly Unix seconds sent by mistake. */
+const EARLIEST_TIMESTAMP_MS = Date.UTC(2000, 0, 1);
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+
+export type ValidationResult = { readonly ok: true; readonly event: ValidatedEvent } | { readonly ok: false; readonly errors: readonly ErrorDetail[] };
+
+export interface ValidateContext {
+  readonly receivedAt: number;
+  /** Used as `ip` when the event has none (publishable keys: the browser's own address). */
+  readonly defaultIp?: string;
+}
+
+const fieldOf = (path: string): string => path.replace(/^\//, '').replace(/\//g, '.') || '(body)';
+
+function schemaErrors(body: unknown): ErrorDetail[] {
+  const seen = new Set<string>();
+  const errors: ErrorDetail[] = [];
+  for (const error of compiled.Errors(body)) {
+    const field = fieldOf(error.path);
+    if (seen.has(field)) continue;
+    seen.add(field);
+    errors.push({ field, message: field === 'event' && typeof error.value === 'string' ? EVENT_TYPE_RULE : `${field} ${error.message.charAt(0).toLowerCase()}${error.message.slice(1)}` });
+  }
+  return errors;
+}
+
+/**
+ * Walks the body once without recursion (a body may nest 100,000 levels): rejects
+ * prototype-polluting keys anywhere and any value nested deeper than 32 levels.
+ */
+function structureErrors(body: Record<string, unknown>): ErrorDetail[] {
+  const stack: { value: unknown; depth: number; path: string }[] = [{ value: body, depth: 0, path: '' }];
+  while (stack.length > 0) {
+    const { value, depth, path } = stack.pop() as { value: unknown; depth: number; path: string };
+    if (value === null || typeof value !== 'object') continue;
+    if (depth > MAX_METADATA_DEPTH) {
+      const field = /^[^.[]+/.exec(path)?.[0] ?? 'metadata';
+      return [{ field, message: `${field} must be at most ${MAX_METADATA_DEPTH} levels deep` }];
+    }
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) stack.push({ value: value[i], depth: depth + 1, path: `${path}[${i}]` });
+      continue;
+    }
+    for (const key of Object.keys(value)) {
+      const keyPath = path ? `${path}.${key}` : key;
+      if (FORBIDDEN_KEYS.has(key)) return [{ field: keyPath, message: `the key "${key}" is not allowed anywhere in an event` }];
+      // A top-level field's own object (metadata, request) is level 1.
+      stack.push({ value: (value as Record<string, unknown>)[key], depth: depth + 1, path: keyPath });
+    }
+  }
+  return [];
+}
+
+function parseTimestamp(value: string | number | undefined, receivedAt: number): number | ErrorDetail {
+  if (value === undefined) return receivedAt;
+  let ms: number;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) return { field: 'timestamp', message: 'timestamp must be a finite number of Unix milliseconds' };
+    ms = Math.trunc(value);
+    if (ms < EARLIEST_TIMESTAMP_MS) return { field: 'timestamp', message: 'timestamp must be Unix milliseconds after 2000-01-01 (this looks like seconds)' };
+  } else {
+    if (!ISO_8601.test(value)) return { field: 'timestamp', message: 'timestamp must be an ISO 8601 date-time such as 2026-01-31T12:00:00Z, or Unix milliseconds' };
+    ms = Date.parse(value);
+    if (Number.isNaN(ms)) return { field: 'timestamp', message: 'timestamp is not a valid date' };
+    if (ms < EARLIEST_TIMESTAMP_MS) return { field: 'timestamp', message: 'timestamp must be after 2000-01-01' };
+  }
+  if (ms > receivedAt + FUTURE_TOLERANCE_MS) return { field: 'timestamp', message: 'timestamp must not be more than 24 hours in the future' };
+  return ms;
+}
+
+function normaliseIp(value: string): string | undefined {
+  // ipaddr.isValid also takes legacy IPv4 forms ("1.2.3", "0x7f.1", "3232235777"): not addresses users send.
+  if (!ipaddr.IPv4.isValidFourPartDecimal(value) && !ipaddr.IPv6.isValid(value)) return undefined;
+  try {
+    return ipaddr.process(value).toString();
+  } catch {
+    return undefined;
+  }
+}
+
+/** The validate stage for one event body: a typed event, or every problem found. */
+export function validateEvent(body: unknown, ctx: ValidateContext): ValidationResult {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    return { ok: false, errors: [{ field: '(body)', message: 'an event must be a JSON object with at least the field "event"' }] };
+  }
+  const record = body as Record<string, unknown>;
+  const structural = structureErrors(record);
+  if (structural.length > 0) return { ok: false, errors: structural };
+  if (!compiled.Check(body)) return { ok: false, errors: schemaErrors(body) };
+  const input = body as EventBody;
+  const errors: ErrorDetail[] = [];
+
+  const occurredAt = parseTimestamp(input.timestamp, ctx.receivedAt);
+  if (typeof occurredAt !== 'number') errors.push(occurredAt);
+  if (input.email !== undefined && !EMAIL.test(input.email)) errors.push({ field: 'email', message: 'email must look like name@domain' });
+  let ip: string | undefined;
+  if (input.ip !== undefined) {
+    ip = normaliseIp(input.ip);
+    if (ip === undefined) errors.push({ field: 'ip', message: 'ip must be an IPv4 or IPv6 address' });
+  } else if (ctx.defaultIp !== undefined) {
+    ip = normaliseIp(ctx.defaultIp);
+  }
+
+  let metadata: Record<string, unknown> = input.metadata ?? {};
+  const extra: Record<string, unknown> = {};
+  let hasExtra = false;
+  for (const key of Object.keys(record)) {
+    if (!KNOWN_FIELDS.has(key)) {
+      extra[key] = record[key];
+      hasExtra = true;
+    }
+  }
+  if (hasExtra) metadata = { ...metadata, extra: metadata.extra !== undefined ? { ...(metadata.extra as object), ...extra } : extra };
+  if (metadata !== undefined && Buffer.byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES) {
+    errors.push({ field: 'metadata', message: `metadata must be at most ${MAX_METADATA_BYTES} bytes serialised (unknown top-level fields count, they are kept in metadata.extra)` });
+  }
+  if (errors.length > 0) return { ok: false, errors };
+
+  let request: RequestInfo | undefined;
+  if (input.request) {
+    const { method, path, status, query } = input.request;
+    request = { method: method?.toUpperCase(), path, status, query };
+  }
+  const event: ValidatedEvent = {
+    type: input.event,
+    eventId: input.event_id,
+    occurredAt: occurredAt as number,
+    receivedAt: ctx.receivedAt,
+    actorId: input.actor_id,
+    email: input.email,
+    ip,
+    userAgent: input.user_agent,
+    sessionId: input.session_id,
+    host: input.host,
+    request,
+    metadata,
+    passwordSha1: input.password_sha1?.toLowerCase(),
+  };
+  return { ok: true, event };
+}

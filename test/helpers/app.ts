@@ -1,0 +1,76 @@
+import { buildApp, type VigilApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config/config.js';
+import { createServices, type Services } from '../../src/services.js';
+import type { Store } from '../../src/storage/store.js';
+import { ManualClock } from '../../src/util/clock.js';
+
+/**
+ * VIGIL_TEST_MODE=scaleout (the `scaleout` vitest project) runs the same HTTP suites on
+ * PostgreSQL (a fresh schema per app) and Redis (a fresh key prefix per app).
+ */
+export const SCALE_OUT = process.env.VIGIL_TEST_MODE === 'scaleout';
+
+async function scaleOutBackends(clock: ManualClock) {
+  const { openTestStore, adminPool, dropSchema } = await import('../storage/pg-helpers.js');
+  const { REDIS_URL } = await import('../limits/redis-helper.js');
+  const { store, schema } = await openTestStore({ clock });
+  const prefix = `vigil-test:http:${schema}:`;
+  return {
+    store,
+    env: { VIGIL_REDIS_URL: REDIS_URL, VIGIL_REDIS_PREFIX: prefix },
+    async cleanup() {
+      const admin = adminPool();
+      await dropSchema(admin, schema).finally(() => admin.end());
+      const { Redis } = await import('ioredis');
+      const client = new Redis(REDIS_URL);
+      const keys = await client.keys(`${prefix}*`);
+      if (keys.length > 0) await client.del(...keys);
+      client.disconnect();
+    },
+  };
+}
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+
+export interface TestApp {
+  readonly vigil: VigilApp;
+  readonly services: Services;
+  readonly clock: ManualClock;
+  readonly config: Config;
+  /** Creates an account with a secret and a publishable key. */
+  account(plan?: string, allowedOrigins?: string[]): Promise<{ id: string; secret: string; publishable: string }>;
+  close(): Promise<void>;
+}
+
+/**
+ * The real app on in-memory SQLite (or a given store), with a manual clock and the
+ * admin API enabled. Requests go through Fastify inject: the whole HTTP lifecycle.
+ */
+export async function testApp(env: Record<string, string> = {}, options: { store?: Store; clock?: ManualClock } = {}): Promise<TestApp> {
+  const clock = options.clock ?? new ManualClock();
+  const scaleOut = SCALE_OUT && !options.store ? await scaleOutBackends(clock) : undefined;
+  const config = loadConfig({ VIGIL_DATA_DIR: ':memory:', VIGIL_ADMIN_TOKEN: ADMIN_TOKEN, VIGIL_SQLITE_SYNCHRONOUS: 'normal', ...scaleOut?.env, ...env });
+  const services = await createServices(config, { clock, store: options.store ?? scaleOut?.store });
+  const vigil = await buildApp(services);
+  return {
+    vigil,
+    services,
+    clock,
+    config,
+    async account(plan = 'pro', allowedOrigins: string[] = []) {
+      const created = await vigil.accounts.create(`acct-${plan}`, plan);
+      if (!created.ok) throw new Error(created.message);
+      const secret = await vigil.accounts.createKey(created.value.id, 'secret');
+      const publishable = await vigil.accounts.createKey(created.value.id, 'publishable', allowedOrigins);
+      if (!secret.ok || !publishable.ok) throw new Error('key creation failed');
+      return { id: created.value.id, secret: secret.value.key, publishable: publishable.value.key };
+    },
+    async close() {
+      await vigil.close();
+      await services.shutdown();
+      await scaleOut?.cleanup();
+    },
+  };
+}
+
+export const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
