@@ -173,3 +173,11 @@ function buildResult(answered: readonly { openings: readonly Opening[]; answers:
   }
   return { alerts, writes };
 }
+
+/**
+ * Forgets the open-alert state of (type, subject), so the next sighting opens a new alert instead
+ * of updating this one. Call it when an alert is resolved or marked a false positive.
+ */
+export async function forgetAlert(state: StateStore, accountId: string, type: string, subject: string): Promise<void> {
+  await state.run([{ kind: 'delete', key: alertStateKey(accountId, subject), field: type }]);
+}
