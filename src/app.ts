@@ -43,6 +43,8 @@ export interface AppDeps {
   readonly logger?: FastifyBaseLogger;
   /** Extra facts for /readyz. */
   readonly status?: () => Record<string, unknown>;
+  /** An alert was resolved or marked a false positive: the next sighting must open a new one. */
+  readonly alertClosed?: (accountId: string, type: string, subject: string) => Promise<void>;
   /** Present in scale-out mode. */
   readonly redisHealth?: { readonly degraded: boolean };
 }
@@ -186,7 +188,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   });
   const add405Routes = trackRoutesFor405(app);
   registerIngestRoutes(app, { pipeline, limiter: deps.limiter, clock: deps.clock, maxEventBytes: config.maxEventBytes, maxBatchBytes: config.maxBatchBytes });
-  registerReadRoutes(app, { store: deps.store, catalog: deps.catalog, clock: deps.clock });
+  registerReadRoutes(app, { store: deps.store, catalog: deps.catalog, clock: deps.clock, alertClosed: deps.alertClosed });
   registerAdminRoutes(app, { accounts, store: deps.store, changed: () => authenticator.invalidate() });
   registerSettingsRoutes(app, { store: deps.store, changed: () => authenticator.invalidate() });
   registerOpsRoutes(app, { store: deps.store, metrics, status: deps.status ?? (() => ({})) });
