@@ -3,8 +3,9 @@
  * and the in-memory limiter, a manual clock, requests by Fastify inject.
  */
 import type { LightMyRequestResponse } from 'fastify';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, bearer, testApp, type TestApp } from '../helpers/app.js';
+import { connectTestRedis, describeWithRedis, REDIS_URL } from '../limits/redis-helper.js';
 
 const T0 = Date.UTC(2026, 0, 15, 12, 0, 0);
 const T0s = T0 / 1000;
@@ -284,5 +285,76 @@ describe('monthly quota', () => {
     for (let i = 0; i < 10; i++) expect((await send(t, secret)).statusCode).toBe(429); // per key
     expect((await send(t, secret)).statusCode).toBe(429); // per address (40 reached)
     expect(await usage(t, secret)).toMatchObject({ used: 30, dropped: 0 });
+  });
+});
+
+const redis = await connectTestRedis('http-limits');
+
+describeWithRedis('two instances sharing Redis (VIGIL_REDIS_URL) behave as one', redis, ({ client }) => {
+  const accountIds: string[] = [];
+  afterAll(async () => {
+    for (const id of accountIds) {
+      const keys = await client.keys(`vigil:quota:{${id}}:*`);
+      if (keys.length > 0) await client.del(...keys);
+    }
+  });
+
+  /** Two apps on one store and one Redis, each with its own in-process state. */
+  async function pair(env: Record<string, string> = {}): Promise<[TestApp, TestApp]> {
+    const a = await app({ VIGIL_REDIS_URL: REDIS_URL, ...env });
+    const b = await testApp({ VIGIL_REDIS_URL: REDIS_URL, ...env }, { store: a.services.store, clock: a.clock });
+    // b shares a's store: close b's app and Redis client, leave the store to a.
+    apps.push({ ...b, close: () => b.vigil.close() } as TestApp);
+    // openRedis has no offline queue: wait until both clients are connected.
+    for (let i = 0; i < 200 && (await ready(a, b)) === false; i++) await new Promise((r) => setTimeout(r, 5));
+    return [a, b];
+  }
+  async function ready(...ts: TestApp[]): Promise<boolean> {
+    try {
+      for (const t of ts) await t.services.quota.current('readiness-probe', '2000-01');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  const uniqueIp = () => `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
+
+  it("a key's RPM and per-second windows hold across instances", async () => {
+    const [a, b] = await pair();
+    const { id, secret } = await a.account('free');
+    accountIds.push(id);
+    const ip = uniqueIp();
+    for (let i = 0; i < 30; i++) {
+      const res = await send(i % 2 === 0 ? a : b, secret, { ip });
+      expect(res.statusCode).toBe(202);
+      expect(res.headers['x-ratelimit-remaining']).toBe(String(29 - i));
+      a.clock.advance(300);
+    }
+    expectRateLimited(await send(a, secret, { ip }), Math.ceil((T0 + 61_000 - a.clock.now()) / 1000), 30);
+    expect((await send(b, secret, { ip })).statusCode).toBe(429);
+    expect(await usage(b, secret)).toMatchObject({ used: 30 });
+  });
+
+  it('the per-IP cap holds across instances', async () => {
+    const [a, b] = await pair({ VIGIL_IP_LIMIT: '10' });
+    const { id, secret } = await a.account('pro');
+    accountIds.push(id);
+    const ip = uniqueIp();
+    for (let i = 0; i < 10; i++) expect((await send(i % 2 === 0 ? a : b, secret, { ip })).statusCode).toBe(202);
+    expect((await send(a, secret, { ip })).statusCode).toBe(429);
+    expect((await send(b, secret, { ip })).statusCode).toBe(429);
+  });
+
+  it('the Free monthly cap is shared: one instance drops what the other filled', async () => {
+    const [a, b] = await pair();
+    const { id, secret } = await a.account('free');
+    accountIds.push(id);
+    await a.services.store.commit({ events: [], alerts: [], idempotency: [], usage: [{ accountId: id, period: '2026-01', day: '2026-01-01', used: 2_498, dropped: 0 }] });
+    const ip = uniqueIp();
+    expect((await send(a, secret, { ip })).json().status).toBe('accepted');
+    expect((await send(b, secret, { ip })).json().status).toBe('accepted');
+    expect((await send(a, secret, { ip })).json()).toEqual({ status: 'dropped' });
+    expect((await send(b, secret, { ip })).json()).toEqual({ status: 'dropped' });
+    expect(await usage(a, secret)).toMatchObject({ used: 2_500, dropped: 2 });
   });
 });
