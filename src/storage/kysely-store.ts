@@ -1,5 +1,6 @@
 import { Migrator, sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import { isConstraintViolation, isLostConnection } from './errors.js';
+import { valuesInsert, VALUES_CHUNK } from './event-insert.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
 import { StoreConflictError, StoreUnavailableError, type Store } from './store.js';
@@ -72,22 +73,6 @@ function toAlert(row: Row<'alerts'>): AlertRow {
   };
 }
 
-function eventColumns(e: EventRow): Row<'events'> {
-  return {
-    id: e.id,
-    account_id: e.accountId,
-    type: e.type,
-    event_id: e.eventId,
-    occurred_at: e.occurredAt,
-    received_at: e.receivedAt,
-    actor_id: e.actorId,
-    ip: e.ip,
-    risk_score: e.riskScore,
-    tags: JSON.stringify(e.tags),
-    doc: JSON.stringify(e.doc),
-  };
-}
-
 function alertColumns(a: AlertRow): Row<'alerts'> {
   return {
     id: a.id,
@@ -108,16 +93,14 @@ function alertColumns(a: AlertRow): Row<'alerts'> {
 /** Escapes LIKE wildcards so user filters match literally. */
 const likeLiteral = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
-/** Rows per multi-row INSERT: stays under SQLite's bound-parameter limit with 11 columns. */
-const INSERT_CHUNK = 500;
-
 export interface KyselyStoreOptions {
   /**
-   * Retry once, on a fresh connection, an operation that failed because its pooled
-   * connection had died (server restart, pg_terminate_backend) and that certainly did not
-   * commit: reads, and commits whose COMMIT was never sent.
+   * Attempts for an operation whose pooled connection turned out dead (server restart,
+   * failover, pg_terminate_backend while idle) and that certainly wrote nothing: reads, and
+   * commits that failed before their transaction began. Every idle connection of the pool
+   * may be dead at once, so a pool wants its size + 1. Default 1 (no retry).
    */
-  readonly retryLostConnection?: boolean;
+  readonly staleConnectionAttempts?: number;
 }
 
 /** Turns a database failure into the Store contract's errors. */
@@ -152,16 +135,21 @@ export class KyselyStore implements Store {
 
   /** Runs a read; a read is safe to repeat, so a dead pooled connection costs a retry, not an error. */
   protected async read<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (err) {
-      if (!this.options.retryLostConnection || !isLostConnection(err)) throw translate(what, err);
-      return this.guard(what, fn);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fn();
+      } catch (err) {
+        if (attempt >= this.attempts || !isLostConnection(err)) throw translate(what, err);
+      }
     }
   }
 
+  private get attempts(): number {
+    return this.options.staleConnectionAttempts ?? 1;
+  }
+
   async migrate(): Promise<void> {
-    await this.runMigrations();
+    await this.guard('migrate', () => this.runMigrations());
   }
 
   /** `schema`: where the migration tables live (PostgreSQL); Kysely would otherwise look in every schema. */
@@ -203,7 +191,12 @@ export class KyselyStore implements Store {
   }
 
   async countAccounts(): Promise<number> {
-    const row = await this.read('countAccounts', () => this.db.selectFrom('accounts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow());
+    const row = await this.read('countAccounts', () =>
+      this.db
+        .selectFrom('accounts')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow(),
+    );
     return num(row.n);
   }
 
@@ -218,7 +211,15 @@ export class KyselyStore implements Store {
     return this.getAccount(id);
   }
 
-  async createKey(input: { id: string; accountId: string; kind: KeyKind; hash: string; prefix: string; allowedOrigins: readonly string[]; createdAt: number }): Promise<ApiKeyRecord> {
+  async createKey(input: {
+    id: string;
+    accountId: string;
+    kind: KeyKind;
+    hash: string;
+    prefix: string;
+    allowedOrigins: readonly string[];
+    createdAt: number;
+  }): Promise<ApiKeyRecord> {
     const row: Row<'api_keys'> = {
       id: input.id,
       account_id: input.accountId,
@@ -259,7 +260,13 @@ export class KyselyStore implements Store {
     return {
       key: toKey(row),
       hash: row.hash,
-      account: toAccount({ id: row.account_id, name: row.account_name, plan: row.account_plan, created_at: row.account_created_at, settings: row.account_settings }),
+      account: toAccount({
+        id: row.account_id,
+        name: row.account_name,
+        plan: row.account_plan,
+        created_at: row.account_created_at,
+        settings: row.account_settings,
+      }),
     };
   }
 
@@ -280,25 +287,24 @@ export class KyselyStore implements Store {
   }
 
   async commit(batch: CommitBatch): Promise<void> {
-    let commitSent = false;
-    const attempt = (): Promise<void> =>
-      this.db.transaction().execute(async (trx) => {
-        await this.writeBatch(trx, batch);
-        commitSent = true;
-      });
-    try {
-      await attempt();
-    } catch (err) {
-      // Once COMMIT is on the wire its outcome is unknown, so only an earlier failure is retried.
-      if (commitSent || !this.options.retryLostConnection || !isLostConnection(err)) throw translate('commit', err);
-      await this.guard('commit', attempt);
+    for (let attempt = 1; ; attempt++) {
+      let begun = false;
+      try {
+        await this.db.transaction().execute((trx) => {
+          begun = true;
+          return this.writeBatch(trx, batch);
+        });
+        return;
+      } catch (err) {
+        // Only a connection that died before BEGIN (stale in the pool) is retried: a session lost
+        // mid-transaction is a real outage, and one lost during COMMIT may have committed.
+        if (begun || attempt >= this.attempts || !isLostConnection(err)) throw translate('commit', err);
+      }
     }
   }
 
   protected async writeBatch(trx: Transaction<Database>, batch: CommitBatch): Promise<void> {
-    for (let i = 0; i < batch.events.length; i += INSERT_CHUNK) {
-      await trx.insertInto('events').values(batch.events.slice(i, i + INSERT_CHUNK).map(eventColumns)).execute();
-    }
+    if (batch.events.length > 0) await this.insertEvents(trx, batch.events);
     for (const write of batch.alerts) {
       const cols = alertColumns(write.alert);
       if (write.opened) {
@@ -342,8 +348,17 @@ export class KyselyStore implements Store {
     }
   }
 
+  /** One multi-row insert per group (SQLite: per VALUES_CHUNK rows). */
+  protected async insertEvents(trx: Transaction<Database>, events: readonly EventRow[]): Promise<void> {
+    for (let i = 0; i < events.length; i += VALUES_CHUNK) {
+      await trx.executeQuery(valuesInsert(i === 0 && events.length <= VALUES_CHUNK ? events : events.slice(i, i + VALUES_CHUNK)));
+    }
+  }
+
   async getEvent(accountId: string, id: string): Promise<EventRow | undefined> {
-    const row = await this.read('getEvent', () => this.db.selectFrom('events').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst());
+    const row = await this.read('getEvent', () =>
+      this.db.selectFrom('events').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst(),
+    );
     return row && toEvent(row);
   }
 
@@ -358,7 +373,12 @@ export class KyselyStore implements Store {
     if (filter.until !== undefined) q = q.where('occurred_at', '<', filter.until);
     if (filter.tag !== undefined) q = q.where(this.hasTag(filter.tag));
     if (cursor !== undefined) q = q.where('id', '<', cursor);
-    const rows = await this.read('listEvents', () => q.orderBy('id', 'desc').limit(limit + 1).execute());
+    const rows = await this.read('listEvents', () =>
+      q
+        .orderBy('id', 'desc')
+        .limit(limit + 1)
+        .execute(),
+    );
     const items = rows.slice(0, limit).map(toEvent);
     return { items, nextCursor: rows.length > limit ? (items[items.length - 1]?.id ?? null) : null };
   }
@@ -370,7 +390,11 @@ export class KyselyStore implements Store {
 
   async countEvents(accountId: string): Promise<number> {
     const row = await this.read('countEvents', () =>
-      this.db.selectFrom('events').select((eb) => eb.fn.countAll().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow(),
+      this.db
+        .selectFrom('events')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('account_id', '=', accountId)
+        .executeTakeFirstOrThrow(),
     );
     return num(row.n);
   }
@@ -389,7 +413,9 @@ export class KyselyStore implements Store {
   }
 
   async getAlert(accountId: string, id: string): Promise<AlertRow | undefined> {
-    const row = await this.read('getAlert', () => this.db.selectFrom('alerts').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst());
+    const row = await this.read('getAlert', () =>
+      this.db.selectFrom('alerts').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst(),
+    );
     return row && toAlert(row);
   }
 
@@ -401,7 +427,12 @@ export class KyselyStore implements Store {
     if (filter.actorId !== undefined) q = q.where('actor_id', '=', filter.actorId);
     if (filter.since !== undefined) q = q.where('last_seen', '>=', filter.since);
     if (cursor !== undefined) q = q.where('id', '<', cursor);
-    const rows = await this.read('listAlerts', () => q.orderBy('id', 'desc').limit(limit + 1).execute());
+    const rows = await this.read('listAlerts', () =>
+      q
+        .orderBy('id', 'desc')
+        .limit(limit + 1)
+        .execute(),
+    );
     const items = rows.slice(0, limit).map(toAlert);
     return { items, nextCursor: rows.length > limit ? (items[items.length - 1]?.id ?? null) : null };
   }

@@ -78,13 +78,19 @@ export async function ensureMonthPartitions(db: Kysely<unknown>, schema: string,
     for (const part of wanted) {
       if (existing.has(part.name)) continue;
       const target = table(schema, part.name);
-      const stray = await sql`select 1 from ${table(schema, 'events_default')} where received_at >= ${part.from} and received_at < ${part.to} limit 1`.execute(trx);
+      const stray = await sql`select 1 from ${table(schema, 'events_default')} where received_at >= ${part.from} and received_at < ${part.to} limit 1`.execute(
+        trx,
+      );
       if (stray.rows.length === 0) {
         await sql`create table ${target} partition of ${table(schema, 'events')} for values from (${sql.lit(part.from)}) to (${sql.lit(part.to)})`.execute(trx);
       } else {
         await sql`create table ${target} (like ${table(schema, 'events')} including defaults including constraints)`.execute(trx);
-        await sql`with moved as (delete from ${table(schema, 'events_default')} where received_at >= ${part.from} and received_at < ${part.to} returning *) insert into ${target} select * from moved`.execute(trx);
-        await sql`alter table ${table(schema, 'events')} attach partition ${target} for values from (${sql.lit(part.from)}) to (${sql.lit(part.to)})`.execute(trx);
+        await sql`with moved as (delete from ${table(schema, 'events_default')} where received_at >= ${part.from} and received_at < ${part.to} returning *) insert into ${target} select * from moved`.execute(
+          trx,
+        );
+        await sql`alter table ${table(schema, 'events')} attach partition ${target} for values from (${sql.lit(part.from)}) to (${sql.lit(part.to)})`.execute(
+          trx,
+        );
       }
       created.push(part.name);
     }
@@ -97,7 +103,11 @@ export async function ensureMonthPartitions(db: Kysely<unknown>, schema: string,
  * `before`, then deletes the older rows left in the partition straddling it and in the default
  * partition (partition pruning keeps that delete to those two).
  */
-export async function dropMonthPartitionsBefore(db: Kysely<unknown>, schema: string, before: number): Promise<{ partitionsDropped: number; rowsDeleted: number }> {
+export async function dropMonthPartitionsBefore(
+  db: Kysely<unknown>,
+  schema: string,
+  before: number,
+): Promise<{ partitionsDropped: number; rowsDeleted: number }> {
   return db.transaction().execute(async (trx) => {
     await lockUpkeep(trx, schema);
     let partitionsDropped = 0;

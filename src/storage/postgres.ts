@@ -1,9 +1,11 @@
-import { Kysely, PostgresDialect, sql, type RawBuilder } from 'kysely';
+import { Kysely, PostgresDialect, sql, type RawBuilder, type Transaction } from 'kysely';
 import pg from 'pg';
 import { systemClock, type Clock } from '../util/clock.js';
+import { unnestInsert } from './event-insert.js';
 import { KyselyStore } from './kysely-store.js';
 import { dropMonthPartitionsBefore, ensureMonthPartitions, listMonthPartitions, partitionsFor, type MonthPartition } from './postgres-partitions.js';
 import type { Database } from './schema.js';
+import type { EventRow } from './types.js';
 import { StoreUnavailableError } from './store.js';
 
 export interface PostgresOptions {
@@ -39,7 +41,9 @@ const INT8_OID = 20;
  */
 const types = {
   getTypeParser: ((oid: number, format?: string) =>
-    oid === INT8_OID && format !== 'binary' ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    oid === INT8_OID && format !== 'binary'
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
 /**
@@ -52,9 +56,9 @@ export class PostgresStore extends KyselyStore {
 
   constructor(
     db: Kysely<Database>,
-    private readonly settings: { schema?: string; monthsAhead: number; clock: Clock },
+    private readonly settings: { schema?: string; monthsAhead: number; clock: Clock; poolSize: number },
   ) {
-    super('postgres', db, async () => {}, { retryLostConnection: true });
+    super('postgres', db, async () => {}, { staleConnectionAttempts: settings.poolSize + 1 });
   }
 
   /** The schema the tables live in. */
@@ -75,7 +79,8 @@ export class PostgresStore extends KyselyStore {
   }
 
   override async migrate(): Promise<void> {
-    await this.runMigrations(await this.schema());
+    const schema = await this.schema();
+    await this.guard('migrate', () => this.runMigrations(schema));
     await this.maintain(this.settings.clock.now());
   }
 
@@ -95,6 +100,11 @@ export class PostgresStore extends KyselyStore {
     return this.read('eventPartitions', () => listMonthPartitions(this.db as unknown as Kysely<unknown>, schema));
   }
 
+  /** The whole group in one statement, whatever its size. */
+  protected override async insertEvents(trx: Transaction<Database>, events: readonly EventRow[]): Promise<void> {
+    await trx.executeQuery(unnestInsert(events));
+  }
+
   /** Served by the GIN index on `tags::jsonb`. */
   protected override hasTag(tag: string): RawBuilder<boolean> {
     return sql<boolean>`(tags::jsonb) @> ${JSON.stringify([tag])}::jsonb`;
@@ -107,12 +117,16 @@ export function openPostgresStore(url: string, options: PostgresOptions = {}): P
     throw new Error(`invalid PostgreSQL schema name "${options.schema}": use lower-case letters, digits and _`);
   }
   const statementTimeout = options.statementTimeoutMs ?? 30_000;
-  const startup = [options.schema !== undefined ? `-c search_path=${options.schema}` : '', statementTimeout > 0 ? `-c statement_timeout=${statementTimeout}` : '']
+  const startup = [
+    options.schema !== undefined ? `-c search_path=${options.schema}` : '',
+    statementTimeout > 0 ? `-c statement_timeout=${statementTimeout}` : '',
+  ]
     .filter(Boolean)
     .join(' ');
+  const poolSize = options.poolSize ?? 10;
   const pool = new pg.Pool({
     connectionString: url,
-    max: options.poolSize ?? 10,
+    max: poolSize,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
     idleTimeoutMillis: 30_000,
     keepAlive: true,
@@ -140,5 +154,10 @@ export function openPostgresStore(url: string, options: PostgresOptions = {}): P
         }
       : {}),
   });
-  return new PostgresStore(db, { ...(options.schema !== undefined ? { schema: options.schema } : {}), monthsAhead: options.monthsAhead ?? 2, clock: options.clock ?? systemClock });
+  return new PostgresStore(db, {
+    ...(options.schema !== undefined ? { schema: options.schema } : {}),
+    monthsAhead: options.monthsAhead ?? 2,
+    clock: options.clock ?? systemClock,
+    poolSize,
+  });
 }

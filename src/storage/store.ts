@@ -32,7 +32,15 @@ export interface Store {
   countAccounts(): Promise<number>;
   updateAccount(id: string, patch: { plan?: string; name?: string; settings?: Record<string, unknown> }): Promise<Account | undefined>;
 
-  createKey(input: { id: string; accountId: string; kind: KeyKind; hash: string; prefix: string; allowedOrigins: readonly string[]; createdAt: number }): Promise<ApiKeyRecord>;
+  createKey(input: {
+    id: string;
+    accountId: string;
+    kind: KeyKind;
+    hash: string;
+    prefix: string;
+    allowedOrigins: readonly string[];
+    createdAt: number;
+  }): Promise<ApiKeyRecord>;
   /** The key with this hash and its account, revoked or not (the caller decides). */
   findKeyByHash(hash: string): Promise<{ key: ApiKeyRecord; hash: string; account: Account } | undefined>;
   listKeys(accountId?: string): Promise<readonly ApiKeyRecord[]>;

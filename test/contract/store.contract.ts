@@ -28,7 +28,15 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
 
     const account = (id: string, createdAt = T0) => store.createAccount({ id, name: `name of ${id}`, plan: 'starter', createdAt });
     const key = (accountId: string, hash: string, kind: 'secret' | 'publishable' = 'secret') =>
-      store.createKey({ id: nextId('key'), accountId, kind, hash, prefix: `vgl_sk_${hash.slice(0, 4)}`, allowedOrigins: ['https://a.example', "https://o'k.example"], createdAt: T0 });
+      store.createKey({
+        id: nextId('key'),
+        accountId,
+        kind,
+        hash,
+        prefix: `vgl_sk_${hash.slice(0, 4)}`,
+        allowedOrigins: ['https://a.example', "https://o'k.example"],
+        createdAt: T0,
+      });
     /** Every page of a listing, checking that the cursor moves strictly down. */
     async function allPages(accountId: string, filter: EventFilter, limit: number): Promise<EventRow[]> {
       const out: EventRow[] = [];
@@ -76,7 +84,7 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         expect((await store.listAccounts()).map((a) => a.id)).toEqual(['acc_b', 'acc_c', 'acc_a']);
         expect(await store.countAccounts()).toBe(3);
 
-        const settings = { thresholds: { challenge: 40 }, allowlist: { ips: ['10.0.0.0/8'] }, note: "it's \"quoted\" %_" };
+        const settings = { thresholds: { challenge: 40 }, allowlist: { ips: ['10.0.0.0/8'] }, note: 'it\'s "quoted" %_' };
         const updated = await store.updateAccount('acc_b', { plan: 'pro', settings });
         expect(updated).toEqual({ ...created, plan: 'pro', settings });
         expect(await store.updateAccount('acc_b', { name: 'renamed' })).toEqual({ ...created, plan: 'pro', settings, name: 'renamed' });
@@ -163,7 +171,9 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         await account('acc_a');
         const e = eventRow('acc_a', { eventId: 'client-1', tags: ['inferred:auth.failure', 'x'], riskScore: 72, occurredAt: T0 - 1234 });
         const a = alertRow('acc_a', { eventIds: [e.id] });
-        await store.commit(batch({ events: [e], alerts: [{ alert: a, opened: true }], usage: [usage('acc_a', 1)], idempotency: [idempotency('acc_a', 'client-1')] }));
+        await store.commit(
+          batch({ events: [e], alerts: [{ alert: a, opened: true }], usage: [usage('acc_a', 1)], idempotency: [idempotency('acc_a', 'client-1')] }),
+        );
         const read = await store.getEvent('acc_a', e.id);
         expect(read).toEqual(e);
         for (const n of [read?.occurredAt, read?.receivedAt, read?.riskScore]) expect(typeof n).toBe('number');
@@ -276,7 +286,9 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
       it('prunes rows created before the cut-off, for every account', async () => {
         await account('acc_a');
         await account('acc_b');
-        await store.commit(batch({ idempotency: [idempotency('acc_a', 'old', T0 - 8 * DAY), idempotency('acc_b', 'old', T0 - 8 * DAY), idempotency('acc_a', 'new', T0)] }));
+        await store.commit(
+          batch({ idempotency: [idempotency('acc_a', 'old', T0 - 8 * DAY), idempotency('acc_b', 'old', T0 - 8 * DAY), idempotency('acc_a', 'new', T0)] }),
+        );
         expect(await store.pruneIdempotency(T0 - 7 * DAY)).toBe(2);
         expect(await store.findIdempotency('acc_a', 'old', 0)).toBeUndefined();
         expect(await store.findIdempotency('acc_a', 'new', 0)).toBeDefined();
@@ -412,7 +424,16 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         const a = alertRow('acc_a', { eventIds: ['evt_1'] });
         await store.commit(batch({ alerts: [{ alert: a, opened: true }] }));
         await store.setAlertStatus('acc_a', a.id, 'acknowledged', T0 + 1);
-        const next = { ...a, count: 3, lastSeen: T0 + 60_000, eventIds: ['evt_1', 'evt_2', 'evt_3'], details: { threshold: 10, seen: 3 }, severity: 'critical', status: 'open' as const, firstSeen: T0 + 999 };
+        const next = {
+          ...a,
+          count: 3,
+          lastSeen: T0 + 60_000,
+          eventIds: ['evt_1', 'evt_2', 'evt_3'],
+          details: { threshold: 10, seen: 3 },
+          severity: 'critical',
+          status: 'open' as const,
+          firstSeen: T0 + 999,
+        };
         await store.commit(batch({ alerts: [{ alert: next, opened: false }] }));
         expect(await store.getAlert('acc_a', a.id)).toEqual({ ...next, status: 'acknowledged', firstSeen: T0 });
       });
@@ -439,7 +460,7 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
             type: i % 3 === 0 ? 'auth.brute_force.account' : 'auth.impossible_travel',
             severity: ['low', 'medium', 'high', 'critical'][i % 4] as string,
             status: (['open', 'acknowledged', 'resolved', 'false_positive'] as const)[i % 4 === 1 ? 1 : i % 5 === 2 ? 2 : 0],
-            actorId: i % 4 === 0 ? null : ['user_1', 'user_%', "o'brien"][i % 3] as string,
+            actorId: i % 4 === 0 ? null : (['user_1', 'user_%', "o'brien"][i % 3] as string),
             lastSeen: T0 + i * 1000,
           }),
         );

@@ -30,7 +30,9 @@ describePostgres('PostgreSQL layout', () => {
   }
   /** Which table each of these events is physically stored in. */
   async function homes(schema: string, ids: readonly string[]): Promise<string[]> {
-    const { rows } = await admin.query<{ id: string; home: string }>(`select id, tableoid::regclass::text as home from "${schema}".events where id = any($1)`, [ids]);
+    const { rows } = await admin.query<{ id: string; home: string }>(`select id, tableoid::regclass::text as home from "${schema}".events where id = any($1)`, [
+      ids,
+    ]);
     const byId = new Map(rows.map((r) => [r.id, r.home.replace(`${schema}.`, '')]));
     return ids.map((id) => byId.get(id) ?? 'missing');
   }
@@ -53,7 +55,14 @@ describePostgres('PostgreSQL layout', () => {
     const sept = eventRow('acc_a', { receivedAt: Date.UTC(2026, 8, 2) });
     await store.commit(batch({ events: [...june, sept] }));
     await store.maintain(Date.UTC(2026, 4, 20));
-    expect((await store.eventPartitions()).map((p) => p.name)).toEqual(['events_p202601', 'events_p202602', 'events_p202603', 'events_p202605', 'events_p202606', 'events_p202607']);
+    expect((await store.eventPartitions()).map((p) => p.name)).toEqual([
+      'events_p202601',
+      'events_p202602',
+      'events_p202603',
+      'events_p202605',
+      'events_p202606',
+      'events_p202607',
+    ]);
     expect(await homes(schema, [...june.map((e) => e.id), sept.id])).toEqual(['events_p202606', 'events_p202606', 'events_p202606', 'events_default']);
     for (const e of june) expect(await store.getEvent('acc_a', e.id)).toEqual(e);
     // The moved partition is a full member: unique key and filters work on it.
@@ -101,7 +110,15 @@ describePostgres('PostgreSQL layout', () => {
       eventRow('acc_a', { receivedAt: T0 + i, occurredAt: T0 - 10 * 86_400_000 + i * 1000, riskScore: i % 60, tags: ['common'] }),
     );
     const rare = Array.from({ length: 10 }, (_, i) =>
-      eventRow('acc_a', { type: 'rare.thing.seen', actorId: 'rare_actor', ip: '192.0.2.99', riskScore: 99, receivedAt: T0 + 7000 + i, occurredAt: T0 + i, tags: ['rare'] }),
+      eventRow('acc_a', {
+        type: 'rare.thing.seen',
+        actorId: 'rare_actor',
+        ip: '192.0.2.99',
+        riskScore: 99,
+        receivedAt: T0 + 7000 + i,
+        occurredAt: T0 + i,
+        tags: ['rare'],
+      }),
     );
     await store.commit(batch({ events: [...common, ...rare] }));
     await admin.query(`analyze "${schema}".events`);
