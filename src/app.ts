@@ -13,6 +13,7 @@ import { registerAdminRoutes } from './http/routes/admin.js';
 import { registerIngestRoutes } from './http/routes/ingest.js';
 import { registerOpsRoutes } from './http/routes/ops.js';
 import { registerReadRoutes } from './http/routes/read.js';
+import { registerSettingsRoutes } from './http/routes/settings.js';
 import { trackRoutesFor405 } from './http/method-not-allowed.js';
 import { sameSecret } from './http/secrets.js';
 import { ipLimitResolver } from './limits/ip-limits.js';
@@ -187,6 +188,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   registerIngestRoutes(app, { pipeline, limiter: deps.limiter, clock: deps.clock, maxEventBytes: config.maxEventBytes, maxBatchBytes: config.maxBatchBytes });
   registerReadRoutes(app, { store: deps.store, catalog: deps.catalog, clock: deps.clock });
   registerAdminRoutes(app, { accounts, store: deps.store, changed: () => authenticator.invalidate() });
+  registerSettingsRoutes(app, { store: deps.store, changed: () => authenticator.invalidate() });
   registerOpsRoutes(app, { store: deps.store, metrics, status: deps.status ?? (() => ({})) });
   add405Routes();
 
