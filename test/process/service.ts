@@ -77,7 +77,10 @@ export async function startService(dataDir: string, env: Record<string, string> 
   return { child, base: `http://127.0.0.1:${port}`, lines, stderr, exited };
 }
 
-export async function api(base: string, method: string, path: string, key: string, body?: unknown): Promise<{ status: number; json: any }> {
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test client reading arbitrary JSON answers
+type Json = any;
+
+export async function api(base: string, method: string, path: string, key: string, body?: unknown): Promise<{ status: number; json: Json }> {
   const res = await fetch(base + path, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -128,13 +131,17 @@ export function sendTraffic(base: string, key: string, workers = 12): Traffic {
   let stopped = false;
   const waiters: { n: number; resolve: () => void }[] = [];
   const note = () => {
-    for (const w of [...waiters]) if (acked.size >= w.n) (waiters.splice(waiters.indexOf(w), 1), w.resolve());
+    for (const w of [...waiters]) {
+      if (acked.size < w.n) continue;
+      waiters.splice(waiters.indexOf(w), 1);
+      w.resolve();
+    }
   };
   const worker = async (w: number) => {
     for (let i = 0; !stopped; i++) {
       const batch = i % 4 === 3;
       const events = Array.from({ length: batch ? 10 : 1 }, (_, j) => ({ event: 'custom.crash.test', actor_id: `w${w}`, event_id: `w${w}-r${i}-e${j}` }));
-      let res: { status: number; json: any };
+      let res: { status: number; json: Json };
       try {
         res = batch ? await api(base, 'POST', '/v1/events/batch', key, { events }) : await api(base, 'POST', '/v1/events', key, events[0]);
       } catch {
