@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { Gauge } from 'prom-client';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import { Accounts } from './accounts/accounts.js';
 import type { Catalog } from './catalog/catalog.js';
 import type { Config } from './config/config.js';
@@ -38,9 +39,12 @@ export interface AppDeps {
   readonly detect: DetectStage;
   readonly score: ScoreStage;
   readonly clock: Clock;
-  readonly logger?: FastifyServerOptions['logger'];
+  /** A pino logger shared with start-up code; without it the app does not log. */
+  readonly logger?: FastifyBaseLogger;
   /** Extra facts for /readyz. */
   readonly status?: () => Record<string, unknown>;
+  /** Present in scale-out mode. */
+  readonly redisHealth?: { readonly degraded: boolean };
 }
 
 export interface VigilApp {
@@ -81,7 +85,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   const { config } = deps;
   const metrics = createMetrics();
   const app = Fastify({
-    logger: deps.logger ?? false,
+    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     genReqId: () => newId('req'),
     requestIdHeader: false,
     trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
@@ -114,7 +118,14 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     store: deps.store,
     clock: deps.clock,
     onEvents: (outcome, n) => metrics.events.inc({ outcome }, n),
+    degraded: deps.redisHealth ? () => (deps.redisHealth as { degraded: boolean }).degraded : undefined,
   });
+  if (deps.redisHealth) {
+    const health = deps.redisHealth;
+    metrics.registry.registerMetric(
+      new Gauge({ name: 'vigil_backend_degraded', help: '1 while Redis is unreachable and local state is used', registers: [], collect() { this.set(health.degraded ? 1 : 0); } }),
+    );
+  }
 
   // JSON only; parsed with plain JSON.parse: prototype keys are rejected by validation, not here.
   app.removeAllContentTypeParsers();

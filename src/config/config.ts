@@ -15,6 +15,7 @@ export interface Config {
   readonly dataDir: string;
   readonly databaseUrl?: string;
   readonly redisUrl?: string;
+  readonly redisPrefix: string;
   readonly adminToken?: string;
   readonly trustProxy: readonly string[];
   readonly plans: PlanTable;
@@ -156,6 +157,12 @@ function host(env: Env): string {
   return raw;
 }
 
+function redisPrefix(env: Env): string {
+  const raw = optional(env, 'VIGIL_REDIS_PREFIX') ?? 'vigil:';
+  if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(raw)) throw new ConfigError('VIGIL_REDIS_PREFIX', `must be 1-64 characters of letters, digits, ':', '_', '.', '-', got "${raw}"`);
+  return raw;
+}
+
 /** Reads and validates `VIGIL_*` variables. Throws ConfigError naming the variable and what is allowed. */
 export function loadConfig(env: Env = process.env): Config {
   let plans: PlanTable;
@@ -176,6 +183,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: dataDir(env),
     databaseUrl: url(env, 'VIGIL_DATABASE_URL', ['postgres:', 'postgresql:']),
     redisUrl: url(env, 'VIGIL_REDIS_URL', ['redis:', 'rediss:']),
+    redisPrefix: redisPrefix(env),
     adminToken,
     trustProxy: cidrList(env, 'VIGIL_TRUST_PROXY'),
     plans,

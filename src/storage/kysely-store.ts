@@ -1,7 +1,9 @@
-import { Migrator, sql, type Kysely, type Transaction } from 'kysely';
+import { Migrator, sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
+import { isConstraintViolation, isLostConnection } from './errors.js';
+import { valuesInsert, VALUES_CHUNK } from './event-insert.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
-import { StoreUnavailableError, type Store } from './store.js';
+import { StoreConflictError, StoreUnavailableError, type Store } from './store.js';
 import type {
   Account,
   AlertFilter,
@@ -71,22 +73,6 @@ function toAlert(row: Row<'alerts'>): AlertRow {
   };
 }
 
-function eventColumns(e: EventRow): Row<'events'> {
-  return {
-    id: e.id,
-    account_id: e.accountId,
-    type: e.type,
-    event_id: e.eventId,
-    occurred_at: e.occurredAt,
-    received_at: e.receivedAt,
-    actor_id: e.actorId,
-    ip: e.ip,
-    risk_score: e.riskScore,
-    tags: JSON.stringify(e.tags),
-    doc: JSON.stringify(e.doc),
-  };
-}
-
 function alertColumns(a: AlertRow): Row<'alerts'> {
   return {
     id: a.id,
@@ -107,38 +93,80 @@ function alertColumns(a: AlertRow): Row<'alerts'> {
 /** Escapes LIKE wildcards so user filters match literally. */
 const likeLiteral = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
-/** Rows per multi-row INSERT: stays under SQLite's bound-parameter limit with 11 columns. */
-const INSERT_CHUNK = 500;
+export interface KyselyStoreOptions {
+  /**
+   * Attempts for an operation whose pooled connection turned out dead (server restart,
+   * failover, pg_terminate_backend while idle) and that certainly wrote nothing: reads, and
+   * commits that failed before their transaction began. Every idle connection of the pool
+   * may be dead at once, so a pool wants its size + 1. Default 1 (no retry).
+   */
+  readonly staleConnectionAttempts?: number;
+}
+
+/** Turns a database failure into the Store contract's errors. */
+function translate(what: string, err: unknown): Error {
+  if (err instanceof StoreUnavailableError || err instanceof StoreConflictError) return err;
+  const message = `${what} failed: ${(err as Error | undefined)?.message ?? String(err)}`;
+  if (isConstraintViolation(err)) return new StoreConflictError(message, { cause: err });
+  return new StoreUnavailableError(message, { cause: err });
+}
 
 /**
- * The Store over Kysely. The SQL is portable: SQLite and PostgreSQL differ only in the
- * dialect and in how infrastructure errors are recognised (`isUnavailable`).
+ * The Store over Kysely. The SQL is portable: SQLite and PostgreSQL differ in the dialect,
+ * in the events table's physical layout (partitioned on PostgreSQL, see postgres.ts) and in
+ * the tag filter, which PostgreSQL answers from a GIN index.
  */
 export class KyselyStore implements Store {
   constructor(
     readonly kind: 'sqlite' | 'postgres',
     protected readonly db: Kysely<Database>,
     private readonly onClose: () => Promise<void> = async () => {},
+    private readonly options: KyselyStoreOptions = {},
   ) {}
 
-  /** Runs a database call, turning infrastructure failures into StoreUnavailableError. */
+  /** Runs a write, turning database failures into StoreUnavailableError / StoreConflictError. */
   protected async guard<T>(what: string, fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (err) {
-      if (err instanceof StoreUnavailableError) throw err;
-      throw new StoreUnavailableError(`${what} failed: ${(err as Error).message}`, { cause: err });
+      throw translate(what, err);
     }
   }
 
+  /** Runs a read; a read is safe to repeat, so a dead pooled connection costs a retry, not an error. */
+  protected async read<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fn();
+      } catch (err) {
+        if (attempt >= this.attempts || !isLostConnection(err)) throw translate(what, err);
+      }
+    }
+  }
+
+  private get attempts(): number {
+    return this.options.staleConnectionAttempts ?? 1;
+  }
+
   async migrate(): Promise<void> {
-    const migrator = new Migrator({ db: this.db, provider: migrationProvider, migrationTableName: 'vigil_migrations', migrationLockTableName: 'vigil_migrations_lock' });
+    await this.guard('migrate', () => this.runMigrations());
+  }
+
+  /** `schema`: where the migration tables live (PostgreSQL); Kysely would otherwise look in every schema. */
+  protected async runMigrations(schema?: string): Promise<void> {
+    const migrator = new Migrator({
+      db: this.db,
+      provider: migrationProvider,
+      migrationTableName: 'vigil_migrations',
+      migrationLockTableName: 'vigil_migrations_lock',
+      ...(schema !== undefined ? { migrationTableSchema: schema } : {}),
+    });
     const { error } = await migrator.migrateToLatest();
     if (error) throw error instanceof Error ? error : new Error(String(error));
   }
 
   async ping(): Promise<void> {
-    await this.guard('ping', () => sql`select 1`.execute(this.db));
+    await this.read('ping', () => sql`select 1`.execute(this.db));
   }
 
   async close(): Promise<void> {
@@ -153,17 +181,22 @@ export class KyselyStore implements Store {
   }
 
   async getAccount(id: string): Promise<Account | undefined> {
-    const row = await this.guard('getAccount', () => this.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst());
+    const row = await this.read('getAccount', () => this.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst());
     return row && toAccount(row);
   }
 
   async listAccounts(): Promise<readonly Account[]> {
-    const rows = await this.guard('listAccounts', () => this.db.selectFrom('accounts').selectAll().orderBy('created_at').orderBy('id').execute());
+    const rows = await this.read('listAccounts', () => this.db.selectFrom('accounts').selectAll().orderBy('created_at').orderBy('id').execute());
     return rows.map(toAccount);
   }
 
   async countAccounts(): Promise<number> {
-    const row = await this.guard('countAccounts', () => this.db.selectFrom('accounts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow());
+    const row = await this.read('countAccounts', () =>
+      this.db
+        .selectFrom('accounts')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow(),
+    );
     return num(row.n);
   }
 
@@ -178,7 +211,15 @@ export class KyselyStore implements Store {
     return this.getAccount(id);
   }
 
-  async createKey(input: { id: string; accountId: string; kind: KeyKind; hash: string; prefix: string; allowedOrigins: readonly string[]; createdAt: number }): Promise<ApiKeyRecord> {
+  async createKey(input: {
+    id: string;
+    accountId: string;
+    kind: KeyKind;
+    hash: string;
+    prefix: string;
+    allowedOrigins: readonly string[];
+    createdAt: number;
+  }): Promise<ApiKeyRecord> {
     const row: Row<'api_keys'> = {
       id: input.id,
       account_id: input.accountId,
@@ -194,7 +235,7 @@ export class KyselyStore implements Store {
   }
 
   async findKeyByHash(hash: string): Promise<{ key: ApiKeyRecord; hash: string; account: Account } | undefined> {
-    const row = await this.guard('findKeyByHash', () =>
+    const row = await this.read('findKeyByHash', () =>
       this.db
         .selectFrom('api_keys')
         .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
@@ -219,14 +260,20 @@ export class KyselyStore implements Store {
     return {
       key: toKey(row),
       hash: row.hash,
-      account: toAccount({ id: row.account_id, name: row.account_name, plan: row.account_plan, created_at: row.account_created_at, settings: row.account_settings }),
+      account: toAccount({
+        id: row.account_id,
+        name: row.account_name,
+        plan: row.account_plan,
+        created_at: row.account_created_at,
+        settings: row.account_settings,
+      }),
     };
   }
 
   async listKeys(accountId?: string): Promise<readonly ApiKeyRecord[]> {
     let query = this.db.selectFrom('api_keys').selectAll();
     if (accountId !== undefined) query = query.where('account_id', '=', accountId);
-    const rows = await this.guard('listKeys', () => query.orderBy('created_at').orderBy('id').execute());
+    const rows = await this.read('listKeys', () => query.orderBy('created_at').orderBy('id').execute());
     return rows.map(toKey);
   }
 
@@ -240,13 +287,24 @@ export class KyselyStore implements Store {
   }
 
   async commit(batch: CommitBatch): Promise<void> {
-    await this.guard('commit', () => this.db.transaction().execute((trx) => this.writeBatch(trx, batch)));
+    for (let attempt = 1; ; attempt++) {
+      let begun = false;
+      try {
+        await this.db.transaction().execute((trx) => {
+          begun = true;
+          return this.writeBatch(trx, batch);
+        });
+        return;
+      } catch (err) {
+        // Only a connection that died before BEGIN (stale in the pool) is retried: a session lost
+        // mid-transaction is a real outage, and one lost during COMMIT may have committed.
+        if (begun || attempt >= this.attempts || !isLostConnection(err)) throw translate('commit', err);
+      }
+    }
   }
 
   protected async writeBatch(trx: Transaction<Database>, batch: CommitBatch): Promise<void> {
-    for (let i = 0; i < batch.events.length; i += INSERT_CHUNK) {
-      await trx.insertInto('events').values(batch.events.slice(i, i + INSERT_CHUNK).map(eventColumns)).execute();
-    }
+    if (batch.events.length > 0) await this.insertEvents(trx, batch.events);
     for (const write of batch.alerts) {
       const cols = alertColumns(write.alert);
       if (write.opened) {
@@ -290,8 +348,17 @@ export class KyselyStore implements Store {
     }
   }
 
+  /** One multi-row insert per group (SQLite: per VALUES_CHUNK rows). */
+  protected async insertEvents(trx: Transaction<Database>, events: readonly EventRow[]): Promise<void> {
+    for (let i = 0; i < events.length; i += VALUES_CHUNK) {
+      await trx.executeQuery(valuesInsert(i === 0 && events.length <= VALUES_CHUNK ? events : events.slice(i, i + VALUES_CHUNK)));
+    }
+  }
+
   async getEvent(accountId: string, id: string): Promise<EventRow | undefined> {
-    const row = await this.guard('getEvent', () => this.db.selectFrom('events').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst());
+    const row = await this.read('getEvent', () =>
+      this.db.selectFrom('events').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst(),
+    );
     return row && toEvent(row);
   }
 
@@ -304,22 +371,36 @@ export class KyselyStore implements Store {
     if (filter.minRisk !== undefined) q = q.where('risk_score', '>=', filter.minRisk);
     if (filter.since !== undefined) q = q.where('occurred_at', '>=', filter.since);
     if (filter.until !== undefined) q = q.where('occurred_at', '<', filter.until);
-    if (filter.tag !== undefined) q = q.where(sql<boolean>`tags like ${'%' + likeLiteral(JSON.stringify(filter.tag)) + '%'} escape '\\'`);
+    if (filter.tag !== undefined) q = q.where(this.hasTag(filter.tag));
     if (cursor !== undefined) q = q.where('id', '<', cursor);
-    const rows = await this.guard('listEvents', () => q.orderBy('id', 'desc').limit(limit + 1).execute());
+    const rows = await this.read('listEvents', () =>
+      q
+        .orderBy('id', 'desc')
+        .limit(limit + 1)
+        .execute(),
+    );
     const items = rows.slice(0, limit).map(toEvent);
     return { items, nextCursor: rows.length > limit ? (items[items.length - 1]?.id ?? null) : null };
   }
 
+  /** Rows whose JSON `tags` array holds this exact tag. */
+  protected hasTag(tag: string): RawBuilder<boolean> {
+    return sql<boolean>`tags like ${'%' + likeLiteral(JSON.stringify(tag)) + '%'} escape '\\'`;
+  }
+
   async countEvents(accountId: string): Promise<number> {
-    const row = await this.guard('countEvents', () =>
-      this.db.selectFrom('events').select((eb) => eb.fn.countAll().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow(),
+    const row = await this.read('countEvents', () =>
+      this.db
+        .selectFrom('events')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('account_id', '=', accountId)
+        .executeTakeFirstOrThrow(),
     );
     return num(row.n);
   }
 
   async findIdempotency(accountId: string, eventId: string, since: number): Promise<IdempotencyRow | undefined> {
-    const row = await this.guard('findIdempotency', () =>
+    const row = await this.read('findIdempotency', () =>
       this.db
         .selectFrom('idempotency')
         .selectAll()
@@ -332,7 +413,9 @@ export class KyselyStore implements Store {
   }
 
   async getAlert(accountId: string, id: string): Promise<AlertRow | undefined> {
-    const row = await this.guard('getAlert', () => this.db.selectFrom('alerts').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst());
+    const row = await this.read('getAlert', () =>
+      this.db.selectFrom('alerts').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst(),
+    );
     return row && toAlert(row);
   }
 
@@ -344,7 +427,12 @@ export class KyselyStore implements Store {
     if (filter.actorId !== undefined) q = q.where('actor_id', '=', filter.actorId);
     if (filter.since !== undefined) q = q.where('last_seen', '>=', filter.since);
     if (cursor !== undefined) q = q.where('id', '<', cursor);
-    const rows = await this.guard('listAlerts', () => q.orderBy('id', 'desc').limit(limit + 1).execute());
+    const rows = await this.read('listAlerts', () =>
+      q
+        .orderBy('id', 'desc')
+        .limit(limit + 1)
+        .execute(),
+    );
     const items = rows.slice(0, limit).map(toAlert);
     return { items, nextCursor: rows.length > limit ? (items[items.length - 1]?.id ?? null) : null };
   }
@@ -356,7 +444,7 @@ export class KyselyStore implements Store {
   }
 
   async getUsage(accountId: string, period: string): Promise<UsageRow> {
-    const row = await this.guard('getUsage', () =>
+    const row = await this.read('getUsage', () =>
       this.db.selectFrom('usage_monthly').selectAll().where('account_id', '=', accountId).where('period', '=', period).executeTakeFirst(),
     );
     return { accountId, period, used: row ? num(row.used) : 0, dropped: row ? num(row.dropped) : 0 };
@@ -364,7 +452,7 @@ export class KyselyStore implements Store {
 
   async dailyCounts(accountId: string, since: number): Promise<readonly { day: string; count: number }[]> {
     const sinceDay = new Date(since).toISOString().slice(0, 10);
-    const rows = await this.guard('dailyCounts', () =>
+    const rows = await this.read('dailyCounts', () =>
       this.db.selectFrom('usage_daily').select(['day', 'used']).where('account_id', '=', accountId).where('day', '>=', sinceDay).orderBy('day').execute(),
     );
     return rows.map((r) => ({ day: r.day, count: num(r.used) }));
@@ -380,5 +468,14 @@ export class KyselyStore implements Store {
   async pruneIdempotency(before: number): Promise<number> {
     const result = await this.guard('pruneIdempotency', () => this.db.deleteFrom('idempotency').where('created_at', '<', before).executeTakeFirst());
     return num(result.numDeletedRows);
+  }
+
+  async dropEventsBefore(before: number): Promise<{ readonly partitionsDropped: number; readonly rowsDeleted: number }> {
+    const result = await this.guard('dropEventsBefore', () => this.db.deleteFrom('events').where('received_at', '<', before).executeTakeFirst());
+    return { partitionsDropped: 0, rowsDeleted: num(result.numDeletedRows) };
+  }
+
+  async maintain(now: number): Promise<void> {
+    void now;
   }
 }

@@ -16,7 +16,8 @@ import type {
 /**
  * Durable records. One implementation per database (SQLite, PostgreSQL), one contract
  * suite (test/contract/store.contract.ts) that every implementation passes.
- * Methods throw only on infrastructure failure (StoreUnavailableError); "not found" is undefined.
+ * Methods throw on infrastructure failure (StoreUnavailableError) and when a write breaks a
+ * uniqueness rule such as a duplicate id or key hash (StoreConflictError); "not found" is undefined.
  */
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
@@ -31,7 +32,15 @@ export interface Store {
   countAccounts(): Promise<number>;
   updateAccount(id: string, patch: { plan?: string; name?: string; settings?: Record<string, unknown> }): Promise<Account | undefined>;
 
-  createKey(input: { id: string; accountId: string; kind: KeyKind; hash: string; prefix: string; allowedOrigins: readonly string[]; createdAt: number }): Promise<ApiKeyRecord>;
+  createKey(input: {
+    id: string;
+    accountId: string;
+    kind: KeyKind;
+    hash: string;
+    prefix: string;
+    allowedOrigins: readonly string[];
+    createdAt: number;
+  }): Promise<ApiKeyRecord>;
   /** The key with this hash and its account, revoked or not (the caller decides). */
   findKeyByHash(hash: string): Promise<{ key: ApiKeyRecord; hash: string; account: Account } | undefined>;
   listKeys(accountId?: string): Promise<readonly ApiKeyRecord[]>;
@@ -57,6 +66,29 @@ export interface Store {
   /** Retention: deletes events and idempotency rows older than the cut-off; returns rows deleted. */
   pruneEvents(accountId: string, before: number): Promise<number>;
   pruneIdempotency(before: number): Promise<number>;
+
+  /**
+   * Retention across every account: removes all events received before the cut-off (run it
+   * with the longest retention any plan has, before the per-account `pruneEvents`). PostgreSQL
+   * drops whole month partitions that end at or before the cut-off (no row-by-row delete) and
+   * deletes the few older rows left in the partition that straddles it; SQLite deletes rows.
+   */
+  dropEventsBefore(before: number): Promise<{ readonly partitionsDropped: number; readonly rowsDeleted: number }>;
+
+  /**
+   * Periodic upkeep, safe to call from every instance at any time (start-up, then e.g. hourly):
+   * PostgreSQL creates the event partitions for the month of `now` and the months ahead, and
+   * moves into them any rows that fell into the default partition. A no-op on SQLite.
+   */
+  maintain(now: number): Promise<void>;
+}
+
+/** A write broke a uniqueness rule (duplicate id, key hash, ...): the caller's mistake, nothing was written. */
+export class StoreConflictError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreConflictError';
+  }
 }
 
 /** The database cannot serve the request (locked, full, unreachable). Maps to 503 UNAVAILABLE. */

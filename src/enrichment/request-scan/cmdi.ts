@@ -1,0 +1,212 @@
+/**
+ * OS command injection in normalised (decoded, lower-case) text: a shell separator (`;`, `|`,
+ * `||`, `&`, `&&`, newline, backtick, `$(`) followed by a known command whose next token looks like
+ * shell (end of input, an option, a path, a number, a redirection, another separator), plus shapes
+ * that are shell whatever precedes them: reverse shells (`/dev/tcp/`, `nc -e`, `bash -i`),
+ * download-and-execute (`| sh`), `${IFS}` whitespace, brace expansion and `/???/` globbing.
+ * Quote and backslash obfuscation inside words (`c'a't`, `w\hoami`) is removed first.
+ *
+ * Policy: in metadata free text, newlines and backticks are not separators (tickets and markdown
+ * use them for code: "run `ls -la`"), and an `&&` chain (`cd app && ls -la`, a pasted command line)
+ * only counts when its argument reaches for system paths, URLs, substitutions or redirections;
+ * `;`, `|`, `&` and `$(` are separators everywhere. "Tom & Jerry", "R&D" and "cats; cat food" are
+ * not flagged: the word after the separator must be a command *and* be followed by something
+ * shell-like; commands that are everyday words (cat, echo, export, …) need real arguments.
+ */
+
+export type CommandContext = 'request' | 'text';
+
+const COMMANDS = new Set([
+  'cat', 'ls', 'id', 'whoami', 'uname', 'pwd', 'wget', 'curl', 'nc', 'ncat', 'netcat', 'bash', 'sh', 'zsh', 'ksh', 'dash', 'csh', 'tcsh',
+  'python', 'python2', 'python3', 'perl', 'ruby', 'php', 'node', 'lua', 'ping', 'nslookup', 'dig', 'host', 'sleep', 'echo', 'printf',
+  'rm', 'chmod', 'chown', 'mkdir', 'touch', 'cp', 'mv', 'ifconfig', 'ipconfig', 'hostname', 'env', 'printenv', 'set', 'export',
+  'busybox', 'telnet', 'tftp', 'ftp', 'scp', 'ssh', 'socat', 'awk', 'gawk', 'sed', 'find', 'head', 'tail', 'more', 'less', 'nl', 'od',
+  'xxd', 'base64', 'tac', 'rev', 'grep', 'egrep', 'xterm', 'powershell', 'pwsh', 'cmd', 'cmd.exe', 'powershell.exe', 'net', 'netstat',
+  'systeminfo', 'tasklist', 'taskkill', 'type', 'dir', 'whoami.exe', 'certutil', 'bitsadmin', 'mshta', 'rundll32', 'regsvr32', 'wmic',
+  'reg', 'sc', 'crontab', 'kill', 'killall', 'ps', 'who', 'w', 'last', 'history', 'mkfifo', 'exec', 'eval', 'timeout', 'start', 'sudo',
+  'su', 'passwd', 'useradd', 'nohup', 'tee', 'xargs', 'dd', 'tar', 'gzip', 'zip', 'unzip', 'openssl', 'nmap', 'java', 'gcc', 'make',
+  'systemctl', 'service', 'shutdown', 'reboot', 'halt', 'expr', 'test', 'true', 'false', 'file', 'stat', 'strings', 'uptime', 'df', 'du',
+  'mount', 'lsof', 'iptables', 'arp', 'route', 'traceroute', 'tracert', 'finger', 'tftp.exe', 'ver', 'vol', 'findstr', 'whois',
+]);
+
+const STRONG_SHAPES = [
+  '/dev/tcp/', '/dev/udp/', 'bash -i', 'sh -i', 'nc -e', 'nc -c', 'ncat -e', 'nc -lvp', 'nc -nv', 'mkfifo /tmp', '0<&196', '<>/dev/',
+  'python -c', 'python3 -c', 'perl -e', 'ruby -rsocket', 'php -r', 'lua -e', 'socat exec', 'socat tcp', 'powershell -e', 'powershell -nop',
+  'powershell -w', 'powershell.exe -', 'iex(new-object', 'iex (new-object', 'downloadstring(', 'downloadfile(', 'invoke-expression',
+  'invoke-webrequest', '|sh', '| sh', '|bash', '| bash', 'cmd /c', 'cmd.exe /c', 'cmd /k', '${ifs}', '$ifs$9', '$ifs',
+  'certutil -urlcache', 'bitsadmin /transfer', '/bin/sh', '/bin/bash', '/bin/zsh', 'rm -rf /', 'chmod +x', 'chmod 777', '>/dev/null',
+];
+
+function isCommandChar(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 95 || c === 46 || c === 45;
+}
+
+function isSpace(c: number): boolean {
+  return c === 32 || c === 9 || c === 0xa0;
+}
+
+/** Removes quotes and backslashes that sit inside a word (`c'a't`, `w\h\o\a\m\i`, `c""at`). */
+export function deobfuscateShell(s: string): string {
+  if (s.indexOf("'") === -1 && s.indexOf('"') === -1 && s.indexOf('\\') === -1 && s.indexOf('$@') === -1) return s;
+  let out = '';
+  // Last char appended, tracked here: reading it back from a string built by += would flatten it.
+  let prev = NaN;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 39 || c === 34 || c === 92) {
+      let j = i;
+      while (j < s.length && (s.charCodeAt(j) === 39 || s.charCodeAt(j) === 34 || s.charCodeAt(j) === 92)) j++;
+      if (!(isCommandChar(prev) && isCommandChar(s.charCodeAt(j)))) {
+        out += s.slice(i, j);
+        prev = s.charCodeAt(j - 1);
+      }
+      i = j - 1;
+      continue;
+    }
+    if (c === 36 && s.charCodeAt(i + 1) === 64 /* $@ */ && isCommandChar(prev)) {
+      i++;
+      continue;
+    }
+    out += s[i];
+    prev = c;
+  }
+  return out;
+}
+
+/** Commands that are also everyday words: they need real arguments, not just an end of text. */
+const AMBIGUOUS = new Set([
+  'cat', 'set', 'export', 'echo', 'type', 'more', 'less', 'find', 'head', 'tail', 'sort', 'start', 'test', 'file', 'make', 'who', 'w', 'last',
+  'host', 'net', 'kill', 'history', 'python', 'java', 'node', 'ruby', 'perl', 'php', 'lua', 'exec', 'eval', 'sleep', 'ping', 'time', 'true',
+  'false', 'touch', 'cp', 'mv', 'rm', 'dir', 'ver', 'vol', 'reg', 'sc', 'service', 'route', 'finger', 'strings', 'stat', 'tee', 'expr', 'dd',
+  'nl', 'od', 'rev', 'tac', 'mount', 'make', 'zip', 'tar', 'timeout', 'halt', 'reboot', 'shutdown', 'crontab', 'ps', 'ssh', 'ftp', 'dig',
+]);
+
+/** Commands whose bare host-name argument (`nslookup evil.example`) is the attack. */
+const NETWORK_COMMANDS = new Set(['ping', 'nslookup', 'dig', 'host', 'curl', 'wget', 'nc', 'ncat', 'netcat', 'telnet', 'tftp', 'ftp', 'ssh', 'traceroute', 'tracert', 'whois']);
+
+function isHostName(s: string, j: number): boolean {
+  let k = j;
+  let dots = 0;
+  while (k < s.length && k < j + 253 && isCommandChar(s.charCodeAt(k))) {
+    if (s.charCodeAt(k) === 46) dots++;
+    k++;
+  }
+  return dots > 0 && k - j > 3;
+}
+
+/** Does the text after a command word look like shell arguments? */
+function shellTail(s: string, i: number, command: string, text: boolean): boolean {
+  const ambiguous = AMBIGUOUS.has(command);
+  // A quoted command word (`"whoami"`) runs the same.
+  if (s.charCodeAt(i) === 34 || s.charCodeAt(i) === 39) i++;
+  const c = s.charCodeAt(i);
+  if (Number.isNaN(c)) return !ambiguous;
+  if (c === 96 || c === 41 || c === 62 || c === 60 || c === 36 || c === 123) return true;
+  if (c === 59 || c === 124 || c === 38 || c === 35 || c === 10 || c === 13) return !ambiguous;
+  if (!isSpace(c)) return false;
+  let j = i;
+  while (j < s.length && isSpace(s.charCodeAt(j))) j++;
+  const a = s.charCodeAt(j);
+  if (Number.isNaN(a) || a === 35 || a === 59 || a === 124 || a === 38) return !ambiguous;
+  if (a === 45 || a === 47 || a === 126 || a === 36 || a === 39 || a === 34 || a === 92 || a === 123 || a === 60 || a === 62 || a === 96 || a === 37) return true;
+  if (a === 46 && (s.charCodeAt(j + 1) === 47 || s.charCodeAt(j + 1) === 46)) return true;
+  if (a >= 48 && a <= 57) return command === 'sleep' || command === 'ping' || command === 'timeout' || NETWORK_COMMANDS.has(command) || command === 'kill' || command === 'echo';
+  if (s.startsWith('http', j) || s.startsWith('ftp:', j) || s.startsWith('c:', j)) return true;
+  if (NETWORK_COMMANDS.has(command) && isHostName(s, j)) return true;
+  if (command === 'busybox') return commandAt(s, j, false, text);
+  if (command === 'net') return s.startsWith('user', j) || s.startsWith('localgroup', j) || s.startsWith('view', j) || s.startsWith('share', j);
+  if (command === 'echo' || command === 'printf') return !text;
+  return false;
+}
+
+const DANGEROUS_PATHS = ['/etc/', '/bin/', '/tmp/', '/dev/', '/proc/', '/var/', '/usr/', '/root', '/home/', '~/.', '/windows/', 'c:/', 'c:\\'];
+
+/**
+ * In free text, pasted commands with ordinary options (`&& ls -la`) are common; the argument must
+ * point at something an attacker reaches for: system paths, URLs, substitutions, redirections.
+ */
+function dangerousArgument(s: string, j: number, command: string): boolean {
+  const a = s.charCodeAt(j);
+  if (a === 36 || a === 96 || a === 60 || a === 62 || a === 124 || a === 59 || a === 38 || a === 123) return true;
+  if (s.startsWith('http', j) || s.startsWith('ftp:', j)) return true;
+  for (const p of DANGEROUS_PATHS) if (s.startsWith(p, j)) return true;
+  if (a >= 48 && a <= 57) return command === 'sleep' || command === 'ping' || command === 'timeout';
+  if (a === 47 && isSpace(s.charCodeAt(j + 1))) return true;
+  if (command === 'net') return s.startsWith('user', j) || s.startsWith('localgroup', j);
+  return false;
+}
+
+/** Command word starting at `i` (after optional `/bin/`-style prefix), checked for a shell tail. */
+function commandAt(s: string, from: number, chained: boolean, text: boolean): boolean {
+  let i = from;
+  while (i < s.length && i < from + 16 && (isSpace(s.charCodeAt(i)) || s.charCodeAt(i) === 40 || s.charCodeAt(i) === 123 || s.charCodeAt(i) === 34 || s.charCodeAt(i) === 39)) i++;
+  let start = i;
+  // `/usr/bin/id`, `./x`, `c:\windows\system32\cmd.exe` prefixes: keep the last path component.
+  let j = i;
+  while (j < s.length && j < i + 64 && (isCommandChar(s.charCodeAt(j)) || s.charCodeAt(j) === 47 || s.charCodeAt(j) === 92 || s.charCodeAt(j) === 58)) {
+    if (s.charCodeAt(j) === 47 || s.charCodeAt(j) === 92) start = j + 1;
+    j++;
+  }
+  if (j === start) return false;
+  const word = s.slice(start, j);
+  const bare = word.endsWith('.exe') ? word.slice(0, -4) : word;
+  if (!COMMANDS.has(bare)) return false;
+  if (chained) {
+    let k = j;
+    while (k < s.length && isSpace(s.charCodeAt(k))) k++;
+    return dangerousArgument(s, k, bare) || (k === s.length && !AMBIGUOUS.has(bare));
+  }
+  return shellTail(s, j, bare, text);
+}
+
+export function detectCommandInjection(raw: string, context: CommandContext): boolean {
+  const s = deobfuscateShell(raw);
+  for (const shape of STRONG_SHAPES) if (containsShape(s, shape)) return true;
+  if (s.includes('/???/') || s.includes('/??/') || s.includes('/?in/')) return true;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    let next = -1;
+    let chained = false;
+    if (c === 59 || c === 124 || c === 38) {
+      next = i + 1;
+      // In free text, `cd app && ls -la` is a pasted command line, not an injection.
+      chained = context === 'text' && c === 38 && s.charCodeAt(i + 1) === 38;
+    }
+    else if (c === 36 && s.charCodeAt(i + 1) === 40) next = i + 2;
+    else if (context === 'request' && (c === 10 || c === 13 || c === 96)) next = i + 1;
+    else if (c === 96 && context === 'text' && i > 0 && !isSpace(s.charCodeAt(i - 1)) && s.charCodeAt(i - 1) !== 96) next = i + 1;
+    else if (c === 123 /* { */ && commandBrace(s, i)) return true;
+    if (next === -1) continue;
+    if (s.charCodeAt(next) === 124 || s.charCodeAt(next) === 38) {
+      next++;
+      i++;
+    }
+    if (commandAt(s, next, chained, context === 'text')) return true;
+  }
+  return false;
+}
+
+function isAlnum(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 48 && c <= 57);
+}
+
+/** `shape` occurs with word boundaries where it starts or ends with a letter (`| sh` not `| shop`). */
+function containsShape(s: string, shape: string): boolean {
+  const startsWord = isAlnum(shape.charCodeAt(0));
+  const endsWord = isAlnum(shape.charCodeAt(shape.length - 1));
+  let i = s.indexOf(shape);
+  while (i !== -1) {
+    const okStart = !startsWord || i === 0 || !isAlnum(s.charCodeAt(i - 1));
+    const okEnd = !endsWord || !isAlnum(s.charCodeAt(i + shape.length));
+    if (okStart && okEnd) return true;
+    i = s.indexOf(shape, i + 1);
+  }
+  return false;
+}
+
+/** Brace expansion used as whitespace: `{cat,/etc/passwd}`. */
+function commandBrace(s: string, i: number): boolean {
+  let j = i + 1;
+  while (j < s.length && j < i + 20 && isCommandChar(s.charCodeAt(j))) j++;
+  return s.charCodeAt(j) === 44 && COMMANDS.has(s.slice(i + 1, j));
+}

@@ -1,0 +1,57 @@
+import type { InjectionClass } from '../types.js';
+import { detectCommandInjection } from './cmdi.js';
+import { normalise } from './decode.js';
+import { mayBeMalicious } from './prefilter.js';
+import { detectSqlInjection } from './sql.js';
+import { detectTraversal } from './traversal.js';
+import { detectXss } from './xss.js';
+
+/** Where a string came from: decides decoding (`+` in queries) and the location policies. */
+export type ValueKind = 'path' | 'query' | 'user_agent' | 'metadata';
+
+export const SQLI = 1;
+export const XSS = 2;
+export const TRAVERSAL = 4;
+export const CMDI = 8;
+
+export const CLASS_BITS: readonly (readonly [number, InjectionClass])[] = [
+  [SQLI, 'sql_injection'],
+  [XSS, 'xss'],
+  [TRAVERSAL, 'path_traversal'],
+  [CMDI, 'command_injection'],
+];
+
+/** Longest prefix of one string that is analysed; the rest is ignored (bounded work per string). */
+export const MAX_SCANNED_LENGTH = 64 * 1024;
+
+function clip(raw: string): string {
+  return raw.length > MAX_SCANNED_LENGTH ? raw.slice(0, MAX_SCANNED_LENGTH) : raw;
+}
+
+/** Classes found in one raw string, as a bit set. The request path is scanned per segment for SQL. */
+export function scanValue(input: string, kind: ValueKind): number {
+  const raw = clip(input);
+  if (!mayBeMalicious(raw)) return 0;
+  const s = normalise(raw, kind === 'query');
+  let found = 0;
+  if (kind === 'path' ? sqlInPathSegments(raw) : detectSqlInjection(s)) found |= SQLI;
+  if (detectXss(s)) found |= XSS;
+  if (detectTraversal(s, raw, kind === 'path' ? 'path' : kind === 'query' ? 'query' : 'other')) found |= TRAVERSAL;
+  if (detectCommandInjection(s, kind === 'metadata' ? 'text' : 'request')) found |= CMDI;
+  return found;
+}
+
+/** Path segments are separate values to the application (`/items/1 or 1=1/edit`). */
+function sqlInPathSegments(raw: string): boolean {
+  let start = 0;
+  while (start <= raw.length) {
+    let end = raw.indexOf('/', start);
+    if (end === -1) end = raw.length;
+    if (end > start) {
+      const segment = raw.slice(start, end);
+      if (mayBeMalicious(segment) && detectSqlInjection(normalise(segment))) return true;
+    }
+    start = end + 1;
+  }
+  return false;
+}

@@ -1,0 +1,384 @@
+import { OP_COMPARE, Tok, tokenize, type TokenBuffer } from './sql-tokens.js';
+
+/**
+ * SQL injection as token-class shapes, after the idea of libinjection's fingerprints. A value is
+ * injection when, at an *injection point*, the attacker leaves the data context and continues
+ * with SQL syntax. Injection points are: the start of the value, after a leading literal (number,
+ * bare word or quoted string: numeric/identifier contexts), and after every opening quote (string
+ * context: the quote would close the developer's string). At a point we accept closing parens,
+ * then look for: a comment terminator, a boolean condition (`or 1=1`, `and sleep(5)`), UNION
+ * SELECT, a stacked statement (`; drop table`), a concatenation/arithmetic break (`'+sleep(5)+'`)
+ * or clause injection (`order by 5--`, `having 1=1`). Independently of points, a few shapes are
+ * flagged anywhere: time-delay calls, UNION SELECT with a literal column list, stacked statements,
+ * literal tautologies joined by a logic word, and well-known dangerous routines.
+ *
+ * Precision policy: prose ("select one or two"), names with apostrophes (O'Brien) and SQL quoted
+ * in support text are not flagged, because none of them breaks out of a literal and continues
+ * with SQL. Text that *begins* with a SQL statement keyword (a pasted query such as
+ * `SELECT a FROM t1 UNION SELECT a FROM t2`) is treated as a snippet: the anywhere-rules for
+ * UNION and stacked statements do not apply to it; time-delay calls and dangerous routines still do.
+ * Math in prose ("1=1 or 2=2") is borderline: literal tautologies joined by and/or are flagged.
+ */
+
+const enum Point {
+  Start,
+  AfterValue,
+  AfterQuote,
+}
+
+const enum Operand {
+  None,
+  Num,
+  Literal,
+  Bare,
+  Bool,
+  Func,
+  Subquery,
+  Var,
+}
+
+/** Look-ahead bound inside literals and function calls, keeps every rule O(1) per point. */
+const MAX_SPAN = 48;
+
+let t: TokenBuffer;
+let text = '';
+
+function kindAt(i: number): Tok {
+  return i < t.count ? ((t.kind[i] ?? Tok.End) as Tok) : Tok.End;
+}
+
+function word(i: number): string {
+  return text.slice(t.start[i] ?? 0, t.end[i] ?? 0);
+}
+
+function isWord(i: number, w: string): boolean {
+  const s = t.start[i] ?? 0;
+  return (t.end[i] ?? 0) - s === w.length && text.startsWith(w, s);
+}
+
+function skip(i: number, kind: Tok): number {
+  while (kindAt(i) === kind) i++;
+  return i;
+}
+
+interface ParsedOperand {
+  readonly type: Operand;
+  readonly end: number;
+  readonly name: string;
+}
+
+const NONE: ParsedOperand = { type: Operand.None, end: 0, name: '' };
+
+/** Index just after the Break that closes the one at `i`, or the end for an unterminated literal. */
+function closeLiteral(i: number): number {
+  const quote = t.aux[i];
+  for (let j = i + 1; j < t.count && j <= i + MAX_SPAN; j++) {
+    if (kindAt(j) === Tok.Break && t.aux[j] === quote) return j + 1;
+  }
+  return t.count;
+}
+
+/** Index just after the paren group opened at `i` (an LParen). */
+function closeParen(i: number): number {
+  let depth = 0;
+  for (let j = i; j < t.count && j <= i + MAX_SPAN; j++) {
+    const k = kindAt(j);
+    if (k === Tok.LParen) depth++;
+    else if (k === Tok.RParen && --depth === 0) return j + 1;
+  }
+  return t.count;
+}
+
+function parseOperand(i: number): ParsedOperand {
+  for (let guard = 0; guard < 8; guard++) {
+    const k = kindAt(i);
+    if ((k === Tok.Op && (t.aux[i] ?? 0) !== OP_COMPARE) || k === Tok.LParen || (k === Tok.Keyword && isWord(i, 'not'))) i++;
+    else break;
+  }
+  switch (kindAt(i)) {
+    case Tok.Num:
+      return { type: Operand.Num, end: i + 1, name: '' };
+    case Tok.Break:
+      return { type: Operand.Literal, end: closeLiteral(i), name: '' };
+    case Tok.Bare:
+      return { type: Operand.Bare, end: i + 1, name: word(i) };
+    case Tok.Var:
+      return { type: Operand.Var, end: i + 1, name: '' };
+    case Tok.Keyword:
+      if (isWord(i, 'exists') && kindAt(i + 1) === Tok.LParen) return { type: Operand.Subquery, end: closeParen(i + 1), name: '' };
+      return isWord(i, 'true') || isWord(i, 'false') || isWord(i, 'null') ? { type: Operand.Bool, end: i + 1, name: '' } : NONE;
+    case Tok.Func:
+      return { type: Operand.Func, end: kindAt(i + 1) === Tok.LParen ? closeParen(i + 1) : i + 1, name: word(i) };
+    case Tok.Statement:
+      return isWord(i, 'select') ? { type: Operand.Subquery, end: i + 1, name: '' } : NONE;
+    default:
+      return NONE;
+  }
+}
+
+function isLiteralLike(type: Operand): boolean {
+  return type === Operand.Num || type === Operand.Literal || type === Operand.Bool || type === Operand.Var || type === Operand.Func || type === Operand.Subquery;
+}
+
+function isComparison(i: number): boolean {
+  const k = kindAt(i);
+  if (k === Tok.Op) return t.aux[i] === OP_COMPARE;
+  return k === Tok.Keyword && (isWord(i, 'like') || isWord(i, 'rlike') || isWord(i, 'regexp') || isWord(i, 'is') || isWord(i, 'in') || isWord(i, 'between') || isWord(i, 'sounds'));
+}
+
+/** `i` is the token after a logic word. */
+function isInjectedCondition(i: number, point: Point): boolean {
+  const a = parseOperand(i);
+  if (a.type === Operand.None) return false;
+  if (a.type === Operand.Func || a.type === Operand.Subquery) return true;
+  let j = skip(a.end, Tok.RParen);
+  if (isComparison(j)) {
+    j++;
+    if (isWord(j - 1, 'sounds') && isWord(j, 'like')) j++;
+    const b = parseOperand(j);
+    if (b.type === Operand.None) return false;
+    if (isLiteralLike(a.type) || isLiteralLike(b.type)) return true;
+    return a.type === Operand.Bare && b.type === Operand.Bare && a.name === b.name;
+  }
+  const after = kindAt(j);
+  const literal = a.type === Operand.Num || a.type === Operand.Bool || a.type === Operand.Literal;
+  if (literal && (after === Tok.Comment || after === Tok.Semi)) return true;
+  if (after !== Tok.End) return false;
+  // `' or 1` / `' or true` after a quote; after a number only the boolean form (`0 or true`), as
+  // "1 or 2" is ordinary prose.
+  return a.type === Operand.Bool || (point === Point.AfterQuote && a.type === Operand.Num);
+}
+
+/** After SELECT: does the column list look like an attacker's (literals, *, calls, col,col)? */
+function isSelectList(i: number): boolean {
+  i = skip(i, Tok.LParen);
+  if (isWord(i, 'all') || isWord(i, 'distinct')) i++;
+  if (isWord(i, 'top')) i += 2;
+  i = skip(i, Tok.LParen);
+  const k = kindAt(i);
+  if (k === Tok.Num || k === Tok.Var || k === Tok.Func || k === Tok.Break || k === Tok.Comment) return true;
+  if (k === Tok.Keyword) return isWord(i, 'null') || isWord(i, 'true') || isWord(i, 'false') || isWord(i, 'case');
+  if (k === Tok.Op) return isWord(i, '*');
+  if (k === Tok.Bare) {
+    const next = kindAt(i + 1);
+    return next === Tok.Comma || next === Tok.Dot || next === Tok.End || next === Tok.Comment || isWord(i + 1, 'from');
+  }
+  return false;
+}
+
+/** `i` is UNION. */
+function isUnionSelect(i: number): boolean {
+  let j = i + 1;
+  if (isWord(j, 'all') || isWord(j, 'distinct')) j++;
+  j = skip(j, Tok.LParen);
+  return isWord(j, 'select') && isSelectList(j + 1);
+}
+
+const DROP_TARGETS = new Set(['table', 'database', 'schema', 'user', 'view', 'procedure', 'function', 'index', 'trigger', 'login']);
+
+/** `i` is a statement keyword (after `;`): is it shaped like a real statement? */
+function isStackedStatement(i: number, literalColumns = true): boolean {
+  const next = i + 1;
+  const w = word(i);
+  switch (w) {
+    case 'select':
+      // `; select "Export"` is prose punctuation; a stacked SELECT starts with numbers, calls, *, …
+      return isSelectList(next) && (literalColumns || kindAt(skip(next, Tok.LParen)) !== Tok.Break);
+    case 'drop':
+    case 'create':
+    case 'alter':
+    case 'truncate':
+    case 'rename':
+      return DROP_TARGETS.has(word(next));
+    case 'delete':
+      return isWord(next, 'from');
+    case 'insert':
+      return isWord(next, 'into');
+    case 'update':
+      return kindAt(next) === Tok.Bare && isWord(next + 1, 'set');
+    case 'exec':
+    case 'execute':
+      return kindAt(next) === Tok.Bare || kindAt(next) === Tok.Func || kindAt(next) === Tok.LParen || kindAt(next) === Tok.Var;
+    case 'declare':
+      return kindAt(next) === Tok.Var;
+    case 'shutdown': {
+      const k = kindAt(next);
+      return k === Tok.End || k === Tok.Comment || k === Tok.Semi || isWord(next, 'with');
+    }
+    case 'waitfor':
+      return isWord(next, 'delay') || isWord(next, 'time');
+    case 'grant':
+    case 'revoke':
+      return isWord(next, 'all') || isWord(next + 1, 'on') || isWord(next + 1, 'to');
+    case 'call':
+      return kindAt(next) === Tok.Func;
+    default:
+      return false;
+  }
+}
+
+/** A comment that terminates the query: no quote of the same kind inside it (`'#tag'` is prose). */
+function isTerminatingComment(i: number, quote: number): boolean {
+  if (quote === 0) return true;
+  const body = text.slice(t.start[i] ?? 0, t.end[i] ?? 0);
+  return body.indexOf(String.fromCharCode(quote)) === -1;
+}
+
+function clauseInjection(i: number): boolean {
+  if ((isWord(i, 'order') || isWord(i, 'group')) && isWord(i + 1, 'by')) {
+    const k = kindAt(i + 2);
+    if (k !== Tok.Num && k !== Tok.Bare) return false;
+    let a = i + 3;
+    if (kindAt(a) === Tok.Dot && kindAt(a + 1) === Tok.Bare) a += 2;
+    const after = kindAt(a);
+    return after === Tok.End || after === Tok.Comment || after === Tok.Comma || after === Tok.Semi || after === Tok.RParen || isWord(a, 'having') || isWord(a, 'desc') || isWord(a, 'asc');
+  }
+  if (isWord(i, 'having')) return isInjectedCondition(i + 1, Point.AfterValue);
+  if (isWord(i, 'limit')) return kindAt(i + 1) === Tok.Num && (kindAt(i + 2) === Tok.Comment || kindAt(i + 2) === Tok.Comma || kindAt(i + 2) === Tok.Union);
+  if (isWord(i, 'procedure')) return word(i + 1) === 'analyse';
+  return false;
+}
+
+/** Rules applied at injection point `i` (token index where the attacker's SQL would start). */
+function injectedAt(i: number, point: Point, quote: number): boolean {
+  // `1+or+1=1` after double decoding: a `+` before a logic word or UNION is whitespace.
+  if (isPlusSpace(i)) i++;
+  const parens = i;
+  i = skip(i, Tok.RParen);
+  const closedParen = i > parens;
+  const k = kindAt(i);
+  switch (k) {
+    case Tok.Comment:
+      return (point === Point.AfterQuote || closedParen) && isTerminatingComment(i, quote);
+    case Tok.Logic:
+      return isInjectedCondition(i + 1, point);
+    case Tok.Union:
+      return isUnionSelect(i);
+    case Tok.Semi: {
+      const n = kindAt(i + 1);
+      if (n === Tok.Statement) return isStackedStatement(i + 1, false);
+      return point === Point.AfterQuote && n === Tok.Comment;
+    }
+    case Tok.Statement:
+      // `' waitfor delay ...`, `') exec xp_...`; after a bare value this is prose ("please drop table ...").
+      return (point === Point.AfterQuote || closedParen) && isStackedStatement(i, false) && !isWord(i, 'select');
+    case Tok.Keyword:
+      if (point === Point.Start && !closedParen) return false;
+      if (isComparison(i) && parseOperand(i + 1).type === Operand.Subquery) return true;
+      return clauseInjection(i);
+    case Tok.Op: {
+      if (point !== Point.AfterQuote) return false;
+      const n = kindAt(i + 1);
+      if (n === Tok.Func || n === Tok.Break) return true;
+      if (n === Tok.LParen && parseOperand(i + 1).type === Operand.Subquery) return true;
+      if (n === Tok.Num) {
+        const a = kindAt(i + 2);
+        return a === Tok.Comment || a === Tok.Break || a === Tok.End || a === Tok.Logic;
+      }
+      return false;
+    }
+    default:
+      return false;
+  }
+}
+
+const TIME_FUNCTIONS = new Set(['sleep', 'pg_sleep', 'benchmark', 'randomblob']);
+const DANGEROUS_FUNCTIONS = new Set(['load_file', 'extractvalue', 'updatexml', 'xp_cmdshell', 'sp_oacreate', 'receive_message', 'get_host_address', 'utl_inaddr', 'sys_eval', 'sys_exec']);
+const DANGEROUS_NAMES = new Set(['xp_cmdshell', 'sp_oacreate', 'utl_inaddr', 'utl_http', 'dbms_pipe', 'dbms_lock', 'pg_read_file', 'sysobjects', 'msysaccessobjects']);
+
+function startsWithStatement(): boolean {
+  let i = skip(0, Tok.LParen);
+  if (kindAt(i) === Tok.Statement) return true;
+  return isWord(i, 'with');
+}
+
+function isPlusSpace(i: number): boolean {
+  const next = kindAt(i + 1);
+  return kindAt(i) === Tok.Op && isWord(i, '+') && (next === Tok.Logic || next === Tok.Union);
+}
+
+function valueBefore(i: number): boolean {
+  if (i > 0 && isPlusSpace(i - 1)) i--;
+  const prev = i === 0 ? Tok.End : kindAt(i - 1);
+  return prev === Tok.End || prev === Tok.Num || prev === Tok.Break || prev === Tok.RParen || prev === Tok.Comment;
+}
+
+/** Rules that do not depend on an injection point. */
+function injectedAnywhere(): boolean {
+  const snippet = startsWithStatement();
+  let sawSelect = false;
+  for (let i = 0; i < t.count; i++) {
+    const k = kindAt(i);
+    if (k === Tok.Func) {
+      const w = word(i);
+      if (TIME_FUNCTIONS.has(w)) {
+        const prev = i === 0 ? Tok.End : kindAt(i - 1);
+        const sqlContext = prev === Tok.End || prev === Tok.Op || prev === Tok.Logic || prev === Tok.Comma || prev === Tok.LParen || prev === Tok.Statement || prev === Tok.Keyword;
+        if (sqlContext && kindAt(i + 1) === Tok.LParen && kindAt(i + 2) === Tok.Num) {
+          if (w !== 'benchmark' || kindAt(i + 3) === Tok.Comma) return true;
+        }
+      } else if (DANGEROUS_FUNCTIONS.has(w)) {
+        return true;
+      }
+    } else if (k === Tok.Bare) {
+      if (DANGEROUS_NAMES.has(word(i))) return true;
+    } else if (k === Tok.Statement) {
+      if (isWord(i, 'select') && (i === 0 || kindAt(i - 1) !== Tok.Union)) sawSelect = true;
+      if (isWord(i, 'waitfor') && (isWord(i + 1, 'delay') || isWord(i + 1, 'time')) && kindAt(i + 2) === Tok.Break) return true;
+    } else if (k === Tok.Keyword) {
+      // Conditional expression injected into ORDER BY and friends: `(case when (1=1) then a else b end)`.
+      if (isWord(i, 'case') && isWord(i + 1, 'when') && isInjectedCondition(i + 2, Point.AfterValue)) return true;
+      if (isWord(i, 'into') && (isWord(i + 1, 'outfile') || isWord(i + 1, 'dumpfile'))) return true;
+    } else if (!snippet && k === Tok.Union) {
+      const prev = i === 0 ? Tok.End : kindAt(i - 1);
+      const valueBefore = prev === Tok.End || prev === Tok.Num || prev === Tok.Break || prev === Tok.RParen || prev === Tok.Comment;
+      if (valueBefore && !sawSelect && isUnionSelect(i)) return true;
+    } else if (!snippet && k === Tok.Semi) {
+      if (kindAt(i + 1) === Tok.Statement && isStackedStatement(i + 1, false)) return true;
+    } else if (k === Tok.Logic && valueBefore(i)) {
+      // Literal tautology joined by a logic word after a value: `x) or 1=1`, `5 and 'a'='a'`.
+      const a = parseOperand(i + 1);
+      if (a.type === Operand.Subquery) return true;
+      if (isComparison(skip(a.end, Tok.RParen)) && parseOperand(skip(a.end, Tok.RParen) + 1).type === Operand.Subquery) return true;
+      if (a.type === Operand.Num || a.type === Operand.Literal) {
+        const j = skip(a.end, Tok.RParen);
+        if (isComparison(j) && kindAt(j) === Tok.Op) {
+          const b = parseOperand(j + 1);
+          if (b.type === Operand.Num || b.type === Operand.Literal) return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
+/** Length of the leading literal at token 0 (signed number, bare word or quoted string), or 0. */
+function leadingValueEnd(): number {
+  let i = 0;
+  if (kindAt(i) === Tok.Op && (isWord(i, '-') || isWord(i, '+'))) i++;
+  const k = kindAt(i);
+  if (k === Tok.Num || k === Tok.Bare) return i + 1;
+  if (k === Tok.Break) return closeLiteral(i);
+  return 0;
+}
+
+/** `s` is normalised (decoded, lower-case) text. */
+export function detectSqlInjection(s: string): boolean {
+  t = tokenize(s);
+  text = s;
+  if (t.count === 0) return false;
+  if (injectedAt(0, Point.Start, 0)) return true;
+  const valueEnd = leadingValueEnd();
+  if (valueEnd > 0 && valueEnd < t.count && injectedAt(valueEnd, Point.AfterValue, 0)) return true;
+  // Opening quotes: an even number of the same quote before them.
+  let singles = 0;
+  let doubles = 0;
+  let backticks = 0;
+  for (let i = 0; i < t.count; i++) {
+    if (kindAt(i) !== Tok.Break) continue;
+    const q = t.aux[i] ?? 0;
+    const seen = q === 39 ? singles++ : q === 34 ? doubles++ : backticks++;
+    if (seen % 2 === 0 && injectedAt(i + 1, Point.AfterQuote, q)) return true;
+  }
+  return injectedAnywhere();
+}

@@ -1,0 +1,110 @@
+/**
+ * Path traversal in normalised (decoded, lower-case) text. Backslashes count as slashes, `..;`
+ * (Tomcat) and runs of 3+ dots (`....//` filter bypass) count as parent segments.
+ *
+ * Policy by location, because `..` means different things in different places:
+ * - request path: any parent segment (clients normalise `..` away, so it is always deliberate);
+ * - query values: two parent segments, or one that was percent/overlong-encoded in the raw input;
+ * - any location: a parent segment followed by a sensitive target (/etc/passwd, win.ini, .ssh, …);
+ * - path and query only: a value that *is* a sensitive absolute file or an LFI wrapper URL
+ *   (`/etc/passwd`, `c:\windows\win.ini`, `file:///`, `php://filter`); metadata may legitimately
+ *   name such files (host agents report changes to /etc/passwd), so there it needs a `..`.
+ * Metadata and user agents otherwise need six parent segments: relative imports in pasted code
+ * (`../../components/x`) are ordinary.
+ */
+
+export type TraversalContext = 'path' | 'query' | 'other';
+
+const SENSITIVE = [
+  'etc/passwd', 'etc/shadow', 'etc/group', 'etc/hosts', 'etc/issue', 'etc/sudoers', 'etc/crontab', 'etc/master.passwd',
+  'etc/security', 'etc/httpd', 'etc/apache2', 'etc/nginx', 'etc/mysql', 'etc/ssh', 'proc/self', 'proc/version', 'proc/cmdline',
+  'win.ini', 'boot.ini', 'system.ini', 'system32', 'windows/', 'winnt/', 'inetpub', 'autoexec.bat', 'sam',
+  '.ssh', 'id_rsa', 'id_dsa', 'authorized_keys', 'known_hosts', '.bash_history', '.htpasswd', '.htaccess', 'web.config',
+  'wp-config', '.env', '.git/', 'web-inf', 'meta-inf', 'var/log', 'var/www', 'usr/local', 'root/', 'home/', 'tmp/',
+  'dev/', 'bin/', 'opt/', 'config.php', 'settings.py', 'database.yml', 'application.properties', 'appsettings.json',
+];
+
+const ABSOLUTE_TARGETS = [
+  '/etc/passwd', '/etc/shadow', '/etc/hosts', '/etc/group', '/etc/issue', '/etc/sudoers', '/proc/self/', '/proc/version',
+  'c:/windows/', 'c:/winnt/', 'c:/boot.ini', 'c:/inetpub/', '/windows/win.ini', '/winnt/win.ini', '/boot.ini', '/root/.ssh', '/var/log/',
+];
+const WRAPPERS = ['file:/', 'php://filter', 'php://input', 'expect://', 'zip://', 'phar://', 'jar:file:', 'data://text/plain'];
+
+function isSeparator(c: number): boolean {
+  return c === 47 || c === 92;
+}
+
+/** Counts parent segments and returns the index just after the first one (or -1). */
+function parentSegments(s: string): { count: number; firstEnd: number } {
+  let count = 0;
+  let firstEnd = -1;
+  let i = s.indexOf('..');
+  while (i !== -1) {
+    let j = i;
+    while (j < s.length && s.charCodeAt(j) === 46) j++;
+    const before = i === 0 ? 47 : s.charCodeAt(i - 1);
+    let after = s.charCodeAt(j);
+    let end = j;
+    if (after === 59 /* ; */) {
+      end = j + 1;
+      after = s.charCodeAt(end);
+    }
+    const startsSegment = isSeparator(before) || before === 61 || before === 58 || before === 34 || before === 39 || before === 32 || before === 44;
+    if (startsSegment && (isSeparator(after) || Number.isNaN(after))) {
+      count++;
+      if (firstEnd === -1) firstEnd = end;
+    }
+    i = s.indexOf('..', Math.max(j, i + 2));
+  }
+  return { count, firstEnd };
+}
+
+/** Backslash and the Unicode slashes NFKC leaves alone (∕ ⁄ ⧸ ∖ ⧹) act as separators on some servers. */
+const SLASHES = new Set([0x5c, 0x2215, 0x2044, 0x29f8, 0x2216, 0x29f9]);
+
+function toSlashes(s: string): string {
+  let found = false;
+  for (let i = 0; i < s.length && !found; i++) found = SLASHES.has(s.charCodeAt(i));
+  if (!found) return s;
+  let out = '';
+  for (let i = 0; i < s.length; i++) out += SLASHES.has(s.charCodeAt(i)) ? '/' : s[i];
+  return out;
+}
+
+function startsWithTarget(s: string): boolean {
+  let k = 0;
+  while (k < s.length && (s.charCodeAt(k) === 32 || s.charCodeAt(k) === 34 || s.charCodeAt(k) === 39)) k++;
+  for (const target of ABSOLUTE_TARGETS) if (s.startsWith(target, k) || s.startsWith('/' + target, k)) return true;
+  for (const w of WRAPPERS) if (s.includes(w)) return true;
+  return false;
+}
+
+function isUrl(s: string): boolean {
+  return s.startsWith('http://') || s.startsWith('https://');
+}
+
+/** Dots encoded, or separators encoded in ways only evasion uses (double, overlong, backslash). */
+const TRAVERSAL_ENCODINGS = ['%2e', '%252e', '%c0%ae', '%e0%80%ae', '%c0%2e', '%u002e', '%uff0e', '%5c', '%255c', '%252f', '%c0%af', '%e0%80%af', '%c1%9c', '%u2215', '%u2216', '&#46', '&#x2e'];
+
+function hasEncodedTraversal(raw: string): boolean {
+  if (raw.indexOf('%') === -1 && raw.indexOf('&#') === -1) return false;
+  const r = raw.toLowerCase();
+  for (const e of TRAVERSAL_ENCODINGS) if (r.includes(e)) return true;
+  return false;
+}
+
+/** `raw` is the undecoded input (for encoding evidence), `s` its normalised form. */
+export function detectTraversal(s: string, raw: string, context: TraversalContext): boolean {
+  const p = toSlashes(s);
+  if (context !== 'other' && startsWithTarget(p)) return true;
+  if (p.indexOf('..') === -1) return false;
+  const { count, firstEnd } = parentSegments(p);
+  if (count === 0) return false;
+  const tail = p.slice(firstEnd);
+  for (const target of SENSITIVE) if (tail.includes(target)) return true;
+  if (context === 'path') return true;
+  const encoded = hasEncodedTraversal(raw);
+  // `..` inside a full URL (`next=https://host/a/../b`) is resolved by the browser, not the server.
+  if (context === 'query') return !isUrl(p) && (count >= 2 || encoded);
+  return count >= 6 || (encoded && count >= 2);
+}

@@ -1,0 +1,82 @@
+import { allowed, rejected } from './decisions.js';
+import { SLIDING_WINDOW_LUA } from './redis-limiter.lua.js';
+import { hashTag, RedisScript, type RedisClient } from './redis-script.js';
+import type { KeyLimits, LimitDecision, LimitReason, RateLimiter, WindowStatus } from './types.js';
+import { MINUTE_WINDOW, SECOND_WINDOW, type WindowShape } from './windows.js';
+
+export interface RedisRateLimiterOptions {
+  /** Prefix of every key this limiter writes. Default 'vigil:'. */
+  readonly prefix?: string;
+  /**
+   * Whose clock places units in buckets: 'caller' (the `now` argument, default) or
+   * 'redis' (the server's TIME), which keeps windows exact across instances whose clocks
+   * disagree.
+   */
+  readonly time?: 'caller' | 'redis';
+  /** How long a ring outlives its newest unit, beyond the longest window (covers clock skew between instances). Default 5 s. */
+  readonly skewMarginMs?: number;
+}
+
+const KEY_REASONS: readonly LimitReason[] = ['key_minute', 'key_second'];
+
+type Reply = [number, number, number, number, number];
+
+/**
+ * The scale-out limiter: the rings of windows.ts in one Redis string per key or address
+ * (`<prefix>rl:k:{keyId}`, `<prefix>rl:ip:{ip}`), checked and updated by one Lua script
+ * call per check, expiring a little after their newest unit leaves the minute window.
+ * The client (standalone or Cluster) belongs to the caller; close() leaves it open.
+ */
+export class RedisRateLimiter implements RateLimiter {
+  private readonly script: RedisScript;
+  private readonly prefix: string;
+  private readonly serverTime: boolean;
+  private readonly ttlMs: number;
+
+  constructor(client: RedisClient, options: RedisRateLimiterOptions = {}) {
+    this.script = new RedisScript(client, SLIDING_WINDOW_LUA, 1);
+    this.prefix = options.prefix ?? 'vigil:';
+    this.serverTime = options.time === 'redis';
+    this.ttlMs = MINUTE_WINDOW.buckets * MINUTE_WINDOW.bucketMs + (options.skewMarginMs ?? 5_000);
+  }
+
+  async hitIp(ip: string, perMinute: number, now: number): Promise<LimitDecision> {
+    const reply = await this.check(`${this.prefix}rl:ip:${hashTag(ip)}`, now, true, [[MINUTE_WINDOW, perMinute, 1]]);
+    return decision(reply, perMinute, ['ip_minute']);
+  }
+
+  async consumeKey(keyId: string, limits: KeyLimits, events: number, now: number): Promise<LimitDecision> {
+    const reply = await this.check(this.keyOf(keyId), now, true, keyWindows(limits, events));
+    return decision(reply, limits.rpm, KEY_REASONS);
+  }
+
+  async peekKey(keyId: string, limits: KeyLimits, now: number): Promise<WindowStatus> {
+    const [, remaining, resetAt] = await this.check(this.keyOf(keyId), now, false, keyWindows(limits, 0));
+    return { limit: limits.rpm, remaining, resetAt };
+  }
+
+  async close(): Promise<void> {}
+
+  private keyOf(keyId: string): string {
+    return `${this.prefix}rl:k:${hashTag(keyId)}`;
+  }
+
+  private async check(key: string, now: number, consume: boolean, windows: readonly (readonly [WindowShape, number, number])[]): Promise<Reply> {
+    const args: (string | number)[] = [this.serverTime ? '' : now, consume ? '1' : '0', this.ttlMs];
+    for (const [shape, limit, units] of windows) args.push(shape.bucketMs, shape.buckets, limit, units);
+    return (await this.script.run([key], args)) as Reply;
+  }
+}
+
+function keyWindows(limits: KeyLimits, events: number): readonly (readonly [WindowShape, number, number])[] {
+  return [
+    [MINUTE_WINDOW, limits.rpm, events],
+    [SECOND_WINDOW, limits.eps, 1],
+  ];
+}
+
+function decision([ok, remaining, resetAt, retryAfter, refusing]: Reply, limit: number, reasons: readonly LimitReason[]): LimitDecision {
+  const status: WindowStatus = { limit, remaining, resetAt };
+  if (ok === 1) return allowed(status);
+  return rejected(status, retryAfter, reasons[refusing - 1] as LimitReason);
+}

@@ -1,0 +1,134 @@
+import { systemClock, type Clock } from '../util/clock.js';
+import { hashTag, RedisScript, type RedisClient } from './redis-script.js';
+import type { QuotaCounter, QuotaDecision, QuotaPlan, UsageSeed } from './types.js';
+
+/** Mirrors quota-math.ts. Replies {-1, 0} when the month is not seeded yet. */
+const RESERVE_LUA = `
+local used = redis.call('HGET', KEYS[1], 'used')
+if not used then return { -1, 0 } end
+used = tonumber(used)
+local events = tonumber(ARGV[1])
+local accepted = events
+if ARGV[3] == 'drop' then
+  local room = tonumber(ARGV[2]) - used
+  if room < 0 then room = 0 end
+  if accepted > room then accepted = room end
+end
+local dropped = events - accepted
+if accepted > 0 then redis.call('HINCRBY', KEYS[1], 'used', accepted) end
+if dropped > 0 then redis.call('HINCRBY', KEYS[1], 'dropped', dropped) end
+return { accepted, dropped }
+`;
+
+/** Seeds only a month nobody seeded (another instance may have won the race). */
+const SEED_LUA = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'used', ARGV[1], 'dropped', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+`;
+
+const RELEASE_LUA = `
+local used = redis.call('HGET', KEYS[1], 'used')
+if not used then return 0 end
+local u = tonumber(used) - tonumber(ARGV[1])
+if u < 0 then u = 0 end
+local d = tonumber(redis.call('HGET', KEYS[1], 'dropped') or '0') - tonumber(ARGV[2])
+if d < 0 then d = 0 end
+redis.call('HSET', KEYS[1], 'used', u, 'dropped', d)
+return 1
+`;
+
+export interface RedisQuotaCounterOptions {
+  /** Prefix of every key this counter writes. Default 'vigil:'. */
+  readonly prefix?: string;
+  /**
+   * How long a month's counters stay in Redis after the month ends (then the store
+   * answers), and at least after seeding. Default 7 days.
+   */
+  readonly keepAfterMonthMs?: number;
+  readonly clock?: Clock;
+}
+
+/**
+ * The scale-out quota: one hash per account and month (`<prefix>quota:{accountId}:YYYY-MM`,
+ * fields used and dropped) updated atomically by Lua, one round trip per reservation.
+ * A month missing from Redis is seeded from the store once per instance at a time; the
+ * seed script writes only if no other instance did first. Keys expire a while after
+ * their month. The client belongs to the caller; close() leaves it open.
+ */
+export class RedisQuotaCounter implements QuotaCounter {
+  private readonly reserveScript: RedisScript;
+  private readonly seedScript: RedisScript;
+  private readonly releaseScript: RedisScript;
+  private readonly prefix: string;
+  private readonly keepAfterMonthMs: number;
+  private readonly seeding = new Map<string, Promise<void>>();
+  private readonly clock: Clock;
+
+  constructor(
+    private readonly client: RedisClient,
+    private readonly seed: UsageSeed,
+    options: RedisQuotaCounterOptions = {},
+  ) {
+    this.reserveScript = new RedisScript(client, RESERVE_LUA, 1);
+    this.seedScript = new RedisScript(client, SEED_LUA, 1);
+    this.releaseScript = new RedisScript(client, RELEASE_LUA, 1);
+    this.prefix = options.prefix ?? 'vigil:';
+    this.keepAfterMonthMs = options.keepAfterMonthMs ?? 7 * 86_400_000;
+    this.clock = options.clock ?? systemClock;
+  }
+
+  async reserve(accountId: string, period: string, events: number, plan: QuotaPlan): Promise<QuotaDecision> {
+    const key = this.keyOf(accountId, period);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const [accepted, dropped] = (await this.reserveScript.run([key], [events, plan.monthlyCap, plan.overage])) as [number, number];
+      if (accepted >= 0) return { accepted, dropped };
+      await this.ensureSeeded(key, accountId, period);
+    }
+    throw new Error(`quota counter ${key} vanished right after seeding three times (Redis evicting keys?)`);
+  }
+
+  async release(accountId: string, period: string, decision: QuotaDecision): Promise<void> {
+    await this.releaseScript.run([this.keyOf(accountId, period)], [decision.accepted, decision.dropped]);
+  }
+
+  async current(accountId: string, period: string): Promise<{ readonly used: number; readonly dropped: number }> {
+    const key = this.keyOf(accountId, period);
+    let [used, dropped] = await this.client.hmget(key, 'used', 'dropped');
+    if (used === null) {
+      await this.ensureSeeded(key, accountId, period);
+      [used, dropped] = await this.client.hmget(key, 'used', 'dropped');
+    }
+    return { used: Number(used ?? 0), dropped: Number(dropped ?? 0) };
+  }
+
+  async close(): Promise<void> {}
+
+  private keyOf(accountId: string, period: string): string {
+    return `${this.prefix}quota:${hashTag(accountId)}:${period}`;
+  }
+
+  private ensureSeeded(key: string, accountId: string, period: string): Promise<void> {
+    let pending = this.seeding.get(key);
+    if (!pending) {
+      pending = (async () => {
+        try {
+          const { used, dropped } = await this.seed(accountId, period);
+          const ttlMs = Math.max(monthEnd(period) - this.clock.now(), 0) + this.keepAfterMonthMs;
+          await this.seedScript.run([key], [used, dropped, ttlMs]);
+        } finally {
+          this.seeding.delete(key);
+        }
+      })();
+      this.seeding.set(key, pending);
+    }
+    return pending;
+  }
+}
+
+/** First millisecond after the month `YYYY-MM` (UTC). */
+export function monthEnd(period: string): number {
+  const [year, month] = period.split('-').map(Number) as [number, number];
+  return Date.UTC(year, month, 1);
+}

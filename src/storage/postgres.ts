@@ -1,0 +1,163 @@
+import { Kysely, PostgresDialect, sql, type RawBuilder, type Transaction } from 'kysely';
+import pg from 'pg';
+import { systemClock, type Clock } from '../util/clock.js';
+import { unnestInsert } from './event-insert.js';
+import { KyselyStore } from './kysely-store.js';
+import { dropMonthPartitionsBefore, ensureMonthPartitions, listMonthPartitions, partitionsFor, type MonthPartition } from './postgres-partitions.js';
+import type { Database } from './schema.js';
+import type { EventRow } from './types.js';
+import { StoreUnavailableError } from './store.js';
+
+export interface PostgresOptions {
+  /**
+   * Schema for every Vigil table (created when missing); connections get it as their
+   * search_path. Default: the server's current schema for the URL's user (usually `public`).
+   */
+  readonly schema?: string;
+  /** Connections per instance (default 10). Instances x poolSize must stay under max_connections. */
+  readonly poolSize?: number;
+  /** Give up opening a connection after this long (default 5000 ms): an unreachable server answers 503, not a hang. */
+  readonly connectTimeoutMs?: number;
+  /** Server-side cap per statement (default 30000 ms; 0 disables). */
+  readonly statementTimeoutMs?: number;
+  /** Shown in pg_stat_activity (default `vigil`). */
+  readonly applicationName?: string;
+  /** Month partitions kept ready beyond the current month (default 2). */
+  readonly monthsAhead?: number;
+  /** Time for the partition upkeep done by migrate(). */
+  readonly clock?: Clock;
+  /** Told about errors on pooled connections (server restart, terminated backend); the pool replaces them. */
+  readonly onConnectionError?: (err: Error) => void;
+  /** Told about every statement run (e.g. to log slow queries). */
+  readonly onQuery?: (query: { sql: string; parameters: readonly unknown[]; durationMs: number; error?: unknown }) => void;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+const INT8_OID = 20;
+
+/**
+ * pg returns bigint columns as strings (they may exceed 2^53). Ours hold ms timestamps and
+ * counters, far below that, so this pool parses them as numbers and Store types stay exact.
+ */
+const types = {
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === INT8_OID && format !== 'binary'
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
+
+/**
+ * The scale-out Store: the same KyselyStore over a pg Pool. The pool replaces dead
+ * connections by itself, so after a server restart or failover the store recovers with no
+ * restart of Vigil; until then calls throw StoreUnavailableError (503).
+ */
+export class PostgresStore extends KyselyStore {
+  private resolvedSchema: string | undefined;
+
+  constructor(
+    db: Kysely<Database>,
+    private readonly settings: { schema?: string; monthsAhead: number; clock: Clock; poolSize: number },
+  ) {
+    super('postgres', db, async () => {}, { staleConnectionAttempts: settings.poolSize + 1 });
+  }
+
+  /** The schema the tables live in. */
+  async schema(): Promise<string> {
+    if (this.resolvedSchema === undefined) {
+      if (this.settings.schema !== undefined) {
+        const name = this.settings.schema;
+        await this.guard('createSchema', () => sql`create schema if not exists ${sql.id(name)}`.execute(this.db));
+        this.resolvedSchema = name;
+      } else {
+        const { rows } = await this.read('currentSchema', () => sql<{ name: string | null }>`select current_schema() as name`.execute(this.db));
+        const name = rows[0]?.name;
+        if (!name) throw new StoreUnavailableError('PostgreSQL has no current schema for this user: set a schema or search_path');
+        this.resolvedSchema = name;
+      }
+    }
+    return this.resolvedSchema;
+  }
+
+  override async migrate(): Promise<void> {
+    const schema = await this.schema();
+    await this.guard('migrate', () => this.runMigrations(schema));
+    await this.maintain(this.settings.clock.now());
+  }
+
+  override async maintain(now: number): Promise<void> {
+    const schema = await this.schema();
+    await this.guard('maintain', () => ensureMonthPartitions(this.db as unknown as Kysely<unknown>, schema, partitionsFor(now, this.settings.monthsAhead)));
+  }
+
+  override async dropEventsBefore(before: number): Promise<{ readonly partitionsDropped: number; readonly rowsDeleted: number }> {
+    const schema = await this.schema();
+    return this.guard('dropEventsBefore', () => dropMonthPartitionsBefore(this.db as unknown as Kysely<unknown>, schema, before));
+  }
+
+  /** The month partitions of the events table, oldest first. */
+  async eventPartitions(): Promise<MonthPartition[]> {
+    const schema = await this.schema();
+    return this.read('eventPartitions', () => listMonthPartitions(this.db as unknown as Kysely<unknown>, schema));
+  }
+
+  /** The whole group in one statement, whatever its size. */
+  protected override async insertEvents(trx: Transaction<Database>, events: readonly EventRow[]): Promise<void> {
+    await trx.executeQuery(unnestInsert(events));
+  }
+
+  /** Served by the GIN index on `tags::jsonb`. */
+  protected override hasTag(tag: string): RawBuilder<boolean> {
+    return sql<boolean>`(tags::jsonb) @> ${JSON.stringify([tag])}::jsonb`;
+  }
+}
+
+/** Opens (lazily: no connection until the first call) a Store on PostgreSQL. Call migrate() before use. */
+export function openPostgresStore(url: string, options: PostgresOptions = {}): PostgresStore {
+  if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
+    throw new Error(`invalid PostgreSQL schema name "${options.schema}": use lower-case letters, digits and _`);
+  }
+  const statementTimeout = options.statementTimeoutMs ?? 30_000;
+  const startup = [
+    options.schema !== undefined ? `-c search_path=${options.schema}` : '',
+    statementTimeout > 0 ? `-c statement_timeout=${statementTimeout}` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+  const poolSize = options.poolSize ?? 10;
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+    idleTimeoutMillis: 30_000,
+    keepAlive: true,
+    application_name: options.applicationName ?? 'vigil',
+    types,
+    ...(startup ? { options: startup } : {}),
+  });
+  const report = options.onConnectionError ?? (() => {});
+  // An error on an idle connection is emitted by the pool, one on a checked-out connection
+  // between statements by the client; unheard, either would crash the process.
+  pool.on('error', report);
+  pool.on('connect', (client) => client.on('error', report));
+  const onQuery = options.onQuery;
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool }),
+    ...(onQuery
+      ? {
+          log: (event) =>
+            onQuery({
+              sql: event.query.sql,
+              parameters: event.query.parameters,
+              durationMs: event.queryDurationMillis,
+              ...(event.level === 'error' ? { error: event.error } : {}),
+            }),
+        }
+      : {}),
+  });
+  return new PostgresStore(db, {
+    ...(options.schema !== undefined ? { schema: options.schema } : {}),
+    monthsAhead: options.monthsAhead ?? 2,
+    clock: options.clock ?? systemClock,
+    poolSize,
+  });
+}
