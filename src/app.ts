@@ -7,6 +7,7 @@ import type { Catalog } from './catalog/catalog.js';
 import type { Config } from './config/config.js';
 import { Authenticator } from './http/authenticator.js';
 import { ApiError, ERROR_STATUS, errorBody, type ErrorCode, type Rejection } from './http/errors.js';
+import { registerCorsPreflight } from './http/cors.js';
 import { registerGuards } from './http/guards.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { registerAdminRoutes } from './http/routes/admin.js';
@@ -186,6 +187,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     adminToken: config.adminToken,
     checkAdminToken: (presented) => config.adminToken !== undefined && presented !== undefined && sameSecret(presented, config.adminToken),
   });
+  registerCorsPreflight(app);
   const add405Routes = trackRoutesFor405(app);
   registerIngestRoutes(app, { pipeline, limiter: deps.limiter, clock: deps.clock, maxEventBytes: config.maxEventBytes, maxBatchBytes: config.maxBatchBytes });
   registerReadRoutes(app, { store: deps.store, catalog: deps.catalog, clock: deps.clock, alertClosed: deps.alertClosed });
