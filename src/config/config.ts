@@ -196,7 +196,7 @@ export function loadConfig(env: Env = process.env): Config {
     breachedHashFile: existing(env, 'VIGIL_BREACHED_HASHES_FILE', 'file'),
     maxEventBytes: integer(env, 'VIGIL_MAX_EVENT_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
     maxBatchBytes: integer(env, 'VIGIL_MAX_BATCH_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
-    commitWindowMs: integer(env, 'VIGIL_COMMIT_WINDOW_MS', 2, 0, 1000),
+    commitWindowMs: integer(env, 'VIGIL_COMMIT_WINDOW_MS', 0, 0, 1000),
     commitMaxEvents: integer(env, 'VIGIL_COMMIT_MAX_EVENTS', 1000, 1, 100_000),
     sqliteSynchronous: oneOf(env, 'VIGIL_SQLITE_SYNCHRONOUS', ['full', 'normal'] as const, 'full'),
     logLevel: oneOf(env, 'VIGIL_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),

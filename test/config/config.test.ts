@@ -56,6 +56,7 @@ const BAD: [string, string, string][] = [
   ['VIGIL_MAX_EVENT_BYTES', '10', '1024'],
   ['VIGIL_MAX_BATCH_BYTES', '1e6', '1024'],
   ['VIGIL_COMMIT_WINDOW_MS', '5000', '0 to 1000'],
+  ['VIGIL_REDIS_PREFIX', 'has space', 'letters, digits'],
   ['VIGIL_COMMIT_MAX_EVENTS', '0', '1 to'],
   ['VIGIL_SQLITE_SYNCHRONOUS', 'off', 'full, normal'],
   ['VIGIL_LOG_LEVEL', 'verbose', 'info'],
