@@ -109,7 +109,7 @@ console.log(
       loadAverage: (await import('node:os')).loadavg().map((l) => l.toFixed(1)).join(' '),
       createEnrichmentStartupMs: Math.round(startupMs),
       createEnrichmentStartupCpuMs: Math.round((startupCpu.user + startupCpu.system) / 1000),
-      startupParts: { geoipOpenMs: (enrichment.status() as any).geoip.openMs, asnOpenMs: (enrichment.status() as any).asn.openMs, feedsOpenMs: (enrichment.status() as any).feeds.openMs },
+      startupParts: { geoipOpenMs: (enrichment.status() as Record<string, { openMs?: number }>).geoip?.openMs, asnOpenMs: (enrichment.status() as Record<string, { openMs?: number }>).asn?.openMs, feedsOpenMs: (enrichment.status() as Record<string, { openMs?: number }>).feeds?.openMs },
       feedLookupNsAt100kRanges: lookupNs.toFixed(0),
       feedRanges: snap.ranges,
       sink: sink + hits > 0,

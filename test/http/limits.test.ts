@@ -330,7 +330,7 @@ describeWithRedis('two instances sharing Redis (VIGIL_REDIS_URL) behave as one',
 
   it("a key's RPM and per-second windows hold across instances", async () => {
     const [a, b] = await pair();
-    const { id, secret } = await a.account('free');
+    const { secret } = await a.account('free');
     const ip = uniqueIp();
     for (let i = 0; i < 30; i++) {
       const res = await send(i % 2 === 0 ? a : b, secret, { ip });
@@ -345,7 +345,7 @@ describeWithRedis('two instances sharing Redis (VIGIL_REDIS_URL) behave as one',
 
   it('the per-IP cap holds across instances', async () => {
     const [a, b] = await pair();
-    const { id, secret } = await a.account('pro');
+    const { secret } = await a.account('pro');
     const ip = `10.255.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`; // capped at 10 per minute
     for (let i = 0; i < 10; i++) expect((await send(i % 2 === 0 ? a : b, secret, { ip })).statusCode).toBe(202);
     expect((await send(a, secret, { ip })).statusCode).toBe(429);

@@ -77,7 +77,7 @@ export async function startService(dataDir: string, env: Record<string, string> 
   return { child, base: `http://127.0.0.1:${port}`, lines, stderr, exited };
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test client reading arbitrary JSON answers
+ 
 type Json = any;
 
 export async function api(base: string, method: string, path: string, key: string, body?: unknown): Promise<{ status: number; json: Json }> {
