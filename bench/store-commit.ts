@@ -6,7 +6,7 @@
  *   BENCH_GROUP=500 BENCH_ROUNDS=40 VIGIL_TEST_DATABASE_URL=postgres://… npx tsx bench/store-commit.ts
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -81,7 +81,9 @@ for (const synchronous of ['full', 'normal'] as const) {
   const dir = mkdtempSync(join(tmpdir(), 'vigil-bench-'));
   const store = openSqliteStore({ dataDir: dir, synchronous });
   results[`sqlite-${synchronous}`] = await measure(`SQLite file, sync=${synchronous}`, store);
+  const events = await store.countEvents('acc_bench');
   await store.close();
+  if (synchronous === 'full') console.log(`SQLite disk per event (file after checkpoint): ${(statSync(join(dir, 'vigil.db')).size / events).toFixed(0)} bytes over ${events} events`);
   rmSync(dir, { recursive: true, force: true });
 }
 
@@ -92,6 +94,11 @@ try {
   const store = openPostgresStore(PG_URL, { schema });
   try {
     results.postgres = await measure('PostgreSQL (partitioned)', store);
+    const { rows } = await admin.query<{ bytes: string; n: string }>(
+      `select (select sum(pg_total_relation_size(inhrelid)) from pg_inherits where inhparent = '"${schema}".events'::regclass) as bytes, (select count(*) from "${schema}".events) as n`,
+    );
+    const row = rows[0] as { bytes: string; n: string };
+    console.log(`PostgreSQL disk per event (table + 7 indexes): ${(Number(row.bytes) / Number(row.n)).toFixed(0)} bytes over ${row.n} events`);
   } finally {
     await store.close();
     await admin.query(`drop schema if exists "${schema}" cascade`);

@@ -11,7 +11,8 @@ import { StoreUnavailableError } from './store.js';
 export interface PostgresOptions {
   /**
    * Schema for every Vigil table (created when missing); connections get it as their
-   * search_path. Default: the server's current schema for the URL's user (usually `public`).
+   * search_path. Also read from the URL as `?schema=name`. Default: the server's current
+   * schema for the URL's user (usually `public`).
    */
   readonly schema?: string;
   /** Connections per instance (default 10). Instances x poolSize must stay under max_connections. */
@@ -111,21 +112,38 @@ export class PostgresStore extends KyselyStore {
   }
 }
 
-/** Opens (lazily: no connection until the first call) a Store on PostgreSQL. Call migrate() before use. */
-export function openPostgresStore(url: string, options: PostgresOptions = {}): PostgresStore {
-  if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
-    throw new Error(`invalid PostgreSQL schema name "${options.schema}": use lower-case letters, digits and _`);
+/**
+ * Where and how to connect. `schema` may come from the options or from the URL
+ * (`?schema=vigil`, a Vigil parameter stripped before pg sees the URL). Vigil's session
+ * settings are appended to any `options` the URL carries, since pg lets the URL's value
+ * replace the one in the config.
+ */
+export function connectionSettings(url: string, options: PostgresOptions): { connectionString: string; startup?: string; schema?: string } {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  const schema = options.schema ?? parsed?.searchParams.get('schema') ?? undefined;
+  if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
+    throw new Error(`invalid PostgreSQL schema name "${schema}": use lower-case letters, digits and _`);
   }
   const statementTimeout = options.statementTimeoutMs ?? 30_000;
-  const startup = [
-    options.schema !== undefined ? `-c search_path=${options.schema}` : '',
-    statementTimeout > 0 ? `-c statement_timeout=${statementTimeout}` : '',
-  ]
-    .filter(Boolean)
-    .join(' ');
+  const ours = [schema !== undefined ? `-c search_path=${schema}` : '', statementTimeout > 0 ? `-c statement_timeout=${statementTimeout}` : ''];
+  if (!parsed) return { connectionString: url, startup: ours.filter(Boolean).join(' '), ...(schema !== undefined ? { schema } : {}) };
+  parsed.searchParams.delete('schema');
+  const startup = [parsed.searchParams.get('options') ?? '', ...ours].filter(Boolean).join(' ');
+  if (startup) parsed.searchParams.set('options', startup);
+  return { connectionString: parsed.toString(), ...(schema !== undefined ? { schema } : {}) };
+}
+
+/** Opens (lazily: no connection until the first call) a Store on PostgreSQL. Call migrate() before use. */
+export function openPostgresStore(url: string, options: PostgresOptions = {}): PostgresStore {
+  const { connectionString, startup, schema } = connectionSettings(url, options);
   const poolSize = options.poolSize ?? 10;
   const pool = new pg.Pool({
-    connectionString: url,
+    connectionString,
     max: poolSize,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
     idleTimeoutMillis: 30_000,
@@ -155,7 +173,7 @@ export function openPostgresStore(url: string, options: PostgresOptions = {}): P
       : {}),
   });
   return new PostgresStore(db, {
-    ...(options.schema !== undefined ? { schema: options.schema } : {}),
+    ...(schema !== undefined ? { schema } : {}),
     monthsAhead: options.monthsAhead ?? 2,
     clock: options.clock ?? systemClock,
     poolSize,
