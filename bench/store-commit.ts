@@ -83,7 +83,8 @@ for (const synchronous of ['full', 'normal'] as const) {
   results[`sqlite-${synchronous}`] = await measure(`SQLite file, sync=${synchronous}`, store);
   const events = await store.countEvents('acc_bench');
   await store.close();
-  if (synchronous === 'full') console.log(`SQLite disk per event (file after checkpoint): ${(statSync(join(dir, 'vigil.db')).size / events).toFixed(0)} bytes over ${events} events`);
+  if (synchronous === 'full')
+    console.log(`SQLite disk per event (file after checkpoint): ${(statSync(join(dir, 'vigil.db')).size / events).toFixed(0)} bytes over ${events} events`);
   rmSync(dir, { recursive: true, force: true });
 }
 
