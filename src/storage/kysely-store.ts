@@ -1,5 +1,6 @@
 import { Migrator, sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import { isConstraintViolation, isLostConnection } from './errors.js';
+import { planCommit } from './commit-plan.js';
 import { valuesInsert, VALUES_CHUNK } from './event-insert.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
@@ -303,9 +304,18 @@ export class KyselyStore implements Store {
     }
   }
 
+  /** Contention-free rows first; the rows other groups also update (alerts, usage) last, so their locks are held briefly. */
   protected async writeBatch(trx: Transaction<Database>, batch: CommitBatch): Promise<void> {
+    const plan = planCommit(batch);
     if (batch.events.length > 0) await this.insertEvents(trx, batch.events);
-    for (const write of batch.alerts) {
+    if (plan.idempotency.length > 0) {
+      await trx
+        .insertInto('idempotency')
+        .values(plan.idempotency.map((r) => ({ account_id: r.accountId, event_id: r.eventId, response: JSON.stringify(r.response), created_at: r.createdAt })))
+        .onConflict((oc) => oc.columns(['account_id', 'event_id']).doUpdateSet({ response: sql`excluded.response`, created_at: sql`excluded.created_at` }))
+        .execute();
+    }
+    for (const write of plan.alerts) {
       const cols = alertColumns(write.alert);
       if (write.opened) {
         await trx.insertInto('alerts').values(cols).execute();
@@ -317,10 +327,10 @@ export class KyselyStore implements Store {
           .execute();
       }
     }
-    for (const u of batch.usage) {
+    if (plan.monthly.length > 0) {
       await trx
         .insertInto('usage_monthly')
-        .values({ account_id: u.accountId, period: u.period, used: u.used, dropped: u.dropped })
+        .values([...plan.monthly])
         .onConflict((oc) =>
           oc.columns(['account_id', 'period']).doUpdateSet({
             used: sql`usage_monthly.used + excluded.used`,
@@ -330,20 +340,13 @@ export class KyselyStore implements Store {
         .execute();
       await trx
         .insertInto('usage_daily')
-        .values({ account_id: u.accountId, day: u.day, used: u.used, dropped: u.dropped })
+        .values([...plan.daily])
         .onConflict((oc) =>
           oc.columns(['account_id', 'day']).doUpdateSet({
             used: sql`usage_daily.used + excluded.used`,
             dropped: sql`usage_daily.dropped + excluded.dropped`,
           }),
         )
-        .execute();
-    }
-    if (batch.idempotency.length > 0) {
-      await trx
-        .insertInto('idempotency')
-        .values(batch.idempotency.map((r) => ({ account_id: r.accountId, event_id: r.eventId, response: JSON.stringify(r.response), created_at: r.createdAt })))
-        .onConflict((oc) => oc.columns(['account_id', 'event_id']).doUpdateSet({ response: sql`excluded.response`, created_at: sql`excluded.created_at` }))
         .execute();
     }
   }

@@ -252,6 +252,37 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         expect(await store.dailyCounts('acc_b', Date.UTC(2026, 0, 16))).toEqual([]);
       });
 
+      it('writes groups touching the same rows in opposite orders concurrently', async () => {
+        await account('acc_a');
+        await account('acc_b');
+        const shared = alertRow('acc_a');
+        const other = alertRow('acc_b');
+        await store.commit(
+          batch({
+            alerts: [
+              { alert: shared, opened: true },
+              { alert: other, opened: true },
+            ],
+          }),
+        );
+        // Groups from different instances touch the same usage and alert rows in any order;
+        // the store must serialise them, not deadlock.
+        await Promise.all(
+          Array.from({ length: 12 }, (_, i) => {
+            const forward = i % 2 === 0;
+            const u = [usage('acc_a', 1), usage('acc_b', 1)];
+            const a = [
+              { alert: { ...shared, count: i + 2 }, opened: false },
+              { alert: { ...other, count: i + 2 }, opened: false },
+            ];
+            return store.commit(batch({ events: [eventRow('acc_a')], usage: forward ? u : u.reverse(), alerts: forward ? a : a.reverse() }));
+          }),
+        );
+        expect((await store.getUsage('acc_a', '2026-01')).used).toBe(12);
+        expect((await store.getUsage('acc_b', '2026-01')).used).toBe(12);
+        expect(await store.countEvents('acc_a')).toBe(12);
+      });
+
       it('counts usage in the billions exactly', async () => {
         await account('acc_a');
         await store.commit(batch({ usage: [usage('acc_a', 3_000_000_000, 2_500_000_000)] }));
@@ -273,6 +304,15 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         expect(await store.findIdempotency('acc_a', 'a%', 0)).toBeUndefined();
         expect(await store.findIdempotency('acc_a', 'a_', 0)).toBeUndefined();
         expect(await store.findIdempotency('acc_a', 'axb', 0)).toBeUndefined();
+      });
+
+      it('two rows for one event_id in the same group: the last one wins', async () => {
+        await account('acc_a');
+        const first = idempotency('acc_a', 'same', T0);
+        const last = { ...idempotency('acc_a', 'same', T0 + 1), response: { status: 'accepted', id: 'evt_last' } };
+        await store.commit(batch({ events: [eventRow('acc_a')], idempotency: [first, idempotency('acc_a', 'other', T0), last] }));
+        expect(await store.findIdempotency('acc_a', 'same', 0)).toEqual(last);
+        expect(await store.countEvents('acc_a')).toBe(1);
       });
 
       it('a second write for the same event_id replaces the first', async () => {
