@@ -1,10 +1,10 @@
 import { Migrator, sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
-import { isConstraintViolation, isLostConnection } from './errors.js';
+import { isRejectedData, isLostConnection } from './errors.js';
 import { planCommit } from './commit-plan.js';
 import { valuesInsert, VALUES_CHUNK } from './event-insert.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
-import { StoreConflictError, StoreUnavailableError, type Store } from './store.js';
+import { StoreRejectedError, StoreUnavailableError, type Store } from './store.js';
 import type {
   Account,
   AlertFilter,
@@ -106,9 +106,9 @@ export interface KyselyStoreOptions {
 
 /** Turns a database failure into the Store contract's errors. */
 function translate(what: string, err: unknown): Error {
-  if (err instanceof StoreUnavailableError || err instanceof StoreConflictError) return err;
+  if (err instanceof StoreUnavailableError || err instanceof StoreRejectedError) return err;
   const message = `${what} failed: ${(err as Error | undefined)?.message ?? String(err)}`;
-  if (isConstraintViolation(err)) return new StoreConflictError(message, { cause: err });
+  if (isRejectedData(err)) return new StoreRejectedError(message, { cause: err });
   return new StoreUnavailableError(message, { cause: err });
 }
 
@@ -125,13 +125,22 @@ export class KyselyStore implements Store {
     private readonly options: KyselyStoreOptions = {},
   ) {}
 
-  /** Runs a write, turning database failures into StoreUnavailableError / StoreConflictError. */
+  /** Runs a write, turning database failures into StoreUnavailableError / StoreRejectedError. */
   protected async guard<T>(what: string, fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (err) {
       throw translate(what, err);
     }
+  }
+
+  /**
+   * True when no stored row can hold one of these lookup values, so the answer is "not found"
+   * without asking (PostgreSQL would refuse the parameter itself). SQLite can hold any text.
+   */
+  protected unmatchable(...values: (string | undefined)[]): boolean {
+    void values;
+    return false;
   }
 
   /** Runs a read; a read is safe to repeat, so a dead pooled connection costs a retry, not an error. */
@@ -182,6 +191,7 @@ export class KyselyStore implements Store {
   }
 
   async getAccount(id: string): Promise<Account | undefined> {
+    if (this.unmatchable(id)) return undefined;
     const row = await this.read('getAccount', () => this.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst());
     return row && toAccount(row);
   }
@@ -202,6 +212,7 @@ export class KyselyStore implements Store {
   }
 
   async updateAccount(id: string, patch: { plan?: string; name?: string; settings?: Record<string, unknown> }): Promise<Account | undefined> {
+    if (this.unmatchable(id)) return undefined;
     const values: Partial<Row<'accounts'>> = {};
     if (patch.plan !== undefined) values.plan = patch.plan;
     if (patch.name !== undefined) values.name = patch.name;
@@ -236,6 +247,7 @@ export class KyselyStore implements Store {
   }
 
   async findKeyByHash(hash: string): Promise<{ key: ApiKeyRecord; hash: string; account: Account } | undefined> {
+    if (this.unmatchable(hash)) return undefined;
     const row = await this.read('findKeyByHash', () =>
       this.db
         .selectFrom('api_keys')
@@ -272,6 +284,7 @@ export class KyselyStore implements Store {
   }
 
   async listKeys(accountId?: string): Promise<readonly ApiKeyRecord[]> {
+    if (this.unmatchable(accountId)) return [];
     let query = this.db.selectFrom('api_keys').selectAll();
     if (accountId !== undefined) query = query.where('account_id', '=', accountId);
     const rows = await this.read('listKeys', () => query.orderBy('created_at').orderBy('id').execute());
@@ -279,6 +292,7 @@ export class KyselyStore implements Store {
   }
 
   async revokeKey(id: string, at: number): Promise<boolean> {
+    if (this.unmatchable(id)) return false;
     const result = await this.guard('revokeKey', () =>
       this.db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst(),
     );
@@ -359,6 +373,7 @@ export class KyselyStore implements Store {
   }
 
   async getEvent(accountId: string, id: string): Promise<EventRow | undefined> {
+    if (this.unmatchable(accountId, id)) return undefined;
     const row = await this.read('getEvent', () =>
       this.db.selectFrom('events').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst(),
     );
@@ -366,6 +381,7 @@ export class KyselyStore implements Store {
   }
 
   async listEvents(accountId: string, filter: EventFilter, limit: number, cursor?: string): Promise<Page<EventRow>> {
+    if (this.unmatchable(accountId, cursor, filter.type, filter.typePrefix, filter.actorId, filter.ip, filter.tag)) return { items: [], nextCursor: null };
     let q = this.db.selectFrom('events').selectAll().where('account_id', '=', accountId);
     if (filter.type !== undefined) q = q.where('type', '=', filter.type);
     if (filter.typePrefix !== undefined) q = q.where(sql<boolean>`type like ${likeLiteral(filter.typePrefix) + '%'} escape '\\'`);
@@ -392,6 +408,7 @@ export class KyselyStore implements Store {
   }
 
   async countEvents(accountId: string): Promise<number> {
+    if (this.unmatchable(accountId)) return 0;
     const row = await this.read('countEvents', () =>
       this.db
         .selectFrom('events')
@@ -403,6 +420,7 @@ export class KyselyStore implements Store {
   }
 
   async findIdempotency(accountId: string, eventId: string, since: number): Promise<IdempotencyRow | undefined> {
+    if (this.unmatchable(accountId, eventId)) return undefined;
     const row = await this.read('findIdempotency', () =>
       this.db
         .selectFrom('idempotency')
@@ -416,6 +434,7 @@ export class KyselyStore implements Store {
   }
 
   async getAlert(accountId: string, id: string): Promise<AlertRow | undefined> {
+    if (this.unmatchable(accountId, id)) return undefined;
     const row = await this.read('getAlert', () =>
       this.db.selectFrom('alerts').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst(),
     );
@@ -423,6 +442,7 @@ export class KyselyStore implements Store {
   }
 
   async listAlerts(accountId: string, filter: AlertFilter, limit: number, cursor?: string): Promise<Page<AlertRow>> {
+    if (this.unmatchable(accountId, cursor, filter.type, filter.severity, filter.status, filter.actorId)) return { items: [], nextCursor: null };
     let q = this.db.selectFrom('alerts').selectAll().where('account_id', '=', accountId);
     if (filter.type !== undefined) q = q.where('type', '=', filter.type);
     if (filter.severity !== undefined) q = q.where('severity', '=', filter.severity);
@@ -441,12 +461,14 @@ export class KyselyStore implements Store {
   }
 
   async setAlertStatus(accountId: string, id: string, status: AlertStatus, at: number): Promise<AlertRow | undefined> {
+    if (this.unmatchable(accountId, id)) return undefined;
     void at;
     await this.guard('setAlertStatus', () => this.db.updateTable('alerts').set({ status }).where('account_id', '=', accountId).where('id', '=', id).execute());
     return this.getAlert(accountId, id);
   }
 
   async getUsage(accountId: string, period: string): Promise<UsageRow> {
+    if (this.unmatchable(accountId, period)) return { accountId, period, used: 0, dropped: 0 };
     const row = await this.read('getUsage', () =>
       this.db.selectFrom('usage_monthly').selectAll().where('account_id', '=', accountId).where('period', '=', period).executeTakeFirst(),
     );
@@ -454,6 +476,7 @@ export class KyselyStore implements Store {
   }
 
   async dailyCounts(accountId: string, since: number): Promise<readonly { day: string; count: number }[]> {
+    if (this.unmatchable(accountId)) return [];
     const sinceDay = new Date(since).toISOString().slice(0, 10);
     const rows = await this.read('dailyCounts', () =>
       this.db.selectFrom('usage_daily').select(['day', 'used']).where('account_id', '=', accountId).where('day', '>=', sinceDay).orderBy('day').execute(),
@@ -462,6 +485,7 @@ export class KyselyStore implements Store {
   }
 
   async pruneEvents(accountId: string, before: number): Promise<number> {
+    if (this.unmatchable(accountId)) return 0;
     const result = await this.guard('pruneEvents', () =>
       this.db.deleteFrom('events').where('account_id', '=', accountId).where('received_at', '<', before).executeTakeFirst(),
     );

@@ -106,6 +106,12 @@ export class PostgresStore extends KyselyStore {
     await trx.executeQuery(unnestInsert(events));
   }
 
+  /** PostgreSQL text cannot contain U+0000, so no row matches a value that does. */
+  protected override unmatchable(...values: (string | undefined)[]): boolean {
+    for (const v of values) if (v !== undefined && v.includes('\u0000')) return true;
+    return false;
+  }
+
   /** Served by the GIN index on `tags::jsonb`. */
   protected override hasTag(tag: string): RawBuilder<boolean> {
     return sql<boolean>`(tags::jsonb) @> ${JSON.stringify([tag])}::jsonb`;
