@@ -1,10 +1,26 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Two projects: every suite on the embedded default, and the HTTP functional suites again
+ * in scale-out mode (PostgreSQL + Redis). Each suite that needs a server skips with a
+ * message when it is absent, and fails under CI=true.
+ */
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    reporters: ['default'],
+    projects: [
+      { test: { name: 'embedded', include: ['test/**/*.test.ts'], testTimeout: 30_000, hookTimeout: 30_000 } },
+      {
+        test: {
+          name: 'scaleout',
+          include: ['test/http/**/*.test.ts'],
+          env: { VIGIL_TEST_MODE: 'scaleout' },
+          setupFiles: ['test/helpers/scaleout-setup.ts'],
+          testTimeout: 30_000,
+          hookTimeout: 30_000,
+        },
+      },
+    ],
   },
 });

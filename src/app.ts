@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { Gauge } from 'prom-client';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import { Accounts } from './accounts/accounts.js';
 import type { Catalog } from './catalog/catalog.js';
 import type { Config } from './config/config.js';
@@ -22,7 +23,7 @@ import type { DetectStage } from './pipeline/detect.js';
 import type { EnrichStage } from './pipeline/enrich.js';
 import { createIngestPipeline } from './pipeline/ingest-pipeline.js';
 import type { ScoreStage } from './pipeline/score.js';
-import type { Store } from './storage/store.js';
+import { StoreUnavailableError, type Store } from './storage/store.js';
 import { newId } from './util/ids.js';
 import type { Clock } from './util/clock.js';
 
@@ -37,9 +38,12 @@ export interface AppDeps {
   readonly detect: DetectStage;
   readonly score: ScoreStage;
   readonly clock: Clock;
-  readonly logger?: FastifyServerOptions['logger'];
+  /** A pino logger shared with start-up code; without it the app does not log. */
+  readonly logger?: FastifyBaseLogger;
   /** Extra facts for /readyz. */
   readonly status?: () => Record<string, unknown>;
+  /** Present in scale-out mode. */
+  readonly redisHealth?: { readonly degraded: boolean };
 }
 
 export interface VigilApp {
@@ -53,6 +57,8 @@ export interface VigilApp {
 
 function rejectionFor(error: FastifyError): Rejection {
   if (error instanceof ApiError) return error.rejection;
+  // Authentication, reads and admin calls reach the store outside the ingest pipeline.
+  if (error instanceof StoreUnavailableError) return { code: 'UNAVAILABLE', message: 'Storage is unavailable; retry shortly.', retryAfter: 1 };
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return { code: 'PAYLOAD_TOO_LARGE', message: 'The request body is larger than this endpoint accepts (single event: 64 KiB, batch: 1 MiB by default).' };
@@ -78,7 +84,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   const { config } = deps;
   const metrics = createMetrics();
   const app = Fastify({
-    logger: deps.logger ?? false,
+    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     genReqId: () => newId('req'),
     requestIdHeader: false,
     trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
@@ -111,7 +117,14 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     store: deps.store,
     clock: deps.clock,
     onEvents: (outcome, n) => metrics.events.inc({ outcome }, n),
+    degraded: deps.redisHealth ? () => (deps.redisHealth as { degraded: boolean }).degraded : undefined,
   });
+  if (deps.redisHealth) {
+    const health = deps.redisHealth;
+    metrics.registry.registerMetric(
+      new Gauge({ name: 'vigil_backend_degraded', help: '1 while Redis is unreachable and local state is used', registers: [], collect() { this.set(health.degraded ? 1 : 0); } }),
+    );
+  }
 
   // JSON only; parsed with plain JSON.parse: prototype keys are rejected by validation, not here.
   app.removeAllContentTypeParsers();
@@ -130,7 +143,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     const rejection = rejectionFor(error);
     const status = ERROR_STATUS[rejection.code as ErrorCode];
     if (status >= 500) request.log.error({ err: error }, 'request failed');
-    if (rejection.code === 'RATE_LIMITED' && !reply.hasHeader('Retry-After')) reply.header('Retry-After', String(rejection.retryAfter ?? 1));
+    if ((rejection.code === 'RATE_LIMITED' || rejection.code === 'UNAVAILABLE') && !reply.hasHeader('Retry-After')) reply.header('Retry-After', String(rejection.retryAfter ?? 1));
     reply.code(status).type('application/json').send(errorBody(rejection, request.id));
   });
   app.setNotFoundHandler((request, reply) => {
@@ -147,6 +160,8 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   });
 
   await app.register(swagger, {
+    // Shared schemas keep their $id as their name in components.schemas (default: def-N).
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     openapi: {
       openapi: '3.1.0',
       info: { title: 'Vigil', version: '1', description: 'Security event ingestion, enrichment, detection and risk scoring.' },

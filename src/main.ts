@@ -1,6 +1,8 @@
+import { pino } from 'pino';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { createServices } from './services.js';
+import { scheduleRetention } from './ops/retention.js';
 
 function configOrExit(): Config {
   try {
@@ -17,14 +19,18 @@ function configOrExit(): Config {
 async function main(): Promise<void> {
   const config = configOrExit();
   const started = performance.now();
+  const log = pino({
+    level: config.logLevel,
+    redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'], censor: '[redacted]' },
+  });
   const services = await createServices(config, {
-    logger: {
-      level: config.logLevel,
-      redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]'], censor: '[redacted]' },
-    },
+    logger: log,
+    onBackendChange: (backend, degraded, reason) =>
+      degraded
+        ? log.warn({ backend, err: reason }, `${backend} unreachable: serving with per-instance limits and detection state (degraded)`)
+        : log.info({ backend, ...(reason as object) }, `${backend} reachable again: shared state restored`),
   });
   const vigil = await buildApp(services);
-  const log = vigil.app.log;
 
   const first = await vigil.accounts.bootstrap(config.initialPlan);
   if (first) {
@@ -39,6 +45,7 @@ async function main(): Promise<void> {
     );
   }
 
+  const stopRetention = config.retentionEnabled ? scheduleRetention(services.store, config.plans, services.clock, log) : () => undefined;
   await vigil.app.listen({ port: config.port, host: config.host });
   log.info({ port: config.port, storage: services.store.kind, startupMs: Math.round(performance.now() - started) }, 'vigil ready');
 
@@ -53,6 +60,7 @@ async function main(): Promise<void> {
     }, 15_000);
     force.unref();
     try {
+      stopRetention();
       await vigil.close();
       await services.shutdown();
       process.exit(0);

@@ -1,52 +1,101 @@
-import type { FastifyServerOptions } from 'fastify';
+import type { FastifyBaseLogger } from 'fastify';
 import type { AppDeps } from './app.js';
 import { buildCatalog } from './catalog/catalog.js';
 import type { Config } from './config/config.js';
 import { MemoryQuotaCounter } from './limits/memory-quota.js';
 import { MemoryRateLimiter } from './limits/memory-limiter.js';
 import { createDetectStage } from './pipeline/detect.js';
-import { createEnrichStage } from './pipeline/enrich.js';
+import { createEnrichment, type EnrichmentService } from './enrichment/index.js';
+import type { EnrichmentLogger } from './enrichment/logger.js';
+import { ALERT_TYPES, DETECTOR_SPECS, KILL_CHAINS } from './detection/specs.js';
+import { MemoryStateStore } from './detection/memory-state-store.js';
+import type { StateStore } from './detection/state-store.js';
 import { createScoreStage } from './pipeline/score.js';
 import { openSqliteStore } from './storage/sqlite.js';
+import { openPostgresStore } from './storage/postgres.js';
+import { RedisQuotaCounter } from './limits/redis-quota.js';
+import { RedisRateLimiter } from './limits/redis-limiter.js';
+import { Redis } from 'ioredis';
 import type { Store } from './storage/store.js';
 import { systemClock, type Clock } from './util/clock.js';
+import { BackendHealth, withFailover } from './util/failover.js';
+import type { QuotaCounter, RateLimiter } from './limits/types.js';
+
+const silentLogger: EnrichmentLogger = { warn: () => undefined, info: () => undefined };
 
 export interface Services extends AppDeps {
+  readonly enrichment: EnrichmentService;
+  /** Present in scale-out mode: whether Redis is reachable from this instance. */
+  readonly redisHealth?: BackendHealth;
   /** Closes what the services opened (after the app has drained). */
   shutdown(): Promise<void>;
 }
 
 export async function openStore(config: Config): Promise<Store> {
-  if (config.databaseUrl) throw new Error('VIGIL_DATABASE_URL: PostgreSQL support is not built into this version yet');
+  if (config.databaseUrl) return openPostgresStore(config.databaseUrl);
   return openSqliteStore({ dataDir: config.dataDir, synchronous: config.sqliteSynchronous });
+}
+
+/** Redis client for the scale-out mode: fail fast while disconnected (no offline queue), reconnect forever. */
+export function openRedis(url: string): Redis {
+  return new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000, retryStrategy: (attempt) => Math.min(attempt * 200, 2_000) });
 }
 
 /**
  * Builds the backends named by the configuration: SQLite and in-memory state by default;
  * PostgreSQL and Redis when their URLs are set.
  */
-export async function createServices(config: Config, options: { clock?: Clock; logger?: FastifyServerOptions['logger']; store?: Store } = {}): Promise<Services> {
+export async function createServices(config: Config, options: { clock?: Clock; logger?: FastifyBaseLogger; store?: Store; onBackendChange?: (backend: string, degraded: boolean, reason?: unknown) => void } = {}): Promise<Services> {
   const clock = options.clock ?? systemClock;
   const store = options.store ?? (await openStore(config));
   await store.migrate();
-  const limiter = new MemoryRateLimiter();
-  const quota = new MemoryQuotaCounter((accountId, period) => store.getUsage(accountId, period));
-  const catalog = buildCatalog({ detectors: [], alertTypes: [], killChains: [] });
+  const seed = (accountId: string, period: string) => store.getUsage(accountId, period);
+  const redis = config.redisUrl ? openRedis(config.redisUrl) : undefined;
+  const memoryLimiter = new MemoryRateLimiter();
+  const memoryQuota = new MemoryQuotaCounter(seed);
+  let limiter: RateLimiter = memoryLimiter;
+  let quota: QuotaCounter = memoryQuota;
+  let redisHealth: BackendHealth | undefined;
+  if (redis) {
+    const health = new BackendHealth('redis', (degraded, reason) => options.onBackendChange?.('redis', degraded, reason));
+    redis.on('ready', () => health.markUp());
+    redis.on('error', (err) => health.markDown(err));
+    redis.on('close', () => health.markDown('connection closed'));
+    limiter = withFailover<RateLimiter>(new RedisRateLimiter(redis, { prefix: config.redisPrefix }), memoryLimiter, health);
+    quota = withFailover<QuotaCounter>(new RedisQuotaCounter(redis, seed, { clock, prefix: config.redisPrefix }), memoryQuota, health);
+    redisHealth = health;
+  }
+  const catalog = buildCatalog({ detectors: DETECTOR_SPECS, alertTypes: ALERT_TYPES, killChains: KILL_CHAINS });
+  const enrichment = await createEnrichment({
+    geoipCity: config.geoipCity,
+    geoipAsn: config.geoipAsn,
+    feedsDir: config.feedsDir,
+    breachedHashFile: config.breachedHashFile,
+    logger: options.logger ?? silentLogger,
+  });
+  const memoryState = new MemoryStateStore({ clock });
+  const state: StateStore = memoryState;
   return {
     config,
     store,
     limiter,
     quota,
     catalog,
-    enrich: createEnrichStage(),
-    detect: createDetectStage(),
+    enrich: enrichment.stage,
+    detect: createDetectStage({ state, clock }),
     score: createScoreStage(),
+    enrichment,
     clock,
     logger: options.logger,
+    redisHealth,
+    status: () => ({ redis: redisHealth ? (redisHealth.degraded ? 'degraded' : 'ok') : 'not configured', enrichment: enrichment.status() }),
     async shutdown() {
-      await limiter.close();
-      await quota.close();
+      await enrichment.close();
+      await memoryState.close();
+      await memoryLimiter.close();
+      await memoryQuota.close();
       await store.close();
+      redis?.disconnect();
     },
   };
 }

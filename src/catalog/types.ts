@@ -41,6 +41,15 @@ export interface Classification {
   readonly detectors: readonly string[];
 }
 
+/** A per-account tunable number of a detector (design 7: defaults overridable per account). */
+export interface ThresholdSpec {
+  readonly name: string;
+  readonly default: number;
+  readonly min: number;
+  readonly max: number;
+  readonly description: string;
+}
+
 /** A detector's declaration: the catalog dispatches an event only to detectors whose families it has. */
 export interface DetectorSpec {
   readonly name: string;
@@ -49,6 +58,8 @@ export interface DetectorSpec {
   readonly alertTypes: readonly string[];
   /** Runs on every event, `custom.*` included (threat_intel, request_scanner). */
   readonly generic?: boolean;
+  /** Settings under `settings.detectors.<name>`, with their documented defaults. */
+  readonly thresholds?: readonly ThresholdSpec[];
 }
 
 export interface AlertTypeSpec {
@@ -60,6 +71,8 @@ export interface AlertTypeSpec {
   /** MITRE ATT&CK technique ids, e.g. T1110.001. */
   readonly mitre: readonly string[];
   readonly description: string;
+  /** Deduplication window: a new sighting within this time of the last one updates the open alert. */
+  readonly windowMs?: number;
 }
 
 export interface KillChainSpec {

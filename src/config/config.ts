@@ -14,6 +14,7 @@ export interface Config {
   readonly dataDir: string;
   readonly databaseUrl?: string;
   readonly redisUrl?: string;
+  readonly redisPrefix: string;
   readonly adminToken?: string;
   readonly trustProxy: readonly string[];
   readonly plans: PlanTable;
@@ -124,6 +125,12 @@ function path(env: Env, name: string, fallback?: string): string | undefined {
   return isAbsolute(raw) ? raw : resolve(raw);
 }
 
+function redisPrefix(env: Env): string {
+  const raw = optional(env, 'VIGIL_REDIS_PREFIX') ?? 'vigil:';
+  if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(raw)) throw new ConfigError('VIGIL_REDIS_PREFIX', `must be 1-64 characters of letters, digits, ':', '_', '.', '-', got "${raw}"`);
+  return raw;
+}
+
 /** Reads and validates `VIGIL_*` variables. Throws ConfigError naming the variable and what is allowed. */
 export function loadConfig(env: Env = process.env): Config {
   let plans: PlanTable;
@@ -140,9 +147,11 @@ export function loadConfig(env: Env = process.env): Config {
   const config: Config = {
     port: integer(env, 'VIGIL_PORT', 8080, 0, 65535),
     host: optional(env, 'VIGIL_HOST') ?? '0.0.0.0',
-    dataDir: path(env, 'VIGIL_DATA_DIR', './data') as string,
+    // ':memory:' (tests, throw-away runs) is SQLite's in-memory database, not a directory name.
+    dataDir: optional(env, 'VIGIL_DATA_DIR') === ':memory:' ? ':memory:' : (path(env, 'VIGIL_DATA_DIR', './data') as string),
     databaseUrl: url(env, 'VIGIL_DATABASE_URL', ['postgres:', 'postgresql:']),
     redisUrl: url(env, 'VIGIL_REDIS_URL', ['redis:', 'rediss:']),
+    redisPrefix: redisPrefix(env),
     adminToken,
     trustProxy: cidrList(env, 'VIGIL_TRUST_PROXY'),
     plans,

@@ -1,5 +1,8 @@
 import type { AlertWrite } from '../storage/types.js';
 import type { AlertHit } from '../detection/types.js';
+import type { StateStore } from '../detection/state-store.js';
+import { detectEvent } from '../detection/engine.js';
+import { systemClock, type Clock } from '../util/clock.js';
 import type { AccountContext } from './account-context.js';
 import type { EnrichedEvent } from './types.js';
 
@@ -10,10 +13,22 @@ export interface Detection {
   readonly writes: readonly AlertWrite[];
 }
 
-/** `eventId` is the stored id of the event, for the alert rows that reference it. */
-export type DetectStage = (event: EnrichedEvent, ctx: AccountContext, eventId: string) => Promise<Detection>;
+/**
+ * `eventId` is the id the event will be stored under (newId('evt')): it is recorded in
+ * AlertRow.eventIds and in kill-chain stage links. Omit it only where no event is stored.
+ * Rejects only when the state backend is unavailable (StateUnavailableError).
+ */
+export type DetectStage = (event: EnrichedEvent, ctx: AccountContext, eventId?: string) => Promise<Detection>;
 
-/** PLACEHOLDER until issue 5 lands. */
-export function createDetectStage(): DetectStage {
-  return async () => ({ alerts: [], writes: [] });
+export interface DetectDeps {
+  /** Window state shared by the detectors: MemoryStateStore embedded, Redis when scaled out. */
+  readonly state: StateStore;
+  /** Used for alert ids only; detection itself runs on event time. */
+  readonly clock?: Clock;
+}
+
+/** Runs the detectors named in `event.classification.detectors` (design 7). */
+export function createDetectStage(deps: DetectDeps): DetectStage {
+  const clock = deps.clock ?? systemClock;
+  return (event, ctx, eventId) => detectEvent(deps.state, clock, event, ctx, eventId);
 }

@@ -1,8 +1,26 @@
+import type { EnrichContext, Enricher, EnrichmentDraft } from '../enrichment/enricher.js';
 import type { ClassifiedEvent, EnrichedEvent } from './types.js';
 
 export type EnrichStage = (event: ClassifiedEvent) => EnrichedEvent;
 
-/** PLACEHOLDER until issue 4 lands: runs the registered enrichers in order. */
-export function createEnrichStage(): EnrichStage {
-  return (event) => ({ ...event, enrichment: {} });
+export interface EnrichStageOptions {
+  /** An enricher threw (a bug, not bad input): the event goes on without that enricher's fields. */
+  readonly onError?: (enricher: string, err: unknown) => void;
+}
+
+/** Runs the registered enrichers in order; one enricher failing never fails the event. */
+export function createEnrichStage(enrichers: readonly Enricher[] = [], options: EnrichStageOptions = {}): EnrichStage {
+  const list = [...enrichers];
+  return (event) => {
+    const out: EnrichmentDraft = {};
+    const ctx: EnrichContext = {};
+    for (const enricher of list) {
+      try {
+        enricher.enrich(event, out, ctx);
+      } catch (err) {
+        options.onError?.(enricher.name, err);
+      }
+    }
+    return { ...event, enrichment: out };
+  };
 }

@@ -60,6 +60,7 @@ export const EventResultSchema = Type.Object({
   risk: Type.Optional(RiskSchema),
   tags: Type.Optional(Type.Array(Type.String())),
   alerts: Type.Optional(Type.Array(Type.Object({ id: Type.String(), type: Type.String(), severity: Type.String() }))),
+  degraded: Type.Optional(Type.Boolean({ description: 'Shared state was unreachable: limits and detection used this instance local state' })),
 });
 
 export const BatchResultSchema = Type.Object({

@@ -63,6 +63,8 @@ export interface IngestDeps {
   readonly store: Store;
   readonly clock: Clock;
   readonly onEvents?: (outcome: EventOutcome, count: number) => void;
+  /** True while shared state is unreachable and local fallbacks serve limits and detection. */
+  readonly degraded?: () => boolean;
 }
 
 export interface IngestRequestContext {
@@ -216,7 +218,7 @@ export function createIngestPipeline(deps: IngestDeps) {
         const detection = await deps.detect(enriched, ctx, id);
         const detected = { ...enriched, alerts: detection.alerts };
         const scored = { ...detected, id, risk: deps.score(detected, ctx) };
-        const result = toEventResult(scored);
+        const result = toEventResult(scored, deps.degraded?.() ?? false);
         results[i] = result;
         rows.push(toEventRow(scored, ctx, result));
         alerts.push(...detection.writes);

@@ -11,13 +11,16 @@ export type EventResult =
       readonly risk: ScoredEvent['risk'];
       readonly tags: readonly string[];
       readonly alerts: readonly { readonly id: string; readonly type: string; readonly severity: string }[];
+      /** Present when shared state (Redis) was unreachable: limits and detection used this instance's local state. */
+      readonly degraded?: true;
     }
   | { readonly status: 'dropped' };
 
 export const tagsOf = (event: ScoredEvent): string[] => event.classification.inferred.map((t) => `inferred:${t}`);
 
-export function toEventResult(event: ScoredEvent): EventResult {
+export function toEventResult(event: ScoredEvent, degraded = false): EventResult {
   return {
+    ...(degraded ? { degraded: true as const } : {}),
     id: event.id,
     status: 'accepted',
     received_at: new Date(event.receivedAt).toISOString(),
@@ -53,6 +56,7 @@ export function toEventRow(event: ScoredEvent, ctx: AccountContext, result: Even
     risk: event.risk,
     tags,
     alerts: result.status === 'accepted' ? result.alerts : [],
+    degraded: result.status === 'accepted' ? result.degraded : undefined,
   };
   return {
     id: event.id,

@@ -58,7 +58,8 @@ function structureErrors(body: Record<string, unknown>): ErrorDetail[] {
     for (const key of Object.keys(value)) {
       const keyPath = path ? `${path}.${key}` : key;
       if (FORBIDDEN_KEYS.has(key)) return [{ field: keyPath, message: `the key "${key}" is not allowed anywhere in an event` }];
-      stack.push({ value: (value as Record<string, unknown>)[key], depth: path === '' ? 0 : depth + 1, path: keyPath });
+      // A top-level field's own object (metadata, request) is level 1.
+      stack.push({ value: (value as Record<string, unknown>)[key], depth: depth + 1, path: keyPath });
     }
   }
   return [];
@@ -82,7 +83,8 @@ function parseTimestamp(value: string | number | undefined, receivedAt: number):
 }
 
 function normaliseIp(value: string): string | undefined {
-  if (!ipaddr.isValid(value)) return undefined;
+  // ipaddr.isValid also takes legacy IPv4 forms ("1.2.3", "0x7f.1", "3232235777"): not addresses users send.
+  if (!ipaddr.IPv4.isValidFourPartDecimal(value) && !ipaddr.IPv6.isValid(value)) return undefined;
   try {
     return ipaddr.process(value).toString();
   } catch {

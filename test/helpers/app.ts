@@ -4,6 +4,32 @@ import { createServices, type Services } from '../../src/services.js';
 import type { Store } from '../../src/storage/store.js';
 import { ManualClock } from '../../src/util/clock.js';
 
+/**
+ * VIGIL_TEST_MODE=scaleout (the `scaleout` vitest project) runs the same HTTP suites on
+ * PostgreSQL (a fresh schema per app) and Redis (a fresh key prefix per app).
+ */
+export const SCALE_OUT = process.env.VIGIL_TEST_MODE === 'scaleout';
+
+async function scaleOutBackends(clock: ManualClock) {
+  const { openTestStore, adminPool, dropSchema } = await import('../storage/pg-helpers.js');
+  const { REDIS_URL } = await import('../limits/redis-helper.js');
+  const { store, schema } = await openTestStore({ clock });
+  const prefix = `vigil-test:http:${schema}:`;
+  return {
+    store,
+    env: { VIGIL_REDIS_URL: REDIS_URL, VIGIL_REDIS_PREFIX: prefix },
+    async cleanup() {
+      const admin = adminPool();
+      await dropSchema(admin, schema).finally(() => admin.end());
+      const { Redis } = await import('ioredis');
+      const client = new Redis(REDIS_URL);
+      const keys = await client.keys(`${prefix}*`);
+      if (keys.length > 0) await client.del(...keys);
+      client.disconnect();
+    },
+  };
+}
+
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
 export interface TestApp {
@@ -21,9 +47,10 @@ export interface TestApp {
  * admin API enabled. Requests go through Fastify inject: the whole HTTP lifecycle.
  */
 export async function testApp(env: Record<string, string> = {}, options: { store?: Store; clock?: ManualClock } = {}): Promise<TestApp> {
-  const config = loadConfig({ VIGIL_DATA_DIR: ':memory:', VIGIL_ADMIN_TOKEN: ADMIN_TOKEN, VIGIL_SQLITE_SYNCHRONOUS: 'normal', ...env });
   const clock = options.clock ?? new ManualClock();
-  const services = await createServices(config, { clock, store: options.store });
+  const scaleOut = SCALE_OUT && !options.store ? await scaleOutBackends(clock) : undefined;
+  const config = loadConfig({ VIGIL_DATA_DIR: ':memory:', VIGIL_ADMIN_TOKEN: ADMIN_TOKEN, VIGIL_SQLITE_SYNCHRONOUS: 'normal', ...scaleOut?.env, ...env });
+  const services = await createServices(config, { clock, store: options.store ?? scaleOut?.store });
   const vigil = await buildApp(services);
   return {
     vigil,
@@ -41,6 +68,7 @@ export async function testApp(env: Record<string, string> = {}, options: { store
     async close() {
       await vigil.close();
       await services.shutdown();
+      await scaleOut?.cleanup();
     },
   };
 }

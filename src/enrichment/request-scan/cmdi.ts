@@ -49,22 +49,26 @@ function isSpace(c: number): boolean {
 export function deobfuscateShell(s: string): string {
   if (s.indexOf("'") === -1 && s.indexOf('"') === -1 && s.indexOf('\\') === -1 && s.indexOf('$@') === -1) return s;
   let out = '';
+  // Last char appended, tracked here: reading it back from a string built by += would flatten it.
+  let prev = NaN;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c === 39 || c === 34 || c === 92) {
       let j = i;
       while (j < s.length && (s.charCodeAt(j) === 39 || s.charCodeAt(j) === 34 || s.charCodeAt(j) === 92)) j++;
-      const prev = out.charCodeAt(out.length - 1);
-      const next = s.charCodeAt(j);
-      if (isCommandChar(prev) && isCommandChar(next)) {
-        i = j - 1;
-        continue;
+      if (!(isCommandChar(prev) && isCommandChar(s.charCodeAt(j)))) {
+        out += s.slice(i, j);
+        prev = s.charCodeAt(j - 1);
       }
-    } else if (c === 36 && s.charCodeAt(i + 1) === 64 /* $@ */ && isCommandChar(out.charCodeAt(out.length - 1))) {
+      i = j - 1;
+      continue;
+    }
+    if (c === 36 && s.charCodeAt(i + 1) === 64 /* $@ */ && isCommandChar(prev)) {
       i++;
       continue;
     }
     out += s[i];
+    prev = c;
   }
   return out;
 }
@@ -91,8 +95,10 @@ function isHostName(s: string, j: number): boolean {
 }
 
 /** Does the text after a command word look like shell arguments? */
-function shellTail(s: string, i: number, command: string): boolean {
+function shellTail(s: string, i: number, command: string, text: boolean): boolean {
   const ambiguous = AMBIGUOUS.has(command);
+  // A quoted command word (`"whoami"`) runs the same.
+  if (s.charCodeAt(i) === 34 || s.charCodeAt(i) === 39) i++;
   const c = s.charCodeAt(i);
   if (Number.isNaN(c)) return !ambiguous;
   if (c === 96 || c === 41 || c === 62 || c === 60 || c === 36 || c === 123) return true;
@@ -107,9 +113,9 @@ function shellTail(s: string, i: number, command: string): boolean {
   if (a >= 48 && a <= 57) return command === 'sleep' || command === 'ping' || command === 'timeout' || NETWORK_COMMANDS.has(command) || command === 'kill' || command === 'echo';
   if (s.startsWith('http', j) || s.startsWith('ftp:', j) || s.startsWith('c:', j)) return true;
   if (NETWORK_COMMANDS.has(command) && isHostName(s, j)) return true;
-  if (command === 'busybox') return commandAt(s, j, false);
+  if (command === 'busybox') return commandAt(s, j, false, text);
   if (command === 'net') return s.startsWith('user', j) || s.startsWith('localgroup', j) || s.startsWith('view', j) || s.startsWith('share', j);
-  if (command === 'echo' || command === 'printf') return true;
+  if (command === 'echo' || command === 'printf') return !text;
   return false;
 }
 
@@ -131,8 +137,9 @@ function dangerousArgument(s: string, j: number, command: string): boolean {
 }
 
 /** Command word starting at `i` (after optional `/bin/`-style prefix), checked for a shell tail. */
-function commandAt(s: string, i: number, chained: boolean): boolean {
-  while (i < s.length && (isSpace(s.charCodeAt(i)) || s.charCodeAt(i) === 40 || s.charCodeAt(i) === 123)) i++;
+function commandAt(s: string, from: number, chained: boolean, text: boolean): boolean {
+  let i = from;
+  while (i < s.length && i < from + 16 && (isSpace(s.charCodeAt(i)) || s.charCodeAt(i) === 40 || s.charCodeAt(i) === 123 || s.charCodeAt(i) === 34 || s.charCodeAt(i) === 39)) i++;
   let start = i;
   // `/usr/bin/id`, `./x`, `c:\windows\system32\cmd.exe` prefixes: keep the last path component.
   let j = i;
@@ -149,7 +156,7 @@ function commandAt(s: string, i: number, chained: boolean): boolean {
     while (k < s.length && isSpace(s.charCodeAt(k))) k++;
     return dangerousArgument(s, k, bare) || (k === s.length && !AMBIGUOUS.has(bare));
   }
-  return shellTail(s, j, bare);
+  return shellTail(s, j, bare, text);
 }
 
 export function detectCommandInjection(raw: string, context: CommandContext): boolean {
@@ -170,8 +177,11 @@ export function detectCommandInjection(raw: string, context: CommandContext): bo
     else if (c === 96 && context === 'text' && i > 0 && !isSpace(s.charCodeAt(i - 1)) && s.charCodeAt(i - 1) !== 96) next = i + 1;
     else if (c === 123 /* { */ && commandBrace(s, i)) return true;
     if (next === -1) continue;
-    if (s.charCodeAt(next) === 124 || s.charCodeAt(next) === 38) next++;
-    if (commandAt(s, next, chained)) return true;
+    if (s.charCodeAt(next) === 124 || s.charCodeAt(next) === 38) {
+      next++;
+      i++;
+    }
+    if (commandAt(s, next, chained, context === 'text')) return true;
   }
   return false;
 }

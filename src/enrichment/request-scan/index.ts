@@ -12,6 +12,8 @@ export interface ScanInput {
 export const MAX_METADATA_DEPTH = 8;
 /** At most this many metadata strings are scanned per event. */
 export const MAX_METADATA_STRINGS = 256;
+/** At most this many metadata nodes (objects, arrays, values) are visited per event. */
+export const MAX_METADATA_NODES = 4096;
 /** At most this many query parameters are scanned per event. */
 export const MAX_QUERY_PARAMS = 128;
 
@@ -48,10 +50,11 @@ function scanQuery(query: string, out: Findings): void {
 
 interface WalkState {
   strings: number;
+  nodes: number;
 }
 
 function walkMetadata(value: unknown, location: string, depth: number, state: WalkState, out: Findings): void {
-  if (state.strings >= MAX_METADATA_STRINGS) return;
+  if (state.strings >= MAX_METADATA_STRINGS || ++state.nodes > MAX_METADATA_NODES) return;
   if (typeof value === 'string') {
     state.strings++;
     out.add(scanValue(value, 'metadata'), location);
@@ -59,11 +62,11 @@ function walkMetadata(value: unknown, location: string, depth: number, state: Wa
   }
   if (value === null || typeof value !== 'object' || depth >= MAX_METADATA_DEPTH) return;
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length && state.strings < MAX_METADATA_STRINGS; i++) walkMetadata(value[i], `${location}.${i}`, depth + 1, state, out);
+    for (let i = 0; i < value.length && state.nodes < MAX_METADATA_NODES; i++) walkMetadata(value[i], `${location}.${i}`, depth + 1, state, out);
     return;
   }
   for (const key in value) {
-    if (state.strings >= MAX_METADATA_STRINGS) return;
+    if (state.nodes >= MAX_METADATA_NODES) return;
     if (Object.prototype.hasOwnProperty.call(value, key)) {
       walkMetadata((value as Record<string, unknown>)[key], `${location}.${key}`, depth + 1, state, out);
     }
@@ -83,6 +86,6 @@ export function scanRequest(input: ScanInput): readonly ScanFinding[] {
   scanPart(input.path, 'path', out);
   if (input.query !== undefined && input.query.length > 0) scanQuery(input.query, out);
   scanPart(input.userAgent, 'user_agent', out);
-  if (input.metadata !== undefined) walkMetadata(input.metadata, 'metadata', 0, { strings: 0 }, out);
+  if (input.metadata !== undefined) walkMetadata(input.metadata, 'metadata', 0, { strings: 0, nodes: 0 }, out);
   return out.list ?? NONE;
 }

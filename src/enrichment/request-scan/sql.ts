@@ -143,7 +143,10 @@ function isInjectedCondition(i: number, point: Point): boolean {
   const after = kindAt(j);
   const literal = a.type === Operand.Num || a.type === Operand.Bool || a.type === Operand.Literal;
   if (literal && (after === Tok.Comment || after === Tok.Semi)) return true;
-  return point === Point.AfterQuote && after === Tok.End && (a.type === Operand.Num || a.type === Operand.Bool);
+  if (after !== Tok.End) return false;
+  // `' or 1` / `' or true` after a quote; after a number only the boolean form (`0 or true`), as
+  // "1 or 2" is ordinary prose.
+  return a.type === Operand.Bool || (point === Point.AfterQuote && a.type === Operand.Num);
 }
 
 /** After SELECT: does the column list look like an attacker's (literals, *, calls, col,col)? */
@@ -174,12 +177,13 @@ function isUnionSelect(i: number): boolean {
 const DROP_TARGETS = new Set(['table', 'database', 'schema', 'user', 'view', 'procedure', 'function', 'index', 'trigger', 'login']);
 
 /** `i` is a statement keyword (after `;`): is it shaped like a real statement? */
-function isStackedStatement(i: number): boolean {
+function isStackedStatement(i: number, literalColumns = true): boolean {
   const next = i + 1;
   const w = word(i);
   switch (w) {
     case 'select':
-      return isSelectList(next);
+      // `; select "Export"` is prose punctuation; a stacked SELECT starts with numbers, calls, *, …
+      return isSelectList(next) && (literalColumns || kindAt(skip(next, Tok.LParen)) !== Tok.Break);
     case 'drop':
     case 'create':
     case 'alter':
@@ -237,6 +241,8 @@ function clauseInjection(i: number): boolean {
 
 /** Rules applied at injection point `i` (token index where the attacker's SQL would start). */
 function injectedAt(i: number, point: Point, quote: number): boolean {
+  // `1+or+1=1` after double decoding: a `+` before a logic word or UNION is whitespace.
+  if (isPlusSpace(i)) i++;
   const parens = i;
   i = skip(i, Tok.RParen);
   const closedParen = i > parens;
@@ -250,11 +256,12 @@ function injectedAt(i: number, point: Point, quote: number): boolean {
       return isUnionSelect(i);
     case Tok.Semi: {
       const n = kindAt(i + 1);
-      if (n === Tok.Statement) return isStackedStatement(i + 1);
+      if (n === Tok.Statement) return isStackedStatement(i + 1, false);
       return point === Point.AfterQuote && n === Tok.Comment;
     }
     case Tok.Statement:
-      return (point !== Point.Start || closedParen) && isStackedStatement(i) && !isWord(i, 'select');
+      // `' waitfor delay ...`, `') exec xp_...`; after a bare value this is prose ("please drop table ...").
+      return (point === Point.AfterQuote || closedParen) && isStackedStatement(i, false) && !isWord(i, 'select');
     case Tok.Keyword:
       if (point === Point.Start && !closedParen) return false;
       if (isComparison(i) && parseOperand(i + 1).type === Operand.Subquery) return true;
@@ -285,6 +292,17 @@ function startsWithStatement(): boolean {
   return isWord(i, 'with');
 }
 
+function isPlusSpace(i: number): boolean {
+  const next = kindAt(i + 1);
+  return kindAt(i) === Tok.Op && isWord(i, '+') && (next === Tok.Logic || next === Tok.Union);
+}
+
+function valueBefore(i: number): boolean {
+  if (i > 0 && isPlusSpace(i - 1)) i--;
+  const prev = i === 0 ? Tok.End : kindAt(i - 1);
+  return prev === Tok.End || prev === Tok.Num || prev === Tok.Break || prev === Tok.RParen || prev === Tok.Comment;
+}
+
 /** Rules that do not depend on an injection point. */
 function injectedAnywhere(): boolean {
   const snippet = startsWithStatement();
@@ -295,7 +313,8 @@ function injectedAnywhere(): boolean {
       const w = word(i);
       if (TIME_FUNCTIONS.has(w)) {
         const prev = i === 0 ? Tok.End : kindAt(i - 1);
-        if (prev !== Tok.Dot && prev !== Tok.Bare && prev !== Tok.Num && prev !== Tok.Break && kindAt(i + 1) === Tok.LParen && kindAt(i + 2) === Tok.Num) {
+        const sqlContext = prev === Tok.End || prev === Tok.Op || prev === Tok.Logic || prev === Tok.Comma || prev === Tok.LParen || prev === Tok.Statement || prev === Tok.Keyword;
+        if (sqlContext && kindAt(i + 1) === Tok.LParen && kindAt(i + 2) === Tok.Num) {
           if (w !== 'benchmark' || kindAt(i + 3) === Tok.Comma) return true;
         }
       } else if (DANGEROUS_FUNCTIONS.has(w)) {
@@ -307,15 +326,17 @@ function injectedAnywhere(): boolean {
       if (isWord(i, 'select') && (i === 0 || kindAt(i - 1) !== Tok.Union)) sawSelect = true;
       if (isWord(i, 'waitfor') && (isWord(i + 1, 'delay') || isWord(i + 1, 'time')) && kindAt(i + 2) === Tok.Break) return true;
     } else if (k === Tok.Keyword) {
+      // Conditional expression injected into ORDER BY and friends: `(case when (1=1) then a else b end)`.
+      if (isWord(i, 'case') && isWord(i + 1, 'when') && isInjectedCondition(i + 2, Point.AfterValue)) return true;
       if (isWord(i, 'into') && (isWord(i + 1, 'outfile') || isWord(i + 1, 'dumpfile'))) return true;
     } else if (!snippet && k === Tok.Union) {
       const prev = i === 0 ? Tok.End : kindAt(i - 1);
       const valueBefore = prev === Tok.End || prev === Tok.Num || prev === Tok.Break || prev === Tok.RParen || prev === Tok.Comment;
       if (valueBefore && !sawSelect && isUnionSelect(i)) return true;
     } else if (!snippet && k === Tok.Semi) {
-      if (kindAt(i + 1) === Tok.Statement && isStackedStatement(i + 1)) return true;
-    } else if (k === Tok.Logic) {
-      // Literal tautology joined by a logic word anywhere: `x or 1=1`, `and 'a'='a'`.
+      if (kindAt(i + 1) === Tok.Statement && isStackedStatement(i + 1, false)) return true;
+    } else if (k === Tok.Logic && valueBefore(i)) {
+      // Literal tautology joined by a logic word after a value: `x) or 1=1`, `5 and 'a'='a'`.
       const a = parseOperand(i + 1);
       if (a.type === Operand.Subquery) return true;
       if (isComparison(skip(a.end, Tok.RParen)) && parseOperand(skip(a.end, Tok.RParen) + 1).type === Operand.Subquery) return true;

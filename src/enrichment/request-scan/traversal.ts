@@ -59,8 +59,16 @@ function parentSegments(s: string): { count: number; firstEnd: number } {
   return { count, firstEnd };
 }
 
+/** Backslash and the Unicode slashes NFKC leaves alone (∕ ⁄ ⧸ ∖ ⧹) act as separators on some servers. */
+const SLASHES = new Set([0x5c, 0x2215, 0x2044, 0x29f8, 0x2216, 0x29f9]);
+
 function toSlashes(s: string): string {
-  return s.indexOf('\\') === -1 ? s : s.replaceAll('\\', '/');
+  let found = false;
+  for (let i = 0; i < s.length && !found; i++) found = SLASHES.has(s.charCodeAt(i));
+  if (!found) return s;
+  let out = '';
+  for (let i = 0; i < s.length; i++) out += SLASHES.has(s.charCodeAt(i)) ? '/' : s[i];
+  return out;
 }
 
 function startsWithTarget(s: string): boolean {

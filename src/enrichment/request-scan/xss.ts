@@ -100,7 +100,7 @@ function scriptedTag(s: string): boolean {
       const name = s.slice(nameStart, j);
       const next = s.charCodeAt(j);
       const bounded = Number.isNaN(next) || isSpace(next) || next === 47 || next === 62;
-      if (name === 'script' && bounded) return true;
+      if (name === 'script' && bounded && scriptElement(s, j, nameStart)) return true;
       if (gt !== Infinity && gt < j) {
         gt = s.indexOf('>', j);
         if (gt === -1) gt = Infinity;
@@ -117,6 +117,23 @@ function scriptedTag(s: string): boolean {
     }
   }
   return false;
+}
+
+/**
+ * `<script` with attributes, a closing `</script`, or `<script>` followed by code. Prose that
+ * names the tag ("the <script> tag explained") has no code after it.
+ */
+function scriptElement(s: string, afterName: number, nameStart: number): boolean {
+  if (s.charCodeAt(nameStart - 1) === 47) return true;
+  let k = afterName;
+  while (k < s.length && isSpace(s.charCodeAt(k))) k++;
+  if (s.charCodeAt(k) !== 62) return true;
+  const body = s.slice(k + 1, k + 201);
+  const close = body.indexOf('</script');
+  const code = close === -1 ? body : body.slice(0, close);
+  if (close === 0) return true;
+  for (const c of ['(', '=', '`', '.', ';', '[', '+']) if (code.includes(c)) return true;
+  return close !== -1 && code.length > 0;
 }
 
 function hasAttribute(s: string, from: number, to: number): boolean {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimiter } from '../../limits/types.js';
-import { BatchResultSchema, BatchSchema, EventResultSchema, EventSchema } from '../../pipeline/event-schema.js';
+import { BatchResultSchema, EventResultSchema, EventSchema } from '../../pipeline/event-schema.js';
 import type { IngestInput, IngestPipeline } from '../../pipeline/ingest-pipeline.js';
 import type { Clock } from '../../util/clock.js';
 import { ApiError } from '../errors.js';
@@ -17,6 +17,10 @@ export interface IngestRouteDeps {
 
 /** POST /v1/events and POST /v1/events/batch: HTTP in, pipeline outcome out. */
 export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps): void {
+  // Shared by both routes and named in OpenAPI (components.schemas.Event) for client generators.
+  app.addSchema({ ...EventSchema, $id: 'Event' });
+  const EventRef = { $ref: 'Event#' };
+  const BatchBody = { type: 'object', required: ['events'], additionalProperties: false, properties: { events: { type: 'array', items: EventRef, description: 'Starter: at most 50; Pro and Business: at most 100' } } };
   const onSend = rateLimitHeaderHook(deps.limiter, deps.clock);
 
   async function handle(kind: IngestInput['kind'], request: FastifyRequest, reply: FastifyReply) {
@@ -44,7 +48,7 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
       description: 'Validates, classifies, enriches, detects and scores one event; answers 202 after it is durably stored.',
       tags: ['ingestion'],
       security: KeyAuth,
-      body: EventSchema,
+      body: EventRef,
       response: { 202: EventResultSchema, ...ErrorResponses },
     },
     handler: (request, reply) => handle('single', request, reply),
@@ -60,7 +64,7 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
       description: 'All or nothing: an invalid event rejects the whole batch. Free plan: 403. Starter: 50 events; Pro and Business: 100.',
       tags: ['ingestion'],
       security: KeyAuth,
-      body: BatchSchema,
+      body: BatchBody,
       response: { 202: BatchResultSchema, ...ErrorResponses },
     },
     handler: (request, reply) => handle('batch', request, reply),

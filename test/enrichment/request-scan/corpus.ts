@@ -41,14 +41,15 @@ export function classesOf(s: Sample): Set<InjectionClass> {
   return new Set(scanRequest(toInput(s)).map((f) => f.class));
 }
 
-export const ATTACK_FILES: Readonly<Record<InjectionClass, string>> = {
-  sql_injection: 'sqli.txt',
-  xss: 'xss.txt',
-  path_traversal: 'traversal.txt',
-  command_injection: 'cmdi.txt',
+/** Generated variants (generate.ts) plus hand-written extra payloads per class. */
+export const ATTACK_FILES: Readonly<Record<InjectionClass, readonly string[]>> = {
+  sql_injection: ['sqli.txt', 'sqli-extra.txt'],
+  xss: ['xss.txt', 'xss-extra.txt'],
+  path_traversal: ['traversal.txt', 'traversal-extra.txt'],
+  command_injection: ['cmdi.txt', 'cmdi-extra.txt'],
 };
 
-export const BENIGN_FILES = ['benign-paths.txt', 'benign-queries.txt', 'benign-user-agents.txt', 'benign-metadata.txt'];
+export const BENIGN_FILES = ['benign-paths.txt', 'benign-queries.txt', 'benign-user-agents.txt', 'benign-metadata.txt', 'benign-hard.txt'];
 
 export interface ClassFigures {
   readonly cls: InjectionClass;
@@ -63,7 +64,7 @@ export function measure(): ClassFigures[] {
   const benign = BENIGN_FILES.flatMap(loadCorpus);
   const benignClasses = benign.map(classesOf);
   return (Object.keys(ATTACK_FILES) as InjectionClass[]).map((cls) => {
-    const attacks = loadCorpus(ATTACK_FILES[cls]);
+    const attacks = ATTACK_FILES[cls].flatMap(loadCorpus);
     const missed = attacks.filter((s) => !classesOf(s).has(cls));
     const falsePositives = benign.filter((_, i) => benignClasses[i]?.has(cls));
     return { cls, attacks: attacks.length, detected: attacks.length - missed.length, missed, benign: benign.length, falsePositives };

@@ -1,0 +1,122 @@
+/**
+ * Limiter micro benchmark: ns per check (memory), bytes per key (memory, after gc),
+ * Redis round trip per check (sequential and 64 in flight) and Redis bytes per key.
+ *
+ *   npx tsx --expose-gc bench/limiter.ts            (Redis part skipped when 127.0.0.1:6379 is absent)
+ *   VIGIL_BENCH_REDIS_URL=redis://host:port npx tsx --expose-gc bench/limiter.ts
+ */
+import { Redis } from 'ioredis';
+import { MemoryQuotaCounter } from '../src/limits/memory-quota.js';
+import { MemoryRateLimiter } from '../src/limits/memory-limiter.js';
+import { RedisQuotaCounter } from '../src/limits/redis-quota.js';
+import { RedisRateLimiter } from '../src/limits/redis-limiter.js';
+import type { RateLimiter } from '../src/limits/types.js';
+
+const T0 = Date.UTC(2026, 0, 15, 12, 0, 0);
+const limits = { rpm: 1_000, eps: 100 };
+
+function gc(): void {
+  const collect = (globalThis as { gc?: () => void }).gc;
+  if (!collect) throw new Error('run with --expose-gc (npx tsx --expose-gc bench/limiter.ts)');
+  collect();
+  collect();
+}
+
+const heap = (): number => {
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+};
+
+/** ns per awaited call of `op(i)` over `n` calls, after a warm-up. */
+async function nsPerOp(n: number, op: (i: number) => Promise<unknown>): Promise<number> {
+  for (let i = 0; i < Math.min(n, 50_000); i++) await op(i);
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) await op(i);
+  return Number(process.hrtime.bigint() - start) / n;
+}
+
+/** Ops per second with `inFlight` concurrent callers. */
+async function throughput(n: number, inFlight: number, op: (i: number) => Promise<unknown>): Promise<number> {
+  let next = 0;
+  const start = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < n) await op(next++);
+    }),
+  );
+  return n / (Number(process.hrtime.bigint() - start) / 1e9);
+}
+
+async function memoryBench(): Promise<void> {
+  const keys = Array.from({ length: 10_000 }, (_, i) => `key_${i.toString(36).padStart(8, '0')}`);
+  const limiter = new MemoryRateLimiter();
+  // 10k keys round robin, the clock moving 1 ms every 20 checks: windows slide, most checks pass.
+  const consume = await nsPerOp(2_000_000, (i) => limiter.consumeKey(keys[i % keys.length] as string, limits, 1 + (i & 3), T0 + ((i / 20) | 0)));
+  const refuse = await nsPerOp(1_000_000, (i) => limiter.consumeKey('hot', { rpm: 30, eps: 5 }, 1, T0 + ((i / 20) | 0)));
+  const peek = await nsPerOp(1_000_000, (i) => limiter.peekKey(keys[i % keys.length] as string, limits, T0 + 100_000 + ((i / 20) | 0)));
+  const ip = await nsPerOp(2_000_000, (i) => limiter.hitIp(`10.0.${(i >> 8) & 255}.${i & 255}`, 600, T0 + 200_000 + ((i / 20) | 0)));
+  const quota = new MemoryQuotaCounter(async () => ({ used: 0, dropped: 0 }));
+  const reserve = await nsPerOp(1_000_000, (i) => quota.reserve(`acct_${i % 1000}`, '2026-01', 1, { monthlyCap: 1e12, overage: 'bill' }));
+  console.log(`memory consumeKey (10k keys, sliding):   ${consume.toFixed(0)} ns/check`);
+  console.log(`memory consumeKey (one key, refusing):   ${refuse.toFixed(0)} ns/check`);
+  console.log(`memory peekKey:                          ${peek.toFixed(0)} ns/check`);
+  console.log(`memory hitIp (65k addresses):            ${ip.toFixed(0)} ns/check`);
+  console.log(`memory quota reserve (1k accounts):      ${reserve.toFixed(0)} ns/reserve`);
+
+  gc();
+  const before = heap();
+  const big = new MemoryRateLimiter({ initialCapacity: 1 });
+  for (let i = 0; i < 100_000; i++) await big.consumeKey(`key_${i.toString(36).padStart(8, '0')}`, limits, 1, T0);
+  gc();
+  const keyBytes = (heap() - before) / 100_000;
+  const ips = new MemoryRateLimiter({ initialCapacity: 1 });
+  gc();
+  const beforeIps = heap();
+  for (let i = 0; i < 100_000; i++) await ips.hitIp(`2001:db8::${i.toString(16)}`, 600, T0);
+  gc();
+  const ipBytes = (heap() - beforeIps) / 100_000;
+  const { keySlotBytes, ipSlotBytes } = big.stats();
+  console.log(`memory per key (100k keys, after gc):    ${keyBytes.toFixed(0)} B (slot ${keySlotBytes} B; rest is Map entry, key string, slab doubling slack)`);
+  console.log(`memory per address (100k IPv6, after gc): ${ipBytes.toFixed(0)} B (slot ${ipSlotBytes} B)`);
+  // Keep both alive until measured.
+  if (big.stats().keys + ips.stats().ips !== 200_000) throw new Error('lost keys');
+}
+
+async function redisBench(): Promise<void> {
+  const url = process.env.VIGIL_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+  } catch (err) {
+    console.log(`redis: skipped, ${url} not reachable (${(err as Error).message})`);
+    return;
+  }
+  const prefix = `vigil-bench:${process.pid}:`;
+  try {
+    const limiter: RateLimiter = new RedisRateLimiter(client, { prefix });
+    const ping = await nsPerOp(20_000, () => client.ping());
+    const seq = await nsPerOp(20_000, (i) => limiter.consumeKey(`key_${i % 1000}`, limits, 1, T0 + i));
+    const par = await throughput(100_000, 64, (i) => limiter.consumeKey(`key_${i % 1000}`, limits, 1, T0 + 100_000 + i));
+    const quota = new RedisQuotaCounter(client, async () => ({ used: 0, dropped: 0 }), { prefix });
+    const reserve = await nsPerOp(20_000, (i) => quota.reserve(`acct_${i % 100}`, '2026-01', 1, { monthlyCap: 1e12, overage: 'bill' }));
+    await limiter.consumeKey('key_mem', limits, 1, T0);
+    const keyBytes = await client.memory('USAGE', `${prefix}rl:k:{key_mem}`);
+    console.log(`redis PING round trip:                   ${(ping / 1000).toFixed(1)} µs`);
+    console.log(`redis consumeKey, 1 in flight:           ${(seq / 1000).toFixed(1)} µs/check (${(seq / ping).toFixed(2)}x a PING)`);
+    console.log(`redis consumeKey, 64 in flight:          ${(par / 1000).toFixed(1)}k checks/s`);
+    console.log(`redis quota reserve, 1 in flight:        ${(reserve / 1000).toFixed(1)} µs/reserve`);
+    console.log(`redis bytes per key (MEMORY USAGE):      ${keyBytes} B`);
+  } finally {
+    let cursor = '0';
+    do {
+      const [nextCursor, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = nextCursor;
+      if (keys.length > 0) await client.del(...keys);
+    } while (cursor !== '0');
+    await client.quit();
+  }
+}
+
+await memoryBench();
+await redisBench();

@@ -1,0 +1,157 @@
+/**
+ * Runs the detectors the catalog named for one event against shared state, in at most three
+ * batches (usually one):
+ *   1. every detector's state ops, plus kill-chain stages the event type meets;
+ *   2. only if something was raised or marked: alert deduplication, follow-up markers and
+ *      kill-chain stages met by alerts;
+ *   3. only if a chain completed in batch 2: the chain alert's deduplication.
+ */
+import type { AccountContext } from '../pipeline/account-context.js';
+import type { EnrichedEvent } from '../pipeline/types.js';
+import type { AlertWrite } from '../storage/types.js';
+import { newId } from '../util/ids.js';
+import type { Clock } from '../util/clock.js';
+import type { AlertHit } from './types.js';
+import { Answers, OpBatch, type DetectContext, type Judge, type Raised, type Slot } from './detector.js';
+import { DETECTORS, KILL_CHAIN_DETECTOR } from './detectors/index.js';
+import { eventFacts, type EventFacts } from './facts.js';
+import { ChainRun } from './kill-chains.js';
+import { compileSettings, isSilenced, type CompiledSettings } from './settings.js';
+import { alertSpec } from './specs.js';
+import type { AlertOpenResult, StateStore } from './state-store.js';
+
+export interface DetectionResult {
+  readonly alerts: readonly AlertHit[];
+  readonly writes: readonly AlertWrite[];
+}
+
+export const NO_DETECTION: DetectionResult = Object.freeze({ alerts: Object.freeze([]) as readonly AlertHit[], writes: Object.freeze([]) as readonly AlertWrite[] });
+const NO_ANSWERS = new Answers([]);
+
+/** The state record holding a subject's open alerts; exported so a status change can forget one. */
+export const alertStateKey = (accountId: string, subject: string): string => `${accountId}|alerts|${subject}`;
+
+class EventRun implements DetectContext {
+  readonly ops = new OpBatch();
+  readonly after = new OpBatch();
+  readonly raised: Raised[] = [];
+  private readonly prefix: string;
+
+  constructor(
+    readonly facts: EventFacts,
+    readonly settings: CompiledSettings,
+  ) {
+    this.prefix = `${facts.accountId}|`;
+  }
+
+  key(purpose: string, subject: string): string {
+    return `${this.prefix}${purpose}|${subject}`;
+  }
+
+  alertKey(subject: string): string {
+    return alertStateKey(this.facts.accountId, subject);
+  }
+
+  raise(type: string, subject: string, details: Readonly<Record<string, unknown>> = {}): void {
+    for (const r of this.raised) if (r.type === type && r.subject === subject) return;
+    this.raised.push({ type, detector: alertSpec(type).detector, subject, details });
+  }
+}
+
+interface Opening {
+  readonly raised: Raised;
+  readonly slot: Slot<AlertOpenResult>;
+}
+
+export async function detectEvent(state: StateStore, clock: Clock, event: EnrichedEvent, ctx: AccountContext, eventId: string | undefined): Promise<DetectionResult> {
+  const names = event.classification.detectors;
+  if (names.length === 0) return NO_DETECTION;
+  const settings = compileSettings(ctx.account.settings);
+  const facts = eventFacts(event, ctx.account.id, eventId);
+  const silenced = settings.silenced({ ip: facts.ip, asn: event.enrichment.asn?.number, actorId: facts.actor, country: facts.country });
+  const run = new EventRun(facts, settings);
+
+  const judges: Judge[] = [];
+  let chains: ChainRun | undefined;
+  for (const name of names) {
+    if (!settings.enabled(name) || isSilenced(silenced, name)) continue;
+    if (name === KILL_CHAIN_DETECTOR) {
+      chains = new ChainRun(run, settings.thresholds(name));
+      continue;
+    }
+    const judge = DETECTORS.get(name)?.detect(run, settings.thresholds(name));
+    if (judge) judges.push(judge);
+  }
+  chains?.collect();
+
+  const first = run.ops.length > 0 ? new Answers(await state.run(run.ops.ops)) : NO_ANSWERS;
+  for (const judge of judges) judge(first);
+  chains?.complete(first, 'first');
+  if (run.raised.length === 0 && run.after.length === 0 && chains === undefined) return NO_DETECTION;
+
+  const second = new OpBatch();
+  for (const op of run.after.ops) second.ops.push(op);
+  chains?.afterJudges(first, run.raised, second);
+  const openings = queueOpenings(second, run, 0, clock);
+  if (second.length === 0) return NO_DETECTION;
+  const secondAnswers = new Answers(await state.run(second.ops));
+  const countBefore = run.raised.length;
+  chains?.complete(secondAnswers, 'second');
+  const answered: { openings: Opening[]; answers: Answers }[] = [{ openings, answers: secondAnswers }];
+  if (run.raised.length > countBefore) {
+    const third = new OpBatch();
+    const late = queueOpenings(third, run, countBefore, clock);
+    answered.push({ openings: late, answers: new Answers(await state.run(third.ops)) });
+  }
+  return buildResult(answered, facts);
+}
+
+function queueOpenings(batch: OpBatch, run: EventRun, from: number, clock: Clock): Opening[] {
+  const out: Opening[] = [];
+  const f = run.facts;
+  for (let i = from; i < run.raised.length; i++) {
+    const raised = run.raised[i] as Raised;
+    const spec = alertSpec(raised.type);
+    const slot = batch.add({
+      kind: 'alert.open',
+      key: run.alertKey(raised.subject),
+      field: raised.type,
+      at: f.at,
+      id: newId('alr', clock.now()),
+      windowMs: spec.windowMs ?? 3_600_000,
+      ...(f.eventId === undefined ? {} : { eventId: f.eventId }),
+    });
+    out.push({ raised, slot });
+  }
+  return out;
+}
+
+function buildResult(answered: readonly { openings: readonly Opening[]; answers: Answers }[], f: EventFacts): DetectionResult {
+  const alerts: AlertHit[] = [];
+  const writes: AlertWrite[] = [];
+  for (const { openings, answers } of answered) {
+    for (const { raised, slot } of openings) {
+      const { alert, opened } = answers.get(slot);
+      const spec = alertSpec(raised.type);
+      alerts.push({ id: alert.id, type: raised.type, severity: spec.severity, subject: raised.subject, opened, detector: raised.detector });
+      writes.push({
+        opened,
+        alert: {
+          id: alert.id,
+          accountId: f.accountId,
+          type: raised.type,
+          severity: spec.severity,
+          subject: raised.subject,
+          status: 'open',
+          count: alert.count,
+          firstSeen: alert.firstSeen,
+          lastSeen: alert.lastSeen,
+          actorId: f.actor ?? null,
+          eventIds: alert.eventIds,
+          details: raised.details,
+        },
+      });
+    }
+  }
+  return { alerts, writes };
+}

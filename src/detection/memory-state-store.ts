@@ -1,0 +1,469 @@
+import { systemClock, type Clock } from '../util/clock.js';
+import {
+  DEFAULT_ALERT_MAX_EVENT_IDS,
+  DEFAULT_DISTINCT_MAX_MEMBERS,
+  DEFAULT_SEEN_MAX_MEMBERS,
+  DEFAULT_WINDOW_MAX_ENTRIES,
+  type AlertOpenOp,
+  type AlertOpenResult,
+  type AlertPeekOp,
+  type AlertPeekResult,
+  type AlertState,
+  type CounterAddOp,
+  type CounterResult,
+  type DeleteOp,
+  type DeleteResult,
+  type DistinctAddOp,
+  type DistinctResult,
+  type LastResult,
+  type LastSwapOp,
+  type ResultsOf,
+  type SeenAddOp,
+  type SeenResult,
+  type SequenceMarkOp,
+  type SequenceResult,
+  type SequenceStep,
+  type StateOp,
+  type StateResult,
+  type StateStore,
+  type StateValue,
+  type WindowAddOp,
+  type WindowResult,
+} from './state-store.js';
+
+export interface MemoryStateStoreOptions {
+  readonly clock?: Clock;
+  /** Records kept at most; the least recently written go first. Default 4,000,000. */
+  readonly maxRecords?: number;
+  /** Records examined for expiry per `run` (amortised sweep). Default 8. */
+  readonly sweepPerRun?: number;
+  /** Background sweep period (ms) so idle state is released without traffic; 0 disables. Default 5,000. */
+  readonly sweepIntervalMs?: number;
+  /** Records examined per background sweep tick. Default 200,000. */
+  readonly sweepPerTick?: number;
+}
+
+/** Sorted event times with optional amounts; `end` is the latest event time seen. */
+interface WindowField {
+  end: number;
+  times: number[];
+  amounts: number[] | null;
+  sum: number;
+}
+
+/** Members in last-seen order (Map order), each with [last seen, occurrences since it entered the window]. */
+interface DistinctField {
+  end: number;
+  members: Map<string, number[]>;
+}
+
+interface LastField {
+  at: number;
+  value: StateValue;
+}
+
+/** Flat [member, lastSeen, member, lastSeen, ...]: compact for the few members actors have. */
+type SeenField = (string | number)[];
+
+interface SequenceStage {
+  start: number;
+  at: number;
+  steps: SequenceStep[];
+}
+type SequenceField = (SequenceStage | null)[];
+
+interface AlertField {
+  id: string;
+  count: number;
+  firstSeen: number;
+  lastSeen: number;
+  eventIds: string[];
+}
+
+type Fields = Record<string, unknown>;
+
+/** One record: expiry and last write in whole seconds since the store began (small integers stay unboxed). */
+interface Rec {
+  exp: number;
+  touched: number;
+  fields: Fields;
+}
+
+/**
+ * The embedded StateStore: every record in one Map, in least-recently-written order.
+ * Bounded three ways: each record expires `ttlMs` of wall time after its last write, an amortised
+ * sweep (a few records per batch, plus a background tick) releases expired records without
+ * traffic to them, and past `maxRecords` the least recently written go first.
+ */
+export class MemoryStateStore implements StateStore {
+  readonly kind = 'memory' as const;
+  private readonly records = new Map<string, Rec>();
+  private readonly clock: Clock;
+  private readonly origin: number;
+  private readonly maxRecords: number;
+  private readonly sweepPerRun: number;
+  private readonly sweepPerTick: number;
+  private cursor: Iterator<[string, Rec]> | undefined;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private nowSec = 0;
+
+  constructor(options: MemoryStateStoreOptions = {}) {
+    this.clock = options.clock ?? systemClock;
+    this.origin = this.clock.now();
+    this.maxRecords = options.maxRecords ?? 4_000_000;
+    this.sweepPerRun = options.sweepPerRun ?? 8;
+    this.sweepPerTick = options.sweepPerTick ?? 200_000;
+    const interval = options.sweepIntervalMs ?? 5_000;
+    if (interval > 0) {
+      this.timer = setInterval(() => this.sweep(this.sweepPerTick), interval);
+      this.timer.unref();
+    }
+  }
+
+  /** Records currently held (expired ones not yet swept included). */
+  get size(): number {
+    return this.records.size;
+  }
+
+  async run<const T extends readonly StateOp[]>(ops: T): Promise<ResultsOf<T>> {
+    return this.runSync(ops) as ResultsOf<T>;
+  }
+
+  /** The same as `run`, without the promise: for in-process callers that want to skip a tick. */
+  runSync(ops: readonly StateOp[]): StateResult[] {
+    this.nowSec = this.seconds();
+    const out: StateResult[] = new Array(ops.length);
+    for (let i = 0; i < ops.length; i++) out[i] = this.apply(ops[i] as StateOp);
+    if (this.sweepPerRun > 0) this.sweep(this.sweepPerRun);
+    return out;
+  }
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.records.clear();
+    this.cursor = undefined;
+  }
+
+  /** Examines up to `budget` records, resuming where the last sweep stopped; drops the expired ones. */
+  sweep(budget: number): number {
+    const now = this.seconds();
+    let dropped = 0;
+    for (let n = 0; n < budget; n++) {
+      this.cursor ??= this.records.entries();
+      const next = this.cursor.next();
+      if (next.done) {
+        this.cursor = undefined;
+        break;
+      }
+      const [key, rec] = next.value;
+      if (rec.exp <= now) {
+        this.records.delete(key);
+        dropped++;
+      }
+    }
+    return dropped;
+  }
+
+  private seconds(): number {
+    return Math.floor((this.clock.now() - this.origin) / 1000);
+  }
+
+  private apply(op: StateOp): StateResult {
+    switch (op.kind) {
+      case 'window.add':
+        return this.windowAdd(op);
+      case 'distinct.add':
+        return this.distinctAdd(op);
+      case 'last.swap':
+        return this.lastSwap(op);
+      case 'seen.add':
+        return this.seenAdd(op);
+      case 'counter.add':
+        return this.counterAdd(op);
+      case 'sequence.mark':
+        return this.sequenceMark(op);
+      case 'alert.open':
+        return this.alertOpen(op);
+      case 'alert.peek':
+        return this.alertPeek(op);
+      case 'delete':
+        return this.remove(op);
+    }
+  }
+
+  /** The live record, or undefined; drops it when expired. */
+  private read(key: string): Rec | undefined {
+    const rec = this.records.get(key);
+    if (rec === undefined) return undefined;
+    if (rec.exp <= this.nowSec) {
+      this.records.delete(key);
+      return undefined;
+    }
+    return rec;
+  }
+
+  /** The record for writing, created if needed, its lifetime extended to at least `ttlMs` from now. */
+  private write(key: string, ttlMs: number): Rec {
+    const exp = this.nowSec + Math.ceil(ttlMs / 1000) + 1;
+    let rec = this.read(key);
+    if (rec === undefined) {
+      rec = { exp, touched: this.nowSec, fields: {} };
+      this.records.set(key, rec);
+      if (this.records.size > this.maxRecords) this.evictOldest();
+      return rec;
+    }
+    if (exp > rec.exp) rec.exp = exp;
+    // Re-inserting moves the record to the recent end; once a second is enough for LRU order.
+    if (rec.touched !== this.nowSec) {
+      rec.touched = this.nowSec;
+      this.records.delete(key);
+      this.records.set(key, rec);
+    }
+    return rec;
+  }
+
+  private evictOldest(): void {
+    const excess = this.records.size - this.maxRecords;
+    let n = 0;
+    for (const key of this.records.keys()) {
+      if (n++ >= excess) break;
+      this.records.delete(key);
+    }
+  }
+
+  private windowAdd(op: WindowAddOp): WindowResult {
+    const amount = op.amount ?? 1;
+    const rec = amount === 0 ? this.read(op.key) : this.write(op.key, op.windowMs);
+    let w = rec?.fields[op.field] as WindowField | undefined;
+    if (rec !== undefined && w === undefined && amount !== 0) {
+      w = { end: op.at, times: [], amounts: null, sum: 0 };
+      rec.fields[op.field] = w;
+    }
+    if (w === undefined) return { sum: 0, entries: 0 };
+    if (op.at > w.end) w.end = op.at;
+    const start = w.end - op.windowMs;
+    pruneWindow(w, start);
+    if (amount !== 0 && op.at > start) {
+      insertWindow(w, op.at, amount);
+      const max = op.maxEntries ?? DEFAULT_WINDOW_MAX_ENTRIES;
+      if (w.times.length > max) pruneCount(w, w.times.length - max);
+    }
+    return { sum: w.sum, entries: w.times.length };
+  }
+
+  private distinctAdd(op: DistinctAddOp): DistinctResult {
+    const adding = op.member !== undefined;
+    const rec = adding ? this.write(op.key, op.windowMs) : this.read(op.key);
+    let d = rec?.fields[op.field] as DistinctField | undefined;
+    if (rec !== undefined && d === undefined && adding) {
+      d = { end: op.at, members: new Map() };
+      rec.fields[op.field] = d;
+    }
+    if (d === undefined) return { distinct: 0, few: 0, memberSeen: false };
+    if (op.at > d.end) d.end = op.at;
+    const start = d.end - op.windowMs;
+    // Map order is last-seen order (a late event is appended, so it is only nearly sorted):
+    // prune from the front while stale.
+    for (const [m, tally] of d.members) {
+      if ((tally[0] as number) > start) break;
+      d.members.delete(m);
+    }
+    let memberSeen = false;
+    if (adding && op.at > start) {
+      const member = op.member as string;
+      const tally = d.members.get(member);
+      if (tally !== undefined && (tally[0] as number) > start) {
+        memberSeen = true;
+        tally[1] = (tally[1] as number) + 1;
+        if (op.at > (tally[0] as number)) {
+          tally[0] = op.at;
+          d.members.delete(member);
+          d.members.set(member, tally);
+        }
+      } else {
+        if (tally !== undefined) d.members.delete(member);
+        d.members.set(member, [op.at, 1]);
+        const max = op.maxMembers ?? DEFAULT_DISTINCT_MAX_MEMBERS;
+        if (d.members.size > max) d.members.delete(d.members.keys().next().value as string);
+      }
+    }
+    if (op.fewTries === undefined) return { distinct: d.members.size, few: 0, memberSeen };
+    let distinct = 0;
+    let few = 0;
+    for (const tally of d.members.values()) {
+      if ((tally[0] as number) <= start) continue;
+      distinct++;
+      if ((tally[1] as number) <= op.fewTries) few++;
+    }
+    return { distinct, few, memberSeen };
+  }
+
+  private lastSwap(op: LastSwapOp): LastResult {
+    const storing = op.value !== undefined;
+    const rec = storing ? this.write(op.key, op.ttlMs) : this.read(op.key);
+    const last = rec?.fields[op.field] as LastField | undefined;
+    const previous = last === undefined ? null : { at: last.at, value: last.value };
+    if (storing && rec !== undefined && (last === undefined || op.at >= last.at)) {
+      rec.fields[op.field] = { at: op.at, value: op.value as StateValue } satisfies LastField;
+    }
+    return { previous };
+  }
+
+  private seenAdd(op: SeenAddOp): SeenResult {
+    const rec = op.readOnly ? this.read(op.key) : this.write(op.key, op.ttlMs);
+    let s = rec?.fields[op.field] as SeenField | undefined;
+    if (s === undefined) {
+      if (rec === undefined || op.readOnly) return { seen: false, size: 0 };
+      s = [];
+      rec.fields[op.field] = s;
+    }
+    const since = op.at - op.withinMs;
+    let found = -1;
+    for (let i = 0; i < s.length; i += 2) {
+      if (s[i] === op.member) {
+        found = i;
+        break;
+      }
+    }
+    const seen = found >= 0 && (s[found + 1] as number) >= since;
+    if (!op.readOnly) {
+      if (found >= 0) {
+        if ((s[found + 1] as number) < op.at) s[found + 1] = op.at;
+      } else {
+        s.push(op.member, op.at);
+        const max = op.maxMembers ?? DEFAULT_SEEN_MAX_MEMBERS;
+        if (s.length > max * 2) dropOldestSeen(s);
+      }
+    }
+    return { seen, size: s.length / 2 };
+  }
+
+  private counterAdd(op: CounterAddOp): CounterResult {
+    const rec = this.write(op.key, op.ttlMs);
+    const value = ((rec.fields[op.field] as number | undefined) ?? 0) + op.amount;
+    rec.fields[op.field] = value;
+    return { value };
+  }
+
+  private sequenceMark(op: SequenceMarkOp): SequenceResult {
+    const step: SequenceStep = { stage: op.stage, at: op.at, ref: op.ref };
+    if (op.stage === 0) {
+      const rec = this.write(op.key, op.windowMs);
+      const seq = sequenceOf(rec, op.field);
+      const current = seq[0];
+      // Keep the later start: it leaves the most time for the rest of the sequence.
+      if (current === undefined || current === null || current.start <= op.at) seq[0] = { start: op.at, at: op.at, steps: [step] };
+      return { steps: [step] };
+    }
+    const rec = this.read(op.key);
+    const seq = rec?.fields[op.field] as SequenceField | undefined;
+    const prev = seq?.[op.stage - 1];
+    if (rec === undefined || seq === undefined || prev === undefined || prev === null) return { steps: null };
+    if (prev.at > op.at || op.at - prev.start > op.windowMs) return { steps: null };
+    const steps = [...prev.steps, step];
+    const current = seq[op.stage];
+    if (current === undefined || current === null || current.start <= prev.start) seq[op.stage] = { start: prev.start, at: op.at, steps };
+    this.write(op.key, op.windowMs);
+    return { steps };
+  }
+
+  private alertOpen(op: AlertOpenOp): AlertOpenResult {
+    const rec = this.write(op.key, op.windowMs);
+    const current = rec.fields[op.field] as AlertField | undefined;
+    if (current !== undefined && isLive(current, op.at, op.windowMs)) {
+      current.count++;
+      if (op.at > current.lastSeen) current.lastSeen = op.at;
+      if (op.at < current.firstSeen) current.firstSeen = op.at;
+      if (op.eventId !== undefined) {
+        current.eventIds.push(op.eventId);
+        const max = op.maxEventIds ?? DEFAULT_ALERT_MAX_EVENT_IDS;
+        if (current.eventIds.length > max) current.eventIds.splice(0, current.eventIds.length - max);
+      }
+      return { alert: snapshot(current), opened: false };
+    }
+    const fresh: AlertField = { id: op.id, count: 1, firstSeen: op.at, lastSeen: op.at, eventIds: op.eventId === undefined ? [] : [op.eventId] };
+    rec.fields[op.field] = fresh;
+    return { alert: snapshot(fresh), opened: true };
+  }
+
+  private alertPeek(op: AlertPeekOp): AlertPeekResult {
+    const current = this.read(op.key)?.fields[op.field] as AlertField | undefined;
+    return { alert: current !== undefined && isLive(current, op.at, op.windowMs) ? snapshot(current) : null };
+  }
+
+  private remove(op: DeleteOp): DeleteResult {
+    const rec = this.read(op.key);
+    if (rec === undefined) return { deleted: false };
+    if (op.field === '*') return { deleted: this.records.delete(op.key) };
+    if (!(op.field in rec.fields)) return { deleted: false };
+    delete rec.fields[op.field];
+    return { deleted: true };
+  }
+}
+
+function sequenceOf(rec: Rec, field: string): SequenceField {
+  let seq = rec.fields[field] as SequenceField | undefined;
+  if (seq === undefined) {
+    seq = [];
+    rec.fields[field] = seq;
+  }
+  return seq;
+}
+
+function isLive(alert: AlertField, at: number, windowMs: number): boolean {
+  return at >= alert.lastSeen - windowMs && at <= alert.lastSeen + windowMs;
+}
+
+function snapshot(a: AlertField): AlertState {
+  return { id: a.id, count: a.count, firstSeen: a.firstSeen, lastSeen: a.lastSeen, eventIds: a.eventIds.slice() };
+}
+
+function pruneWindow(w: WindowField, start: number): void {
+  let n = 0;
+  while (n < w.times.length && (w.times[n] as number) <= start) n++;
+  if (n > 0) pruneCount(w, n);
+}
+
+function pruneCount(w: WindowField, n: number): void {
+  if (w.amounts === null) {
+    w.sum -= n;
+  } else {
+    for (let i = 0; i < n; i++) w.sum -= w.amounts[i] as number;
+    w.amounts.splice(0, n);
+  }
+  w.times.splice(0, n);
+}
+
+function insertWindow(w: WindowField, at: number, amount: number): void {
+  if (amount !== 1 && w.amounts === null) w.amounts = w.times.map(() => 1);
+  const i = sortedIndex(w.times, at);
+  if (i === w.times.length) {
+    w.times.push(at);
+    w.amounts?.push(amount);
+  } else {
+    w.times.splice(i, 0, at);
+    w.amounts?.splice(i, 0, amount);
+  }
+  w.sum += amount;
+}
+
+/** First index whose time is greater than `at` (stable: equal times keep arrival order). */
+function sortedIndex(times: readonly number[], at: number): number {
+  let lo = 0;
+  let hi = times.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((times[mid] as number) <= at) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function dropOldestSeen(s: SeenField): void {
+  let oldest = 0;
+  for (let i = 2; i < s.length; i += 2) if ((s[i + 1] as number) < (s[oldest + 1] as number)) oldest = i;
+  s.splice(oldest, 2);
+}

@@ -1,0 +1,20 @@
+import type { ClassifiedEvent } from '../pipeline/types.js';
+import type { Address } from './ip/address.js';
+import type { Enrichment } from './types.js';
+
+export type EnrichmentDraft = { -readonly [K in keyof Enrichment]: Enrichment[K] };
+
+/** Per-event scratch shared by enrichers; never part of the output. */
+export interface EnrichContext {
+  /** The event's address when it is public (set by the `network` enricher): the only ones looked up. */
+  address?: Address;
+}
+
+/**
+ * One enrichment step, registered by name. Enrichers run in registration order, synchronously
+ * (no I/O per event except the on-disk breached-hash search), and write only their own fields.
+ */
+export interface Enricher {
+  readonly name: string;
+  enrich(event: ClassifiedEvent, out: EnrichmentDraft, ctx: EnrichContext): void;
+}

@@ -1,0 +1,94 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export type FeedKind = 'tor' | 'blocklist' | 'hosting_asn';
+export const FEED_KINDS: readonly FeedKind[] = ['tor', 'blocklist', 'hosting_asn'];
+
+export interface FeedConfig {
+  readonly file: string;
+  readonly kind: FeedKind;
+  readonly url?: string;
+  /** Seconds between downloads, for operators who schedule updates. */
+  readonly intervalSeconds?: number;
+}
+
+export interface Manifest {
+  readonly feeds: readonly FeedConfig[];
+  /** Problems found in feeds.json; the entries that were valid are still used. */
+  readonly errors: readonly string[];
+}
+
+export const MANIFEST_FILE = 'feeds.json';
+
+/** design 6: the kind of a feed without a manifest entry comes from its file name. */
+export function kindFromName(file: string): FeedKind | undefined {
+  if (file === 'tor-exit-nodes.txt') return 'tor';
+  if (file === 'hosting-asns.txt') return 'hosting_asn';
+  if ((file.startsWith('blocklist') && file.endsWith('.txt')) || file.endsWith('.netset')) return 'blocklist';
+  return undefined;
+}
+
+const INTERVAL = /^(\d+)\s*([smhd]?)$/;
+const UNIT_SECONDS: Record<string, number> = { '': 1, s: 1, m: 60, h: 3600, d: 86400 };
+
+function parseInterval(value: unknown): number | undefined {
+  if (typeof value === 'number' && Number.isInteger(value) && value > 0) return value;
+  if (typeof value !== 'string') return undefined;
+  const m = INTERVAL.exec(value.trim());
+  if (!m) return undefined;
+  const seconds = Number(m[1]) * (UNIT_SECONDS[m[2] as string] as number);
+  return seconds > 0 ? seconds : undefined;
+}
+
+/** A plain file name inside the feeds folder: no folders, no hidden files. */
+const SAFE_FILE = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
+
+/**
+ * Reads `feeds.json`: `{"feeds": [{"file": "tor-exit-nodes.txt", "kind": "tor", "url": "https://…", "interval": "1h"}]}`.
+ * A missing manifest is not an error. Invalid entries are reported and skipped.
+ */
+export async function readManifest(dir: string): Promise<Manifest> {
+  let text: string;
+  try {
+    text = await readFile(join(dir, MANIFEST_FILE), 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { feeds: [], errors: [] };
+    return { feeds: [], errors: [`${MANIFEST_FILE}: ${(err as Error).message}`] };
+  }
+  return parseManifest(text);
+}
+
+export function parseManifest(text: string): Manifest {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (err) {
+    return { feeds: [], errors: [`${MANIFEST_FILE} is not valid JSON: ${(err as Error).message}`] };
+  }
+  const list = (doc as { feeds?: unknown } | null)?.feeds;
+  if (!Array.isArray(list)) return { feeds: [], errors: [`${MANIFEST_FILE} must be {"feeds": [{"file": …, "kind": …}]}`] };
+  const feeds: FeedConfig[] = [];
+  const errors: string[] = [];
+  list.forEach((raw: unknown, i) => {
+    const entry = (raw ?? {}) as Record<string, unknown>;
+    const where = `${MANIFEST_FILE} feeds[${i}]`;
+    const file = entry.file;
+    if (typeof file !== 'string' || !SAFE_FILE.test(file) || file === MANIFEST_FILE) return void errors.push(`${where}: "file" must be a plain file name in the feeds folder`);
+    const kind = entry.kind ?? kindFromName(file);
+    if (typeof kind !== 'string' || !(FEED_KINDS as readonly string[]).includes(kind)) return void errors.push(`${where}: "kind" must be one of ${FEED_KINDS.join(', ')}`);
+    let url: string | undefined;
+    if (entry.url !== undefined) {
+      try {
+        const parsed = new URL(String(entry.url));
+        if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new Error('protocol');
+        url = parsed.toString();
+      } catch {
+        return void errors.push(`${where}: "url" must be an http(s) URL`);
+      }
+    }
+    const intervalSeconds = entry.interval === undefined ? undefined : parseInterval(entry.interval);
+    if (entry.interval !== undefined && intervalSeconds === undefined) return void errors.push(`${where}: "interval" must be seconds or a duration like "6h"`);
+    feeds.push({ file, kind: kind as FeedKind, ...(url ? { url } : {}), ...(intervalSeconds ? { intervalSeconds } : {}) });
+  });
+  return { feeds, errors };
+}

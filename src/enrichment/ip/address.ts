@@ -1,0 +1,155 @@
+/**
+ * A parsed IP address as 32-bit words, most significant first. IPv4 (and IPv4-mapped IPv6,
+ * `::ffff:a.b.c.d`) has version 4 and its value in `w3`, the other words 0. One object shape
+ * for both versions keeps lookups monomorphic.
+ */
+export interface Address {
+  readonly version: 4 | 6;
+  readonly w0: number;
+  readonly w1: number;
+  readonly w2: number;
+  readonly w3: number;
+}
+
+const ipv4 = (value: number): Address => ({ version: 4, w0: 0, w1: 0, w2: 0, w3: value >>> 0 });
+
+/** Parses dotted-quad text between `from` and `to`; -1 when malformed. */
+function parseIPv4Value(text: string, from: number, to: number): number {
+  let value = 0;
+  let part = 0;
+  let digits = 0;
+  let parts = 0;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      if (digits === 3 || (digits > 0 && part === 0)) return -1; // no leading zeros (octal ambiguity)
+      part = part * 10 + (c - 48);
+      digits++;
+    } else if (c === 46) {
+      if (digits === 0 || part > 255 || parts === 3) return -1;
+      value = value * 256 + part;
+      parts++;
+      part = 0;
+      digits = 0;
+    } else return -1;
+  }
+  if (digits === 0 || part > 255 || parts !== 3) return -1;
+  return value * 256 + part;
+}
+
+const hexValue = (c: number): number => (c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : c >= 65 && c <= 70 ? c - 55 : -1);
+
+/** Parses IPv6 text (with `::`, embedded IPv4, an optional `%zone`) into eight 16-bit groups. */
+function parseIPv6Groups(text: string, groups: Uint16Array): boolean {
+  let end = text.indexOf('%');
+  if (end < 0) end = text.length;
+  let count = 0;
+  let gap = -1;
+  let i = 0;
+  if (text.charCodeAt(0) === 58) {
+    if (text.charCodeAt(1) !== 58) return false;
+    gap = 0;
+    i = 2;
+  }
+  while (i < end) {
+    if (count === 8) return false;
+    let value = 0;
+    let digits = 0;
+    const start = i;
+    while (i < end) {
+      const h = hexValue(text.charCodeAt(i));
+      if (h < 0) break;
+      if (++digits > 4) return false;
+      value = value * 16 + h;
+      i++;
+    }
+    const c = i < end ? text.charCodeAt(i) : -1;
+    if (c === 46) {
+      // Embedded IPv4 takes the last two groups.
+      if (count > 6) return false;
+      const v4 = parseIPv4Value(text, start, end);
+      if (v4 < 0) return false;
+      groups[count++] = v4 >>> 16;
+      groups[count++] = v4 & 0xffff;
+      i = end;
+      break;
+    }
+    if (digits === 0) return false;
+    groups[count++] = value;
+    if (c === -1) break;
+    if (c !== 58) return false;
+    i++;
+    if (text.charCodeAt(i) === 58) {
+      if (gap >= 0) return false;
+      gap = count;
+      i++;
+    } else if (i === end) return false;
+  }
+  if (gap < 0) return count === 8;
+  if (count === 8) return false;
+  const tail = count - gap;
+  for (let k = 0; k < tail; k++) groups[7 - k] = groups[count - 1 - k] as number;
+  for (let k = gap; k < 8 - tail; k++) groups[k] = 0;
+  return true;
+}
+
+const scratch = new Uint16Array(8);
+
+/** Parses an IPv4 or IPv6 address; undefined when the text is not one. */
+export function parseAddress(text: string): Address | undefined {
+  if (text.length === 0 || text.length > 64) return undefined;
+  if (text.indexOf(':') < 0) {
+    const value = parseIPv4Value(text, 0, text.length);
+    return value < 0 ? undefined : ipv4(value);
+  }
+  if (!parseIPv6Groups(text, scratch)) return undefined;
+  const g = scratch;
+  const w0 = ((g[0] as number) << 16) | (g[1] as number);
+  const w1 = ((g[2] as number) << 16) | (g[3] as number);
+  const w2 = ((g[4] as number) << 16) | (g[5] as number);
+  const w3 = ((g[6] as number) << 16) | (g[7] as number);
+  if (w0 === 0 && w1 === 0 && w2 === 0xffff) return ipv4(w3);
+  return { version: 6, w0: w0 >>> 0, w1: w1 >>> 0, w2: w2 >>> 0, w3: w3 >>> 0 };
+}
+
+/** The 128-bit value of an IPv6 address (IPv4 addresses give their 32-bit value). */
+export function addressToBigInt(a: Address): bigint {
+  if (a.version === 4) return BigInt(a.w3);
+  return (BigInt(a.w0) << 96n) | (BigInt(a.w1) << 64n) | (BigInt(a.w2) << 32n) | BigInt(a.w3);
+}
+
+export interface Cidr {
+  readonly version: 4 | 6;
+  /** First and last address of the block: numbers for IPv4, 128-bit bigints for IPv6. */
+  readonly first: number | bigint;
+  readonly last: number | bigint;
+}
+
+const V6_MAX = (1n << 128n) - 1n;
+
+/** Parses `a.b.c.d`, `a.b.c.d/n`, an IPv6 address or `x::/n`. Host bits set below the prefix are ignored. */
+export function parseCidr(text: string): Cidr | undefined {
+  const slash = text.indexOf('/');
+  const address = parseAddress(slash < 0 ? text : text.slice(0, slash));
+  if (!address) return undefined;
+  const mapped = address.version === 4 && slash >= 0 && text.indexOf(':') >= 0;
+  const maxBits = address.version === 4 && !mapped ? 32 : 128;
+  let bits = maxBits;
+  if (slash >= 0) {
+    const suffix = text.slice(slash + 1);
+    if (!/^\d{1,3}$/.test(suffix)) return undefined;
+    bits = Number(suffix);
+    if (bits > maxBits) return undefined;
+  }
+  if (address.version === 4) {
+    // `::ffff:a.b.c.d/n` counts its prefix over 128 bits.
+    const v4bits = mapped ? bits - 96 : bits;
+    if (v4bits < 0) return undefined;
+    const size = 2 ** (32 - v4bits);
+    const first = Math.floor(address.w3 / size) * size;
+    return { version: 4, first, last: first + size - 1 };
+  }
+  const hostMask = bits === 128 ? 0n : V6_MAX >> BigInt(bits);
+  const first = addressToBigInt(address) & ~hostMask & V6_MAX;
+  return { version: 6, first, last: first | hostMask };
+}

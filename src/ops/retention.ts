@@ -1,0 +1,60 @@
+import type { PlanTable } from '../limits/plans.js';
+import type { Store } from '../storage/store.js';
+import type { Clock } from '../util/clock.js';
+
+const DAY = 86_400_000;
+
+/** Days of event history kept per plan (design 13); plans added by VIGIL_PLANS_FILE default to 30. */
+export const RETENTION_DAYS: Readonly<Record<string, number>> = { free: 7, starter: 30, pro: 90, business: 365 };
+export const IDEMPOTENCY_DAYS = 7;
+
+export const retentionDaysOf = (plan: string): number => RETENTION_DAYS[plan] ?? 30;
+
+export interface RetentionReport {
+  readonly partitionsDropped: number;
+  readonly rowsDeleted: number;
+  readonly idempotencyDeleted: number;
+}
+
+/**
+ * One retention pass: whole partitions past the longest retention first (cheap on
+ * PostgreSQL), then each account's rows past its own plan's retention, then idempotency
+ * keys older than 7 days. Idempotent and safe to run from every instance.
+ */
+export async function pruneOnce(store: Store, plans: PlanTable, now: number): Promise<RetentionReport> {
+  await store.maintain(now);
+  const longest = Math.max(...Object.keys(plans).map(retentionDaysOf));
+  const dropped = await store.dropEventsBefore(now - longest * DAY);
+  let rowsDeleted = dropped.rowsDeleted;
+  for (const account of await store.listAccounts()) {
+    rowsDeleted += await store.pruneEvents(account.id, now - retentionDaysOf(account.plan) * DAY);
+  }
+  const idempotencyDeleted = await store.pruneIdempotency(now - IDEMPOTENCY_DAYS * DAY);
+  return { partitionsDropped: dropped.partitionsDropped, rowsDeleted, idempotencyDeleted };
+}
+
+/** Runs pruneOnce at start and then every `everyMs`; failures are logged, never fatal. */
+export function scheduleRetention(
+  store: Store,
+  plans: PlanTable,
+  clock: Clock,
+  log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void },
+  everyMs = 60 * 60 * 1000,
+): () => void {
+  const run = async () => {
+    try {
+      const report = await pruneOnce(store, plans, clock.now());
+      if (report.rowsDeleted + report.partitionsDropped + report.idempotencyDeleted > 0) log.info({ ...report }, 'retention pass');
+    } catch (err) {
+      log.warn({ err }, 'retention pass failed; will retry');
+    }
+  };
+  const first = setTimeout(run, 5_000);
+  const timer = setInterval(run, everyMs);
+  first.unref();
+  timer.unref();
+  return () => {
+    clearTimeout(first);
+    clearInterval(timer);
+  };
+}

@@ -1,0 +1,51 @@
+import { isAuthEvent } from '../catalog/auth-event.js';
+import type { DetectedEvent } from '../pipeline/types.js';
+import { actionOf, levelOf, type RiskThresholds } from './thresholds.js';
+import type { BreakdownLine, Risk } from './types.js';
+import { INJECTION_ORDER, SCORE_WEIGHTS as W, SEVERITY_WEIGHTS, UNSCORED_DETECTORS } from './weights.js';
+
+/**
+ * design 8: min(100, base + threat intel + network flags + behavioural), one breakdown line per
+ * source. When the sum passes 100 a final `cap` line (negative) brings it back, so the lines
+ * always add up to the score and each signal still shows its full weight.
+ */
+export function compositeRisk(event: DetectedEvent, thresholds: RiskThresholds): Risk {
+  const lines: BreakdownLine[] = [];
+  let total = 0;
+  const add = (source: string, points: number) => {
+    if (points <= 0) return;
+    lines.push({ source, points });
+    total += points;
+  };
+
+  add('base', event.classification.baseScore);
+
+  const { threat, scan, userAgent } = event.enrichment;
+  if (threat) {
+    if (threat.torExit) add('threat_intel.tor_exit', W.torExit);
+    if (threat.blocklists.length > 0) add('threat_intel.blocklist', W.blocklist);
+    if (threat.hostingAsn && isAuthEvent(event.type, event.classification)) add('threat_intel.hosting_asn', W.hostingAsnOnAuth);
+  }
+
+  if (scan && scan.length > 0) {
+    let injection = 0;
+    for (const cls of INJECTION_ORDER) {
+      if (!scan.some((f) => f.class === cls)) continue;
+      const points = injection === 0 ? W.injectionFirst : W.injectionMax - injection;
+      add(`network.${cls}`, points);
+      injection += points;
+    }
+  }
+  if (userAgent?.scanner) add('network.scanner_user_agent', W.scannerUserAgent);
+  else if (userAgent?.automated) add('network.automation_user_agent', W.automationUserAgent);
+
+  for (const alert of event.alerts) {
+    if (!UNSCORED_DETECTORS.has(alert.detector)) add(`alert.${alert.type}`, SEVERITY_WEIGHTS[alert.severity] ?? 0);
+  }
+
+  if (total > W.max) {
+    lines.push({ source: 'cap', points: W.max - total });
+    total = W.max;
+  }
+  return { score: total, level: levelOf(total), action: actionOf(total, thresholds), breakdown: lines };
+}

@@ -1,0 +1,23 @@
+import type { Severity } from '../catalog/types.js';
+import type { InjectionClass } from '../enrichment/types.js';
+
+/** design 8, every number of the composite score in one place. */
+export const SCORE_WEIGHTS = Object.freeze({
+  max: 100,
+  torExit: 25,
+  blocklist: 30,
+  hostingAsnOnAuth: 10,
+  /** First injection class found by request scanning; each further class adds up to `injectionMax`. */
+  injectionFirst: 20,
+  injectionMax: 30,
+  scannerUserAgent: 15,
+  automationUserAgent: 5,
+});
+
+export const SEVERITY_WEIGHTS: Readonly<Record<Severity, number>> = Object.freeze({ low: 10, medium: 20, high: 35, critical: 50 });
+
+/** Their signals are already counted by the threat-intel and network lines. */
+export const UNSCORED_DETECTORS: ReadonlySet<string> = new Set(['threat_intel', 'request_scanner']);
+
+/** Order of the network lines when several classes are found. */
+export const INJECTION_ORDER: readonly InjectionClass[] = ['sql_injection', 'command_injection', 'path_traversal', 'xss'];

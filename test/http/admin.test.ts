@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, bearer, testApp, type TestApp } from '../helpers/app.js';
+import { expectError, postEvent, roomyApp } from './support.js';
+
+const admin = bearer(ADMIN_TOKEN);
+
+describe('admin API (design 3.1)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await roomyApp();
+  });
+  afterAll(() => t.close());
+
+  const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object, headers: Record<string, string> = admin) =>
+    t.vigil.app.inject({ method, url, headers, payload });
+
+  async function createAccount(plan: string) {
+    const res = await call('POST', '/admin/accounts', { name: `Acme ${plan}`, plan });
+    expect(res.statusCode).toBe(201);
+    return res.json() as { id: string; name: string; plan: string };
+  }
+
+  async function createKey(accountId: string, kind: 'secret' | 'publishable', allowed_origins?: string[]) {
+    const res = await call('POST', `/admin/accounts/${accountId}/keys`, { kind, ...(allowed_origins ? { allowed_origins } : {}) });
+    expect(res.statusCode).toBe(201);
+    return res.json() as { id: string; key: string; kind: string };
+  }
+
+  it('creates an account', async () => {
+    const created = await createAccount('starter');
+    expect(created).toMatchObject({ name: 'Acme starter', plan: 'starter' });
+    expect(created.id).toMatch(/^acc_/);
+    const list = (await call('GET', '/admin/accounts')).json().data;
+    expect(list.map((a: { id: string }) => a.id)).toContain(created.id);
+  });
+
+  it('creates keys shown once, never in the list', async () => {
+    const acct = await createAccount('pro');
+    const secret = await createKey(acct.id, 'secret');
+    const publishable = await createKey(acct.id, 'publishable', ['https://shop.example']);
+    expect(secret.key).toMatch(/^vgl_sk_[0-9A-Za-z]{32}$/);
+    expect(publishable.key).toMatch(/^vgl_pk_[0-9A-Za-z]{32}$/);
+    expect(secret.id).toMatch(/^key_/);
+    const listRes = await call('GET', `/admin/accounts/${acct.id}/keys`);
+    expect(listRes.statusCode).toBe(200);
+    expect(listRes.body).not.toContain(secret.key);
+    expect(listRes.body).not.toContain(publishable.key);
+    expect(listRes.body).not.toContain(secret.key.slice(12));
+    const keys = listRes.json().data;
+    expect(keys).toHaveLength(2);
+    expect(keys.find((k: { id: string }) => k.id === publishable.id)).toMatchObject({ kind: 'publishable', allowed_origins: ['https://shop.example'], revoked_at: null });
+    for (const k of keys) expect(k).not.toHaveProperty('key');
+    // The key works at once.
+    expect((await postEvent(t, secret.key, { event: 'auth.login' })).statusCode).toBe(202);
+  });
+
+  it('a plan change applies at once: free -> pro opens the batch endpoint, pro -> free closes it', async () => {
+    const acct = await createAccount('free');
+    const { key } = await createKey(acct.id, 'secret');
+    const batch = { events: [{ event: 'auth.login' }, { event: 'auth.logout' }] };
+    expectError(await postEvent(t, key, batch, '/v1/events/batch'), 403, 'PLAN_UPGRADE_REQUIRED');
+    const patched = await call('PATCH', `/admin/accounts/${acct.id}`, { plan: 'pro' });
+    expect(patched.statusCode).toBe(200);
+    expect(patched.json()).toMatchObject({ id: acct.id, plan: 'pro' });
+    const ok = await postEvent(t, key, batch, '/v1/events/batch');
+    expect(ok.statusCode).toBe(202);
+    expect(ok.json().accepted).toBe(2);
+    expect(ok.headers['x-ratelimit-limit']).not.toBe('30');
+    await call('PATCH', `/admin/accounts/${acct.id}`, { plan: 'free' });
+    expectError(await postEvent(t, key, batch, '/v1/events/batch'), 403, 'PLAN_UPGRADE_REQUIRED');
+  });
+
+  it('a plan change is reflected in the batch size at once (starter 50 -> business 100)', async () => {
+    const acct = await createAccount('starter');
+    const { key } = await createKey(acct.id, 'secret');
+    const batch = { events: Array.from({ length: 80 }, () => ({ event: 'custom.x.y' })) };
+    expectError(await postEvent(t, key, batch, '/v1/events/batch'), 400, 'BATCH_TOO_LARGE');
+    await call('PATCH', `/admin/accounts/${acct.id}`, { plan: 'business' });
+    expect((await postEvent(t, key, batch, '/v1/events/batch')).statusCode).toBe(202);
+  });
+
+  it('revoking a key answers 401 from then on; the other keys keep working', async () => {
+    const acct = await createAccount('pro');
+    const a = await createKey(acct.id, 'secret');
+    const b = await createKey(acct.id, 'secret');
+    expect((await postEvent(t, a.key, { event: 'auth.login' })).statusCode).toBe(202);
+    const del = await call('DELETE', `/admin/keys/${a.id}`);
+    expect(del.statusCode).toBe(204);
+    expect(del.body).toBe('');
+    expectError(await postEvent(t, a.key, { event: 'auth.login' }), 401, 'UNAUTHORIZED');
+    expect((await postEvent(t, b.key, { event: 'auth.login' })).statusCode).toBe(202);
+    const keys = (await call('GET', `/admin/accounts/${acct.id}/keys`)).json().data;
+    expect(keys.find((k: { id: string }) => k.id === a.id).revoked_at).toEqual(new Date(t.clock.now()).toISOString());
+  });
+
+  it('unknown records and bad bodies', async () => {
+    expectError(await call('PATCH', '/admin/accounts/acc_nope', { plan: 'pro' }), 404, 'NOT_FOUND');
+    expectError(await call('POST', '/admin/accounts/acc_nope/keys', { kind: 'secret' }), 404, 'NOT_FOUND');
+    expectError(await call('DELETE', '/admin/keys/key_nope'), 404, 'NOT_FOUND');
+    expect((await call('POST', '/admin/accounts', { name: 'x', plan: 'platinum' })).statusCode).toBe(400);
+    expect((await call('POST', '/admin/accounts', { name: 'x' })).statusCode).toBe(400);
+    expect((await call('POST', '/admin/accounts', { name: 'x', plan: 'pro', extra: 1 })).statusCode).toBe(400);
+    const acct = await createAccount('pro');
+    expect((await call('POST', `/admin/accounts/${acct.id}/keys`, { kind: 'root' })).statusCode).toBe(400);
+    expect((await call('POST', `/admin/accounts/${acct.id}/keys`, { kind: 'publishable', allowed_origins: ['not a url'] })).statusCode).toBe(400);
+    expect((await call('PATCH', `/admin/accounts/${acct.id}`, { plan: 'platinum' })).statusCode).toBe(400);
+    for (const res of [await call('POST', '/admin/accounts', { name: 'x', plan: 'platinum' })]) expectError(res, 400, res.json().error);
+  });
+
+  it.each([
+    ['missing token', {}],
+    ['wrong token', bearer('wrong-token-0123456789')],
+    ['an API key instead', bearer('vgl_sk_' + 'A'.repeat(32))],
+    ['token as X-API-Key is the same token', { 'x-api-key': 'not-the-token' }],
+  ])('%s: 401', async (_name, headers) => {
+    expectError(await call('GET', '/admin/accounts', undefined, headers), 401, 'UNAUTHORIZED');
+    expectError(await call('POST', '/admin/accounts', { name: 'x', plan: 'pro' }, headers), 401, 'UNAUTHORIZED');
+    expectError(await call('DELETE', '/admin/keys/key_x', undefined, headers), 401, 'UNAUTHORIZED');
+  });
+
+  it('an API key (even a secret one) cannot use the admin API', async () => {
+    const acct = await t.account('business');
+    expectError(await call('GET', '/admin/accounts', undefined, bearer(acct.secret)), 401, 'UNAUTHORIZED');
+  });
+});
+
+describe('admin API without VIGIL_ADMIN_TOKEN', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp({ VIGIL_ADMIN_TOKEN: '' });
+  });
+  afterAll(() => t.close());
+
+  it.each([
+    ['GET', '/admin/accounts'],
+    ['POST', '/admin/accounts'],
+    ['PATCH', '/admin/accounts/acc_x'],
+    ['POST', '/admin/accounts/acc_x/keys'],
+    ['DELETE', '/admin/keys/key_x'],
+  ] as const)('%s %s is 404', async (method, url) => {
+    for (const headers of [{}, bearer(ADMIN_TOKEN), bearer('')]) {
+      const res = await t.vigil.app.inject({ method, url, headers, payload: method === 'POST' || method === 'PATCH' ? { name: 'x', plan: 'pro' } : undefined });
+      expectError(res, 404, 'NOT_FOUND');
+    }
+    expect(await t.services.store.countAccounts()).toBe(0);
+  });
+});

@@ -1,0 +1,90 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { LightMyRequestResponse } from 'fastify';
+import { expect } from 'vitest';
+import { openSqliteStore } from '../../src/storage/sqlite.js';
+import type { Store } from '../../src/storage/store.js';
+import { bearer, testApp, type TestApp } from '../helpers/app.js';
+
+/** A plans file keeping the default batch sizes and caps but with rate limits too high to matter. */
+export function highLimitPlansFile(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'vigil-plans-'));
+  const file = join(dir, 'plans.json');
+  const high = { rpm: 100_000_000, eps: 100_000_000 };
+  writeFileSync(file, JSON.stringify({ plans: { free: high, starter: high, pro: high, business: high } }));
+  return file;
+}
+
+/** The real app with rate limits out of the way (for tests that send many requests). */
+export function roomyApp(env: Record<string, string> = {}, options: Parameters<typeof testApp>[1] = {}): Promise<TestApp> {
+  return testApp({ VIGIL_PLANS_FILE: highLimitPlansFile(), VIGIL_IP_LIMITS: '127.0.0.0/8=100000000', ...env }, options);
+}
+
+export async function postEvent(t: TestApp, key: string, payload: unknown, url = '/v1/events', headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+  return t.vigil.app.inject({ method: 'POST', url, headers: { ...bearer(key), ...headers }, payload: payload as object });
+}
+
+export async function postRaw(t: TestApp, key: string, body: string, contentType = 'application/json', url = '/v1/events'): Promise<LightMyRequestResponse> {
+  return t.vigil.app.inject({ method: 'POST', url, headers: { ...bearer(key), 'content-type': contentType }, payload: body });
+}
+
+export async function getJson(t: TestApp, key: string, url: string): Promise<LightMyRequestResponse> {
+  return t.vigil.app.inject({ method: 'GET', url, headers: bearer(key) });
+}
+
+/** Asserts the design 3.3 error shape and returns the body. */
+export function expectError(res: LightMyRequestResponse, status: number, code: string): Record<string, unknown> & { details?: { index?: number; field: string; message: string }[] } {
+  expect({ status: res.statusCode, body: res.body }).toMatchObject({ status });
+  expect(res.headers['content-type']).toMatch(/^application\/json/);
+  const body = res.json();
+  expect(body.error).toBe(code);
+  expect(typeof body.message).toBe('string');
+  expect(body.message.length).toBeGreaterThan(0);
+  expect(body.request_id).toMatch(/^req_/);
+  expect(res.headers['x-request-id']).toBe(body.request_id);
+  return body;
+}
+
+export async function usedThisMonth(t: TestApp, secret: string): Promise<number> {
+  const res = await getJson(t, secret, '/v1/usage');
+  expect(res.statusCode).toBe(200);
+  return res.json().used as number;
+}
+
+export async function allEvents(t: TestApp, secret: string, query = ''): Promise<Record<string, unknown>[]> {
+  const out: Record<string, unknown>[] = [];
+  let cursor: string | null = null;
+  do {
+    const qs: string = `limit=500${query ? `&${query}` : ''}${cursor ? `&cursor=${cursor}` : ''}`;
+    const res = await getJson(t, secret, `/v1/events?${qs}`);
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    out.push(...body.data);
+    cursor = body.next_cursor;
+  } while (cursor);
+  return out;
+}
+
+export type Fault = () => Error;
+
+/**
+ * The real in-memory SQLite store behind a proxy: `faults[method]` set to a factory makes
+ * that method reject with the error it makes, until it is cleared.
+ */
+export function faultyStore(): { store: Store; faults: Partial<Record<keyof Store, Fault>> } {
+  const real = openSqliteStore({ dataDir: ':memory:', synchronous: 'normal' });
+  const faults: Partial<Record<keyof Store, Fault>> = {};
+  const store = new Proxy(real, {
+    get(target, prop, _receiver) {
+      const value = Reflect.get(target, prop, target) as unknown;
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        const fault = faults[prop as keyof Store];
+        if (fault) return Promise.reject(fault());
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  }) as Store;
+  return { store, faults };
+}

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_PLANS } from '../../src/limits/plans.js';
+import { pruneOnce } from '../../src/ops/retention.js';
+import { openSqliteStore } from '../../src/storage/sqlite.js';
+import type { EventRow } from '../../src/storage/types.js';
+
+const DAY = 86_400_000;
+const NOW = Date.UTC(2026, 5, 15);
+
+function event(id: string, accountId: string, receivedAt: number): EventRow {
+  return { id, accountId, type: 'auth.login.success', eventId: null, occurredAt: receivedAt, receivedAt, actorId: 'u', ip: null, riskScore: 0, tags: [], doc: {} };
+}
+
+describe('retention', () => {
+  it('keeps each account its plan days of events and idempotency keys 7 days', async () => {
+    const store = openSqliteStore({ dataDir: ':memory:', synchronous: 'normal' });
+    await store.migrate();
+    await store.createAccount({ id: 'acc_free', name: 'f', plan: 'free', createdAt: 0 });
+    await store.createAccount({ id: 'acc_pro', name: 'p', plan: 'pro', createdAt: 0 });
+    await store.commit({
+      events: [
+        event('evt_1', 'acc_free', NOW - 8 * DAY),
+        event('evt_2', 'acc_free', NOW - 6 * DAY),
+        event('evt_3', 'acc_pro', NOW - 8 * DAY),
+        event('evt_4', 'acc_pro', NOW - 91 * DAY),
+        event('evt_5', 'acc_pro', NOW - 400 * DAY),
+      ],
+      alerts: [],
+      usage: [],
+      idempotency: [
+        { accountId: 'acc_pro', eventId: 'old', response: {}, createdAt: NOW - 8 * DAY },
+        { accountId: 'acc_pro', eventId: 'new', response: {}, createdAt: NOW - 6 * DAY },
+      ],
+    });
+    const report = await pruneOnce(store, DEFAULT_PLANS, NOW);
+    expect(report.rowsDeleted).toBe(3);
+    expect(report.idempotencyDeleted).toBe(1);
+    expect((await store.listEvents('acc_free', {}, 10)).items.map((e) => e.id)).toEqual(['evt_2']);
+    expect((await store.listEvents('acc_pro', {}, 10)).items.map((e) => e.id)).toEqual(['evt_3']);
+    expect(await store.findIdempotency('acc_pro', 'new', 0)).toBeDefined();
+    expect(await store.findIdempotency('acc_pro', 'old', 0)).toBeUndefined();
+    await store.close();
+  });
+});

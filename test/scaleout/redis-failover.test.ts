@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { bearer, testApp, type TestApp } from '../helpers/app.js';
+import { connectTestRedis, describeWithRedis } from '../limits/redis-helper.js';
+import { TcpProxy } from '../storage/tcp-proxy.js';
+
+const redis = await connectTestRedis('redis-failover');
+
+async function until(check: () => boolean, ms = 5_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describeWithRedis('Redis unreachable: local state, degraded marking, recovery', redis, (r) => {
+  const proxy = new TcpProxy('127.0.0.1', 6379);
+  let t: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    const port = await proxy.start();
+    t = await testApp({ VIGIL_REDIS_URL: `redis://127.0.0.1:${port}`, VIGIL_REDIS_PREFIX: r.prefix });
+    await until(() => t.services.redisHealth?.degraded === false);
+    key = (await t.account('pro')).secret;
+  });
+  afterAll(async () => {
+    await t.close();
+    await proxy.stop();
+  });
+
+  const send = (i: number) => t.vigil.app.inject({ method: 'POST', url: '/v1/events', headers: bearer(key), payload: { event: 'auth.login.success', actor_id: `u${i}` } });
+
+  it('serves from Redis, then from local state while it is away, then from Redis again; every 202 is stored', async () => {
+    const ok = await send(1);
+    expect(ok.statusCode).toBe(202);
+    expect(ok.json().degraded).toBeUndefined();
+    expect(await r.client.keys(`${r.prefix}*`)).not.toHaveLength(0);
+
+    await proxy.stop();
+    await until(() => t.services.redisHealth?.degraded === true);
+    const during = await send(2);
+    expect(during.statusCode).toBe(202);
+    expect(during.json().degraded).toBe(true);
+    expect(during.headers['x-ratelimit-limit']).toBe('1000');
+    const stored = await t.vigil.app.inject({ method: 'GET', url: `/v1/events/${during.json().id}`, headers: bearer(key) });
+    expect(stored.json().degraded).toBe(true);
+    const metrics = await t.vigil.app.inject({ method: 'GET', url: '/metrics' });
+    expect(metrics.body).toMatch(/vigil_backend_degraded 1/);
+
+    await proxy.start();
+    await until(() => t.services.redisHealth?.degraded === false, 10_000);
+    const after = await send(3);
+    expect(after.statusCode).toBe(202);
+    expect(after.json().degraded).toBeUndefined();
+
+    const list = await t.vigil.app.inject({ method: 'GET', url: '/v1/events?limit=10', headers: bearer(key) });
+    expect(list.json().data).toHaveLength(3);
+  });
+});
