@@ -162,10 +162,16 @@ export class KyselyStore implements Store {
     await this.guard('migrate', () => this.runMigrations());
   }
 
+  /** The Kysely instance the migrator uses (PostgreSQL narrows its catalogue look-ups to one schema). */
+  protected migrationDb(schema?: string): Kysely<Database> {
+    void schema;
+    return this.db;
+  }
+
   /** `schema`: where the migration tables live (PostgreSQL); Kysely would otherwise look in every schema. */
   protected async runMigrations(schema?: string): Promise<void> {
     const migrator = new Migrator({
-      db: this.db,
+      db: this.migrationDb(schema),
       provider: migrationProvider,
       migrationTableName: 'vigil_migrations',
       migrationLockTableName: 'vigil_migrations_lock',

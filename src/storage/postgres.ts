@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect, sql, type RawBuilder, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, sql, type DatabaseIntrospector, type RawBuilder, type Transaction } from 'kysely';
 import pg from 'pg';
 import { systemClock, type Clock } from '../util/clock.js';
 import { unnestInsert } from './event-insert.js';
@@ -6,7 +6,7 @@ import { KyselyStore } from './kysely-store.js';
 import { dropMonthPartitionsBefore, ensureMonthPartitions, listMonthPartitions, partitionsFor, type MonthPartition } from './postgres-partitions.js';
 import type { Database } from './schema.js';
 import type { EventRow } from './types.js';
-import { StoreUnavailableError } from './store.js';
+import { StoreRejectedError, StoreUnavailableError } from './store.js';
 
 export interface PostgresOptions {
   /**
@@ -67,7 +67,11 @@ export class PostgresStore extends KyselyStore {
     if (this.resolvedSchema === undefined) {
       if (this.settings.schema !== undefined) {
         const name = this.settings.schema;
-        await this.guard('createSchema', () => sql`create schema if not exists ${sql.id(name)}`.execute(this.db));
+        // Instances starting together race here; `if not exists` can still fail on the catalogue's
+        // unique index, and then the schema exists, which is all we need.
+        await this.guard('createSchema', () => sql`create schema if not exists ${sql.id(name)}`.execute(this.db)).catch((err: unknown) => {
+          if (!(err instanceof StoreRejectedError)) throw err;
+        });
         this.resolvedSchema = name;
       } else {
         const { rows } = await this.read('currentSchema', () => sql<{ name: string | null }>`select current_schema() as name`.execute(this.db));
@@ -83,6 +87,35 @@ export class PostgresStore extends KyselyStore {
     const schema = await this.schema();
     await this.guard('migrate', () => this.runMigrations(schema));
     await this.maintain(this.settings.clock.now());
+  }
+
+  /**
+   * Kysely's migrator asks its introspector whether its tables exist, and the PostgreSQL
+   * introspector reads the columns of every table in every schema: slow in a shared database
+   * and failing when another schema is dropped meanwhile. This one looks in our schema only.
+   */
+  protected override migrationDb(schema?: string): Kysely<Database> {
+    const db = this.db;
+    const introspection: DatabaseIntrospector = {
+      getSchemas: async () => {
+        const { rows } = await sql<{ name: string }>`select nspname as name from pg_namespace where nspname = ${schema ?? ''}`.execute(db);
+        return rows;
+      },
+      getTables: async () => {
+        const { rows } = await sql<{ name: string; schema: string }>`
+          select c.relname as name, n.nspname as schema from pg_class c join pg_namespace n on n.oid = c.relnamespace
+          where n.nspname = coalesce(${schema ?? null}, current_schema()) and c.relkind in ('r', 'p', 'v')`.execute(db);
+        return rows.map((r) => ({ name: r.name, schema: r.schema, isView: false, columns: [] }));
+      },
+      getMetadata: async () => ({ tables: await introspection.getTables() }),
+    };
+    return new Proxy(db, {
+      get(target, prop) {
+        if (prop === 'introspection') return introspection;
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
   }
 
   override async maintain(now: number): Promise<void> {

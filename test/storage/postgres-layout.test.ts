@@ -83,6 +83,19 @@ describePostgres('PostgreSQL layout', () => {
     }
   });
 
+  it('instances migrating a new schema at the same moment all succeed', async () => {
+    const schema = freshSchema();
+    const stores = await Promise.all([0, 1, 2, 3].map(() => openPostgresStore(PG_URL, { schema, clock: new ManualClock(T0), poolSize: 2 })));
+    try {
+      await Promise.all(stores.map((s) => s.migrate()));
+      await stores[0]!.createAccount({ id: 'acc_x', name: 'x', plan: 'free', createdAt: T0 });
+      expect(await stores[3]!.countAccounts()).toBe(1);
+    } finally {
+      for (const s of stores) await s.close();
+      await dropSchema(admin, schema);
+    }
+  });
+
   it('dropEventsBefore drops whole months and deletes only the rows left before the cut-off', async () => {
     const { store } = await open();
     const at = [Date.UTC(2026, 0, 3), Date.UTC(2026, 1, 27), Date.UTC(2026, 2, 1), Date.UTC(2026, 2, 20)];
