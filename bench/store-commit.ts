@@ -6,7 +6,7 @@
  *   BENCH_GROUP=500 BENCH_ROUNDS=40 VIGIL_TEST_DATABASE_URL=postgres://… npx tsx bench/store-commit.ts
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -56,49 +56,87 @@ function group(accountId: string): CommitBatch {
   };
 }
 
-async function measure(name: string, store: Store): Promise<number> {
-  await store.migrate();
-  await store.createAccount({ id: 'acc_bench', name: 'bench', plan: 'pro', createdAt: Date.now() });
-  for (let i = 0; i < 3; i++) await store.commit(group('acc_bench')); // warm-up
-  const ms: number[] = [];
-  for (let i = 0; i < ROUNDS; i++) {
-    const batch = group('acc_bench');
-    const start = process.hrtime.bigint();
-    await store.commit(batch);
-    ms.push(Number(process.hrtime.bigint() - start) / 1e6);
-  }
-  ms.sort((a, b) => a - b);
-  const p50 = ms[Math.floor(ms.length / 2)] as number;
-  const p95 = ms[Math.floor(ms.length * 0.95)] as number;
-  console.log(
-    `${name.padEnd(28)} commit of ${GROUP}: p50 ${p50.toFixed(2)} ms, p95 ${p95.toFixed(2)} ms, ${((1000 / p50) * GROUP).toFixed(0)} events/s (${((p50 * 1000) / GROUP).toFixed(1)} µs/event)`,
-  );
-  return p50;
+interface Subject {
+  readonly name: string;
+  readonly store: Store;
+  readonly ms: number[];
+  /** Disk bytes per stored event, read before the store is closed. */
+  readonly diskPerEvent: () => Promise<string>;
+  readonly close: () => Promise<void>;
 }
 
-const results: Record<string, number> = {};
-for (const synchronous of ['full', 'normal'] as const) {
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.95)] as number;
+
+async function sqlite(synchronous: 'full' | 'normal'): Promise<Subject> {
   const dir = mkdtempSync(join(tmpdir(), 'vigil-bench-'));
   const store = openSqliteStore({ dataDir: dir, synchronous });
-  results[`sqlite-${synchronous}`] = await measure(`SQLite file, sync=${synchronous}`, store);
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
+  return {
+    name: `SQLite file, sync=${synchronous}`,
+    store,
+    ms: [],
+    diskPerEvent: async () =>
+      `${(statSync(join(dir, 'vigil.db')).size / (await store.countEvents('acc_bench'))).toFixed(0)} bytes (db file, WAL not checkpointed)`,
+    close: async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
-const schema = `vigil_bench_${randomBytes(4).toString('hex')}`;
-const admin = new pg.Client({ connectionString: PG_URL });
-try {
-  await admin.connect();
-  const store = openPostgresStore(PG_URL, { schema });
+async function postgres(): Promise<Subject | undefined> {
+  const admin = new pg.Client({ connectionString: PG_URL });
   try {
-    results.postgres = await measure('PostgreSQL (partitioned)', store);
-  } finally {
-    await store.close();
-    await admin.query(`drop schema if exists "${schema}" cascade`);
+    await admin.connect();
+  } catch (err) {
+    console.log(`PostgreSQL skipped: ${(err as Error).message}`);
+    return undefined;
   }
-  console.log(`PostgreSQL / SQLite(full) p50 ratio: ${((results.postgres as number) / (results['sqlite-full'] as number)).toFixed(2)}`);
-} catch (err) {
-  console.log(`PostgreSQL skipped: ${(err as Error).message}`);
+  const schema = `vigil_bench_${randomBytes(4).toString('hex')}`;
+  const store = openPostgresStore(PG_URL, { schema });
+  return {
+    name: 'PostgreSQL (partitioned)',
+    store,
+    ms: [],
+    diskPerEvent: async () => {
+      const { rows } = await admin.query<{ bytes: string; n: string }>(
+        `select (select sum(pg_total_relation_size(inhrelid)) from pg_inherits where inhparent = '"${schema}".events'::regclass) as bytes, (select count(*) from "${schema}".events) as n`,
+      );
+      const row = rows[0] as { bytes: string; n: string };
+      return `${(Number(row.bytes) / Number(row.n)).toFixed(0)} bytes (table, TOAST, 7 indexes)`;
+    },
+    close: async () => {
+      await store.close();
+      await admin.query(`drop schema if exists "${schema}" cascade`);
+      await admin.end();
+    },
+  };
+}
+
+const subjects = [await sqlite('full'), await sqlite('normal'), await postgres()].filter((s): s is Subject => s !== undefined);
+try {
+  for (const s of subjects) {
+    await s.store.migrate();
+    await s.store.createAccount({ id: 'acc_bench', name: 'bench', plan: 'pro', createdAt: Date.now() });
+    for (let i = 0; i < 3; i++) await s.store.commit(group('acc_bench')); // warm-up
+  }
+  // Round-robin, so a noisy neighbour slows every backend alike and the ratios hold.
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const s of subjects) {
+      const batch = group('acc_bench');
+      const start = process.hrtime.bigint();
+      await s.store.commit(batch);
+      s.ms.push(Number(process.hrtime.bigint() - start) / 1e6);
+    }
+  }
+  const base = median(subjects[0]!.ms);
+  for (const s of subjects) {
+    const p50 = median(s.ms);
+    console.log(
+      `${s.name.padEnd(26)} commit of ${GROUP}: p50 ${p50.toFixed(2)} ms, p95 ${p95(s.ms).toFixed(2)} ms, ` +
+        `${((p50 * 1000) / GROUP).toFixed(1)} µs/event, ${(p50 / base).toFixed(2)}x SQLite full; disk ${await s.diskPerEvent()}`,
+    );
+  }
 } finally {
-  await admin.end().catch(() => {});
+  for (const s of subjects) await s.close();
 }

@@ -1,6 +1,6 @@
 /**
- * Sorting database errors into the two outcomes the Store contract knows: a write that
- * breaks a uniqueness rule (the caller's mistake, StoreConflictError) and everything else
+ * Sorting database errors into the two outcomes the Store contract knows: a write the database
+ * refuses for its content (the caller's mistake, StoreRejectedError) and everything else
  * (the database cannot serve us right now, StoreUnavailableError). Anything unknown counts
  * as unavailable: a 503 asks the client to retry, which is never wrong for an unstored event.
  */
@@ -20,10 +20,16 @@ const messageOf = (err: unknown): string => {
   return typeof message === 'string' ? message : '';
 };
 
-/** SQLite `SQLITE_CONSTRAINT*` or PostgreSQL SQLSTATE class 23 (integrity constraint violation). */
-export function isConstraintViolation(err: unknown): boolean {
+/** PostgreSQL cannot represent the text: U+0000 (22021 on a text value, 22P05 inside JSON). */
+const UNSTORABLE_TEXT = new Set(['22021', '22P05']);
+
+/**
+ * The database refused the data itself: SQLite `SQLITE_CONSTRAINT*`, PostgreSQL SQLSTATE class
+ * 23 (integrity constraint violation) or text PostgreSQL cannot store.
+ */
+export function isRejectedData(err: unknown): boolean {
   const code = codeOf(err);
-  return code.startsWith('SQLITE_CONSTRAINT') || (code.length === 5 && code.startsWith('23'));
+  return code.startsWith('SQLITE_CONSTRAINT') || (code.length === 5 && code.startsWith('23')) || UNSTORABLE_TEXT.has(code);
 }
 
 /** Node socket errors that mean the TCP connection to the server is gone. */

@@ -1,9 +1,10 @@
 import { Migrator, sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
-import { isConstraintViolation, isLostConnection } from './errors.js';
+import { isRejectedData, isLostConnection } from './errors.js';
+import { planCommit } from './commit-plan.js';
 import { valuesInsert, VALUES_CHUNK } from './event-insert.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
-import { StoreConflictError, StoreUnavailableError, type Store } from './store.js';
+import { StoreRejectedError, StoreUnavailableError, type Store } from './store.js';
 import type {
   Account,
   AlertFilter,
@@ -105,9 +106,9 @@ export interface KyselyStoreOptions {
 
 /** Turns a database failure into the Store contract's errors. */
 function translate(what: string, err: unknown): Error {
-  if (err instanceof StoreUnavailableError || err instanceof StoreConflictError) return err;
+  if (err instanceof StoreUnavailableError || err instanceof StoreRejectedError) return err;
   const message = `${what} failed: ${(err as Error | undefined)?.message ?? String(err)}`;
-  if (isConstraintViolation(err)) return new StoreConflictError(message, { cause: err });
+  if (isRejectedData(err)) return new StoreRejectedError(message, { cause: err });
   return new StoreUnavailableError(message, { cause: err });
 }
 
@@ -124,13 +125,22 @@ export class KyselyStore implements Store {
     private readonly options: KyselyStoreOptions = {},
   ) {}
 
-  /** Runs a write, turning database failures into StoreUnavailableError / StoreConflictError. */
+  /** Runs a write, turning database failures into StoreUnavailableError / StoreRejectedError. */
   protected async guard<T>(what: string, fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (err) {
       throw translate(what, err);
     }
+  }
+
+  /**
+   * True when no stored row can hold one of these lookup values, so the answer is "not found"
+   * without asking (PostgreSQL would refuse the parameter itself). SQLite can hold any text.
+   */
+  protected unmatchable(...values: (string | undefined)[]): boolean {
+    void values;
+    return false;
   }
 
   /** Runs a read; a read is safe to repeat, so a dead pooled connection costs a retry, not an error. */
@@ -152,10 +162,16 @@ export class KyselyStore implements Store {
     await this.guard('migrate', () => this.runMigrations());
   }
 
+  /** The Kysely instance the migrator uses (PostgreSQL narrows its catalogue look-ups to one schema). */
+  protected migrationDb(schema?: string): Kysely<Database> {
+    void schema;
+    return this.db;
+  }
+
   /** `schema`: where the migration tables live (PostgreSQL); Kysely would otherwise look in every schema. */
   protected async runMigrations(schema?: string): Promise<void> {
     const migrator = new Migrator({
-      db: this.db,
+      db: this.migrationDb(schema),
       provider: migrationProvider,
       migrationTableName: 'vigil_migrations',
       migrationLockTableName: 'vigil_migrations_lock',
@@ -181,6 +197,7 @@ export class KyselyStore implements Store {
   }
 
   async getAccount(id: string): Promise<Account | undefined> {
+    if (this.unmatchable(id)) return undefined;
     const row = await this.read('getAccount', () => this.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst());
     return row && toAccount(row);
   }
@@ -201,6 +218,7 @@ export class KyselyStore implements Store {
   }
 
   async updateAccount(id: string, patch: { plan?: string; name?: string; settings?: Record<string, unknown> }): Promise<Account | undefined> {
+    if (this.unmatchable(id)) return undefined;
     const values: Partial<Row<'accounts'>> = {};
     if (patch.plan !== undefined) values.plan = patch.plan;
     if (patch.name !== undefined) values.name = patch.name;
@@ -235,6 +253,7 @@ export class KyselyStore implements Store {
   }
 
   async findKeyByHash(hash: string): Promise<{ key: ApiKeyRecord; hash: string; account: Account } | undefined> {
+    if (this.unmatchable(hash)) return undefined;
     const row = await this.read('findKeyByHash', () =>
       this.db
         .selectFrom('api_keys')
@@ -271,6 +290,7 @@ export class KyselyStore implements Store {
   }
 
   async listKeys(accountId?: string): Promise<readonly ApiKeyRecord[]> {
+    if (this.unmatchable(accountId)) return [];
     let query = this.db.selectFrom('api_keys').selectAll();
     if (accountId !== undefined) query = query.where('account_id', '=', accountId);
     const rows = await this.read('listKeys', () => query.orderBy('created_at').orderBy('id').execute());
@@ -278,6 +298,7 @@ export class KyselyStore implements Store {
   }
 
   async revokeKey(id: string, at: number): Promise<boolean> {
+    if (this.unmatchable(id)) return false;
     const result = await this.guard('revokeKey', () =>
       this.db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst(),
     );
@@ -303,9 +324,18 @@ export class KyselyStore implements Store {
     }
   }
 
+  /** Contention-free rows first; the rows other groups also update (alerts, usage) last, so their locks are held briefly. */
   protected async writeBatch(trx: Transaction<Database>, batch: CommitBatch): Promise<void> {
+    const plan = planCommit(batch);
     if (batch.events.length > 0) await this.insertEvents(trx, batch.events);
-    for (const write of batch.alerts) {
+    if (plan.idempotency.length > 0) {
+      await trx
+        .insertInto('idempotency')
+        .values(plan.idempotency.map((r) => ({ account_id: r.accountId, event_id: r.eventId, response: JSON.stringify(r.response), created_at: r.createdAt })))
+        .onConflict((oc) => oc.columns(['account_id', 'event_id']).doUpdateSet({ response: sql`excluded.response`, created_at: sql`excluded.created_at` }))
+        .execute();
+    }
+    for (const write of plan.alerts) {
       const cols = alertColumns(write.alert);
       if (write.opened) {
         await trx.insertInto('alerts').values(cols).execute();
@@ -317,10 +347,10 @@ export class KyselyStore implements Store {
           .execute();
       }
     }
-    for (const u of batch.usage) {
+    if (plan.monthly.length > 0) {
       await trx
         .insertInto('usage_monthly')
-        .values({ account_id: u.accountId, period: u.period, used: u.used, dropped: u.dropped })
+        .values([...plan.monthly])
         .onConflict((oc) =>
           oc.columns(['account_id', 'period']).doUpdateSet({
             used: sql`usage_monthly.used + excluded.used`,
@@ -330,20 +360,13 @@ export class KyselyStore implements Store {
         .execute();
       await trx
         .insertInto('usage_daily')
-        .values({ account_id: u.accountId, day: u.day, used: u.used, dropped: u.dropped })
+        .values([...plan.daily])
         .onConflict((oc) =>
           oc.columns(['account_id', 'day']).doUpdateSet({
             used: sql`usage_daily.used + excluded.used`,
             dropped: sql`usage_daily.dropped + excluded.dropped`,
           }),
         )
-        .execute();
-    }
-    if (batch.idempotency.length > 0) {
-      await trx
-        .insertInto('idempotency')
-        .values(batch.idempotency.map((r) => ({ account_id: r.accountId, event_id: r.eventId, response: JSON.stringify(r.response), created_at: r.createdAt })))
-        .onConflict((oc) => oc.columns(['account_id', 'event_id']).doUpdateSet({ response: sql`excluded.response`, created_at: sql`excluded.created_at` }))
         .execute();
     }
   }
@@ -356,6 +379,7 @@ export class KyselyStore implements Store {
   }
 
   async getEvent(accountId: string, id: string): Promise<EventRow | undefined> {
+    if (this.unmatchable(accountId, id)) return undefined;
     const row = await this.read('getEvent', () =>
       this.db.selectFrom('events').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst(),
     );
@@ -363,6 +387,7 @@ export class KyselyStore implements Store {
   }
 
   async listEvents(accountId: string, filter: EventFilter, limit: number, cursor?: string): Promise<Page<EventRow>> {
+    if (this.unmatchable(accountId, cursor, filter.type, filter.typePrefix, filter.actorId, filter.ip, filter.tag)) return { items: [], nextCursor: null };
     let q = this.db.selectFrom('events').selectAll().where('account_id', '=', accountId);
     if (filter.type !== undefined) q = q.where('type', '=', filter.type);
     if (filter.typePrefix !== undefined) q = q.where(sql<boolean>`type like ${likeLiteral(filter.typePrefix) + '%'} escape '\\'`);
@@ -389,6 +414,7 @@ export class KyselyStore implements Store {
   }
 
   async countEvents(accountId: string): Promise<number> {
+    if (this.unmatchable(accountId)) return 0;
     const row = await this.read('countEvents', () =>
       this.db
         .selectFrom('events')
@@ -400,6 +426,7 @@ export class KyselyStore implements Store {
   }
 
   async findIdempotency(accountId: string, eventId: string, since: number): Promise<IdempotencyRow | undefined> {
+    if (this.unmatchable(accountId, eventId)) return undefined;
     const row = await this.read('findIdempotency', () =>
       this.db
         .selectFrom('idempotency')
@@ -413,6 +440,7 @@ export class KyselyStore implements Store {
   }
 
   async getAlert(accountId: string, id: string): Promise<AlertRow | undefined> {
+    if (this.unmatchable(accountId, id)) return undefined;
     const row = await this.read('getAlert', () =>
       this.db.selectFrom('alerts').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst(),
     );
@@ -420,6 +448,7 @@ export class KyselyStore implements Store {
   }
 
   async listAlerts(accountId: string, filter: AlertFilter, limit: number, cursor?: string): Promise<Page<AlertRow>> {
+    if (this.unmatchable(accountId, cursor, filter.type, filter.severity, filter.status, filter.actorId)) return { items: [], nextCursor: null };
     let q = this.db.selectFrom('alerts').selectAll().where('account_id', '=', accountId);
     if (filter.type !== undefined) q = q.where('type', '=', filter.type);
     if (filter.severity !== undefined) q = q.where('severity', '=', filter.severity);
@@ -438,12 +467,14 @@ export class KyselyStore implements Store {
   }
 
   async setAlertStatus(accountId: string, id: string, status: AlertStatus, at: number): Promise<AlertRow | undefined> {
+    if (this.unmatchable(accountId, id)) return undefined;
     void at;
     await this.guard('setAlertStatus', () => this.db.updateTable('alerts').set({ status }).where('account_id', '=', accountId).where('id', '=', id).execute());
     return this.getAlert(accountId, id);
   }
 
   async getUsage(accountId: string, period: string): Promise<UsageRow> {
+    if (this.unmatchable(accountId, period)) return { accountId, period, used: 0, dropped: 0 };
     const row = await this.read('getUsage', () =>
       this.db.selectFrom('usage_monthly').selectAll().where('account_id', '=', accountId).where('period', '=', period).executeTakeFirst(),
     );
@@ -451,6 +482,7 @@ export class KyselyStore implements Store {
   }
 
   async dailyCounts(accountId: string, since: number): Promise<readonly { day: string; count: number }[]> {
+    if (this.unmatchable(accountId)) return [];
     const sinceDay = new Date(since).toISOString().slice(0, 10);
     const rows = await this.read('dailyCounts', () =>
       this.db.selectFrom('usage_daily').select(['day', 'used']).where('account_id', '=', accountId).where('day', '>=', sinceDay).orderBy('day').execute(),
@@ -459,6 +491,7 @@ export class KyselyStore implements Store {
   }
 
   async pruneEvents(accountId: string, before: number): Promise<number> {
+    if (this.unmatchable(accountId)) return 0;
     const result = await this.guard('pruneEvents', () =>
       this.db.deleteFrom('events').where('account_id', '=', accountId).where('received_at', '<', before).executeTakeFirst(),
     );

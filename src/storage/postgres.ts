@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect, sql, type RawBuilder, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, sql, type DatabaseIntrospector, type RawBuilder, type Transaction } from 'kysely';
 import pg from 'pg';
 import { systemClock, type Clock } from '../util/clock.js';
 import { unnestInsert } from './event-insert.js';
@@ -6,12 +6,13 @@ import { KyselyStore } from './kysely-store.js';
 import { dropMonthPartitionsBefore, ensureMonthPartitions, listMonthPartitions, partitionsFor, type MonthPartition } from './postgres-partitions.js';
 import type { Database } from './schema.js';
 import type { EventRow } from './types.js';
-import { StoreUnavailableError } from './store.js';
+import { StoreRejectedError, StoreUnavailableError } from './store.js';
 
 export interface PostgresOptions {
   /**
    * Schema for every Vigil table (created when missing); connections get it as their
-   * search_path. Default: the server's current schema for the URL's user (usually `public`).
+   * search_path. Also read from the URL as `?schema=name`. Default: the server's current
+   * schema for the URL's user (usually `public`).
    */
   readonly schema?: string;
   /** Connections per instance (default 10). Instances x poolSize must stay under max_connections. */
@@ -66,7 +67,11 @@ export class PostgresStore extends KyselyStore {
     if (this.resolvedSchema === undefined) {
       if (this.settings.schema !== undefined) {
         const name = this.settings.schema;
-        await this.guard('createSchema', () => sql`create schema if not exists ${sql.id(name)}`.execute(this.db));
+        // Instances starting together race here; `if not exists` can still fail on the catalogue's
+        // unique index, and then the schema exists, which is all we need.
+        await this.guard('createSchema', () => sql`create schema if not exists ${sql.id(name)}`.execute(this.db)).catch((err: unknown) => {
+          if (!(err instanceof StoreRejectedError)) throw err;
+        });
         this.resolvedSchema = name;
       } else {
         const { rows } = await this.read('currentSchema', () => sql<{ name: string | null }>`select current_schema() as name`.execute(this.db));
@@ -82,6 +87,35 @@ export class PostgresStore extends KyselyStore {
     const schema = await this.schema();
     await this.guard('migrate', () => this.runMigrations(schema));
     await this.maintain(this.settings.clock.now());
+  }
+
+  /**
+   * Kysely's migrator asks its introspector whether its tables exist, and the PostgreSQL
+   * introspector reads the columns of every table in every schema: slow in a shared database
+   * and failing when another schema is dropped meanwhile. This one looks in our schema only.
+   */
+  protected override migrationDb(schema?: string): Kysely<Database> {
+    const db = this.db;
+    const introspection: DatabaseIntrospector = {
+      getSchemas: async () => {
+        const { rows } = await sql<{ name: string }>`select nspname as name from pg_namespace where nspname = ${schema ?? ''}`.execute(db);
+        return rows;
+      },
+      getTables: async () => {
+        const { rows } = await sql<{ name: string; schema: string }>`
+          select c.relname as name, n.nspname as schema from pg_class c join pg_namespace n on n.oid = c.relnamespace
+          where n.nspname = coalesce(${schema ?? null}, current_schema()) and c.relkind in ('r', 'p', 'v')`.execute(db);
+        return rows.map((r) => ({ name: r.name, schema: r.schema, isView: false, columns: [] }));
+      },
+      getMetadata: async () => ({ tables: await introspection.getTables() }),
+    };
+    return new Proxy(db, {
+      get(target, prop) {
+        if (prop === 'introspection') return introspection;
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
   }
 
   override async maintain(now: number): Promise<void> {
@@ -105,27 +139,50 @@ export class PostgresStore extends KyselyStore {
     await trx.executeQuery(unnestInsert(events));
   }
 
+  /** PostgreSQL text cannot contain U+0000, so no row matches a value that does. */
+  protected override unmatchable(...values: (string | undefined)[]): boolean {
+    for (const v of values) if (v !== undefined && v.includes('\u0000')) return true;
+    return false;
+  }
+
   /** Served by the GIN index on `tags::jsonb`. */
   protected override hasTag(tag: string): RawBuilder<boolean> {
     return sql<boolean>`(tags::jsonb) @> ${JSON.stringify([tag])}::jsonb`;
   }
 }
 
-/** Opens (lazily: no connection until the first call) a Store on PostgreSQL. Call migrate() before use. */
-export function openPostgresStore(url: string, options: PostgresOptions = {}): PostgresStore {
-  if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
-    throw new Error(`invalid PostgreSQL schema name "${options.schema}": use lower-case letters, digits and _`);
+/**
+ * Where and how to connect. `schema` may come from the options or from the URL
+ * (`?schema=vigil`, a Vigil parameter stripped before pg sees the URL). Vigil's session
+ * settings are appended to any `options` the URL carries, since pg lets the URL's value
+ * replace the one in the config.
+ */
+export function connectionSettings(url: string, options: PostgresOptions): { connectionString: string; startup?: string; schema?: string } {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  const schema = options.schema ?? parsed?.searchParams.get('schema') ?? undefined;
+  if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
+    throw new Error(`invalid PostgreSQL schema name "${schema}": use lower-case letters, digits and _`);
   }
   const statementTimeout = options.statementTimeoutMs ?? 30_000;
-  const startup = [
-    options.schema !== undefined ? `-c search_path=${options.schema}` : '',
-    statementTimeout > 0 ? `-c statement_timeout=${statementTimeout}` : '',
-  ]
-    .filter(Boolean)
-    .join(' ');
+  const ours = [schema !== undefined ? `-c search_path=${schema}` : '', statementTimeout > 0 ? `-c statement_timeout=${statementTimeout}` : ''];
+  if (!parsed) return { connectionString: url, startup: ours.filter(Boolean).join(' '), ...(schema !== undefined ? { schema } : {}) };
+  parsed.searchParams.delete('schema');
+  const startup = [parsed.searchParams.get('options') ?? '', ...ours].filter(Boolean).join(' ');
+  if (startup) parsed.searchParams.set('options', startup);
+  return { connectionString: parsed.toString(), ...(schema !== undefined ? { schema } : {}) };
+}
+
+/** Opens (lazily: no connection until the first call) a Store on PostgreSQL. Call migrate() before use. */
+export function openPostgresStore(url: string, options: PostgresOptions = {}): PostgresStore {
+  const { connectionString, startup, schema } = connectionSettings(url, options);
   const poolSize = options.poolSize ?? 10;
   const pool = new pg.Pool({
-    connectionString: url,
+    connectionString,
     max: poolSize,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
     idleTimeoutMillis: 30_000,
@@ -155,7 +212,7 @@ export function openPostgresStore(url: string, options: PostgresOptions = {}): P
       : {}),
   });
   return new PostgresStore(db, {
-    ...(options.schema !== undefined ? { schema: options.schema } : {}),
+    ...(schema !== undefined ? { schema } : {}),
     monthsAhead: options.monthsAhead ?? 2,
     clock: options.clock ?? systemClock,
     poolSize,

@@ -16,8 +16,9 @@ import type {
 /**
  * Durable records. One implementation per database (SQLite, PostgreSQL), one contract
  * suite (test/contract/store.contract.ts) that every implementation passes.
- * Methods throw on infrastructure failure (StoreUnavailableError) and when a write breaks a
- * uniqueness rule such as a duplicate id or key hash (StoreConflictError); "not found" is undefined.
+ * Methods throw on infrastructure failure (StoreUnavailableError) and when the database refuses
+ * a write for its content, e.g. a duplicate id or key hash (StoreRejectedError); "not found" is
+ * undefined, and a lookup by a value no row can hold (such as U+0000 on PostgreSQL) is not found.
  */
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
@@ -83,11 +84,15 @@ export interface Store {
   maintain(now: number): Promise<void>;
 }
 
-/** A write broke a uniqueness rule (duplicate id, key hash, ...): the caller's mistake, nothing was written. */
-export class StoreConflictError extends Error {
+/**
+ * The database refused a write for what it contains: a duplicate id or key hash, or text it
+ * cannot store (PostgreSQL text cannot hold U+0000). Nothing was written and a retry would
+ * fail the same way: the caller's mistake, not an outage.
+ */
+export class StoreRejectedError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
-    this.name = 'StoreConflictError';
+    this.name = 'StoreRejectedError';
   }
 }
 

@@ -178,7 +178,12 @@ export function limiterContract(name: string, factory: Factory<RateLimiter>, opt
       expect((await limiter.consumeKey(key, free, 1, T0 + 66_000)).allowed).toBe(true);
     });
 
-    slidingWindowProperty(() => limiter, factory, () => key, options.propertyRuns ?? 200);
+    slidingWindowProperty(
+      () => limiter,
+      factory,
+      () => key,
+      options.propertyRuns ?? 200,
+    );
   });
 }
 

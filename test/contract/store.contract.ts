@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { StoreConflictError, type Store } from '../../src/storage/store.js';
+import { StoreRejectedError, type Store } from '../../src/storage/store.js';
 import type { EventFilter, EventRow } from '../../src/storage/types.js';
 import { ACTORS, alertRow, batch, DAY, eventRow, HOSTILE, idempotency, IPS, matches, nextId, T0, TAGS, TYPES, usage } from './store-fixtures.js';
 
@@ -96,9 +96,9 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         expect(await store.updateAccount('acc_missing', { plan: 'pro' })).toBeUndefined();
       });
 
-      it('refuses a duplicate id with StoreConflictError', async () => {
+      it('refuses a duplicate id with StoreRejectedError', async () => {
         await account('acc_a');
-        await expect(account('acc_a')).rejects.toBeInstanceOf(StoreConflictError);
+        await expect(account('acc_a')).rejects.toBeInstanceOf(StoreRejectedError);
         expect(await store.countAccounts()).toBe(1);
       });
 
@@ -158,10 +158,10 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         expect(await store.revokeKey("' or 1=1 --", T0)).toBe(false);
       });
 
-      it('refuses a duplicate hash with StoreConflictError', async () => {
+      it('refuses a duplicate hash with StoreRejectedError', async () => {
         await account('acc_a');
         await key('acc_a', 'h1');
-        await expect(key('acc_a', 'h1')).rejects.toBeInstanceOf(StoreConflictError);
+        await expect(key('acc_a', 'h1')).rejects.toBeInstanceOf(StoreRejectedError);
         expect(await store.listKeys('acc_a')).toHaveLength(1);
       });
     });
@@ -201,7 +201,7 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         const dup = rows[2] as EventRow;
         await expect(
           store.commit(batch({ events: [...rows, dup], usage: [usage('acc_a', 6)], idempotency: [idempotency('acc_a', 'k1')] })),
-        ).rejects.toBeInstanceOf(StoreConflictError);
+        ).rejects.toBeInstanceOf(StoreRejectedError);
         expect(await store.countEvents('acc_a')).toBe(0);
         expect((await store.getUsage('acc_a', '2026-01')).used).toBe(0);
         expect(await store.findIdempotency('acc_a', 'k1', 0)).toBeUndefined();
@@ -214,7 +214,7 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         const rows = Array.from({ length: 1100 }, () => eventRow('acc_a'));
         await expect(
           store.commit(batch({ events: rows, usage: [usage('acc_a', 1100)], alerts: [{ alert: { ...existing, count: 99 }, opened: true }] })),
-        ).rejects.toBeInstanceOf(StoreConflictError);
+        ).rejects.toBeInstanceOf(StoreRejectedError);
         expect(await store.countEvents('acc_a')).toBe(0);
         expect(await store.getUsage('acc_a', '2026-01')).toEqual({ accountId: 'acc_a', period: '2026-01', used: 0, dropped: 0 });
         expect(await store.getAlert('acc_a', existing.id)).toEqual(existing);
@@ -225,7 +225,7 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         await account('acc_a');
         const e = eventRow('acc_a');
         await store.commit(batch({ events: [e] }));
-        await expect(store.commit(batch({ events: [e] }))).rejects.toBeInstanceOf(StoreConflictError);
+        await expect(store.commit(batch({ events: [e] }))).rejects.toBeInstanceOf(StoreRejectedError);
         await store.commit(batch({ events: [eventRow('acc_a')] }));
         expect(await store.countEvents('acc_a')).toBe(2);
       });
@@ -252,6 +252,37 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         expect(await store.dailyCounts('acc_b', Date.UTC(2026, 0, 16))).toEqual([]);
       });
 
+      it('writes groups touching the same rows in opposite orders concurrently', async () => {
+        await account('acc_a');
+        await account('acc_b');
+        const shared = alertRow('acc_a');
+        const other = alertRow('acc_b');
+        await store.commit(
+          batch({
+            alerts: [
+              { alert: shared, opened: true },
+              { alert: other, opened: true },
+            ],
+          }),
+        );
+        // Groups from different instances touch the same usage and alert rows in any order;
+        // the store must serialise them, not deadlock.
+        await Promise.all(
+          Array.from({ length: 12 }, (_, i) => {
+            const forward = i % 2 === 0;
+            const u = [usage('acc_a', 1), usage('acc_b', 1)];
+            const a = [
+              { alert: { ...shared, count: i + 2 }, opened: false },
+              { alert: { ...other, count: i + 2 }, opened: false },
+            ];
+            return store.commit(batch({ events: [eventRow('acc_a')], usage: forward ? u : u.reverse(), alerts: forward ? a : a.reverse() }));
+          }),
+        );
+        expect((await store.getUsage('acc_a', '2026-01')).used).toBe(12);
+        expect((await store.getUsage('acc_b', '2026-01')).used).toBe(12);
+        expect(await store.countEvents('acc_a')).toBe(12);
+      });
+
       it('counts usage in the billions exactly', async () => {
         await account('acc_a');
         await store.commit(batch({ usage: [usage('acc_a', 3_000_000_000, 2_500_000_000)] }));
@@ -273,6 +304,15 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         expect(await store.findIdempotency('acc_a', 'a%', 0)).toBeUndefined();
         expect(await store.findIdempotency('acc_a', 'a_', 0)).toBeUndefined();
         expect(await store.findIdempotency('acc_a', 'axb', 0)).toBeUndefined();
+      });
+
+      it('two rows for one event_id in the same group: the last one wins', async () => {
+        await account('acc_a');
+        const first = idempotency('acc_a', 'same', T0);
+        const last = { ...idempotency('acc_a', 'same', T0 + 1), response: { status: 'accepted', id: 'evt_last' } };
+        await store.commit(batch({ events: [eventRow('acc_a')], idempotency: [first, idempotency('acc_a', 'other', T0), last] }));
+        expect(await store.findIdempotency('acc_a', 'same', 0)).toEqual(last);
+        expect(await store.countEvents('acc_a')).toBe(1);
       });
 
       it('a second write for the same event_id replaces the first', async () => {
@@ -403,6 +443,46 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
           }),
           { numRuns: 60 },
         );
+      });
+
+      it('answers not found for lookups by text no row can hold (U+0000)', async () => {
+        await seed();
+        const nul = 'a\u0000b';
+        await key('acc_a', 'h1');
+        expect(await store.getAccount(nul)).toBeUndefined();
+        expect(await store.updateAccount(nul, { plan: 'pro' })).toBeUndefined();
+        expect(await store.findKeyByHash(`h1${nul}`)).toBeUndefined();
+        expect(await store.listKeys(nul)).toEqual([]);
+        expect(await store.revokeKey(nul, T0)).toBe(false);
+        expect(await store.getEvent('acc_a', nul)).toBeUndefined();
+        expect(await store.getEvent(nul, 'evt_x')).toBeUndefined();
+        for (const f of [{ type: nul }, { typePrefix: nul }, { actorId: nul }, { ip: nul }, { tag: nul }] as EventFilter[]) {
+          expect(await store.listEvents('acc_a', f, 10)).toEqual({ items: [], nextCursor: null });
+        }
+        expect(await store.countEvents(nul)).toBe(0);
+        expect(await store.findIdempotency('acc_a', nul, 0)).toBeUndefined();
+        expect(await store.getAlert('acc_a', nul)).toBeUndefined();
+        expect(await store.listAlerts('acc_a', { actorId: nul }, 10)).toEqual({ items: [], nextCursor: null });
+        expect(await store.setAlertStatus('acc_a', nul, 'resolved', T0)).toBeUndefined();
+        expect(await store.getUsage(nul, '2026-01')).toEqual({ accountId: nul, period: '2026-01', used: 0, dropped: 0 });
+        expect(await store.dailyCounts(nul, 0)).toEqual([]);
+        expect(await store.pruneEvents(nul, T0 + DAY)).toBe(0);
+      });
+
+      it('an event with U+0000 in a text column is stored or rejected whole, never an outage', async () => {
+        await account('acc_a');
+        const e = eventRow('acc_a', { actorId: 'x\u0000y' });
+        const outcome = await store.commit(batch({ events: [eventRow('acc_a'), e], usage: [usage('acc_a', 2)] })).then(
+          () => 'stored',
+          (err: unknown) => err,
+        );
+        if (outcome === 'stored') {
+          expect(await store.getEvent('acc_a', e.id)).toEqual(e);
+        } else {
+          expect(outcome).toBeInstanceOf(StoreRejectedError);
+          expect(await store.countEvents('acc_a')).toBe(0);
+          expect((await store.getUsage('acc_a', '2026-01')).used).toBe(0);
+        }
       });
 
       it('isolates accounts: another account id reads as not found', async () => {

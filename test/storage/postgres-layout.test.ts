@@ -1,9 +1,11 @@
-import type pg from 'pg';
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import type { PostgresStore } from '../../src/storage/postgres.js';
 import type { EventFilter } from '../../src/storage/types.js';
 import { batch, eventRow, T0 } from '../contract/store-fixtures.js';
-import { adminPool, describePostgres, dropSchema, openTestStore } from './pg-helpers.js';
+import { connectionSettings, openPostgresStore } from '../../src/storage/postgres.js';
+import { ManualClock } from '../../src/util/clock.js';
+import { adminPool, describePostgres, dropSchema, freshSchema, openTestStore, PG_URL } from './pg-helpers.js';
 
 /** PostgreSQL-only behaviour: month partitions and the indexes behind the read filters. */
 describePostgres('PostgreSQL layout', () => {
@@ -81,6 +83,19 @@ describePostgres('PostgreSQL layout', () => {
     }
   });
 
+  it('instances migrating a new schema at the same moment all succeed', async () => {
+    const schema = freshSchema();
+    const stores = await Promise.all([0, 1, 2, 3].map(() => openPostgresStore(PG_URL, { schema, clock: new ManualClock(T0), poolSize: 2 })));
+    try {
+      await Promise.all(stores.map((s) => s.migrate()));
+      await stores[0]!.createAccount({ id: 'acc_x', name: 'x', plan: 'free', createdAt: T0 });
+      expect(await stores[3]!.countAccounts()).toBe(1);
+    } finally {
+      for (const s of stores) await s.close();
+      await dropSchema(admin, schema);
+    }
+  });
+
   it('dropEventsBefore drops whole months and deletes only the rows left before the cut-off', async () => {
     const { store } = await open();
     const at = [Date.UTC(2026, 0, 3), Date.UTC(2026, 1, 27), Date.UTC(2026, 2, 1), Date.UTC(2026, 2, 20)];
@@ -91,6 +106,34 @@ describePostgres('PostgreSQL layout', () => {
     expect((await store.eventPartitions()).map((p) => p.name)).toEqual(['events_p202603']);
     expect((await store.listEvents('acc_a', {}, 10)).items.map((e) => e.id)).toEqual([rows[3]!.id]);
     expect(await store.dropEventsBefore(Date.UTC(2026, 2, 10))).toEqual({ partitionsDropped: 0, rowsDeleted: 0 });
+  });
+
+  it('takes the schema from the URL and keeps the session options the URL sets', async () => {
+    const schema = freshSchema();
+    const url = new URL(PG_URL);
+    url.searchParams.set('schema', schema);
+    url.searchParams.set('options', '-c work_mem=7MB');
+    const store = openPostgresStore(url.toString(), { clock: new ManualClock(T0), applicationName: `vigil-${schema}`, statementTimeoutMs: 12_345 });
+    try {
+      await store.migrate();
+      expect(await store.schema()).toBe(schema);
+      await store.createAccount({ id: 'acc_url', name: 'u', plan: 'free', createdAt: T0 });
+      const { rows } = await admin.query(`select id from "${schema}".accounts`);
+      expect(rows).toEqual([{ id: 'acc_url' }]);
+      // The pool connects with exactly these settings.
+      const conn = connectionSettings(url.toString(), { statementTimeoutMs: 12_345 });
+      const client = new pg.Client({ connectionString: conn.connectionString, ...(conn.startup ? { options: conn.startup } : {}) });
+      await client.connect();
+      try {
+        const show = async (name: string) => (await client.query(`show ${name}`)).rows[0][name];
+        expect([await show('work_mem'), await show('statement_timeout'), await show('search_path')]).toEqual(['7MB', '12345ms', schema]);
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await store.close();
+      await dropSchema(admin, schema);
+    }
   });
 
   it('returns bigint columns as numbers', async () => {
