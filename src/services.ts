@@ -33,8 +33,8 @@ export interface Services extends AppDeps {
   shutdown(): Promise<void>;
 }
 
-export async function openStore(config: Config): Promise<Store> {
-  if (config.databaseUrl) return openPostgresStore(config.databaseUrl);
+export async function openStore(config: Config, log?: FastifyBaseLogger): Promise<Store> {
+  if (config.databaseUrl) return openPostgresStore(config.databaseUrl, { onConnectionError: (err) => log?.warn({ err }, 'PostgreSQL connection lost; the pool replaces it') });
   return openSqliteStore({ dataDir: config.dataDir, synchronous: config.sqliteSynchronous });
 }
 
@@ -49,7 +49,7 @@ export function openRedis(url: string): Redis {
  */
 export async function createServices(config: Config, options: { clock?: Clock; logger?: FastifyBaseLogger; store?: Store; onBackendChange?: (backend: string, degraded: boolean, reason?: unknown) => void } = {}): Promise<Services> {
   const clock = options.clock ?? systemClock;
-  const store = options.store ?? (await openStore(config));
+  const store = options.store ?? (await openStore(config, options.logger));
   await store.migrate();
   const seed = (accountId: string, period: string) => store.getUsage(accountId, period);
   const redis = config.redisUrl ? openRedis(config.redisUrl) : undefined;

@@ -40,7 +40,8 @@ function schemaErrors(body: unknown): ErrorDetail[] {
 
 /**
  * Walks the body once without recursion (a body may nest 100,000 levels): rejects
- * prototype-polluting keys anywhere and any value nested deeper than 32 levels.
+ * prototype-polluting keys anywhere, any value nested deeper than 32 levels, and NUL
+ * characters in strings (PostgreSQL cannot store them; no real event carries them).
  */
 function structureErrors(body: Record<string, unknown>): ErrorDetail[] {
   return structureIsSound(body) ? [] : describeStructure(body);
@@ -53,6 +54,10 @@ function structureIsSound(body: Record<string, unknown>): boolean {
   while (values.length > 0) {
     const value = values.pop();
     const depth = depths.pop() as number;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return false;
+      continue;
+    }
     if (value === null || typeof value !== 'object') continue;
     if (depth > MAX_METADATA_DEPTH) return false;
     if (Array.isArray(value)) {
@@ -76,6 +81,7 @@ function describeStructure(body: Record<string, unknown>): ErrorDetail[] {
   const stack: { value: unknown; depth: number; path: string }[] = [{ value: body, depth: 0, path: '' }];
   while (stack.length > 0) {
     const { value, depth, path } = stack.pop() as { value: unknown; depth: number; path: string };
+    if (typeof value === 'string' && value.includes('\u0000')) return [{ field: path || '(body)', message: `${path} must not contain the NUL character (U+0000)` }];
     if (value === null || typeof value !== 'object') continue;
     if (depth > MAX_METADATA_DEPTH) {
       const field = /^[^.[]+/.exec(path)?.[0] ?? 'metadata';

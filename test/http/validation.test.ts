@@ -229,3 +229,23 @@ describe('event field validation (design 4)', () => {
     });
   });
 });
+
+describe('NUL characters', () => {
+  it('are rejected anywhere in an event with the field named', async () => {
+    const { testApp, bearer } = await import('../helpers/app.js');
+    const t = await testApp();
+    try {
+      const { secret } = await t.account('pro');
+      for (const [payload, field] of [
+        [{ event: 'auth.login.success', actor_id: 'a\u0000b' }, 'actor_id'],
+        [{ event: 'auth.login.success', metadata: { note: ['ok', 'x\u0000'] } }, 'metadata.note[1]'],
+      ] as const) {
+        const res = await t.vigil.app.inject({ method: 'POST', url: '/v1/events', headers: bearer(secret), payload });
+        expect(res.statusCode).toBe(400);
+        expect(res.json().details[0].field).toBe(field);
+      }
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -14,13 +14,15 @@ export function registerOpsRoutes(app: FastifyInstance, deps: OpsRouteDeps): voi
   const ops = { tags: ['operations'] };
   app.get('/healthz', { schema: { ...ops, summary: 'The process is up' } }, async () => ({ status: 'ok' }));
 
-  app.get('/readyz', { schema: { ...ops, summary: 'Storage is reachable' } }, async (_request, reply) => {
+  app.get('/readyz', { schema: { ...ops, summary: 'Storage is reachable' } }, async (request, reply) => {
     try {
       await deps.store.ping();
       return { status: 'ready', storage: deps.store.kind, ...deps.status() };
     } catch (err) {
+      // The database error names hosts and ports: it goes to the log, not to the probe's answer.
+      request.log.warn({ err }, 'readiness check failed: storage unreachable');
       reply.code(503);
-      return { status: 'unavailable', storage: deps.store.kind, error: (err as Error).message };
+      return { status: 'unavailable', storage: deps.store.kind, error: 'storage unreachable' };
     }
   });
 
