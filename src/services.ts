@@ -10,6 +10,7 @@ import type { EnrichmentLogger } from './enrichment/logger.js';
 import { ALERT_TYPES, DETECTOR_SPECS, KILL_CHAINS } from './detection/specs.js';
 import { MemoryStateStore } from './detection/memory-state-store.js';
 import type { StateStore } from './detection/state-store.js';
+import { RedisStateStore } from './detection/redis-state-store.js';
 import { createScoreStage } from './pipeline/score.js';
 import { openSqliteStore } from './storage/sqlite.js';
 import { openPostgresStore } from './storage/postgres.js';
@@ -55,6 +56,8 @@ export async function createServices(config: Config, options: { clock?: Clock; l
   const memoryQuota = new MemoryQuotaCounter(seed);
   let limiter: RateLimiter = memoryLimiter;
   let quota: QuotaCounter = memoryQuota;
+  const memoryState = new MemoryStateStore({ clock });
+  let state: StateStore = memoryState;
   let redisHealth: BackendHealth | undefined;
   if (redis) {
     const health = new BackendHealth('redis', (degraded, reason) => options.onBackendChange?.('redis', degraded, reason));
@@ -63,6 +66,7 @@ export async function createServices(config: Config, options: { clock?: Clock; l
     redis.on('close', () => health.markDown('connection closed'));
     limiter = withFailover<RateLimiter>(new RedisRateLimiter(redis, { prefix: config.redisPrefix }), memoryLimiter, health);
     quota = withFailover<QuotaCounter>(new RedisQuotaCounter(redis, seed, { clock, prefix: config.redisPrefix }), memoryQuota, health);
+    state = withFailover<StateStore>(new RedisStateStore(redis, { prefix: config.redisPrefix }), memoryState, health);
     redisHealth = health;
   }
   const catalog = buildCatalog({ detectors: DETECTOR_SPECS, alertTypes: ALERT_TYPES, killChains: KILL_CHAINS });
@@ -73,8 +77,6 @@ export async function createServices(config: Config, options: { clock?: Clock; l
     breachedHashFile: config.breachedHashFile,
     logger: options.logger ?? silentLogger,
   });
-  const memoryState = new MemoryStateStore({ clock });
-  const state: StateStore = memoryState;
   return {
     config,
     store,
