@@ -1,7 +1,9 @@
 /**
  * One StateStore op on one record (design 7). KEYS[1] is the record: a hash, one field per
- * `field`, each value the JSON of that field's state (the same shapes and rules as
- * memory-state-store.ts, which is the reference). ARGV[1] kind, ARGV[2] field, ARGV[3] event
+ * `field`, each value that field's state (JSON, or for windows and distinct sets a small meta
+ * string whose entries live in sorted sets KEYS[2..3] named `<record>:w|d|t:<field>`, so a hot
+ * window costs O(log n), not a decode of every entry); the rules are those of
+ * memory-state-store.ts, which is the reference. ARGV[1] kind, ARGV[2] field, ARGV[3] event
  * time, then the kind's own arguments (redis-state-store.ts lists them). Every write extends the
  * record's lifetime to at least its ttl; reads never create a record. Answers one string that
  * redis-state-store.ts decodes per kind.
@@ -10,10 +12,11 @@ export const STATE_OP_LUA = `
 local K = KEYS[1]
 local kind, F, at = ARGV[1], ARGV[2], tonumber(ARGV[3])
 
-local function touch(ttl)
+local function touchKey(key, ttl)
   local want = math.ceil(ttl) + 1000
-  if redis.call('PTTL', K) < want then redis.call('PEXPIRE', K, want) end
+  if redis.call('PTTL', key) < want then redis.call('PEXPIRE', key, want) end
 end
+local function touch(ttl) touchKey(K, ttl) end
 local function save(v) redis.call('HSET', K, F, v) end
 local function slice(t, from)
   local out = {}
@@ -21,84 +24,94 @@ local function slice(t, from)
   return out
 end
 
+-- window.add: meta 'w|end|sum|seq' in the record, entries in KEYS[2] (zset 'seq:amount' -> event time).
 if kind == 'w' then
+  local Z = KEYS[2]
   local win, amount, max = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
   local raw = redis.call('HGET', K, F)
-  local w
-  if raw then w = cjson.decode(raw)
-  elseif amount ~= 0 then w = { e = at, t = {}, a = {}, s = 0 }
+  local e, sum, seq
+  if raw then
+    local p1 = string.find(raw, '|', 3, true)
+    local p2 = string.find(raw, '|', p1 + 1, true)
+    e, sum, seq = tonumber(string.sub(raw, 3, p1 - 1)), tonumber(string.sub(raw, p1 + 1, p2 - 1)), tonumber(string.sub(raw, p2 + 1))
+  elseif amount ~= 0 then e, sum, seq = at, 0, 0
   else return '{"sum":0,"entries":0}' end
-  if at > w.e then w.e = at end
-  local start = w.e - win
-  local t, a = w.t, w.a
-  local n = 0
-  while n < #t and t[n + 1] <= start do n = n + 1 end
-  local function drop(k)
-    for i = 1, k do w.s = w.s - a[i] end
-    t, a = slice(t, k + 1), slice(a, k + 1)
-  end
-  if n > 0 then drop(n) end
-  if amount ~= 0 and at > start then
-    local lo, hi = 1, #t + 1
-    while lo < hi do
-      local mid = math.floor((lo + hi) / 2)
-      if t[mid] <= at then lo = mid + 1 else hi = mid end
+  if at > e then e = at end
+  local start = e - win
+  local function subtract(entries)
+    for i = 1, #entries do
+      local m = entries[i]
+      sum = sum - tonumber(string.sub(m, string.find(m, ':', 1, true) + 1))
     end
-    table.insert(t, lo, at)
-    table.insert(a, lo, amount)
-    w.s = w.s + amount
-    if #t > max then drop(#t - max) end
   end
-  w.t, w.a = t, a
-  save(cjson.encode(w))
-  if amount ~= 0 then touch(win) end
-  return cjson.encode({ sum = w.s, entries = #t })
+  local gone = redis.call('ZRANGEBYSCORE', Z, '-inf', start)
+  if #gone > 0 then
+    subtract(gone)
+    redis.call('ZREMRANGEBYSCORE', Z, '-inf', start)
+  end
+  if amount ~= 0 and at > start then
+    seq = seq + 1
+    redis.call('ZADD', Z, at, string.format('%012d', seq) .. ':' .. ARGV[5])
+    sum = sum + amount
+    local n = redis.call('ZCARD', Z)
+    if n > max then
+      local popped = redis.call('ZPOPMIN', Z, n - max)
+      local members = {}
+      for i = 1, #popped, 2 do members[#members + 1] = popped[i] end
+      subtract(members)
+    end
+  end
+  save('w|' .. string.format('%.17g', e) .. '|' .. string.format('%.17g', sum) .. '|' .. seq)
+  if amount ~= 0 then
+    touch(win)
+    touchKey(Z, win)
+  end
+  return cjson.encode({ sum = sum, entries = redis.call('ZCARD', Z) })
 end
 
+-- distinct.add: meta 'd|end' in the record, KEYS[2] zset member -> last seen, KEYS[3] hash member -> tries.
 if kind == 'd' then
+  local Z, T = KEYS[2], KEYS[3]
   local win, adding, member, fewArg, max = tonumber(ARGV[4]), ARGV[5] == '1', ARGV[6], ARGV[7], tonumber(ARGV[8])
   local raw = redis.call('HGET', K, F)
-  local d
-  if raw then d = cjson.decode(raw)
-  elseif adding then d = { e = at, m = {} }
+  local e
+  if raw then e = tonumber(string.sub(raw, 3))
+  elseif adding then e = at
   else return '{"distinct":0,"few":0,"memberSeen":false}' end
-  if at > d.e then d.e = at end
-  local start = d.e - win
-  local m = d.m
-  local n = 0
-  while n < #m and m[n + 1][2] <= start do n = n + 1 end
-  if n > 0 then m = slice(m, n + 1) end
+  if at > e then e = at end
+  local start = e - win
+  local gone = redis.call('ZRANGEBYSCORE', Z, '-inf', start)
+  if #gone > 0 then
+    redis.call('ZREMRANGEBYSCORE', Z, '-inf', start)
+    for i = 1, #gone, 1000 do redis.call('HDEL', T, unpack(gone, i, math.min(i + 999, #gone))) end
+  end
   local memberSeen = false
   if adding and at > start then
-    local idx
-    for i = 1, #m do if m[i][1] == member then idx = i break end end
-    if idx and m[idx][2] > start then
+    local last = tonumber(redis.call('ZSCORE', Z, member))
+    if last then
       memberSeen = true
-      local tally = m[idx]
-      tally[3] = tally[3] + 1
-      if at > tally[2] then
-        tally[2] = at
-        table.remove(m, idx)
-        m[#m + 1] = tally
-      end
+      redis.call('HINCRBY', T, member, 1)
+      if at > last then redis.call('ZADD', Z, at, member) end
     else
-      if idx then table.remove(m, idx) end
-      m[#m + 1] = { member, at, 1 }
-      if #m > max then table.remove(m, 1) end
+      redis.call('ZADD', Z, at, member)
+      redis.call('HSET', T, member, 1)
+      if redis.call('ZCARD', Z) > max then
+        local popped = redis.call('ZPOPMIN', Z, 1)
+        redis.call('HDEL', T, popped[1])
+      end
     end
   end
-  d.m = m
-  save(cjson.encode(d))
-  if adding then touch(win) end
-  if fewArg == '' then return cjson.encode({ distinct = #m, few = 0, memberSeen = memberSeen }) end
-  local few, distinct = tonumber(fewArg), 0
-  local nfew = 0
-  for i = 1, #m do
-    if m[i][2] > start then
-      distinct = distinct + 1
-      if m[i][3] <= few then nfew = nfew + 1 end
-    end
+  save('d|' .. string.format('%.17g', e))
+  if adding then
+    touch(win)
+    touchKey(Z, win)
+    touchKey(T, win)
   end
+  local distinct = redis.call('ZCARD', Z)
+  if fewArg == '' then return cjson.encode({ distinct = distinct, few = 0, memberSeen = memberSeen }) end
+  local few, nfew = tonumber(fewArg), 0
+  local tries = redis.call('HVALS', T)
+  for i = 1, #tries do if tonumber(tries[i]) <= few then nfew = nfew + 1 end end
   return cjson.encode({ distinct = distinct, few = nfew, memberSeen = memberSeen })
 end
 
@@ -209,8 +222,21 @@ if kind == 'ap' then
   return ''
 end
 
+-- delete: the sub-keys of window and distinct fields share the record's hash tag (same slot).
+local function dropSubKeys(field, meta)
+  local tag = string.sub(meta, 1, 2)
+  if tag == 'w|' then redis.call('DEL', K .. ':w:' .. field)
+  elseif tag == 'd|' then redis.call('DEL', K .. ':d:' .. field, K .. ':t:' .. field) end
+end
 if kind == 'x' then
-  if F == '*' then return tostring(redis.call('DEL', K)) end
+  if F == '*' then
+    local all = redis.call('HGETALL', K)
+    for i = 1, #all, 2 do dropSubKeys(all[i], all[i + 1]) end
+    return tostring(redis.call('DEL', K))
+  end
+  local meta = redis.call('HGET', K, F)
+  if not meta then return '0' end
+  dropSubKeys(F, meta)
   return tostring(redis.call('HDEL', K, F))
 end
 

@@ -23,12 +23,13 @@ export interface RedisStateStoreOptions {
 
 /** The script as an ioredis custom command: EVALSHA, loaded on demand (pipelines included). */
 const COMMAND = 'vigilStateOp';
-type Client = (Redis | Cluster) & { [COMMAND]: (key: string, ...args: (string | number)[]) => Promise<string> };
-type Pipeline = ChainableCommander & { [COMMAND]: (key: string, ...args: (string | number)[]) => ChainableCommander };
+type Client = (Redis | Cluster) & { [COMMAND]: (...keysThenArgs: (string | number)[]) => Promise<string> };
+type Pipeline = ChainableCommander & { [COMMAND]: (...keysThenArgs: (string | number)[]) => ChainableCommander };
 
 /**
  * The scale-out StateStore: one Redis hash per record (`<prefix>st:{key}`, the hash tag keeps
- * each record on one cluster slot), one Lua call per op, the calls of one `run` sent together
+ * each record on one cluster slot; windows and distinct sets add sorted-set sub-keys
+ * `<prefix>st:{key}:<w|d|t>:<field>`), one Lua call per op, the calls of one `run` sent together
  * (one pipeline on a standalone server; on a cluster, written back to back to their nodes, so
  * ops on one record keep their order). Each record expires a little after its longest ttl since
  * its last write. The client belongs to the caller; close() leaves it open.
@@ -40,7 +41,7 @@ export class RedisStateStore implements StateStore {
   private readonly cluster: boolean;
 
   constructor(client: Redis | Cluster, options: RedisStateStoreOptions = {}) {
-    if (!(COMMAND in client)) client.defineCommand(COMMAND, { numberOfKeys: 1, lua: STATE_OP_LUA });
+    if (!(COMMAND in client)) client.defineCommand(COMMAND, { lua: STATE_OP_LUA });
     this.client = client as Client;
     this.prefix = options.prefix ?? 'vigil:';
     this.cluster = client.isCluster;
@@ -50,7 +51,7 @@ export class RedisStateStore implements StateStore {
     if (ops.length === 0) return [] as unknown as ResultsOf<T>;
     let replies: string[];
     try {
-      replies = this.cluster ? await Promise.all(ops.map((op) => this.client[COMMAND](this.keyOf(op.key), ...argsOf(op)))) : await this.pipelined(ops);
+      replies = this.cluster ? await Promise.all(ops.map((op) => this.client[COMMAND](...this.callOf(op)))) : await this.pipelined(ops);
     } catch (err) {
       throw new StateUnavailableError(`Redis state store: ${(err as Error).message}`, { cause: err });
     }
@@ -65,13 +66,20 @@ export class RedisStateStore implements StateStore {
 
   async close(): Promise<void> {}
 
-  private keyOf(key: string): string {
-    return `${this.prefix}st:${hashTag(key)}`;
+  /**
+   * The script's key count, keys and arguments. Windows and distinct sets keep their entries in
+   * sub-keys of the record (same hash tag, so the same cluster slot).
+   */
+  private callOf(op: StateOp): (string | number)[] {
+    const record = `${this.prefix}st:${hashTag(op.key)}`;
+    if (op.kind === 'window.add') return [2, record, `${record}:w:${op.field}`, ...argsOf(op)];
+    if (op.kind === 'distinct.add') return [3, record, `${record}:d:${op.field}`, `${record}:t:${op.field}`, ...argsOf(op)];
+    return [1, record, ...argsOf(op)];
   }
 
   private async pipelined(ops: readonly StateOp[]): Promise<string[]> {
     const pipeline = this.client.pipeline() as Pipeline;
-    for (const op of ops) pipeline[COMMAND](this.keyOf(op.key), ...argsOf(op));
+    for (const op of ops) pipeline[COMMAND](...this.callOf(op));
     const results = (await pipeline.exec()) ?? [];
     const replies: string[] = new Array(results.length);
     for (let i = 0; i < results.length; i++) {

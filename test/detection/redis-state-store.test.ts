@@ -19,10 +19,30 @@ describeWithRedis('RedisStateStore', redis, (r) => {
       { kind: 'window.add', key: 'a1|none', field: 'n', at, windowMs: 1_000, amount: 0 },
     ] as const);
     const keys = (await r.client.keys(`${prefix}*`)).sort();
-    expect(keys).toEqual([`${prefix}st:{a1|country|actor:u1}`, `${prefix}st:{a1|fail|actor:u%7b1%7d}`]);
+    expect(keys).toEqual([`${prefix}st:{a1|country|actor:u1}`, `${prefix}st:{a1|fail|actor:u%7b1%7d}`, `${prefix}st:{a1|fail|actor:u%7b1%7d}:w:n`]);
     const ttls = await Promise.all(keys.map((k) => r.client.pttl(k)));
     expect(ttls[0]).toBeGreaterThan(89 * 86_400_000);
-    expect(ttls[1]).toBeGreaterThan(300_000);
-    expect(ttls[1]).toBeLessThanOrEqual(301_000);
+    for (const ttl of ttls.slice(1)) {
+      expect(ttl).toBeGreaterThan(300_000);
+      expect(ttl).toBeLessThanOrEqual(301_000);
+    }
+  });
+
+  it('deleting a record or a field drops the sub-keys of its windows and distinct sets', async () => {
+    const prefix = `${r.prefix}del:`;
+    const store = new RedisStateStore(r.client, { prefix });
+    const at = Date.UTC(2026, 0, 15);
+    const fill = () =>
+      store.run([
+        { kind: 'window.add', key: 'k', field: 'w', at, windowMs: 60_000 },
+        { kind: 'distinct.add', key: 'k', field: 'd', at, windowMs: 60_000, member: 'm' },
+      ] as const);
+    await fill();
+    expect(await r.client.keys(`${prefix}*`)).toHaveLength(4);
+    expect(await store.run([{ kind: 'delete', key: 'k', field: 'd' }])).toEqual([{ deleted: true }]);
+    expect(await r.client.keys(`${prefix}*`)).toHaveLength(2);
+    await fill();
+    expect(await store.run([{ kind: 'delete', key: 'k', field: '*' }])).toEqual([{ deleted: true }]);
+    expect(await r.client.keys(`${prefix}*`)).toEqual([]);
   });
 });
