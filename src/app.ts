@@ -7,12 +7,14 @@ import type { Catalog } from './catalog/catalog.js';
 import type { Config } from './config/config.js';
 import { Authenticator } from './http/authenticator.js';
 import { ApiError, ERROR_STATUS, errorBody, type ErrorCode, type Rejection } from './http/errors.js';
+import { registerCorsPreflight } from './http/cors.js';
 import { registerGuards } from './http/guards.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { registerAdminRoutes } from './http/routes/admin.js';
 import { registerIngestRoutes } from './http/routes/ingest.js';
 import { registerOpsRoutes } from './http/routes/ops.js';
 import { registerReadRoutes } from './http/routes/read.js';
+import { registerSettingsRoutes } from './http/routes/settings.js';
 import { trackRoutesFor405 } from './http/method-not-allowed.js';
 import { sameSecret } from './http/secrets.js';
 import { ipLimitResolver } from './limits/ip-limits.js';
@@ -42,6 +44,8 @@ export interface AppDeps {
   readonly logger?: FastifyBaseLogger;
   /** Extra facts for /readyz. */
   readonly status?: () => Record<string, unknown>;
+  /** An alert was resolved or marked a false positive: the next sighting must open a new one. */
+  readonly alertClosed?: (accountId: string, type: string, subject: string) => Promise<void>;
   /** Present in scale-out mode. */
   readonly redisHealth?: { readonly degraded: boolean };
 }
@@ -183,10 +187,12 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     adminToken: config.adminToken,
     checkAdminToken: (presented) => config.adminToken !== undefined && presented !== undefined && sameSecret(presented, config.adminToken),
   });
+  registerCorsPreflight(app);
   const add405Routes = trackRoutesFor405(app);
   registerIngestRoutes(app, { pipeline, limiter: deps.limiter, clock: deps.clock, maxEventBytes: config.maxEventBytes, maxBatchBytes: config.maxBatchBytes });
-  registerReadRoutes(app, { store: deps.store, catalog: deps.catalog, clock: deps.clock });
+  registerReadRoutes(app, { store: deps.store, catalog: deps.catalog, clock: deps.clock, alertClosed: deps.alertClosed });
   registerAdminRoutes(app, { accounts, store: deps.store, changed: () => authenticator.invalidate() });
+  registerSettingsRoutes(app, { store: deps.store, changed: () => authenticator.invalidate() });
   registerOpsRoutes(app, { store: deps.store, metrics, status: deps.status ?? (() => ({})) });
   add405Routes();
 

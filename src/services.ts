@@ -9,6 +9,7 @@ import { createEnrichment, type EnrichmentService } from './enrichment/index.js'
 import type { EnrichmentLogger } from './enrichment/logger.js';
 import { ALERT_TYPES, DETECTOR_SPECS, KILL_CHAINS } from './detection/specs.js';
 import { MemoryStateStore } from './detection/memory-state-store.js';
+import { forgetAlert } from './detection/engine.js';
 import type { StateStore } from './detection/state-store.js';
 import { RedisStateStore } from './detection/redis-state-store.js';
 import { createScoreStage } from './pipeline/score.js';
@@ -85,6 +86,7 @@ export async function createServices(config: Config, options: { clock?: Clock; l
     catalog,
     enrich: enrichment.stage,
     detect: createDetectStage({ state, clock }),
+    alertClosed: (accountId, type, subject) => forgetAlert(state, accountId, type, subject),
     score: createScoreStage(),
     enrichment,
     clock,
