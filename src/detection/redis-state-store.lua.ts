@@ -73,6 +73,13 @@ end
 if kind == 'd' then
   local Z, T = KEYS[2], KEYS[3]
   local win, adding, member, fewArg, max = tonumber(ARGV[4]), ARGV[5] == '1', ARGV[6], ARGV[7], tonumber(ARGV[8])
+  -- remove: forget the member, then answer as a read (memberSeen: whether it was kept).
+  local removed = false
+  if adding and ARGV[9] == '1' then
+    adding = false
+    removed = redis.call('ZREM', Z, member) == 1
+    redis.call('HDEL', T, member)
+  end
   local raw = redis.call('HGET', K, F)
   local e
   if raw then e = tonumber(string.sub(raw, 3))
@@ -85,7 +92,7 @@ if kind == 'd' then
     redis.call('ZREMRANGEBYSCORE', Z, '-inf', start)
     for i = 1, #gone, 1000 do redis.call('HDEL', T, unpack(gone, i, math.min(i + 999, #gone))) end
   end
-  local memberSeen = false
+  local memberSeen = removed
   if adding and at > start then
     local last = tonumber(redis.call('ZSCORE', Z, member))
     if last then
