@@ -93,14 +93,14 @@ export interface Row {
  * balancer in front of N instances). Throughput adds up; latency percentiles are the worst
  * server's; RSS is the sum.
  */
-export async function drive(target: string, scenario: string, servers: readonly Server[], path: string, payloads: string[], batch: number, headers: Record<string, string>, rate?: number): Promise<Row> {
+export async function drive(target: string, scenario: string, servers: readonly Server[], path: string, payloads: string[], batch: number, headers: Record<string, string>, rate?: number, seconds = SECONDS): Promise<Row> {
   let i = 0;
   const runs = await Promise.all(
     servers.map((server) =>
       autocannon({
         url: `http://127.0.0.1:${server.port}`,
         connections: Math.max(1, Math.round(CONNECTIONS / servers.length)),
-        duration: SECONDS,
+        duration: seconds,
         ...(rate === undefined ? {} : { overallRate: Math.max(1, Math.round(rate / servers.length)) }),
         requests: [
           {
@@ -120,7 +120,7 @@ export async function drive(target: string, scenario: string, servers: readonly 
     scenario,
     target,
     reqPerSec: Math.round(sum((r) => r.requests.average)),
-    eventsPerSec: Math.round((sum((r) => r['2xx']) / SECONDS) * batch),
+    eventsPerSec: Math.round((sum((r) => r['2xx']) / seconds) * batch),
     p50: worst((r) => r.latency.p50),
     p99: worst((r) => r.latency.p99),
     p999: worst((r) => r.latency.p99_9 ?? r.latency.p99),

@@ -18,6 +18,7 @@ import { BENCH_PLANS, bodies, drive, freePort, keyFor, start, vigilEnv, type Row
 
 const PG_URL = process.env.VIGIL_BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
 const REDIS_URL = process.env.VIGIL_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const WARM_UP_SECONDS = 2;
 
 const stop = (servers: readonly Server[]) => servers.forEach((s) => s.child.kill('SIGTERM'));
 
@@ -30,6 +31,7 @@ function withSchema(url: string, schema: string): string {
 
 async function measure(target: string, servers: readonly Server[], key: string, single: string[], batch: string[]): Promise<Row[]> {
   const auth = { authorization: `Bearer ${key}` };
+  await drive(target, 'warm-up', servers, '/v1/events', single, 1, auth, undefined, WARM_UP_SECONDS); // JIT, pools, script cache
   return [await drive(target, 'single', servers, '/v1/events', single, 1, auth), await drive(target, 'batch100', servers, '/v1/events/batch', batch, 100, auth)];
 }
 
