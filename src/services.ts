@@ -11,6 +11,7 @@ import { ALERT_TYPES, DETECTOR_SPECS, KILL_CHAINS } from './detection/specs.js';
 import { MemoryStateStore } from './detection/memory-state-store.js';
 import { forgetAlert } from './detection/engine.js';
 import type { StateStore } from './detection/state-store.js';
+import { RedisStateStore } from './detection/redis-state-store.js';
 import { createScoreStage } from './pipeline/score.js';
 import { openSqliteStore } from './storage/sqlite.js';
 import { openPostgresStore } from './storage/postgres.js';
@@ -57,6 +58,8 @@ export async function createServices(config: Config, options: { clock?: Clock; l
   const memoryQuota = new MemoryQuotaCounter(seed);
   let limiter: RateLimiter = memoryLimiter;
   let quota: QuotaCounter = memoryQuota;
+  const memoryState = new MemoryStateStore({ clock });
+  let state: StateStore = memoryState;
   let redisHealth: BackendHealth | undefined;
   if (redis) {
     const health = new BackendHealth('redis', (degraded, reason) => options.onBackendChange?.('redis', degraded, reason));
@@ -67,6 +70,7 @@ export async function createServices(config: Config, options: { clock?: Clock; l
     // The quota hands what it counted locally back to Redis when Redis returns (absorb), so
     // an outage never lets a drop-plan account past its cap; the limiter's windows need no hand-back.
     quota = new FallbackQuotaCounter(new RedisQuotaCounter(redis, seed, { clock, prefix: config.redisPrefix }), memoryQuota, { clock });
+    state = withFailover<StateStore>(new RedisStateStore(redis, { prefix: config.redisPrefix }), memoryState, health);
     redisHealth = health;
   }
   const catalog = buildCatalog({ detectors: DETECTOR_SPECS, alertTypes: ALERT_TYPES, killChains: KILL_CHAINS });
@@ -77,8 +81,6 @@ export async function createServices(config: Config, options: { clock?: Clock; l
     breachedHashFile: config.breachedHashFile,
     logger: options.logger ?? silentLogger,
   });
-  const memoryState = new MemoryStateStore({ clock });
-  const state: StateStore = memoryState;
   return {
     config,
     store,

@@ -1,0 +1,130 @@
+/** Shared by the end-to-end benchmarks: child-process servers, payloads, and autocannon runs. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import autocannon from 'autocannon';
+import { benchEvent } from './workload.js';
+
+export const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+export const ADMIN = 'bench-admin-token-0123456789';
+
+export interface Server {
+  readonly port: number;
+  readonly child: ChildProcess;
+}
+
+/** Starts `node --import tsx <args>` and resolves once GET /healthz answers. */
+export function start(args: string[], env: Record<string, string>, port: number): Promise<Server> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.on('exit', (code) => reject(new Error(`server ${args[0]} exited early (${code})`)));
+    const poll = async () => {
+      try {
+        await fetch(`http://127.0.0.1:${port}/healthz`);
+        resolve({ port, child });
+      } catch {
+        setTimeout(poll, 100);
+      }
+    };
+    void poll();
+  });
+}
+
+export const freePort = () => 20000 + Math.floor(Math.random() * 20000);
+
+/** The environment of a Vigil process with limits out of the way of a benchmark. */
+export function vigilEnv(port: number, plansFile: string, extra: Record<string, string>): Record<string, string> {
+  return {
+    VIGIL_PORT: String(port),
+    VIGIL_HOST: '127.0.0.1',
+    VIGIL_PLANS_FILE: plansFile,
+    VIGIL_IP_LIMITS: '127.0.0.1/32=1000000000',
+    VIGIL_ADMIN_TOKEN: ADMIN,
+    VIGIL_LOG_LEVEL: 'warn',
+    ...extra,
+  };
+}
+
+/** A plan ("bench") that no benchmark reaches the limits of. */
+export const BENCH_PLANS = JSON.stringify({ plans: { bench: { rpm: 1_000_000_000, eps: 1_000_000_000, batch_max: 100, monthly_cap: 1_000_000_000, overage: 'bill' } } });
+
+export async function postJson(url: string, headers: Record<string, string>, body: unknown): Promise<Record<string, unknown>> {
+  const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
+  if (!res.ok) throw new Error(`${url}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as Record<string, unknown>;
+}
+
+/** A secret key of a new account on `plan`, through the admin API of the server on `port`. */
+export async function keyFor(port: number, plan: string): Promise<string> {
+  const admin = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };
+  const acct = await postJson(`http://127.0.0.1:${port}/admin/accounts`, admin, { name: plan, plan });
+  return (await postJson(`http://127.0.0.1:${port}/admin/accounts/${String(acct.id)}/keys`, admin, { kind: 'secret' })).key as string;
+}
+
+export async function rssOf(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
+}
+
+/** `count` request bodies of the workload: single events, or batches of `batch`. */
+export function bodies(count: number, batch: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < count; i++) {
+    if (batch === 1) out.push(JSON.stringify(benchEvent(i)));
+    else out.push(JSON.stringify({ events: Array.from({ length: batch }, (_, j) => benchEvent(i * batch + j)) }));
+  }
+  return out;
+}
+
+export interface Row {
+  scenario: string;
+  target: string;
+  reqPerSec: number;
+  eventsPerSec: number;
+  p50: number;
+  p99: number;
+  p999: number;
+  non2xx: number;
+  rssMb: number;
+}
+
+/**
+ * Drives the servers together for SECONDS with CONNECTIONS split evenly between them (a load
+ * balancer in front of N instances). Throughput adds up; latency percentiles are the worst
+ * server's; RSS is the sum.
+ */
+export async function drive(target: string, scenario: string, servers: readonly Server[], path: string, payloads: string[], batch: number, headers: Record<string, string>, rate?: number, seconds = SECONDS): Promise<Row> {
+  let i = 0;
+  const runs = await Promise.all(
+    servers.map((server) =>
+      autocannon({
+        url: `http://127.0.0.1:${server.port}`,
+        connections: Math.max(1, Math.round(CONNECTIONS / servers.length)),
+        duration: seconds,
+        ...(rate === undefined ? {} : { overallRate: Math.max(1, Math.round(rate / servers.length)) }),
+        requests: [
+          {
+            method: 'POST',
+            path,
+            headers: { 'content-type': 'application/json', ...headers },
+            setupRequest: (req: autocannon.Request) => ({ ...req, body: payloads[i++ % payloads.length] }),
+          },
+        ],
+      }),
+    ),
+  );
+  const rss = await Promise.all(servers.map((s) => rssOf(s.child.pid as number)));
+  const sum = (f: (r: autocannon.Result) => number) => runs.reduce((n, r) => n + f(r), 0);
+  const worst = (f: (r: autocannon.Result) => number) => Math.max(...runs.map(f));
+  return {
+    scenario,
+    target,
+    reqPerSec: Math.round(sum((r) => r.requests.average)),
+    eventsPerSec: Math.round((sum((r) => r['2xx']) / seconds) * batch),
+    p50: worst((r) => r.latency.p50),
+    p99: worst((r) => r.latency.p99),
+    p999: worst((r) => r.latency.p99_9 ?? r.latency.p99),
+    non2xx: sum((r) => r.non2xx),
+    rssMb: Math.round(rss.reduce((a, b) => a + b, 0) / 1e6),
+  };
+}

@@ -1,0 +1,160 @@
+import type { ChainableCommander, Cluster, Redis } from 'ioredis';
+import { hashTag } from '../limits/redis-script.js';
+import { STATE_OP_LUA } from './redis-state-store.lua.js';
+import {
+  DEFAULT_ALERT_MAX_EVENT_IDS,
+  DEFAULT_DISTINCT_MAX_MEMBERS,
+  DEFAULT_SEEN_MAX_MEMBERS,
+  DEFAULT_WINDOW_MAX_ENTRIES,
+  StateUnavailableError,
+  type AlertState,
+  type ResultsOf,
+  type SequenceStep,
+  type StateOp,
+  type StateResult,
+  type StateStore,
+  type StateValue,
+} from './state-store.js';
+
+export interface RedisStateStoreOptions {
+  /** Prefix of every key this store writes. Default 'vigil:'. */
+  readonly prefix?: string;
+}
+
+/** The script as an ioredis custom command: EVALSHA, loaded on demand (pipelines included). */
+const COMMAND = 'vigilStateOp';
+type Client = (Redis | Cluster) & { [COMMAND]: (...keysThenArgs: (string | number)[]) => Promise<string> };
+type Pipeline = ChainableCommander & { [COMMAND]: (...keysThenArgs: (string | number)[]) => ChainableCommander };
+
+/**
+ * The scale-out StateStore: one Redis hash per record (`<prefix>st:{key}`, the hash tag keeps
+ * each record on one cluster slot; windows and distinct sets add sorted-set sub-keys
+ * `<prefix>st:{key}:<w|d|t>:<field>`), one Lua call per op, the calls of one `run` sent together
+ * (one pipeline on a standalone server; on a cluster, written back to back to their nodes, so
+ * ops on one record keep their order). Each record expires a little after its longest ttl since
+ * its last write. The client belongs to the caller; close() leaves it open.
+ */
+export class RedisStateStore implements StateStore {
+  readonly kind = 'redis' as const;
+  private readonly client: Client;
+  private readonly prefix: string;
+  private readonly cluster: boolean;
+
+  constructor(client: Redis | Cluster, options: RedisStateStoreOptions = {}) {
+    if (!(COMMAND in client)) client.defineCommand(COMMAND, { lua: STATE_OP_LUA });
+    this.client = client as Client;
+    this.prefix = options.prefix ?? 'vigil:';
+    this.cluster = client.isCluster;
+  }
+
+  async run<const T extends readonly StateOp[]>(ops: T): Promise<ResultsOf<T>> {
+    if (ops.length === 0) return [] as unknown as ResultsOf<T>;
+    let replies: string[];
+    try {
+      replies = this.cluster ? await Promise.all(ops.map((op) => this.client[COMMAND](...this.callOf(op)))) : await this.pipelined(ops);
+    } catch (err) {
+      throw new StateUnavailableError(`Redis state store: ${(err as Error).message}`, { cause: err });
+    }
+    const out: StateResult[] = new Array(ops.length);
+    for (let i = 0; i < ops.length; i++) out[i] = decode(ops[i] as StateOp, replies[i] as string);
+    return out as ResultsOf<T>;
+  }
+
+  async ping(): Promise<void> {
+    await this.client.ping();
+  }
+
+  async close(): Promise<void> {}
+
+  /**
+   * The script's key count, keys and arguments. Windows and distinct sets keep their entries in
+   * sub-keys of the record (same hash tag, so the same cluster slot).
+   */
+  private callOf(op: StateOp): (string | number)[] {
+    const record = `${this.prefix}st:${hashTag(op.key)}`;
+    if (op.kind === 'window.add') return [2, record, `${record}:w:${op.field}`, ...argsOf(op)];
+    if (op.kind === 'distinct.add') return [3, record, `${record}:d:${op.field}`, `${record}:t:${op.field}`, ...argsOf(op)];
+    return [1, record, ...argsOf(op)];
+  }
+
+  private async pipelined(ops: readonly StateOp[]): Promise<string[]> {
+    const pipeline = this.client.pipeline() as Pipeline;
+    for (const op of ops) pipeline[COMMAND](...this.callOf(op));
+    const results = (await pipeline.exec()) ?? [];
+    const replies: string[] = new Array(results.length);
+    for (let i = 0; i < results.length; i++) {
+      const [err, reply] = results[i] as [Error | null, unknown];
+      if (err) throw err;
+      replies[i] = reply as string;
+    }
+    return replies;
+  }
+}
+
+const flag = (b: boolean | undefined) => (b ? '1' : '0');
+
+/** ARGV of the script: kind, field, event time, then the kind's own arguments. */
+function argsOf(op: StateOp): (string | number)[] {
+  switch (op.kind) {
+    case 'window.add':
+      return ['w', op.field, op.at, op.windowMs, op.amount ?? 1, op.maxEntries ?? DEFAULT_WINDOW_MAX_ENTRIES];
+    case 'distinct.add':
+      return ['d', op.field, op.at, op.windowMs, flag(op.member !== undefined), op.member ?? '', op.fewTries ?? '', op.maxMembers ?? DEFAULT_DISTINCT_MAX_MEMBERS, flag(op.remove)];
+    case 'last.swap':
+      return ['l', op.field, op.at, op.ttlMs, flag(op.value !== undefined), op.value === undefined ? '' : JSON.stringify(op.value)];
+    case 'seen.add':
+      return ['s', op.field, op.at, op.member, op.withinMs, op.ttlMs, flag(op.readOnly), op.maxMembers ?? DEFAULT_SEEN_MAX_MEMBERS];
+    case 'counter.add':
+      return ['c', op.field, op.at, op.amount, op.ttlMs];
+    case 'sequence.mark':
+      return ['q', op.field, op.at, op.stage, op.windowMs, JSON.stringify(op.ref)];
+    case 'alert.open':
+      return ['ao', op.field, op.at, op.id, op.windowMs, flag(op.eventId !== undefined), op.eventId ?? '', op.maxEventIds ?? DEFAULT_ALERT_MAX_EVENT_IDS];
+    case 'alert.peek':
+      return ['ap', op.field, op.at, op.windowMs];
+    case 'delete':
+      return ['x', op.field, 0];
+  }
+}
+
+interface StoredAlert {
+  i: string;
+  c: number;
+  f: number;
+  l: number;
+  /** An empty Lua table encodes as `{}`. */
+  e: string[] | Record<string, never>;
+}
+
+function alertOf(a: StoredAlert): AlertState {
+  return { id: a.i, count: a.c, firstSeen: a.f, lastSeen: a.l, eventIds: Array.isArray(a.e) ? a.e : [] };
+}
+
+function stepsOf(reply: string): SequenceStep[] | null {
+  if (reply === '') return null;
+  return (JSON.parse(reply) as [number, number, string][]).map(([stage, at, ref]) => ({ stage, at, ref: JSON.parse(ref) as StateValue }));
+}
+
+function decode(op: StateOp, reply: string): StateResult {
+  switch (op.kind) {
+    case 'window.add':
+    case 'distinct.add':
+    case 'seen.add':
+      return JSON.parse(reply) as StateResult;
+    case 'last.swap': {
+      if (reply === '') return { previous: null };
+      const bar = reply.indexOf('|');
+      return { previous: { at: Number(reply.slice(0, bar)), value: JSON.parse(reply.slice(bar + 1)) as StateValue } };
+    }
+    case 'counter.add':
+      return { value: Number(reply) };
+    case 'sequence.mark':
+      return { steps: stepsOf(reply) };
+    case 'alert.open':
+      return { opened: reply[0] === '1', alert: alertOf(JSON.parse(reply.slice(1)) as StoredAlert) };
+    case 'alert.peek':
+      return { alert: reply === '' ? null : alertOf(JSON.parse(reply) as StoredAlert) };
+    case 'delete':
+      return { deleted: reply !== '0' };
+  }
+}

@@ -1,0 +1,48 @@
+import { expect, it } from 'vitest';
+import { RedisStateStore } from '../../src/detection/redis-state-store.js';
+import { stateStoreContract } from '../contract/state-store.contract.js';
+import { connectTestRedis, describeWithRedis } from '../limits/redis-helper.js';
+
+const redis = await connectTestRedis('redis-state-store');
+
+describeWithRedis('RedisStateStore', redis, (r) => {
+  stateStoreContract('redis', () => ({ store: new RedisStateStore(r.client, { prefix: r.prefix }) }));
+
+  it('writes one hash-tagged key per record, each with a lifetime; reads create nothing', async () => {
+    const prefix = `${r.prefix}shape:`;
+    const store = new RedisStateStore(r.client, { prefix });
+    const at = Date.UTC(2026, 0, 15);
+    await store.run([
+      { kind: 'window.add', key: 'a1|fail|actor:u{1}', field: 'n', at, windowMs: 300_000 },
+      { kind: 'seen.add', key: 'a1|country|actor:u1', field: 'c', member: 'FR', at, withinMs: 1_000, ttlMs: 90 * 86_400_000 },
+      { kind: 'alert.peek', key: 'a1|alert|none', field: 'x', at, windowMs: 1_000 },
+      { kind: 'window.add', key: 'a1|none', field: 'n', at, windowMs: 1_000, amount: 0 },
+    ] as const);
+    const keys = (await r.client.keys(`${prefix}*`)).sort();
+    expect(keys).toEqual([`${prefix}st:{a1|country|actor:u1}`, `${prefix}st:{a1|fail|actor:u%7b1%7d}`, `${prefix}st:{a1|fail|actor:u%7b1%7d}:w:n`]);
+    const ttls = await Promise.all(keys.map((k) => r.client.pttl(k)));
+    expect(ttls[0]).toBeGreaterThan(89 * 86_400_000);
+    for (const ttl of ttls.slice(1)) {
+      expect(ttl).toBeGreaterThan(300_000);
+      expect(ttl).toBeLessThanOrEqual(301_000);
+    }
+  });
+
+  it('deleting a record or a field drops the sub-keys of its windows and distinct sets', async () => {
+    const prefix = `${r.prefix}del:`;
+    const store = new RedisStateStore(r.client, { prefix });
+    const at = Date.UTC(2026, 0, 15);
+    const fill = () =>
+      store.run([
+        { kind: 'window.add', key: 'k', field: 'w', at, windowMs: 60_000 },
+        { kind: 'distinct.add', key: 'k', field: 'd', at, windowMs: 60_000, member: 'm' },
+      ] as const);
+    await fill();
+    expect(await r.client.keys(`${prefix}*`)).toHaveLength(4);
+    expect(await store.run([{ kind: 'delete', key: 'k', field: 'd' }])).toEqual([{ deleted: true }]);
+    expect(await r.client.keys(`${prefix}*`)).toHaveLength(2);
+    await fill();
+    expect(await store.run([{ kind: 'delete', key: 'k', field: '*' }])).toEqual([{ deleted: true }]);
+    expect(await r.client.keys(`${prefix}*`)).toEqual([]);
+  });
+});
