@@ -19,7 +19,7 @@ import { benchEvent } from './workload.js';
 
 const N = Number(process.argv[2] ?? 50_000);
 const dir = mkdtempSync(join(tmpdir(), 'vigil-stages-'));
-const services = await createServices(loadConfig({ VIGIL_DATA_DIR: dir }));
+const services = await createServices(loadConfig({ VIGIL_DATA_DIR: dir, VIGIL_SQLITE_SYNCHRONOUS: process.env.VIGIL_SQLITE_SYNCHRONOUS ?? 'full' }));
 const account = await services.store.createAccount({ id: 'acc_bench', name: 'bench', plan: 'business', createdAt: Date.now() });
 const ctx = { account, plan: services.config.plans.business!, keyId: 'key_bench', keyKind: 'secret' as const };
 const classify = createClassifyStage(services.catalog);
