@@ -21,6 +21,7 @@ export interface Config {
   readonly initialPlan: string;
   readonly ipLimitPerMinute: number;
   readonly ipLimits: readonly IpLimitOverride[];
+  readonly maxConnectionsPerIp: number;
   readonly feedsDir?: string;
   readonly geoipCity?: string;
   readonly geoipAsn?: string;
@@ -158,6 +159,7 @@ export function loadConfig(env: Env = process.env): Config {
     initialPlan,
     ipLimitPerMinute: integer(env, 'VIGIL_IP_LIMIT', 600, 1, 1_000_000_000),
     ipLimits: ipLimits(env),
+    maxConnectionsPerIp: integer(env, 'VIGIL_MAX_CONNECTIONS_PER_IP', 256, 1, 1_000_000),
     feedsDir: path(env, 'VIGIL_FEEDS_DIR'),
     geoipCity: path(env, 'VIGIL_GEOIP_CITY'),
     geoipAsn: path(env, 'VIGIL_GEOIP_ASN'),

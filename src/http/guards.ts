@@ -70,6 +70,7 @@ export function registerGuards(app: FastifyInstance, deps: GuardDeps): void {
       }
       reply.header('Access-Control-Allow-Origin', origin);
       reply.header('Vary', 'Origin');
+      reply.header('Access-Control-Expose-Headers', 'X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Idempotent-Replay');
     }
   });
 }
