@@ -27,12 +27,31 @@ const heap = (): number => {
   return m.heapUsed + m.arrayBuffers;
 };
 
-/** ns per awaited call of `op(i)` over `n` calls, after a warm-up. */
-async function nsPerOp(n: number, op: (i: number) => Promise<unknown>): Promise<number> {
+interface Cost {
+  /** Wall-clock ns per call. */
+  readonly wall: number;
+  /** CPU ns per call of this process (user + system): steadier than wall time on a loaded machine. */
+  readonly cpu: number;
+}
+
+const show = (c: Cost, unit = 'check'): string => `${c.wall.toFixed(0)} ns/${unit} wall, ${c.cpu.toFixed(0)} ns/${unit} CPU`;
+
+/** Cost per awaited call of `op(i)` over `n` calls, after a warm-up. */
+async function nsPerOp(n: number, op: (i: number) => Promise<unknown>): Promise<Cost> {
   for (let i = 0; i < Math.min(n, 50_000); i++) await op(i);
+  const cpu0 = process.cpuUsage();
   const start = process.hrtime.bigint();
   for (let i = 0; i < n; i++) await op(i);
-  return Number(process.hrtime.bigint() - start) / n;
+  const wall = Number(process.hrtime.bigint() - start) / n;
+  const cpu = process.cpuUsage(cpu0);
+  return { wall, cpu: ((cpu.user + cpu.system) * 1000) / n };
+}
+
+/** Calls and µs the server spent in a command so far (INFO commandstats). */
+async function commandStats(client: Redis, command: string): Promise<{ calls: number; usec: number }> {
+  const info = await client.info('commandstats');
+  const match = new RegExp(`cmdstat_${command}:calls=(\\d+),usec=(\\d+)`).exec(info);
+  return { calls: Number(match?.[1] ?? 0), usec: Number(match?.[2] ?? 0) };
 }
 
 /** Ops per second with `inFlight` concurrent callers. */
@@ -57,11 +76,11 @@ async function memoryBench(): Promise<void> {
   const ip = await nsPerOp(2_000_000, (i) => limiter.hitIp(`10.0.${(i >> 8) & 255}.${i & 255}`, 600, T0 + 200_000 + ((i / 20) | 0)));
   const quota = new MemoryQuotaCounter(async () => ({ used: 0, dropped: 0 }));
   const reserve = await nsPerOp(1_000_000, (i) => quota.reserve(`acct_${i % 1000}`, '2026-01', 1, { monthlyCap: 1e12, overage: 'bill' }));
-  console.log(`memory consumeKey (10k keys, sliding):   ${consume.toFixed(0)} ns/check`);
-  console.log(`memory consumeKey (one key, refusing):   ${refuse.toFixed(0)} ns/check`);
-  console.log(`memory peekKey:                          ${peek.toFixed(0)} ns/check`);
-  console.log(`memory hitIp (65k addresses):            ${ip.toFixed(0)} ns/check`);
-  console.log(`memory quota reserve (1k accounts):      ${reserve.toFixed(0)} ns/reserve`);
+  console.log(`memory consumeKey (10k keys, sliding):   ${show(consume)}`);
+  console.log(`memory consumeKey (one key, refusing):   ${show(refuse)}`);
+  console.log(`memory peekKey:                          ${show(peek)}`);
+  console.log(`memory hitIp (65k addresses):            ${show(ip)}`);
+  console.log(`memory quota reserve (1k accounts):      ${show(reserve, 'reserve')}`);
 
   gc();
   const before = heap();
@@ -96,16 +115,20 @@ async function redisBench(): Promise<void> {
   try {
     const limiter: RateLimiter = new RedisRateLimiter(client, { prefix });
     const ping = await nsPerOp(20_000, () => client.ping());
+    const stats0 = await commandStats(client, 'evalsha');
     const seq = await nsPerOp(20_000, (i) => limiter.consumeKey(`key_${i % 1000}`, limits, 1, T0 + i));
+    const stats1 = await commandStats(client, 'evalsha');
+    const serverUs = (stats1.usec - stats0.usec) / Math.max(1, stats1.calls - stats0.calls);
     const par = await throughput(100_000, 64, (i) => limiter.consumeKey(`key_${i % 1000}`, limits, 1, T0 + 100_000 + i));
     const quota = new RedisQuotaCounter(client, async () => ({ used: 0, dropped: 0 }), { prefix });
     const reserve = await nsPerOp(20_000, (i) => quota.reserve(`acct_${i % 100}`, '2026-01', 1, { monthlyCap: 1e12, overage: 'bill' }));
     await limiter.consumeKey('key_mem', limits, 1, T0);
     const keyBytes = await client.memory('USAGE', `${prefix}rl:k:{key_mem}`);
-    console.log(`redis PING round trip:                   ${(ping / 1000).toFixed(1)} µs`);
-    console.log(`redis consumeKey, 1 in flight:           ${(seq / 1000).toFixed(1)} µs/check (${(seq / ping).toFixed(2)}x a PING)`);
+    console.log(`redis PING round trip:                   ${(ping.wall / 1000).toFixed(1)} µs`);
+    console.log(`redis consumeKey, 1 in flight:           ${(seq.wall / 1000).toFixed(1)} µs/check (${(seq.wall / ping.wall).toFixed(2)}x a PING; client CPU ${(seq.cpu / 1000).toFixed(1)} µs)`);
+    console.log(`redis consumeKey script, server side:    ${serverUs.toFixed(1)} µs/call (INFO commandstats evalsha)`);
     console.log(`redis consumeKey, 64 in flight:          ${(par / 1000).toFixed(1)}k checks/s`);
-    console.log(`redis quota reserve, 1 in flight:        ${(reserve / 1000).toFixed(1)} µs/reserve`);
+    console.log(`redis quota reserve, 1 in flight:        ${(reserve.wall / 1000).toFixed(1)} µs/reserve`);
     console.log(`redis bytes per key (MEMORY USAGE):      ${keyBytes} B`);
   } finally {
     let cursor = '0';

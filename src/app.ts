@@ -15,6 +15,7 @@ import { registerAdminRoutes } from './http/routes/admin.js';
 import { registerIngestRoutes } from './http/routes/ingest.js';
 import { registerOpsRoutes } from './http/routes/ops.js';
 import { registerReadRoutes } from './http/routes/read.js';
+import { registerSettingsRoutes } from './http/routes/settings.js';
 import { trackRoutesFor405 } from './http/method-not-allowed.js';
 import { sameSecret } from './http/secrets.js';
 import { ipLimitResolver } from './limits/ip-limits.js';
@@ -44,6 +45,8 @@ export interface AppDeps {
   readonly logger?: FastifyBaseLogger;
   /** Extra facts for /readyz. */
   readonly status?: () => Record<string, unknown>;
+  /** An alert was resolved or marked a false positive: the next sighting must open a new one. */
+  readonly alertClosed?: (accountId: string, type: string, subject: string) => Promise<void>;
   /** Present in scale-out mode. */
   readonly redisHealth?: { readonly degraded: boolean };
 }
@@ -200,11 +203,12 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     adminToken: config.adminToken,
     checkAdminToken: (presented) => config.adminToken !== undefined && presented !== undefined && sameSecret(presented, config.adminToken),
   });
-  const add405Routes = trackRoutesFor405(app);
-  registerIngestRoutes(app, { pipeline, limiter: deps.limiter, clock: deps.clock, maxEventBytes: config.maxEventBytes, maxBatchBytes: config.maxBatchBytes });
-  registerReadRoutes(app, { store: deps.store, catalog: deps.catalog, clock: deps.clock });
+  // Before the 405 tracker so OPTIONS stays out of the Allow lists.
   const allowedOrigins = new AllowedOrigins(deps.store, deps.clock);
   registerCorsPreflight(app, allowedOrigins);
+  const add405Routes = trackRoutesFor405(app);
+  registerIngestRoutes(app, { pipeline, limiter: deps.limiter, clock: deps.clock, maxEventBytes: config.maxEventBytes, maxBatchBytes: config.maxBatchBytes });
+  registerReadRoutes(app, { store: deps.store, catalog: deps.catalog, clock: deps.clock, alertClosed: deps.alertClosed });
   registerAdminRoutes(app, {
     accounts,
     store: deps.store,
@@ -213,6 +217,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
       allowedOrigins.invalidate();
     },
   });
+  registerSettingsRoutes(app, { store: deps.store, changed: () => authenticator.invalidate() });
   registerOpsRoutes(app, { store: deps.store, metrics, status: deps.status ?? (() => ({})) });
   add405Routes();
 

@@ -9,11 +9,13 @@ import { createEnrichment, type EnrichmentService } from './enrichment/index.js'
 import type { EnrichmentLogger } from './enrichment/logger.js';
 import { ALERT_TYPES, DETECTOR_SPECS, KILL_CHAINS } from './detection/specs.js';
 import { MemoryStateStore } from './detection/memory-state-store.js';
+import { forgetAlert } from './detection/engine.js';
 import type { StateStore } from './detection/state-store.js';
 import { createScoreStage } from './pipeline/score.js';
 import { openSqliteStore } from './storage/sqlite.js';
 import { openPostgresStore } from './storage/postgres.js';
 import { RedisQuotaCounter } from './limits/redis-quota.js';
+import { FallbackQuotaCounter } from './limits/fallback.js';
 import { RedisRateLimiter } from './limits/redis-limiter.js';
 import { Redis } from 'ioredis';
 import type { Store } from './storage/store.js';
@@ -62,7 +64,9 @@ export async function createServices(config: Config, options: { clock?: Clock; l
     redis.on('error', (err) => health.markDown(err));
     redis.on('close', () => health.markDown('connection closed'));
     limiter = withFailover<RateLimiter>(new RedisRateLimiter(redis, { prefix: config.redisPrefix }), memoryLimiter, health);
-    quota = withFailover<QuotaCounter>(new RedisQuotaCounter(redis, seed, { clock, prefix: config.redisPrefix }), memoryQuota, health);
+    // The quota hands what it counted locally back to Redis when Redis returns (absorb), so
+    // an outage never lets a drop-plan account past its cap; the limiter's windows need no hand-back.
+    quota = new FallbackQuotaCounter(new RedisQuotaCounter(redis, seed, { clock, prefix: config.redisPrefix }), memoryQuota, { clock });
     redisHealth = health;
   }
   const catalog = buildCatalog({ detectors: DETECTOR_SPECS, alertTypes: ALERT_TYPES, killChains: KILL_CHAINS });
@@ -83,6 +87,7 @@ export async function createServices(config: Config, options: { clock?: Clock; l
     catalog,
     enrich: enrichment.stage,
     detect: createDetectStage({ state, clock }),
+    alertClosed: (accountId, type, subject) => forgetAlert(state, accountId, type, subject),
     score: createScoreStage(),
     enrichment,
     clock,

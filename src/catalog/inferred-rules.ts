@@ -117,13 +117,23 @@ const MFA_WORD = /(?:^|[_\-. ])(?:mfa|2fa|totp|otp)(?:$|[_\-. ])/;
 const VOLUME_WORD = /(?:^|[_\-. ])(?:rows?|size|bytes)(?:$|[_\-. ])/;
 const CAMEL_BOUNDARY = /([a-z0-9])([A-Z])/g;
 
-function keyFlags(key: string, value: unknown): number {
+function wordFlags(key: string): number {
   const words = key.replace(CAMEL_BOUNDARY, '$1_$2').toLowerCase();
-  let flags = 0;
-  if (ROLE_WORD.test(words)) flags |= META_ROLE;
-  if (MFA_WORD.test(words)) flags |= META_MFA;
-  if (value !== null && value !== undefined && VOLUME_WORD.test(words)) flags |= META_VOLUME;
-  return flags;
+  return (ROLE_WORD.test(words) ? META_ROLE : 0) | (MFA_WORD.test(words) ? META_MFA : 0) | (VOLUME_WORD.test(words) ? META_VOLUME : 0);
+}
+
+// Metadata keys repeat from event to event: remember what each one means (bounded).
+const KEY_CACHE_LIMIT = 10_000;
+const keyCache = new Map<string, number>();
+
+function keyFlags(key: string, value: unknown): number {
+  let flags = keyCache.get(key);
+  if (flags === undefined) {
+    flags = wordFlags(key);
+    if (keyCache.size >= KEY_CACHE_LIMIT) keyCache.clear();
+    if (key.length <= 64) keyCache.set(key, flags);
+  }
+  return value === null || value === undefined ? flags & ~META_VOLUME : flags;
 }
 
 /** Looks at the top-level metadata keys and at `metadata.extra` (unknown top-level event fields). */
@@ -165,8 +175,15 @@ export function requestFacts(event: ValidatedEvent): RequestFacts {
 
 const NONE: readonly InferredType[] = Object.freeze([]);
 
+function hasOwnKey(o: object): boolean {
+  for (const key in o) if (Object.hasOwn(o, key)) return true;
+  return false;
+}
+
 /** The inferred types of an event, in rule order; a shared empty array when none match. */
 export function inferTypes(event: ValidatedEvent): readonly InferredType[] {
+  // Every rule needs a request or metadata keys.
+  if (event.request === undefined && !hasOwnKey(event.metadata)) return NONE;
   const facts = requestFacts(event);
   let found: InferredType[] | undefined;
   for (const rule of INFERRED_RULES) {

@@ -1,3 +1,4 @@
+import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { loadPlans, PlanFileError, type PlanTable } from '../limits/plans.js';
@@ -126,6 +127,37 @@ function path(env: Env, name: string, fallback?: string): string | undefined {
   return isAbsolute(raw) ? raw : resolve(raw);
 }
 
+/** A path that must already exist as a file or directory (data files named by the operator). */
+function existing(env: Env, name: string, kind: 'file' | 'directory'): string | undefined {
+  const full = path(env, name);
+  if (full === undefined) return undefined;
+  let stats;
+  try {
+    stats = statSync(full);
+  } catch (err) {
+    throw new ConfigError(name, `must name an existing ${kind}; "${full}" cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  if (kind === 'file' ? !stats.isFile() : !stats.isDirectory()) throw new ConfigError(name, `must name a ${kind}; "${full}" is not one`);
+  return full;
+}
+
+/** The data directory may not exist yet (it is created), but must not be something else. */
+function dataDir(env: Env): string {
+  if (optional(env, 'VIGIL_DATA_DIR') === ':memory:') return ':memory:';
+  const full = path(env, 'VIGIL_DATA_DIR', './data') as string;
+  if (existsSync(full) && !statSync(full).isDirectory()) throw new ConfigError('VIGIL_DATA_DIR', `must be a directory (or not exist yet); "${full}" is a file`);
+  return full;
+}
+
+const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+function host(env: Env): string {
+  const raw = optional(env, 'VIGIL_HOST');
+  if (raw === undefined) return '0.0.0.0';
+  if (!ipaddr.isValid(raw) && !HOST_NAME.test(raw)) throw new ConfigError('VIGIL_HOST', `must be an IP address (0.0.0.0, ::, 127.0.0.1) or a host name, got "${raw}"`);
+  return raw;
+}
+
 function redisPrefix(env: Env): string {
   const raw = optional(env, 'VIGIL_REDIS_PREFIX') ?? 'vigil:';
   if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(raw)) throw new ConfigError('VIGIL_REDIS_PREFIX', `must be 1-64 characters of letters, digits, ':', '_', '.', '-', got "${raw}"`);
@@ -147,9 +179,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (adminToken !== undefined && adminToken.length < 16) throw new ConfigError('VIGIL_ADMIN_TOKEN', 'must be at least 16 characters long');
   const config: Config = {
     port: integer(env, 'VIGIL_PORT', 8080, 0, 65535),
-    host: optional(env, 'VIGIL_HOST') ?? '0.0.0.0',
+    host: host(env),
     // ':memory:' (tests, throw-away runs) is SQLite's in-memory database, not a directory name.
-    dataDir: optional(env, 'VIGIL_DATA_DIR') === ':memory:' ? ':memory:' : (path(env, 'VIGIL_DATA_DIR', './data') as string),
+    dataDir: dataDir(env),
     databaseUrl: url(env, 'VIGIL_DATABASE_URL', ['postgres:', 'postgresql:']),
     redisUrl: url(env, 'VIGIL_REDIS_URL', ['redis:', 'rediss:']),
     redisPrefix: redisPrefix(env),
@@ -160,13 +192,13 @@ export function loadConfig(env: Env = process.env): Config {
     ipLimitPerMinute: integer(env, 'VIGIL_IP_LIMIT', 600, 1, 1_000_000_000),
     ipLimits: ipLimits(env),
     maxConnectionsPerIp: integer(env, 'VIGIL_MAX_CONNECTIONS_PER_IP', 256, 1, 1_000_000),
-    feedsDir: path(env, 'VIGIL_FEEDS_DIR'),
-    geoipCity: path(env, 'VIGIL_GEOIP_CITY'),
-    geoipAsn: path(env, 'VIGIL_GEOIP_ASN'),
-    breachedHashFile: path(env, 'VIGIL_BREACHED_HASHES_FILE'),
+    feedsDir: existing(env, 'VIGIL_FEEDS_DIR', 'directory'),
+    geoipCity: existing(env, 'VIGIL_GEOIP_CITY', 'file'),
+    geoipAsn: existing(env, 'VIGIL_GEOIP_ASN', 'file'),
+    breachedHashFile: existing(env, 'VIGIL_BREACHED_HASHES_FILE', 'file'),
     maxEventBytes: integer(env, 'VIGIL_MAX_EVENT_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
     maxBatchBytes: integer(env, 'VIGIL_MAX_BATCH_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
-    commitWindowMs: integer(env, 'VIGIL_COMMIT_WINDOW_MS', 2, 0, 1000),
+    commitWindowMs: integer(env, 'VIGIL_COMMIT_WINDOW_MS', 0, 0, 1000),
     commitMaxEvents: integer(env, 'VIGIL_COMMIT_MAX_EVENTS', 1000, 1, 100_000),
     sqliteSynchronous: oneOf(env, 'VIGIL_SQLITE_SYNCHRONOUS', ['full', 'normal'] as const, 'full'),
     logLevel: oneOf(env, 'VIGIL_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),

@@ -18,6 +18,7 @@ import { eventFacts, type EventFacts } from './facts.js';
 import { ChainRun } from './kill-chains.js';
 import { compileSettings, isSilenced, type CompiledSettings } from './settings.js';
 import { alertSpec } from './specs.js';
+import { MemoryStateStore } from './memory-state-store.js';
 import type { AlertOpenResult, StateStore } from './state-store.js';
 
 export interface DetectionResult {
@@ -44,8 +45,19 @@ class EventRun implements DetectContext {
     this.prefix = `${facts.accountId}|`;
   }
 
+  // Detectors of one event often address the same records: reusing the string lets the store
+  // hash it once.
+  private readonly keyParts: string[] = [];
+  private readonly keys: string[] = [];
+
   key(purpose: string, subject: string): string {
-    return `${this.prefix}${purpose}|${subject}`;
+    for (let i = 0; i < this.keys.length; i++) {
+      if (this.keyParts[2 * i] === purpose && this.keyParts[2 * i + 1] === subject) return this.keys[i] as string;
+    }
+    const key = `${this.prefix}${purpose}|${subject}`;
+    this.keyParts.push(purpose, subject);
+    this.keys.push(key);
+    return key;
   }
 
   alertKey(subject: string): string {
@@ -61,6 +73,12 @@ class EventRun implements DetectContext {
 interface Opening {
   readonly raised: Raised;
   readonly slot: Slot<AlertOpenResult>;
+}
+
+/** In-process stores answer synchronously; skipping the promise matters at 100k events/s. */
+function runBatch(state: StateStore, batch: OpBatch): Answers | Promise<Answers> {
+  if (state instanceof MemoryStateStore) return new Answers(state.runSync(batch.ops));
+  return state.run(batch.ops).then((results) => new Answers(results));
 }
 
 export async function detectEvent(state: StateStore, clock: Clock, event: EnrichedEvent, ctx: AccountContext, eventId: string | undefined): Promise<DetectionResult> {
@@ -84,24 +102,24 @@ export async function detectEvent(state: StateStore, clock: Clock, event: Enrich
   }
   chains?.collect();
 
-  const first = run.ops.length > 0 ? new Answers(await state.run(run.ops.ops)) : NO_ANSWERS;
+  const first = run.ops.length > 0 ? await runBatch(state, run.ops) : NO_ANSWERS;
   for (const judge of judges) judge(first);
   chains?.complete(first, 'first');
   if (run.raised.length === 0 && run.after.length === 0 && chains === undefined) return NO_DETECTION;
 
   const second = new OpBatch();
   for (const op of run.after.ops) second.ops.push(op);
-  chains?.afterJudges(first, run.raised, second);
+  if (chains?.needsSecondBatch(first, run.raised.length > 0)) chains.afterJudges(first, run.raised, second);
   const openings = queueOpenings(second, run, 0, clock);
   if (second.length === 0) return NO_DETECTION;
-  const secondAnswers = new Answers(await state.run(second.ops));
+  const secondAnswers = await runBatch(state, second);
   const countBefore = run.raised.length;
   chains?.complete(secondAnswers, 'second');
   const answered: { openings: Opening[]; answers: Answers }[] = [{ openings, answers: secondAnswers }];
   if (run.raised.length > countBefore) {
     const third = new OpBatch();
     const late = queueOpenings(third, run, countBefore, clock);
-    answered.push({ openings: late, answers: new Answers(await state.run(third.ops)) });
+    answered.push({ openings: late, answers: await runBatch(state, third) });
   }
   return buildResult(answered, facts);
 }
@@ -154,4 +172,12 @@ function buildResult(answered: readonly { openings: readonly Opening[]; answers:
     }
   }
   return { alerts, writes };
+}
+
+/**
+ * Forgets the open-alert state of (type, subject), so the next sighting opens a new alert instead
+ * of updating this one. Call it when an alert is resolved or marked a false positive.
+ */
+export async function forgetAlert(state: StateStore, accountId: string, type: string, subject: string): Promise<void> {
+  await state.run([{ kind: 'delete', key: alertStateKey(accountId, subject), field: type }]);
 }

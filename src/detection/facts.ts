@@ -31,33 +31,55 @@ export interface EventFacts {
 const LOGIN_SUCCESS_TYPES = new Set(['auth.login.success', 'auth.sso.login']);
 const ANONYMISING_FEED = /tor|vpn|proxy|anonym/i;
 
+class Facts implements EventFacts {
+  readonly type: string;
+  readonly at: number;
+  readonly actor: string | undefined;
+  readonly ip: string | undefined;
+  readonly host: string | undefined;
+  readonly session: string | undefined;
+  readonly country: string | undefined;
+  readonly uaFamily: string | undefined;
+  readonly status: number | undefined;
+  readonly loginSuccess: boolean;
+  readonly loginFailure: boolean;
+  readonly auth: boolean;
+  readonly anonymising: boolean;
+
+  constructor(
+    readonly event: EnrichedEvent,
+    readonly accountId: string,
+    readonly eventId: string | undefined,
+  ) {
+    const type = event.type;
+    this.type = type;
+    this.at = event.occurredAt;
+    this.actor = event.actorId || undefined;
+    this.ip = event.ip || undefined;
+    this.host = event.host || undefined;
+    this.session = event.sessionId || undefined;
+    this.country = event.enrichment.geo?.country;
+    this.uaFamily = event.enrichment.userAgent?.family || undefined;
+    this.status = event.request?.status;
+    this.loginSuccess = LOGIN_SUCCESS_TYPES.has(type) || this.has('auth.success');
+    this.loginFailure = type === 'auth.login.failure' || this.has('auth.failure');
+    this.auth = this.loginSuccess || this.loginFailure || type.startsWith('auth.');
+    const threat = event.enrichment.threat;
+    this.anonymising = threat !== undefined && (threat.torExit || (threat.blocklists.length > 0 && threat.blocklists.some(isAnonymisingFeed)));
+  }
+
+  has(inferred: InferredType): boolean {
+    const list = this.event.classification.inferred;
+    return list.length > 0 && list.includes(inferred);
+  }
+}
+
+function isAnonymisingFeed(name: string): boolean {
+  return ANONYMISING_FEED.test(name);
+}
+
 export function eventFacts(event: EnrichedEvent, accountId: string, eventId: string | undefined): EventFacts {
-  const inferred = event.classification.inferred;
-  const has = (t: InferredType) => inferred.length > 0 && inferred.includes(t);
-  const type = event.type;
-  const loginSuccess = LOGIN_SUCCESS_TYPES.has(type) || has('auth.success');
-  const loginFailure = type === 'auth.login.failure' || has('auth.failure');
-  const threat = event.enrichment.threat;
-  const anonymising = threat !== undefined && (threat.torExit || (threat.blocklists.length > 0 && threat.blocklists.some((b) => ANONYMISING_FEED.test(b))));
-  return {
-    event,
-    accountId,
-    type,
-    at: event.occurredAt,
-    eventId,
-    actor: event.actorId || undefined,
-    ip: event.ip || undefined,
-    host: event.host || undefined,
-    session: event.sessionId || undefined,
-    country: event.enrichment.geo?.country,
-    uaFamily: event.enrichment.userAgent?.family || undefined,
-    status: event.request?.status,
-    loginSuccess,
-    loginFailure,
-    auth: loginSuccess || loginFailure || type.startsWith('auth.'),
-    anonymising,
-    has,
-  };
+  return new Facts(event, accountId, eventId);
 }
 
 /** The subject an event-level alert is about: the actor, else the IP, else the host, else the account. */

@@ -96,17 +96,17 @@ export class ChainRun {
     if (f.actor !== undefined && f.type === 'data.accessed') {
       this.burst = this.ctx.ops.add({ kind: 'window.add', key: this.ctx.key('w', `actor:${f.actor}`), field: 'data_access', at: f.at, windowMs: ACCESS_BURST_WINDOW_MS });
     }
-    for (const chain of CHAINS) {
+    for (const { chain, stages } of typeStagesOf(f)) {
       const subject = subjectOf(chain.spec, f);
       if (subject === undefined) continue;
-      const met: number[] = [];
-      chain.stages.forEach((stage, i) => {
-        if (stage.when?.(f)) met.push(i);
-      });
-      if (met.length === 0) continue;
-      this.typeStages.push({ chain, subject, stages: met });
-      for (const stage of met) this.firstMarks.push(this.mark(this.ctx.ops, chain, subject, stage, []));
+      this.typeStages.push({ chain, subject, stages });
+      for (const stage of stages) this.firstMarks.push(this.mark(this.ctx.ops, chain, subject, stage, []));
     }
+  }
+
+  /** Whether alerts or the access burst can meet a stage, so the second batch has chain work. */
+  needsSecondBatch(answers: Answers, raisedAny: boolean): boolean {
+    return raisedAny || (this.burst !== undefined && answers.get(this.burst).sum >= th(this.t, 'access_burst'));
   }
 
   /** Second batch: stages met by this event's alerts or by the burst, then the type stages after them again. */
@@ -150,6 +150,31 @@ export class ChainRun {
     const slot = batch.add({ kind: 'sequence.mark', key: this.ctx.key('c', subject), field: chain.spec.type, stage, at: f.at, windowMs: chain.spec.windowMs, ref });
     return { chain, stage, slot };
   }
+}
+
+/**
+ * The stages each chain's type predicates meet for an event. They read only the type and the
+ * inferred types, so the answer is kept per (type, inferred) pair; the table is bounded.
+ */
+const typeStageCache = new Map<string, readonly { chain: ChainDef; stages: number[] }[]>();
+const TYPE_STAGE_CACHE_MAX = 4096;
+
+function typeStagesOf(f: EventFacts): readonly { chain: ChainDef; stages: number[] }[] {
+  const inferred = f.event.classification.inferred;
+  const cacheKey = inferred.length === 0 ? f.type : `${f.type}|${inferred.join(',')}`;
+  const hit = typeStageCache.get(cacheKey);
+  if (hit !== undefined) return hit;
+  const out: { chain: ChainDef; stages: number[] }[] = [];
+  for (const chain of CHAINS) {
+    const stages: number[] = [];
+    chain.stages.forEach((stage, i) => {
+      if (stage.when?.(f)) stages.push(i);
+    });
+    if (stages.length > 0) out.push({ chain, stages });
+  }
+  if (typeStageCache.size >= TYPE_STAGE_CACHE_MAX) typeStageCache.clear();
+  typeStageCache.set(cacheKey, out);
+  return out;
 }
 
 function subjectOf(spec: KillChainSpec, f: EventFacts): string | undefined {

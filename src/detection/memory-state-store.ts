@@ -35,7 +35,7 @@ export interface MemoryStateStoreOptions {
   readonly clock?: Clock;
   /** Records kept at most; the least recently written go first. Default 4,000,000. */
   readonly maxRecords?: number;
-  /** Records examined for expiry per `run` (amortised sweep). Default 8. */
+  /** Records examined for expiry per `run` (amortised sweep). Default 2. */
   readonly sweepPerRun?: number;
   /** Background sweep period (ms) so idle state is released without traffic; 0 disables. Default 5,000. */
   readonly sweepIntervalMs?: number;
@@ -62,8 +62,13 @@ interface LastField {
   value: StateValue;
 }
 
-/** Flat [member, lastSeen, member, lastSeen, ...]: compact for the few members actors have. */
+/**
+ * Flat [member, lastSeen, member, lastSeen, ...]: compact for the few members actors have. Times
+ * in whole seconds since 2020 (small integers V8 stores unboxed); "seen within days" needs no ms.
+ */
 type SeenField = (string | number)[];
+const SEEN_EPOCH_S = 1_577_836_800;
+const seenSeconds = (ms: number): number => Math.floor(ms / 1000) - SEEN_EPOCH_S;
 
 interface SequenceStage {
   start: number;
@@ -80,14 +85,15 @@ interface AlertField {
   eventIds: string[];
 }
 
-type Fields = Record<string, unknown>;
-
-/** One record: expiry and last write in whole seconds since the store began (small integers stay unboxed). */
-interface Rec {
-  exp: number;
-  touched: number;
-  fields: Fields;
-}
+/**
+ * One record: its fields as properties, plus its expiry under a name no field can take, in whole
+ * seconds since the store began (a small integer V8 keeps unboxed). No per-record wrapper:
+ * a million actors means millions of records, so every object counts.
+ */
+type Rec = Record<string, unknown>;
+const EXP = '\u0000exp';
+const expOf = (rec: Rec): number => rec[EXP] as number;
+const LRU_RESOLUTION_S = 60;
 
 /**
  * The embedded StateStore: every record in one Map, in least-recently-written order.
@@ -103,7 +109,7 @@ export class MemoryStateStore implements StateStore {
   private readonly maxRecords: number;
   private readonly sweepPerRun: number;
   private readonly sweepPerTick: number;
-  private cursor: Iterator<[string, Rec]> | undefined;
+  private cursor: Iterator<string> | undefined;
   private timer: ReturnType<typeof setInterval> | undefined;
   private nowSec = 0;
 
@@ -111,7 +117,7 @@ export class MemoryStateStore implements StateStore {
     this.clock = options.clock ?? systemClock;
     this.origin = this.clock.now();
     this.maxRecords = options.maxRecords ?? 4_000_000;
-    this.sweepPerRun = options.sweepPerRun ?? 8;
+    this.sweepPerRun = options.sweepPerRun ?? 2;
     this.sweepPerTick = options.sweepPerTick ?? 200_000;
     const interval = options.sweepIntervalMs ?? 5_000;
     if (interval > 0) {
@@ -147,19 +153,22 @@ export class MemoryStateStore implements StateStore {
     this.cursor = undefined;
   }
 
-  /** Examines up to `budget` records, resuming where the last sweep stopped; drops the expired ones. */
+  /** Examines up to `budget` records (at most one full pass), resuming where the last sweep stopped; drops the expired ones. */
   sweep(budget: number): number {
     const now = this.seconds();
+    const limit = Math.min(budget, this.records.size);
     let dropped = 0;
-    for (let n = 0; n < budget; n++) {
-      this.cursor ??= this.records.entries();
-      const next = this.cursor.next();
+    for (let n = 0; n < limit; n++) {
+      this.cursor ??= this.records.keys();
+      let next = this.cursor.next();
       if (next.done) {
-        this.cursor = undefined;
-        break;
+        this.cursor = this.records.keys();
+        next = this.cursor.next();
+        if (next.done) break;
       }
-      const [key, rec] = next.value;
-      if (rec.exp <= now) {
+      const key = next.value;
+      const rec = this.records.get(key);
+      if (rec !== undefined && expOf(rec) <= now) {
         this.records.delete(key);
         dropped++;
       }
@@ -198,7 +207,7 @@ export class MemoryStateStore implements StateStore {
   private read(key: string): Rec | undefined {
     const rec = this.records.get(key);
     if (rec === undefined) return undefined;
-    if (rec.exp <= this.nowSec) {
+    if (expOf(rec) <= this.nowSec) {
       this.records.delete(key);
       return undefined;
     }
@@ -210,17 +219,21 @@ export class MemoryStateStore implements StateStore {
     const exp = this.nowSec + Math.ceil(ttlMs / 1000) + 1;
     let rec = this.read(key);
     if (rec === undefined) {
-      rec = { exp, touched: this.nowSec, fields: {} };
+      rec = { [EXP]: exp };
       this.records.set(key, rec);
       if (this.records.size > this.maxRecords) this.evictOldest();
       return rec;
     }
-    if (exp > rec.exp) rec.exp = exp;
-    // Re-inserting moves the record to the recent end; once a second is enough for LRU order.
-    if (rec.touched !== this.nowSec) {
-      rec.touched = this.nowSec;
-      this.records.delete(key);
-      this.records.set(key, rec);
+    const current = expOf(rec);
+    if (exp > current) {
+      rec[EXP] = exp;
+      // Re-inserting moves the record to the recent end of the Map (least-recently-written order,
+      // to the minute). Doing it at most once a minute keeps the Map free of the holes each
+      // delete leaves, which every sweep would otherwise walk over.
+      if (exp - current >= LRU_RESOLUTION_S) {
+        this.records.delete(key);
+        this.records.set(key, rec);
+      }
     }
     return rec;
   }
@@ -237,10 +250,10 @@ export class MemoryStateStore implements StateStore {
   private windowAdd(op: WindowAddOp): WindowResult {
     const amount = op.amount ?? 1;
     const rec = amount === 0 ? this.read(op.key) : this.write(op.key, op.windowMs);
-    let w = rec?.fields[op.field] as WindowField | undefined;
+    let w = rec?.[op.field] as WindowField | undefined;
     if (rec !== undefined && w === undefined && amount !== 0) {
       w = { end: op.at, times: [], amounts: null, sum: 0 };
-      rec.fields[op.field] = w;
+      rec[op.field] = w;
     }
     if (w === undefined) return { sum: 0, entries: 0 };
     if (op.at > w.end) w.end = op.at;
@@ -255,12 +268,17 @@ export class MemoryStateStore implements StateStore {
   }
 
   private distinctAdd(op: DistinctAddOp): DistinctResult {
+    if (op.remove === true && op.member !== undefined) {
+      const d = this.read(op.key)?.[op.field] as DistinctField | undefined;
+      const memberSeen = d?.members.delete(op.member) ?? false;
+      return { ...this.distinctAdd({ ...op, member: undefined, remove: false }), memberSeen };
+    }
     const adding = op.member !== undefined;
     const rec = adding ? this.write(op.key, op.windowMs) : this.read(op.key);
-    let d = rec?.fields[op.field] as DistinctField | undefined;
+    let d = rec?.[op.field] as DistinctField | undefined;
     if (rec !== undefined && d === undefined && adding) {
       d = { end: op.at, members: new Map() };
-      rec.fields[op.field] = d;
+      rec[op.field] = d;
     }
     if (d === undefined) return { distinct: 0, few: 0, memberSeen: false };
     if (op.at > d.end) d.end = op.at;
@@ -304,23 +322,24 @@ export class MemoryStateStore implements StateStore {
   private lastSwap(op: LastSwapOp): LastResult {
     const storing = op.value !== undefined;
     const rec = storing ? this.write(op.key, op.ttlMs) : this.read(op.key);
-    const last = rec?.fields[op.field] as LastField | undefined;
+    const last = rec?.[op.field] as LastField | undefined;
     const previous = last === undefined ? null : { at: last.at, value: last.value };
     if (storing && rec !== undefined && (last === undefined || op.at >= last.at)) {
-      rec.fields[op.field] = { at: op.at, value: op.value as StateValue } satisfies LastField;
+      rec[op.field] = { at: op.at, value: op.value as StateValue } satisfies LastField;
     }
     return { previous };
   }
 
   private seenAdd(op: SeenAddOp): SeenResult {
     const rec = op.readOnly ? this.read(op.key) : this.write(op.key, op.ttlMs);
-    let s = rec?.fields[op.field] as SeenField | undefined;
+    const at = seenSeconds(op.at);
+    let s = rec?.[op.field] as SeenField | undefined;
     if (s === undefined) {
       if (rec === undefined || op.readOnly) return { seen: false, size: 0 };
-      s = [];
-      rec.fields[op.field] = s;
+      rec[op.field] = [op.member, at];
+      return { seen: false, size: 1 };
     }
-    const since = op.at - op.withinMs;
+    const since = seenSeconds(op.at - op.withinMs);
     let found = -1;
     for (let i = 0; i < s.length; i += 2) {
       if (s[i] === op.member) {
@@ -331,11 +350,13 @@ export class MemoryStateStore implements StateStore {
     const seen = found >= 0 && (s[found + 1] as number) >= since;
     if (!op.readOnly) {
       if (found >= 0) {
-        if ((s[found + 1] as number) < op.at) s[found + 1] = op.at;
+        if ((s[found + 1] as number) < at) s[found + 1] = at;
       } else {
-        s.push(op.member, op.at);
+        // A fresh exact-size array: push() would reserve room for ~16 more slots per set.
+        s = s.concat(op.member, at);
         const max = op.maxMembers ?? DEFAULT_SEEN_MAX_MEMBERS;
         if (s.length > max * 2) dropOldestSeen(s);
+        rec![op.field] = s;
       }
     }
     return { seen, size: s.length / 2 };
@@ -343,8 +364,8 @@ export class MemoryStateStore implements StateStore {
 
   private counterAdd(op: CounterAddOp): CounterResult {
     const rec = this.write(op.key, op.ttlMs);
-    const value = ((rec.fields[op.field] as number | undefined) ?? 0) + op.amount;
-    rec.fields[op.field] = value;
+    const value = ((rec[op.field] as number | undefined) ?? 0) + op.amount;
+    rec[op.field] = value;
     return { value };
   }
 
@@ -359,7 +380,7 @@ export class MemoryStateStore implements StateStore {
       return { steps: [step] };
     }
     const rec = this.read(op.key);
-    const seq = rec?.fields[op.field] as SequenceField | undefined;
+    const seq = rec?.[op.field] as SequenceField | undefined;
     const prev = seq?.[op.stage - 1];
     if (rec === undefined || seq === undefined || prev === undefined || prev === null) return { steps: null };
     if (prev.at > op.at || op.at - prev.start > op.windowMs) return { steps: null };
@@ -372,7 +393,7 @@ export class MemoryStateStore implements StateStore {
 
   private alertOpen(op: AlertOpenOp): AlertOpenResult {
     const rec = this.write(op.key, op.windowMs);
-    const current = rec.fields[op.field] as AlertField | undefined;
+    const current = rec[op.field] as AlertField | undefined;
     if (current !== undefined && isLive(current, op.at, op.windowMs)) {
       current.count++;
       if (op.at > current.lastSeen) current.lastSeen = op.at;
@@ -385,12 +406,12 @@ export class MemoryStateStore implements StateStore {
       return { alert: snapshot(current), opened: false };
     }
     const fresh: AlertField = { id: op.id, count: 1, firstSeen: op.at, lastSeen: op.at, eventIds: op.eventId === undefined ? [] : [op.eventId] };
-    rec.fields[op.field] = fresh;
+    rec[op.field] = fresh;
     return { alert: snapshot(fresh), opened: true };
   }
 
   private alertPeek(op: AlertPeekOp): AlertPeekResult {
-    const current = this.read(op.key)?.fields[op.field] as AlertField | undefined;
+    const current = this.read(op.key)?.[op.field] as AlertField | undefined;
     return { alert: current !== undefined && isLive(current, op.at, op.windowMs) ? snapshot(current) : null };
   }
 
@@ -398,17 +419,17 @@ export class MemoryStateStore implements StateStore {
     const rec = this.read(op.key);
     if (rec === undefined) return { deleted: false };
     if (op.field === '*') return { deleted: this.records.delete(op.key) };
-    if (!(op.field in rec.fields)) return { deleted: false };
-    delete rec.fields[op.field];
+    if (!(op.field in rec)) return { deleted: false };
+    delete rec[op.field];
     return { deleted: true };
   }
 }
 
 function sequenceOf(rec: Rec, field: string): SequenceField {
-  let seq = rec.fields[field] as SequenceField | undefined;
+  let seq = rec[field] as SequenceField | undefined;
   if (seq === undefined) {
     seq = [];
-    rec.fields[field] = seq;
+    rec[field] = seq;
   }
   return seq;
 }
@@ -432,9 +453,15 @@ function pruneCount(w: WindowField, n: number): void {
     w.sum -= n;
   } else {
     for (let i = 0; i < n; i++) w.sum -= w.amounts[i] as number;
-    w.amounts.splice(0, n);
+    dropFront(w.amounts, n);
   }
-  w.times.splice(0, n);
+  dropFront(w.times, n);
+}
+
+/** Removes the first n elements in place (splice would allocate an array of the removed ones). */
+function dropFront(a: number[], n: number): void {
+  a.copyWithin(0, n);
+  a.length -= n;
 }
 
 function insertWindow(w: WindowField, at: number, amount: number): void {

@@ -57,6 +57,8 @@ export interface WindowResult {
  * (omit to only read) and answers how many distinct members were seen in the window. With
  * `fewTries`, also answers how many of those occurred at most `fewTries` times since they last
  * entered the window (botnets spread few tries over many addresses).
+ * With `remove`, deletes `member` (e.g. an actor whose failures turned out to be typos) instead
+ * of adding it, then answers as a read.
  * At most `maxMembers` (default 2,000) most recently seen members are kept.
  * Suggested Redis shape: a sorted set member -> last seen plus a hash member -> tries.
  */
@@ -64,6 +66,7 @@ export interface DistinctAddOp extends OpBase {
   readonly kind: 'distinct.add';
   readonly windowMs: number;
   readonly member?: string;
+  readonly remove?: boolean;
   readonly fewTries?: number;
   readonly maxMembers?: number;
 }

@@ -97,12 +97,15 @@ export const requestScanEnricher: Enricher = {
     const request = event.request;
     const metadata = event.metadata;
     let hasMetadata = false;
-    for (const key in metadata) {
-      if (Object.hasOwn(metadata, key)) {
-        hasMetadata = true;
-        break;
+    // Host-agent events describe what ran on a host (command lines, file paths): the host
+    // detectors judge those; scanning them as request input would flag every shell command.
+    if (!event.type.startsWith('server.'))
+      for (const key in metadata) {
+        if (Object.hasOwn(metadata, key)) {
+          hasMetadata = true;
+          break;
+        }
       }
-    }
     if (!request?.path && !request?.query && !event.userAgent && !hasMetadata) return;
     const findings = scanRequest({ path: request?.path, query: request?.query, userAgent: event.userAgent, metadata: hasMetadata ? metadata : undefined });
     if (findings.length > 0) out.scan = findings;

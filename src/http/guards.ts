@@ -3,6 +3,7 @@ import type { RateLimiter } from '../limits/types.js';
 import type { Clock } from '../util/clock.js';
 import { presentedKey, type Authenticator } from './authenticator.js';
 import './context.js';
+import { allowOrigin } from './cors.js';
 import { ApiError, type Rejection } from './errors.js';
 
 /** Who may call a route. `ingest`: any valid key; `read`: secret keys only. */
@@ -68,9 +69,7 @@ export function registerGuards(app: FastifyInstance, deps: GuardDeps): void {
       if (!auth.allowedOrigins.includes(origin) && !auth.allowedOrigins.includes('*')) {
         throw new ApiError({ code: 'FORBIDDEN', message: `Origin ${origin} is not allowed for this publishable key.` });
       }
-      reply.header('Access-Control-Allow-Origin', origin);
-      reply.header('Vary', 'Origin');
-      reply.header('Access-Control-Expose-Headers', 'X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Idempotent-Replay');
+      allowOrigin(reply, origin);
     }
   });
 }

@@ -54,8 +54,20 @@ export class MemoryQuotaCounter implements QuotaCounter {
     return { used: counter.used, dropped: counter.dropped };
   }
 
-  async close(): Promise<void> {
+  async absorb(accountId: string, period: string, counts: { readonly used: number; readonly dropped: number }): Promise<void> {
+    const counter = this.counters.get(`${accountId}\u0000${period}`);
+    if (!counter) return;
+    counter.used = Math.max(0, counter.used + counts.used);
+    counter.dropped = Math.max(0, counter.dropped + counts.dropped);
+  }
+
+  /** Forgets every month (each is seeded again from the store when next needed). */
+  clear(): void {
     this.counters.clear();
+  }
+
+  async close(): Promise<void> {
+    this.clear();
   }
 
   /** Counters held (account-months). */

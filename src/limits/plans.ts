@@ -72,6 +72,8 @@ export function parsePlans(json: string, base: PlanTable = DEFAULT_PLANS): PlanT
       if (next[required] === undefined) throw new PlanFileError(`new plan "${name}" needs ${required === 'batchMax' ? 'batch_max' : required === 'monthlyCap' ? 'monthly_cap' : required}`);
     }
     if ((next.rpm as number) < 1 || (next.eps as number) < 1) throw new PlanFileError(`plans.${name}: rpm and eps must be at least 1`);
+    // A batch counts each event per minute: one larger than the RPM could never be accepted (429 forever).
+    if ((next.batchMax as number) > (next.rpm as number)) throw new PlanFileError(`plans.${name}: batch_max (${next.batchMax as number}) must not exceed rpm (${next.rpm as number})`);
     table[name] = Object.freeze({
       overage: 'bill',
       priceUsdMonth: 0,

@@ -3,7 +3,7 @@
  * window-slab.ts / memory-limiter.ts (the shared contract suite holds both to it).
  *
  * KEYS[1]: the rings of one key or address, packed with struct as, per window, the head
- * bucket index (double) then the bucket counts (uint32).
+ * bucket index (double), the running sum (uint32), then the bucket counts (uint32).
  * ARGV: now in ms ('' = the Redis server's clock), mode ('1' consume, '0' peek), TTL ms,
  * then per window: bucket ms, buckets, limit, units to take.
  * Reply: {allowed 0/1, remaining, resetAt (unix s), retryAfter (s), refusing window (1-based, 0 if none)};
@@ -17,98 +17,94 @@ if now == nil then
 end
 local consume = ARGV[2] == '1'
 local ttl = tonumber(ARGV[3])
+
+-- vals holds, per window from index w.at: head bucket, sum, then the n bucket counts.
 local wins = {}
 local fmt = '<'
-local count = (#ARGV - 3) / 4
-for w = 1, count do
+local at = 1
+for w = 1, (#ARGV - 3) / 4 do
   local o = 3 + (w - 1) * 4
-  wins[w] = { ms = tonumber(ARGV[o + 1]), n = tonumber(ARGV[o + 2]), limit = tonumber(ARGV[o + 3]), units = tonumber(ARGV[o + 4]) }
-  fmt = fmt .. 'd' .. string.rep('I4', wins[w].n)
+  local n = tonumber(ARGV[o + 2])
+  wins[w] = { at = at, ms = tonumber(ARGV[o + 1]), n = n, limit = tonumber(ARGV[o + 3]), units = tonumber(ARGV[o + 4]) }
+  fmt = fmt .. 'dI4' .. string.rep('I4', n)
+  at = at + 2 + n
 end
-
+local size = struct.size(fmt)
 local raw = redis.call('GET', KEYS[1])
-local vals = nil
-if raw and #raw == struct.size(fmt) then vals = { struct.unpack(fmt, raw) } end
+if not raw or #raw ~= size then raw = string.rep('\\0', size) end
+local vals = { struct.unpack(fmt, raw) }
+vals[#vals] = nil -- struct.unpack's trailing read position
 
-local p = 1
-for w = 1, count do
-  local win = wins[w]
-  local c = {}
-  local head = 0
-  if vals then
-    head = vals[p]
-    p = p + 1
-    for i = 1, win.n do c[i] = vals[p]; p = p + 1 end
-  else
-    for i = 1, win.n do c[i] = 0 end
-  end
+for _, win in ipairs(wins) do
+  local h, n = win.at, win.n
   local bucket = math.floor(now / win.ms)
+  local head = vals[h]
   if bucket > head then
-    if bucket - head >= win.n then
-      for i = 1, win.n do c[i] = 0 end
+    if bucket - head >= n then
+      for i = h + 1, h + 1 + n do vals[i] = 0 end
     else
-      for b = head + 1, bucket do c[b % win.n + 1] = 0 end
+      local sum = vals[h + 1]
+      for b = head + 1, bucket do
+        local i = h + 2 + b % n
+        sum = sum - vals[i]
+        vals[i] = 0
+      end
+      vals[h + 1] = sum
     end
-    head = bucket
+    vals[h] = bucket
   end
-  local sum = 0
-  for i = 1, win.n do sum = sum + c[i] end
-  win.c, win.head, win.sum = c, head, sum
 end
 
+-- Time (ms) at which \`units\` of the window's counted units have left it, oldest first; nil if it holds fewer.
 local function freed_at(win, units)
-  if units > win.sum then return nil end
-  local freed = 0
-  local from = win.head - win.n + 1
+  local h, n = win.at, win.n
+  if units > vals[h + 1] then return nil end
+  local head = vals[h]
+  local from = head - n + 1
   if from < 0 then from = 0 end
-  for b = from, win.head do
-    freed = freed + win.c[b % win.n + 1]
-    if freed >= units then return (b + win.n) * win.ms end
+  local freed = 0
+  for b = from, head do
+    freed = freed + vals[h + 2 + b % n]
+    if freed >= units then return (b + n) * win.ms end
   end
   return nil
 end
 
-local function reset_at(win)
-  if win.sum > 0 then return math.ceil(freed_at(win, 1) / 1000) end
-  return math.ceil(now / 1000)
-end
-
 local first = wins[1]
-local function remaining()
-  local r = first.limit - first.sum
-  if r < 0 then return 0 end
-  return r
+local function status(ok, retry, refusing)
+  local used = vals[first.at + 1]
+  local reset = math.ceil(now / 1000)
+  if used > 0 then reset = math.ceil(freed_at(first, 1) / 1000) end
+  local remaining = first.limit - used
+  if remaining < 0 or ok == 0 then remaining = 0 end
+  return { ok, remaining, reset, retry, refusing }
 end
 
-if not consume then return { 1, remaining(), reset_at(first), 0, 0 } end
+if not consume then return status(1, 0, 0) end
 
 local retry, refusing = 0, 0
-for w = 1, count do
-  local win = wins[w]
-  local excess = win.sum + win.units - win.limit
+for w, win in ipairs(wins) do
+  local excess = vals[win.at + 1] + win.units - win.limit
   if excess > 0 then
-    local at = freed_at(win, excess)
+    local t = freed_at(win, excess)
     local r
-    if at == nil then
+    if t == nil then
       r = math.ceil((win.n - 1) * win.ms / 1000)
     else
-      r = math.ceil((at - now) / 1000)
+      r = math.ceil((t - now) / 1000)
       if r < 1 then r = 1 end
     end
     if r > retry then retry, refusing = r, w end
   end
 end
-if refusing > 0 then return { 0, 0, reset_at(first), retry, refusing } end
+if refusing > 0 then return status(0, retry, refusing) end
 
-local out = {}
-for w = 1, count do
-  local win = wins[w]
-  local at = win.head % win.n + 1
-  win.c[at] = win.c[at] + win.units
-  win.sum = win.sum + win.units
-  out[#out + 1] = win.head
-  for i = 1, win.n do out[#out + 1] = win.c[i] end
+for _, win in ipairs(wins) do
+  local h = win.at
+  local i = h + 2 + vals[h] % win.n
+  vals[i] = vals[i] + win.units
+  vals[h + 1] = vals[h + 1] + win.units
 end
-redis.call('SET', KEYS[1], struct.pack(fmt, unpack(out)), 'PX', ttl)
-return { 1, remaining(), reset_at(first), 0, 0 }
+redis.call('SET', KEYS[1], struct.pack(fmt, unpack(vals)), 'PX', ttl)
+return status(1, 0, 0)
 `;

@@ -28,12 +28,13 @@ redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
 `;
 
-const RELEASE_LUA = `
+/** Adds signed deltas to a seeded month, never below 0 (release gives back; absorb adds what a stand-in counted). */
+const ADJUST_LUA = `
 local used = redis.call('HGET', KEYS[1], 'used')
 if not used then return 0 end
-local u = tonumber(used) - tonumber(ARGV[1])
+local u = tonumber(used) + tonumber(ARGV[1])
 if u < 0 then u = 0 end
-local d = tonumber(redis.call('HGET', KEYS[1], 'dropped') or '0') - tonumber(ARGV[2])
+local d = tonumber(redis.call('HGET', KEYS[1], 'dropped') or '0') + tonumber(ARGV[2])
 if d < 0 then d = 0 end
 redis.call('HSET', KEYS[1], 'used', u, 'dropped', d)
 return 1
@@ -60,7 +61,7 @@ export interface RedisQuotaCounterOptions {
 export class RedisQuotaCounter implements QuotaCounter {
   private readonly reserveScript: RedisScript;
   private readonly seedScript: RedisScript;
-  private readonly releaseScript: RedisScript;
+  private readonly adjustScript: RedisScript;
   private readonly prefix: string;
   private readonly keepAfterMonthMs: number;
   private readonly seeding = new Map<string, Promise<void>>();
@@ -73,7 +74,7 @@ export class RedisQuotaCounter implements QuotaCounter {
   ) {
     this.reserveScript = new RedisScript(client, RESERVE_LUA, 1);
     this.seedScript = new RedisScript(client, SEED_LUA, 1);
-    this.releaseScript = new RedisScript(client, RELEASE_LUA, 1);
+    this.adjustScript = new RedisScript(client, ADJUST_LUA, 1);
     this.prefix = options.prefix ?? 'vigil:';
     this.keepAfterMonthMs = options.keepAfterMonthMs ?? 7 * 86_400_000;
     this.clock = options.clock ?? systemClock;
@@ -90,7 +91,11 @@ export class RedisQuotaCounter implements QuotaCounter {
   }
 
   async release(accountId: string, period: string, decision: QuotaDecision): Promise<void> {
-    await this.releaseScript.run([this.keyOf(accountId, period)], [decision.accepted, decision.dropped]);
+    await this.adjustScript.run([this.keyOf(accountId, period)], [-decision.accepted, -decision.dropped]);
+  }
+
+  async absorb(accountId: string, period: string, counts: { readonly used: number; readonly dropped: number }): Promise<void> {
+    await this.adjustScript.run([this.keyOf(accountId, period)], [counts.used, counts.dropped]);
   }
 
   async current(accountId: string, period: string): Promise<{ readonly used: number; readonly dropped: number }> {

@@ -63,6 +63,12 @@ export interface QuotaCounter {
   release(accountId: string, period: string, decision: QuotaDecision): Promise<void>;
   /** Counters for the month, as the quota sees them now. */
   current(accountId: string, period: string): Promise<{ readonly used: number; readonly dropped: number }>;
+  /**
+   * Adds counts taken elsewhere (by a stand-in while this counter was unreachable) to a
+   * month this counter already holds; a month it does not hold is left alone, because it
+   * will be seeded from the store, which has them. Counts may be negative (releases).
+   */
+  absorb?(accountId: string, period: string, counts: { readonly used: number; readonly dropped: number }): Promise<void>;
   close(): Promise<void>;
 }
 

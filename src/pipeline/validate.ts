@@ -1,5 +1,5 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import ipaddr from 'ipaddr.js';
+import { formatAddress, parseAddress } from '../enrichment/ip/address.js';
 import type { ErrorDetail } from '../http/errors.js';
 import { EVENT_TYPE_RULE, EventSchema, type EventBody } from './event-schema.js';
 import type { RequestInfo, ValidatedEvent } from './types.js';
@@ -43,6 +43,36 @@ function schemaErrors(body: unknown): ErrorDetail[] {
  * prototype-polluting keys anywhere and any value nested deeper than 32 levels.
  */
 function structureErrors(body: Record<string, unknown>): ErrorDetail[] {
+  return structureIsSound(body) ? [] : describeStructure(body);
+}
+
+/** The hot path: no paths, no allocations per value beyond the two stacks. */
+function structureIsSound(body: Record<string, unknown>): boolean {
+  const values: unknown[] = [body];
+  const depths: number[] = [0];
+  while (values.length > 0) {
+    const value = values.pop();
+    const depth = depths.pop() as number;
+    if (value === null || typeof value !== 'object') continue;
+    if (depth > MAX_METADATA_DEPTH) return false;
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        values.push(value[i]);
+        depths.push(depth + 1);
+      }
+      continue;
+    }
+    for (const key in value) {
+      if (FORBIDDEN_KEYS.has(key)) return false;
+      values.push((value as Record<string, unknown>)[key]);
+      depths.push(depth + 1);
+    }
+  }
+  return true;
+}
+
+/** The slow path, once a problem is known: finds it again with its path for the message. */
+function describeStructure(body: Record<string, unknown>): ErrorDetail[] {
   const stack: { value: unknown; depth: number; path: string }[] = [{ value: body, depth: 0, path: '' }];
   while (stack.length > 0) {
     const { value, depth, path } = stack.pop() as { value: unknown; depth: number; path: string };
@@ -65,6 +95,19 @@ function structureErrors(body: Record<string, unknown>): ErrorDetail[] {
   return [];
 }
 
+/** Serialised size over the limit; empty metadata (most events) costs nothing. */
+function metadataTooLarge(metadata: Record<string, unknown>): boolean {
+  let empty = true;
+  for (const _ in metadata) {
+    empty = false;
+    break;
+  }
+  if (empty) return false;
+  const text = JSON.stringify(metadata);
+  // Each UTF-16 unit is at most 3 UTF-8 bytes: short texts need no byte count.
+  return text.length * 3 > MAX_METADATA_BYTES && Buffer.byteLength(text) > MAX_METADATA_BYTES;
+}
+
 function parseTimestamp(value: string | number | undefined, receivedAt: number): number | ErrorDetail {
   if (value === undefined) return receivedAt;
   let ms: number;
@@ -83,13 +126,9 @@ function parseTimestamp(value: string | number | undefined, receivedAt: number):
 }
 
 function normaliseIp(value: string): string | undefined {
-  // ipaddr.isValid also takes legacy IPv4 forms ("1.2.3", "0x7f.1", "3232235777"): not addresses users send.
-  if (!ipaddr.IPv4.isValidFourPartDecimal(value) && !ipaddr.IPv6.isValid(value)) return undefined;
-  try {
-    return ipaddr.process(value).toString();
-  } catch {
-    return undefined;
-  }
+  // Four-part decimal IPv4 or IPv6 only: legacy forms ("1.2.3", "0x7f.1") are not addresses users send.
+  const address = parseAddress(value);
+  return address && formatAddress(address);
 }
 
 /** The validate stage for one event body: a typed event, or every problem found. */
@@ -125,7 +164,7 @@ export function validateEvent(body: unknown, ctx: ValidateContext): ValidationRe
     }
   }
   if (hasExtra) metadata = { ...metadata, extra: metadata.extra !== undefined ? { ...(metadata.extra as object), ...extra } : extra };
-  if (metadata !== undefined && Buffer.byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES) {
+  if (metadataTooLarge(metadata)) {
     errors.push({ field: 'metadata', message: `metadata must be at most ${MAX_METADATA_BYTES} bytes serialised (unknown top-level fields count, they are kept in metadata.extra)` });
   }
   if (errors.length > 0) return { ok: false, errors };

@@ -365,6 +365,17 @@ export function quotaContract(name: string, factory: (seed: UsageSeed) => QuotaC
       expect(await quota.reserve(account, jan, 4, drop)).toEqual({ accepted: 4, dropped: 0 });
     });
 
+    it('absorb adds signed counts to a month it holds and leaves other months to seeding', async () => {
+      if (!quota.absorb) return;
+      await quota.reserve(account, jan, 2, drop);
+      await quota.absorb(account, jan, { used: 5, dropped: 1 });
+      await quota.absorb(account, jan, { used: -1, dropped: 0 });
+      expect(await quota.current(account, jan)).toEqual({ used: 6, dropped: 1 });
+      seeds.set(`${account}/${feb}`, { used: 9, dropped: 0 });
+      await quota.absorb(account, feb, { used: 5, dropped: 0 });
+      expect(await quota.current(account, feb)).toEqual({ used: 9, dropped: 0 });
+    });
+
     it('keeps accounts apart', async () => {
       await quota.reserve(account, jan, 10, drop);
       expect(await quota.reserve(`${account}-b`, jan, 10, drop)).toEqual({ accepted: 10, dropped: 0 });

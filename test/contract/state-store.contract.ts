@@ -99,6 +99,14 @@ export function stateStoreContract(name: string, factory: () => Promise<StateSto
         expect(await add(T0 + 20, undefined, 3)).toEqual({ distinct: 3, few: 2, memberSeen: false });
       });
 
+      it('remove deletes a member and answers the rest', async () => {
+        await add(T0, 'a');
+        await add(T0 + 1, 'b');
+        expect(await one({ kind: 'distinct.add', key: `${p}d`, field: 'f', at: T0 + 2, windowMs: 10 * MIN, member: 'a', remove: true })).toEqual({ distinct: 1, few: 0, memberSeen: true });
+        expect(await one({ kind: 'distinct.add', key: `${p}d`, field: 'f', at: T0 + 3, windowMs: 10 * MIN, member: 'zz', remove: true })).toEqual({ distinct: 1, few: 0, memberSeen: false });
+        expect((await add(T0 + 4, 'a')).memberSeen).toBe(false);
+      });
+
       it('keeps at most maxMembers', async () => {
         for (let i = 0; i < 20; i++) await one({ kind: 'distinct.add', key: `${p}d`, field: 'f', at: T0 + i, windowMs: MIN, member: `m${i}`, maxMembers: 5 });
         expect((await add(T0 + 30)).distinct).toBe(5);

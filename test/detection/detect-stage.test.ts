@@ -120,3 +120,19 @@ describe('detect stage', () => {
     expect(live.length).toBeGreaterThan(0);
   });
 });
+
+describe('forgetAlert', () => {
+  it('makes the next sighting open a new alert', async () => {
+    const { forgetAlert } = await import('../../src/detection/engine.js');
+    const state = new MemoryStateStore({ sweepIntervalMs: 0 });
+    const detect = createDetectStage({ state });
+    const ctx = accountContext();
+    const events = failures(12).map((s) => enriched(s));
+    const opened: string[] = [];
+    for (const [i, e] of events.entries()) {
+      if (i === 11) await forgetAlert(state, 'acc_test', 'auth.brute_force.account', 'actor:alice');
+      for (const a of (await detect(e, ctx)).alerts) if (a.opened) opened.push(a.id);
+    }
+    expect(opened).toHaveLength(2);
+  });
+});

@@ -9,15 +9,15 @@ describe('MemoryStateStore bounds', () => {
     const clock = new ManualClock();
     const store = new MemoryStateStore({ clock, maxRecords: 3, sweepIntervalMs: 0, sweepPerRun: 0 });
     for (const k of ['a', 'b', 'c']) {
-      await store.run([{ kind: 'counter.add', key: k, field: 'n', at: T0, amount: 1, ttlMs: 60_000 }]);
-      clock.advance(1000);
+      await store.run([{ kind: 'counter.add', key: k, field: 'n', at: T0, amount: 1, ttlMs: 600_000 }]);
+      clock.advance(61_000);
     }
-    await store.run([{ kind: 'counter.add', key: 'a', field: 'n', at: T0, amount: 1, ttlMs: 60_000 }]); // a is now the most recent
-    await store.run([{ kind: 'counter.add', key: 'd', field: 'n', at: T0, amount: 1, ttlMs: 60_000 }]);
+    await store.run([{ kind: 'counter.add', key: 'a', field: 'n', at: T0, amount: 1, ttlMs: 600_000 }]); // a is now the most recent
+    await store.run([{ kind: 'counter.add', key: 'd', field: 'n', at: T0, amount: 1, ttlMs: 600_000 }]);
     expect(store.size).toBe(3);
     const [a, b] = await store.run([
-      { kind: 'counter.add', key: 'a', field: 'n', at: T0, amount: 0, ttlMs: 60_000 },
-      { kind: 'counter.add', key: 'b', field: 'n', at: T0, amount: 0, ttlMs: 60_000 },
+      { kind: 'counter.add', key: 'a', field: 'n', at: T0, amount: 0, ttlMs: 600_000 },
+      { kind: 'counter.add', key: 'b', field: 'n', at: T0, amount: 0, ttlMs: 600_000 },
     ]);
     expect(a.value).toBe(2);
     expect(b.value).toBe(0); // b was evicted

@@ -6,6 +6,8 @@
  *   description: what the scenario shows
  *   settings:    account settings (detectors, allowlists), optional
  *   defaults:    fields merged into every event, optional
+ *   order:       `time` (default: events are delivered sorted by time, stable) or `listed`
+ *                (delivered as written: delayed and out-of-order delivery)
  *   events:      EventSpec list (see helpers.ts); `repeat: n` + `every: 10s` expand one line
  *                into n events, `{i}` in any string becomes the repetition index (`{i%4}`,
  *                `{i/5}`: remainder and whole quotient)
@@ -15,56 +17,16 @@
  *     opened:    { type: n } number of distinct alerts opened of that type (deduplication)
  *     count:     { type: n } count reached by the last alert of that type
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import { MemoryStateStore } from '../../src/detection/memory-state-store.js';
 import { ALERT_TYPES } from '../../src/detection/specs.js';
 import { createDetectStage } from '../../src/pipeline/detect.js';
 import type { AlertWrite } from '../../src/storage/types.js';
 import { ManualClock } from '../../src/util/clock.js';
-import { accountContext, duration, enriched, type EventSpec } from './helpers.js';
+import { expand, loadScenarios, type Scenario } from './fixtures.js';
+import { accountContext, enriched } from './helpers.js';
 
-interface Line extends EventSpec {
-  repeat?: number;
-  every?: string | number;
-}
-interface Scenario {
-  description: string;
-  settings?: Record<string, unknown>;
-  defaults?: Partial<EventSpec>;
-  events: Line[];
-  expect: { alerts: string[]; absent?: string[]; opened?: Record<string, number>; count?: Record<string, number> };
-}
-
-const ROOT = join(import.meta.dirname, '../fixtures/detectors');
-
-function files(dir: string): string[] {
-  return readdirSync(dir)
-    .sort()
-    .flatMap((name) => {
-      const path = join(dir, name);
-      if (statSync(path).isDirectory()) return files(path);
-      return name.endsWith('.yaml') ? [path] : [];
-    });
-}
-
-function fill<T>(value: T, i: number): T {
-  if (typeof value === 'string') return value.replace(/\{i(?:([%/])(\d+))?\}/g, (_, op?: string, n?: string) => String(op === '%' ? i % Number(n) : op === '/' ? Math.floor(i / Number(n)) : i)) as T;
-  if (Array.isArray(value)) return value.map((v) => fill(v, i)) as T;
-  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v, i)])) as T;
-  return value;
-}
-
-export function expand(scenario: Scenario): EventSpec[] {
-  return scenario.events.flatMap((line) => {
-    const { repeat = 1, every = 0, ...spec } = { ...scenario.defaults, ...line } as Line;
-    return Array.from({ length: repeat }, (_, i) => ({ ...fill(spec, i), at: duration(spec.at) + i * duration(every) }));
-  });
-}
-
-export async function play(scenario: Scenario): Promise<AlertWrite[]> {
+async function play(scenario: Scenario): Promise<AlertWrite[]> {
   const state = new MemoryStateStore({ sweepIntervalMs: 0 });
   const detect = createDetectStage({ state, clock: new ManualClock() });
   const ctx = accountContext(scenario.settings ?? {});
@@ -79,7 +41,7 @@ export async function play(scenario: Scenario): Promise<AlertWrite[]> {
   return writes;
 }
 
-const scenarios = files(ROOT).map((path) => ({ name: relative(ROOT, path).replace(/\.yaml$/, ''), scenario: parse(readFileSync(path, 'utf8')) as Scenario }));
+const scenarios = loadScenarios();
 
 describe('detector scenarios', () => {
   it.each(scenarios)('$name', async ({ scenario }) => {

@@ -110,7 +110,7 @@ describe('the whole enrichment', () => {
   it('status reports every source', () => {
     const s = service.status() as Record<string, any>;
     expect(s.geoip).toMatchObject({ enabled: true, attribution: expect.stringContaining('DB-IP') });
-    expect(s.asn).toMatchObject({ enabled: true, malformed: 0 });
+    expect(s.asn).toMatchObject({ enabled: true, source: 'csv' });
     expect(s.asn.ranges.ipv4).toBeGreaterThan(100_000);
     expect(s.asn.ranges.ipv6).toBeGreaterThan(10_000);
     expect(s.feeds).toMatchObject({ enabled: true, malformedLines: 3 });

@@ -276,7 +276,7 @@ describe('500 INTERNAL and 503 UNAVAILABLE', () => {
     faults.getEvent = () => new Error('sqlite internals: secret path /var/lib/x');
     try {
       const res = await getJson(t, acct.secret, '/v1/events/evt_whatever');
-      const body = expectError(res, 500, 'INTERNAL');
+      expectError(res, 500, 'INTERNAL');
       expect(res.body).not.toContain('secret path');
       expect(res.body).not.toMatch(/\bat .+:\d+:\d+/);
       expect(res.body).not.toContain('stack');

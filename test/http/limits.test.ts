@@ -3,23 +3,40 @@
  * and the in-memory limiter, a manual clock, requests by Fastify inject.
  */
 import type { LightMyRequestResponse } from 'fastify';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ADMIN_TOKEN, bearer, testApp, type TestApp } from '../helpers/app.js';
+import { connectTestRedis, describeWithRedis, REDIS_URL } from '../limits/redis-helper.js';
 
-const T0 = Date.UTC(2026, 0, 15, 12, 0, 0);
-const T0s = T0 / 1000;
+// Start-up loads enrichment data; under a loaded CI box an app takes seconds to build.
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
+
+/** This test's start time: a whole second, 10 minutes after the previous test's (so every window is empty again). */
+let T0 = Date.UTC(2026, 0, 15, 12, 0, 0);
+let T0s = T0 / 1000;
 const event = (i = 0) => ({ event: 'auth.login.failure', actor_id: `user${i}`, ip: '8.8.8.8' });
 
-let apps: TestApp[] = [];
+/**
+ * One app per configuration, shared by the tests that need it (building one is slow).
+ * Tests stay independent: each uses fresh accounts and starts 10 minutes after the last.
+ */
+const apps = new Map<string, Promise<TestApp>>();
 async function app(env: Record<string, string> = {}): Promise<TestApp> {
-  const t = await testApp(env);
+  const id = JSON.stringify(env);
+  let pending = apps.get(id);
+  if (!pending) {
+    pending = testApp(env);
+    apps.set(id, pending);
+  }
+  const t = await pending;
+  T0 += 600_000;
+  T0s = T0 / 1000;
   t.clock.set(T0);
-  apps.push(t);
   return t;
 }
-afterEach(async () => {
-  await Promise.all(apps.map((t) => t.close()));
-  apps = [];
+const extraClosers: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  await Promise.all([...apps.values()].map(async (t) => (await t).close()));
+  await Promise.all(extraClosers.map((close) => close()));
 });
 
 interface SendOptions {
@@ -284,5 +301,66 @@ describe('monthly quota', () => {
     for (let i = 0; i < 10; i++) expect((await send(t, secret)).statusCode).toBe(429); // per key
     expect((await send(t, secret)).statusCode).toBe(429); // per address (40 reached)
     expect(await usage(t, secret)).toMatchObject({ used: 30, dropped: 0 });
+  });
+});
+
+const redis = await connectTestRedis('http-limits');
+
+describeWithRedis('two instances sharing Redis (VIGIL_REDIS_URL) behave as one', redis, ({ prefix }) => {
+
+  /** Two apps on one store and one Redis, each with its own in-process state (built once). */
+  let built: Promise<[TestApp, TestApp]> | undefined;
+  async function pair(): Promise<[TestApp, TestApp]> {
+    built ??= (async () => {
+      const env = { VIGIL_REDIS_URL: REDIS_URL, VIGIL_REDIS_PREFIX: prefix, VIGIL_IP_LIMITS: '10.255.0.0/16=10' };
+      const a = await app(env);
+      const b = await testApp(env, { store: a.services.store, clock: a.clock });
+      // b shares a's store: close b's app and Redis client only, leave the store to a.
+      extraClosers.push(() => b.vigil.close());
+      for (const t of [a, b]) for (let i = 0; i < 400 && t.services.redisHealth?.degraded !== false; i++) await new Promise((r) => setTimeout(r, 5));
+      return [a, b];
+    })();
+    const [a, b] = await built;
+    T0 += 600_000;
+    T0s = T0 / 1000;
+    a.clock.set(T0);
+    return [a, b];
+  }
+  const uniqueIp = () => `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
+
+  it("a key's RPM and per-second windows hold across instances", async () => {
+    const [a, b] = await pair();
+    const { id, secret } = await a.account('free');
+    const ip = uniqueIp();
+    for (let i = 0; i < 30; i++) {
+      const res = await send(i % 2 === 0 ? a : b, secret, { ip });
+      expect(res.statusCode).toBe(202);
+      expect(res.headers['x-ratelimit-remaining']).toBe(String(29 - i));
+      a.clock.advance(300);
+    }
+    expectRateLimited(await send(a, secret, { ip }), Math.ceil((T0 + 61_000 - a.clock.now()) / 1000), 30);
+    expect((await send(b, secret, { ip })).statusCode).toBe(429);
+    expect(await usage(b, secret)).toMatchObject({ used: 30 });
+  });
+
+  it('the per-IP cap holds across instances', async () => {
+    const [a, b] = await pair();
+    const { id, secret } = await a.account('pro');
+    const ip = `10.255.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`; // capped at 10 per minute
+    for (let i = 0; i < 10; i++) expect((await send(i % 2 === 0 ? a : b, secret, { ip })).statusCode).toBe(202);
+    expect((await send(a, secret, { ip })).statusCode).toBe(429);
+    expect((await send(b, secret, { ip })).statusCode).toBe(429);
+  });
+
+  it('the Free monthly cap is shared: one instance drops what the other filled', async () => {
+    const [a, b] = await pair();
+    const { id, secret } = await a.account('free');
+    await a.services.store.commit({ events: [], alerts: [], idempotency: [], usage: [{ accountId: id, period: '2026-01', day: '2026-01-01', used: 2_498, dropped: 0 }] });
+    const ip = uniqueIp();
+    expect((await send(a, secret, { ip })).json().status).toBe('accepted');
+    expect((await send(b, secret, { ip })).json().status).toBe('accepted');
+    expect((await send(a, secret, { ip })).json()).toEqual({ status: 'dropped' });
+    expect((await send(b, secret, { ip })).json()).toEqual({ status: 'dropped' });
+    expect(await usage(a, secret)).toMatchObject({ used: 2_500, dropped: 2 });
   });
 });

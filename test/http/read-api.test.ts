@@ -92,6 +92,7 @@ describe('read API: GET /v1/events filters and cursor pagination', () => {
     expect(idsOf(await allEvents(t, acct.secret, iso))).toEqual(want);
   });
 
+  // Scoped to their own type: the events sent above score by real detectors.
   it('filter: min_risk and tag', async () => {
     const now = t.clock.now();
     const row = (score: number, tags: string[]): EventRow => {
@@ -101,11 +102,11 @@ describe('read API: GET /v1/events filters and cursor pagination', () => {
     const rows = [row(10, []), row(55, ['inferred:auth.failure']), row(90, ['inferred:auth.failure', 'inferred:rate.limited'])];
     await t.services.store.commit({ events: rows, alerts: [], usage: [], idempotency: [] });
     const ids = (list: Record<string, unknown>[]) => list.map((e) => e.id).sort();
-    expect(ids(await allEvents(t, acct.secret, 'min_risk=50'))).toEqual([rows[1]?.id, rows[2]?.id].sort());
-    expect(ids(await allEvents(t, acct.secret, 'min_risk=90'))).toEqual([rows[2]?.id]);
-    expect(ids(await allEvents(t, acct.secret, 'tag=inferred:auth.failure'))).toEqual([rows[1]?.id, rows[2]?.id].sort());
-    expect(ids(await allEvents(t, acct.secret, 'tag=inferred:rate.limited'))).toEqual([rows[2]?.id]);
-    expect(await allEvents(t, acct.secret, 'tag=inferred:auth')).toHaveLength(0);
+    expect(ids(await allEvents(t, acct.secret, 'min_risk=50&type=custom.scored.x'))).toEqual([rows[1]?.id, rows[2]?.id].sort());
+    expect(ids(await allEvents(t, acct.secret, 'min_risk=90&type=custom.scored.x'))).toEqual([rows[2]?.id]);
+    expect(ids(await allEvents(t, acct.secret, 'tag=inferred:auth.failure&type=custom.scored.x'))).toEqual([rows[1]?.id, rows[2]?.id].sort());
+    expect(ids(await allEvents(t, acct.secret, 'tag=inferred:rate.limited&type=custom.scored.x'))).toEqual([rows[2]?.id]);
+    expect(await allEvents(t, acct.secret, 'tag=inferred:auth&type=custom.scored.x')).toHaveLength(0);
   });
 
   it('GET /v1/events/{id} returns the stored document with its risk', async () => {

@@ -2,14 +2,20 @@ import { MINUTE, th, type Detector } from '../detector.js';
 
 /**
  * auth.distributed_brute_force: many source IPs failing on one actor;
- * auth.botnet_campaign: many IPs with few tries each failing across the whole account.
+ * auth.botnet_campaign: many IPs with few tries each failing across the whole account, not
+ * counting IPs that then logged in successfully (users who mistyped once are not bots).
  */
 export const distributedAttack: Detector = {
   name: 'distributed_attack',
   detect(ctx, t) {
     const f = ctx.facts;
-    if (!f.loginFailure || f.ip === undefined) return;
+    if (f.ip === undefined) return;
     const windowMs = th(t, 'window_minutes') * MINUTE;
+    if (f.loginSuccess) {
+      ctx.ops.add({ kind: 'distinct.add', key: ctx.key('w', 'account'), field: 'fail_ips', at: f.at, windowMs, member: f.ip, remove: true });
+      return;
+    }
+    if (!f.loginFailure) return;
     const onActor = f.actor === undefined ? undefined : ctx.ops.add({ kind: 'distinct.add', key: ctx.key('w', `actor:${f.actor}`), field: 'ips', at: f.at, windowMs, member: f.ip });
     const botnetIps = th(t, 'botnet_distinct_ips');
     const acrossAccount = ctx.ops.add({

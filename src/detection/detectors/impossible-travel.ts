@@ -1,10 +1,18 @@
 import { DAY, th, type Detector } from '../detector.js';
 import { haversineKm } from '../geo.js';
-import type { StateValue } from '../state-store.js';
 
-/** Stored per actor: [latitude, longitude, accuracy radius km (-1 unknown), anonymising 0/1, country]. */
+/** Per actor: [latitude, longitude, accuracy radius km (-1 unknown), anonymising 0/1, country]. */
 type Fix = [number, number, number, number, string];
 const LOCATION_TTL_MS = 90 * DAY;
+
+// Stored as one short string: a million actors' last locations must stay small.
+const encode = (fix: Fix): string => fix.join(',');
+function decode(text: string): Fix | undefined {
+  const p = text.split(',');
+  if (p.length !== 5) return undefined;
+  const fix: Fix = [Number(p[0]), Number(p[1]), Number(p[2]), Number(p[3]), p[4] as string];
+  return Number.isFinite(fix[0]) && Number.isFinite(fix[1]) && Number.isFinite(fix[2]) ? fix : undefined;
+}
 
 /**
  * auth.impossible_travel: successive successful logins of one actor further apart than
@@ -20,11 +28,11 @@ export const impossibleTravel: Detector = {
     const geo = f.event.enrichment.geo;
     if (!f.loginSuccess || f.actor === undefined || geo?.latitude === undefined || geo.longitude === undefined) return;
     const fix: Fix = [geo.latitude, geo.longitude, geo.accuracyRadiusKm ?? -1, f.anonymising ? 1 : 0, geo.country ?? ''];
-    const slot = ctx.ops.add({ kind: 'last.swap', key: ctx.key('p', `actor:${f.actor}`), field: 'loc', at: f.at, value: fix as unknown as StateValue, ttlMs: LOCATION_TTL_MS });
+    const slot = ctx.ops.add({ kind: 'last.swap', key: ctx.key('p', `actor:${f.actor}`), field: 'loc', at: f.at, value: encode(fix), ttlMs: LOCATION_TTL_MS });
     return (answers) => {
       const prev = answers.get(slot).previous;
-      if (prev === null || !Array.isArray(prev.value)) return;
-      const before = prev.value as unknown as Fix;
+      const before = prev !== null && typeof prev.value === 'string' ? decode(prev.value) : undefined;
+      if (prev === null || before === undefined) return;
       const maxRadius = th(t, 'max_accuracy_radius_km');
       if (fix[3] === 1 || before[3] === 1) return;
       if (fix[2] > maxRadius || before[2] > maxRadius) return;

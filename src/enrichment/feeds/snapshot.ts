@@ -42,7 +42,7 @@ export class FeedSnapshot {
     const answers = labelSets.map((labels) => {
       const listed = labels.map((l) => ipFeeds[l] as LoadedFeed);
       const tor = listed.some((f) => f.kind === 'tor');
-      const blocklists = [...new Set(listed.filter((f) => f.kind === 'blocklist').map((f) => f.name))];
+      const blocklists = [...new Set(listed.filter((f) => f.kind === 'blocklist').map((f) => f.name))].sort();
       return [freeze(tor, blocklists, false), freeze(tor, blocklists, true)] as const;
     });
     const hosting = new Set(feeds.flatMap((f) => (f.asn ? f.asn.asns : [])));

@@ -4,6 +4,7 @@ import maxmind, { type AsnResponse, type Reader } from 'maxmind';
 import type { Address } from '../ip/address.js';
 import { IntervalTableBuilder, type IntervalTable } from '../ip/interval-table.js';
 import type { AsnInfo } from '../types.js';
+import { asnCachePath, readAsnCache, writeAsnCache } from './asn-cache.js';
 import { AsnInfoPool, readAsnCsv } from './asn-csv.js';
 
 export interface AsnDatabase {
@@ -22,17 +23,22 @@ const FOLDER_FILES = [
  * such CSV files, or an MMDB file with autonomous_system_number (e.g. GeoLite2-ASN).
  * Throws when nothing can be read; the caller turns that into one warning.
  */
-export async function openAsnDatabase(location: string): Promise<AsnDatabase> {
+export async function openAsnDatabase(location: string, options: { cacheDir?: string } = {}): Promise<AsnDatabase> {
   if (location.endsWith('.mmdb')) return openAsnMmdb(location);
   const files = await csvFiles(location);
   if (files.length === 0) throw new Error(`no ASN CSV files at ${location}`);
   const started = performance.now();
+  const cachePath = options.cacheDir ? await asnCachePath(options.cacheDir, files) : undefined;
+  const cached = cachePath ? await readAsnCache(cachePath) : undefined;
+  if (cached) return new CsvAsnDatabase(cached.table, cached.infos, { files, cache: cachePath, fromCache: true, loadMs: Math.round(performance.now() - started) });
   const builder = new IntervalTableBuilder();
   const pool = new AsnInfoPool();
   let malformed = 0;
   for (const file of files) malformed += readAsnCsv(await readFile(file), builder, pool).malformed;
   const table = builder.build();
-  return new CsvAsnDatabase(table, pool.infos, { files, malformed, overlaps: builder.overlaps, loadMs: Math.round(performance.now() - started) });
+  let cacheError: string | undefined;
+  if (cachePath && options.cacheDir) await writeAsnCache(cachePath, options.cacheDir, table, pool.infos).catch((err: Error) => (cacheError = err.message));
+  return new CsvAsnDatabase(table, pool.infos, { files, malformed, overlaps: builder.overlaps, fromCache: false, ...(cachePath ? { cache: cachePath } : {}), ...(cacheError ? { cacheError } : {}), loadMs: Math.round(performance.now() - started) });
 }
 
 async function csvFiles(location: string): Promise<string[]> {

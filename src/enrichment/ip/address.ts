@@ -153,3 +153,27 @@ export function parseCidr(text: string): Cidr | undefined {
   const first = addressToBigInt(address) & ~hostMask & V6_MAX;
   return { version: 6, first, last: first | hostMask };
 }
+
+/** Canonical text of an address: dotted quad, or RFC 5952 IPv6 (lower case, longest zero run compressed). */
+export function formatAddress(a: Address): string {
+  if (a.version === 4) return `${a.w3 >>> 24}.${(a.w3 >>> 16) & 255}.${(a.w3 >>> 8) & 255}.${a.w3 & 255}`;
+  const groups = [a.w0 >>> 16, a.w0 & 0xffff, a.w1 >>> 16, a.w1 & 0xffff, a.w2 >>> 16, a.w2 & 0xffff, a.w3 >>> 16, a.w3 & 0xffff];
+  let bestStart = -1;
+  let bestLength = 1;
+  for (let i = 0; i < 8; ) {
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLength) {
+      bestStart = i;
+      bestLength = j - i;
+    }
+    i = j;
+  }
+  const hex = (from: number, to: number) => groups.slice(from, to).map((g) => (g as number).toString(16)).join(':');
+  if (bestStart < 0) return hex(0, 8);
+  return `${hex(0, bestStart)}::${hex(bestStart + bestLength, 8)}`;
+}

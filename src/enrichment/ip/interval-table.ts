@@ -1,5 +1,14 @@
 import type { Address } from './address.js';
 
+export interface IntervalArrays {
+  readonly v4Start: Uint32Array;
+  readonly v4End: Uint32Array;
+  readonly v4Value: Int32Array;
+  readonly v6Start: Uint32Array;
+  readonly v6End: Uint32Array;
+  readonly v6Value: Int32Array;
+}
+
 /**
  * Disjoint address ranges with an integer value each, IPv4 and IPv6, in sorted typed arrays.
  * A lookup is one binary search (about 17 steps at 100k ranges) with no allocation.
@@ -17,6 +26,18 @@ export class IntervalTable {
     private readonly v6End: Uint32Array,
     private readonly v6Value: Int32Array,
   ) {}
+
+  /** The backing arrays, for a binary cache; treat as read-only. */
+  arrays(): IntervalArrays {
+    return { v4Start: this.v4Start, v4End: this.v4End, v4Value: this.v4Value, v6Start: this.v6Start, v6End: this.v6End, v6Value: this.v6Value };
+  }
+
+  static fromArrays(a: IntervalArrays): IntervalTable {
+    const n4 = a.v4Value.length;
+    const n6 = a.v6Value.length;
+    if (a.v4Start.length !== n4 || a.v4End.length !== n4 || a.v6Start.length !== n6 * 4 || a.v6End.length !== n6 * 4) throw new Error('interval arrays of inconsistent lengths');
+    return new IntervalTable(a.v4Start, a.v4End, a.v4Value, a.v6Start, a.v6End, a.v6Value);
+  }
 
   get size(): { readonly ipv4: number; readonly ipv6: number } {
     return { ipv4: this.v4Value.length, ipv6: this.v6Value.length };

@@ -17,24 +17,194 @@
 export type CommandContext = 'request' | 'text';
 
 const COMMANDS = new Set([
-  'cat', 'ls', 'id', 'whoami', 'uname', 'pwd', 'wget', 'curl', 'nc', 'ncat', 'netcat', 'bash', 'sh', 'zsh', 'ksh', 'dash', 'csh', 'tcsh',
-  'python', 'python2', 'python3', 'perl', 'ruby', 'php', 'node', 'lua', 'ping', 'nslookup', 'dig', 'host', 'sleep', 'echo', 'printf',
-  'rm', 'chmod', 'chown', 'mkdir', 'touch', 'cp', 'mv', 'ifconfig', 'ipconfig', 'hostname', 'env', 'printenv', 'set', 'export',
-  'busybox', 'telnet', 'tftp', 'ftp', 'scp', 'ssh', 'socat', 'awk', 'gawk', 'sed', 'find', 'head', 'tail', 'more', 'less', 'nl', 'od',
-  'xxd', 'base64', 'tac', 'rev', 'grep', 'egrep', 'xterm', 'powershell', 'pwsh', 'cmd', 'cmd.exe', 'powershell.exe', 'net', 'netstat',
-  'systeminfo', 'tasklist', 'taskkill', 'type', 'dir', 'whoami.exe', 'certutil', 'bitsadmin', 'mshta', 'rundll32', 'regsvr32', 'wmic',
-  'reg', 'sc', 'crontab', 'kill', 'killall', 'ps', 'who', 'w', 'last', 'history', 'mkfifo', 'exec', 'eval', 'timeout', 'start', 'sudo',
-  'su', 'passwd', 'useradd', 'nohup', 'tee', 'xargs', 'dd', 'tar', 'gzip', 'zip', 'unzip', 'openssl', 'nmap', 'java', 'gcc', 'make',
-  'systemctl', 'service', 'shutdown', 'reboot', 'halt', 'expr', 'test', 'true', 'false', 'file', 'stat', 'strings', 'uptime', 'df', 'du',
-  'mount', 'lsof', 'iptables', 'arp', 'route', 'traceroute', 'tracert', 'finger', 'tftp.exe', 'ver', 'vol', 'findstr', 'whois',
+  'cat',
+  'ls',
+  'id',
+  'whoami',
+  'uname',
+  'pwd',
+  'wget',
+  'curl',
+  'nc',
+  'ncat',
+  'netcat',
+  'bash',
+  'sh',
+  'zsh',
+  'ksh',
+  'dash',
+  'csh',
+  'tcsh',
+  'python',
+  'python2',
+  'python3',
+  'perl',
+  'ruby',
+  'php',
+  'node',
+  'lua',
+  'ping',
+  'nslookup',
+  'dig',
+  'host',
+  'sleep',
+  'echo',
+  'printf',
+  'rm',
+  'chmod',
+  'chown',
+  'mkdir',
+  'touch',
+  'cp',
+  'mv',
+  'ifconfig',
+  'ipconfig',
+  'hostname',
+  'env',
+  'printenv',
+  'set',
+  'export',
+  'busybox',
+  'telnet',
+  'tftp',
+  'ftp',
+  'scp',
+  'ssh',
+  'socat',
+  'awk',
+  'gawk',
+  'sed',
+  'find',
+  'head',
+  'tail',
+  'more',
+  'less',
+  'nl',
+  'od',
+  'xxd',
+  'base64',
+  'tac',
+  'rev',
+  'grep',
+  'egrep',
+  'xterm',
+  'powershell',
+  'pwsh',
+  'cmd',
+  'cmd.exe',
+  'powershell.exe',
+  'net',
+  'netstat',
+  'systeminfo',
+  'tasklist',
+  'taskkill',
+  'type',
+  'dir',
+  'whoami.exe',
+  'certutil',
+  'bitsadmin',
+  'mshta',
+  'rundll32',
+  'regsvr32',
+  'wmic',
+  'reg',
+  'sc',
+  'crontab',
+  'kill',
+  'killall',
+  'ps',
+  'who',
+  'w',
+  'last',
+  'history',
+  'mkfifo',
+  'exec',
+  'eval',
+  'timeout',
+  'start',
+  'sudo',
+  'su',
+  'passwd',
+  'useradd',
+  'nohup',
+  'tee',
+  'xargs',
+  'dd',
+  'tar',
+  'gzip',
+  'zip',
+  'unzip',
+  'openssl',
+  'nmap',
+  'java',
+  'gcc',
+  'make',
+  'systemctl',
+  'service',
+  'shutdown',
+  'reboot',
+  'halt',
+  'expr',
+  'test',
+  'true',
+  'false',
+  'file',
+  'stat',
+  'strings',
+  'uptime',
+  'df',
+  'du',
+  'mount',
+  'lsof',
+  'iptables',
+  'arp',
+  'route',
+  'traceroute',
+  'tracert',
+  'finger',
+  'tftp.exe',
+  'ver',
+  'vol',
+  'findstr',
+  'whois',
 ]);
 
-const STRONG_SHAPES = [
-  '/dev/tcp/', '/dev/udp/', 'bash -i', 'sh -i', 'nc -e', 'nc -c', 'ncat -e', 'nc -lvp', 'nc -nv', 'mkfifo /tmp', '0<&196', '<>/dev/',
-  'python -c', 'python3 -c', 'perl -e', 'ruby -rsocket', 'php -r', 'lua -e', 'socat exec', 'socat tcp', 'powershell -e', 'powershell -nop',
-  'powershell -w', 'powershell.exe -', 'iex(new-object', 'iex (new-object', 'downloadstring(', 'downloadfile(', 'invoke-expression',
-  'invoke-webrequest', '|sh', '| sh', '|bash', '| bash', 'cmd /c', 'cmd.exe /c', 'cmd /k', '${ifs}', '$ifs$9', '$ifs',
-  'certutil -urlcache', 'bitsadmin /transfer', '/bin/sh', '/bin/bash', '/bin/zsh', 'rm -rf /', 'chmod +x', 'chmod 777', '>/dev/null',
+/** Shapes that are shell whatever precedes them, grouped under a substring each of them contains. */
+const STRONG_SHAPES: readonly (readonly [anchor: string, shapes: readonly string[]])[] = [
+  ['/dev/', ['/dev/tcp/', '/dev/udp/', '<>/dev/', '>/dev/null']],
+  [
+    ' -',
+    [
+      'bash -i',
+      'sh -i',
+      'nc -e',
+      'nc -c',
+      'ncat -e',
+      'nc -lvp',
+      'nc -nv',
+      'python -c',
+      'python3 -c',
+      'perl -e',
+      'ruby -rsocket',
+      'php -r',
+      'lua -e',
+      'powershell -e',
+      'powershell -nop',
+      'powershell -w',
+      'powershell.exe -',
+      'certutil -urlcache',
+      'rm -rf /',
+    ],
+  ],
+  ['|', ['|sh', '| sh', '|bash', '| bash']],
+  ['$', ['${ifs}', '$ifs$9', '$ifs']],
+  [' /', ['cmd /c', 'cmd.exe /c', 'cmd /k', 'bitsadmin /transfer', 'mkfifo /tmp']],
+  ['/bin/', ['/bin/sh', '/bin/bash', '/bin/zsh']],
+  ['socat', ['socat exec', 'socat tcp']],
+  ['(', ['iex(new-object', 'downloadstring(', 'downloadfile(']],
+  ['invoke-', ['invoke-expression', 'invoke-webrequest', 'iex (new-object']],
+  ['chmod', ['chmod +x', 'chmod 777']],
+  ['<&', ['0<&196']],
 ];
 
 function isCommandChar(c: number): boolean {
@@ -49,40 +219,122 @@ function isSpace(c: number): boolean {
 export function deobfuscateShell(s: string): string {
   if (s.indexOf("'") === -1 && s.indexOf('"') === -1 && s.indexOf('\\') === -1 && s.indexOf('$@') === -1) return s;
   let out = '';
-  // Last char appended, tracked here: reading it back from a string built by += would flatten it.
-  let prev = NaN;
+  // Start of the pending chunk copied verbatim; only removed chars break a chunk.
+  let chunk = 0;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c === 39 || c === 34 || c === 92) {
       let j = i;
       while (j < s.length && (s.charCodeAt(j) === 39 || s.charCodeAt(j) === 34 || s.charCodeAt(j) === 92)) j++;
-      if (!(isCommandChar(prev) && isCommandChar(s.charCodeAt(j)))) {
-        out += s.slice(i, j);
-        prev = s.charCodeAt(j - 1);
+      // Removed when inside a word: the char before the run is still the original one (i - 1),
+      // because removals only happen between command chars.
+      if (i > 0 && isCommandChar(s.charCodeAt(i - 1)) && isCommandChar(s.charCodeAt(j))) {
+        out += s.slice(chunk, i);
+        chunk = j;
       }
       i = j - 1;
-      continue;
-    }
-    if (c === 36 && s.charCodeAt(i + 1) === 64 /* $@ */ && isCommandChar(prev)) {
+    } else if (c === 36 && s.charCodeAt(i + 1) === 64 /* $@ */ && i > 0 && isCommandChar(s.charCodeAt(i - 1))) {
+      out += s.slice(chunk, i);
+      chunk = i + 2;
       i++;
-      continue;
     }
-    out += s[i];
-    prev = c;
   }
-  return out;
+  return chunk === 0 ? s : out + s.slice(chunk);
 }
 
 /** Commands that are also everyday words: they need real arguments, not just an end of text. */
 const AMBIGUOUS = new Set([
-  'cat', 'set', 'export', 'echo', 'type', 'more', 'less', 'find', 'head', 'tail', 'sort', 'start', 'test', 'file', 'make', 'who', 'w', 'last',
-  'host', 'net', 'kill', 'history', 'python', 'java', 'node', 'ruby', 'perl', 'php', 'lua', 'exec', 'eval', 'sleep', 'ping', 'time', 'true',
-  'false', 'touch', 'cp', 'mv', 'rm', 'dir', 'ver', 'vol', 'reg', 'sc', 'service', 'route', 'finger', 'strings', 'stat', 'tee', 'expr', 'dd',
-  'nl', 'od', 'rev', 'tac', 'mount', 'make', 'zip', 'tar', 'timeout', 'halt', 'reboot', 'shutdown', 'crontab', 'ps', 'ssh', 'ftp', 'dig',
+  'cat',
+  'set',
+  'export',
+  'echo',
+  'type',
+  'more',
+  'less',
+  'find',
+  'head',
+  'tail',
+  'sort',
+  'start',
+  'test',
+  'file',
+  'make',
+  'who',
+  'w',
+  'last',
+  'host',
+  'net',
+  'kill',
+  'history',
+  'python',
+  'java',
+  'node',
+  'ruby',
+  'perl',
+  'php',
+  'lua',
+  'exec',
+  'eval',
+  'sleep',
+  'ping',
+  'time',
+  'true',
+  'false',
+  'touch',
+  'cp',
+  'mv',
+  'rm',
+  'dir',
+  'ver',
+  'vol',
+  'reg',
+  'sc',
+  'service',
+  'route',
+  'finger',
+  'strings',
+  'stat',
+  'tee',
+  'expr',
+  'dd',
+  'nl',
+  'od',
+  'rev',
+  'tac',
+  'mount',
+  'make',
+  'zip',
+  'tar',
+  'timeout',
+  'halt',
+  'reboot',
+  'shutdown',
+  'crontab',
+  'ps',
+  'ssh',
+  'ftp',
+  'dig',
 ]);
 
 /** Commands whose bare host-name argument (`nslookup evil.example`) is the attack. */
-const NETWORK_COMMANDS = new Set(['ping', 'nslookup', 'dig', 'host', 'curl', 'wget', 'nc', 'ncat', 'netcat', 'telnet', 'tftp', 'ftp', 'ssh', 'traceroute', 'tracert', 'whois']);
+const NETWORK_COMMANDS = new Set([
+  'ping',
+  'nslookup',
+  'dig',
+  'host',
+  'curl',
+  'wget',
+  'nc',
+  'ncat',
+  'netcat',
+  'telnet',
+  'tftp',
+  'ftp',
+  'ssh',
+  'traceroute',
+  'tracert',
+  'whois',
+]);
 
 function isHostName(s: string, j: number): boolean {
   let k = j;
@@ -108,9 +360,11 @@ function shellTail(s: string, i: number, command: string, text: boolean): boolea
   while (j < s.length && isSpace(s.charCodeAt(j))) j++;
   const a = s.charCodeAt(j);
   if (Number.isNaN(a) || a === 35 || a === 59 || a === 124 || a === 38) return !ambiguous;
-  if (a === 45 || a === 47 || a === 126 || a === 36 || a === 39 || a === 34 || a === 92 || a === 123 || a === 60 || a === 62 || a === 96 || a === 37) return true;
+  if (a === 45 || a === 47 || a === 126 || a === 36 || a === 39 || a === 34 || a === 92 || a === 123 || a === 60 || a === 62 || a === 96 || a === 37)
+    return true;
   if (a === 46 && (s.charCodeAt(j + 1) === 47 || s.charCodeAt(j + 1) === 46)) return true;
-  if (a >= 48 && a <= 57) return command === 'sleep' || command === 'ping' || command === 'timeout' || NETWORK_COMMANDS.has(command) || command === 'kill' || command === 'echo';
+  if (a >= 48 && a <= 57)
+    return command === 'sleep' || command === 'ping' || command === 'timeout' || NETWORK_COMMANDS.has(command) || command === 'kill' || command === 'echo';
   if (s.startsWith('http', j) || s.startsWith('ftp:', j) || s.startsWith('c:', j)) return true;
   if (NETWORK_COMMANDS.has(command) && isHostName(s, j)) return true;
   if (command === 'busybox') return commandAt(s, j, false, text);
@@ -139,7 +393,12 @@ function dangerousArgument(s: string, j: number, command: string): boolean {
 /** Command word starting at `i` (after optional `/bin/`-style prefix), checked for a shell tail. */
 function commandAt(s: string, from: number, chained: boolean, text: boolean): boolean {
   let i = from;
-  while (i < s.length && i < from + 16 && (isSpace(s.charCodeAt(i)) || s.charCodeAt(i) === 40 || s.charCodeAt(i) === 123 || s.charCodeAt(i) === 34 || s.charCodeAt(i) === 39)) i++;
+  while (
+    i < s.length &&
+    i < from + 16 &&
+    (isSpace(s.charCodeAt(i)) || s.charCodeAt(i) === 40 || s.charCodeAt(i) === 123 || s.charCodeAt(i) === 34 || s.charCodeAt(i) === 39)
+  )
+    i++;
   let start = i;
   // `/usr/bin/id`, `./x`, `c:\windows\system32\cmd.exe` prefixes: keep the last path component.
   let j = i;
@@ -159,29 +418,45 @@ function commandAt(s: string, from: number, chained: boolean, text: boolean): bo
   return shellTail(s, j, bare, text);
 }
 
+const REQUEST_SEPARATORS = [';', '|', '&', '$(', '\n', '\r', '`', '{'];
+const TEXT_SEPARATORS = [';', '|', '&', '$(', '`', '{'];
+
+/** Is the separator at `i` followed by an injected command? `{` is brace expansion. */
+function separatorAt(s: string, i: number, context: CommandContext): boolean {
+  const c = s.charCodeAt(i);
+  const text = context === 'text';
+  let next = i + 1;
+  let chained = false;
+  if (c === 124 || c === 38) {
+    // The second char of `||`/`&&` was handled with the first.
+    if (s.charCodeAt(i - 1) === c) return false;
+    if (s.charCodeAt(i + 1) === 124 || s.charCodeAt(i + 1) === 38) {
+      // In free text, `cd app && ls -la` is a pasted command line, not an injection.
+      chained = text && c === 38 && s.charCodeAt(i + 1) === 38;
+      next = i + 2;
+    }
+  } else if (c === 36) {
+    next = i + 2;
+  } else if (c === 123) {
+    return commandBrace(s, i);
+  } else if (c === 96 && text) {
+    // Markdown code spans open after a space; a backtick glued to a word is substitution.
+    if (i === 0 || isSpace(s.charCodeAt(i - 1)) || s.charCodeAt(i - 1) === 96) return false;
+  }
+  return commandAt(s, next, chained, text);
+}
+
 export function detectCommandInjection(raw: string, context: CommandContext): boolean {
   const s = deobfuscateShell(raw);
-  for (const shape of STRONG_SHAPES) if (containsShape(s, shape)) return true;
+  for (const [anchor, shapes] of STRONG_SHAPES) {
+    if (s.indexOf(anchor) !== -1) for (const shape of shapes) if (containsShape(s, shape)) return true;
+  }
   if (s.includes('/???/') || s.includes('/??/') || s.includes('/?in/')) return true;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    let next = -1;
-    let chained = false;
-    if (c === 59 || c === 124 || c === 38) {
-      next = i + 1;
-      // In free text, `cd app && ls -la` is a pasted command line, not an injection.
-      chained = context === 'text' && c === 38 && s.charCodeAt(i + 1) === 38;
+  // One indexOf pass per separator: native search, instead of a JavaScript loop over every char.
+  for (const separator of context === 'text' ? TEXT_SEPARATORS : REQUEST_SEPARATORS) {
+    for (let i = s.indexOf(separator); i !== -1; i = s.indexOf(separator, i + 1)) {
+      if (separatorAt(s, i, context)) return true;
     }
-    else if (c === 36 && s.charCodeAt(i + 1) === 40) next = i + 2;
-    else if (context === 'request' && (c === 10 || c === 13 || c === 96)) next = i + 1;
-    else if (c === 96 && context === 'text' && i > 0 && !isSpace(s.charCodeAt(i - 1)) && s.charCodeAt(i - 1) !== 96) next = i + 1;
-    else if (c === 123 /* { */ && commandBrace(s, i)) return true;
-    if (next === -1) continue;
-    if (s.charCodeAt(next) === 124 || s.charCodeAt(next) === 38) {
-      next++;
-      i++;
-    }
-    if (commandAt(s, next, chained, context === 'text')) return true;
   }
   return false;
 }

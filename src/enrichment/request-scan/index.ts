@@ -1,5 +1,28 @@
+/**
+ * Request scanning (design 6, detector 14): SQL injection, XSS, path traversal and command
+ * injection in the request path, query, user agent and every string in metadata.
+ *
+ * Pipeline per string (scan-value.ts): a one-pass prefilter skips strings with no character or
+ * word any attack needs; the rest is decoded (decode.ts: URL decoding repeated up to 4 rounds
+ * with overlong UTF-8 and %uXXXX, HTML entities, NFKC, null bytes, lower case) and given to the
+ * four detectors: sql.ts (token-class rules over sql-tokens.ts, comments removed), xss.ts,
+ * traversal.ts and cmdi.ts. Each file documents its rules and its precision policy.
+ *
+ * Precision policy for metadata free text: scanned with the same detectors and the same 0.5%
+ * false-positive budget as request parts. What differs is only what free text legitimately
+ * contains: pasted SQL that *starts* with a statement is a snippet (sql.ts), relative imports
+ * `../../x` need six levels or a sensitive target (traversal.ts), newlines, markdown backticks and
+ * `&&` command chains are not shell separators (cmdi.ts). Quoting an attack verbatim ("what does
+ * ' or 1=1 mean") is flagged: it *is* the attack string. Math in prose ("1=1 and 2=2") is
+ * borderline: a literal tautology right after a value and a logic word is flagged, after a prose
+ * word it is not.
+ *
+ * Work is bounded: each string is analysed up to MAX_SCANNED_LENGTH (64 KB; a payload beyond it
+ * is not seen), metadata to MAX_METADATA_DEPTH / MAX_METADATA_NODES / MAX_METADATA_STRINGS, the
+ * query to MAX_QUERY_PARAMS, and the event to MAX_SCANNED_PER_EVENT (256 KB) in total; every detector is a linear pass with bounded look-ahead (no regex).
+ */
 import type { ScanFinding } from '../types.js';
-import { CLASS_BITS, scanValue, type ValueKind } from './scan-value.js';
+import { CLASS_BITS, MAX_SCANNED_LENGTH, scanValue as scanOne, type ValueKind } from './scan-value.js';
 
 export interface ScanInput {
   readonly path?: string;
@@ -14,10 +37,23 @@ export const MAX_METADATA_DEPTH = 8;
 export const MAX_METADATA_STRINGS = 256;
 /** At most this many metadata nodes (objects, arrays, values) are visited per event. */
 export const MAX_METADATA_NODES = 4096;
+/** Total characters analysed per event across all parts; later strings are skipped once it is spent. */
+export const MAX_SCANNED_PER_EVENT = 256 * 1024;
 /** At most this many query parameters are scanned per event. */
 export const MAX_QUERY_PARAMS = 128;
 
 const NONE: readonly ScanFinding[] = Object.freeze([]);
+
+/** Characters still to analyse in the current event (scanning is synchronous, so one counter suffices). */
+let budget = 0;
+
+/** scanOne within the event's budget: a string is analysed up to what is left of it. */
+function scanValue(value: string, kind: ValueKind): number {
+  if (budget <= 0) return 0;
+  const analysed = Math.min(value.length, MAX_SCANNED_LENGTH, budget);
+  budget -= analysed;
+  return scanOne(analysed < value.length ? value.slice(0, analysed) : value, kind);
+}
 
 class Findings {
   list: ScanFinding[] | undefined;
@@ -82,6 +118,7 @@ function scanPart(value: string | undefined, kind: ValueKind, out: Findings): vo
  * once per location: `path`, `query`, `user_agent` or `metadata.<dotted.path>`.
  */
 export function scanRequest(input: ScanInput): readonly ScanFinding[] {
+  budget = MAX_SCANNED_PER_EVENT;
   const out = new Findings();
   scanPart(input.path, 'path', out);
   if (input.query !== undefined && input.query.length > 0) scanQuery(input.query, out);

@@ -28,8 +28,29 @@ function clip(raw: string): string {
   return raw.length > MAX_SCANNED_LENGTH ? raw.slice(0, MAX_SCANNED_LENGTH) : raw;
 }
 
+/**
+ * User agents repeat across requests (a few hundred distinct ones make most traffic), so their
+ * results are remembered; the cache is cleared, not evicted, when full.
+ */
+const USER_AGENT_CACHE_SIZE = 1024;
+/** Longer agents are not kept (bounded memory; real browser agents are under 300 chars). */
+const MAX_CACHED_USER_AGENT = 512;
+const userAgentCache = new Map<string, number>();
+
 /** Classes found in one raw string, as a bit set. The request path is scanned per segment for SQL. */
 export function scanValue(input: string, kind: ValueKind): number {
+  if (kind !== 'user_agent') return scanUncached(input, kind);
+  const cached = userAgentCache.get(input);
+  if (cached !== undefined) return cached;
+  const found = scanUncached(input, kind);
+  if (input.length <= MAX_CACHED_USER_AGENT) {
+    if (userAgentCache.size >= USER_AGENT_CACHE_SIZE) userAgentCache.clear();
+    userAgentCache.set(input, found);
+  }
+  return found;
+}
+
+function scanUncached(input: string, kind: ValueKind): number {
   const raw = clip(input);
   if (!mayBeMalicious(raw)) return 0;
   const s = normalise(raw, kind === 'query');

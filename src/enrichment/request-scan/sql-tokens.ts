@@ -6,26 +6,29 @@
  * executed by MySQL and is therefore tokenized. One linear pass, into reusable buffers.
  */
 
-export const enum Tok {
-  End = 0,
-  Num,
-  Bare,
-  Keyword,
-  Logic,
-  Union,
-  Statement,
-  Func,
-  Var,
-  Op,
-  LParen,
-  RParen,
-  Comma,
-  Semi,
-  Dot,
-  Comment,
-  Break,
-  Other,
-}
+/**
+ * Token classes. Plain numbers (not an enum object) so hot loops in other modules compare
+ * against local constants instead of reading an imported binding per token.
+ */
+export const T_END = 0;
+export const T_NUM = 1;
+export const T_BARE = 2;
+export const T_KEYWORD = 3;
+export const T_LOGIC = 4;
+export const T_UNION = 5;
+export const T_STATEMENT = 6;
+export const T_FUNC = 7;
+export const T_VAR = 8;
+export const T_OP = 9;
+export const T_LPAREN = 10;
+export const T_RPAREN = 11;
+export const T_COMMA = 12;
+export const T_SEMI = 13;
+export const T_DOT = 14;
+export const T_COMMENT = 15;
+export const T_BREAK = 16;
+export const T_OTHER = 17;
+export type Tok = number;
 
 /** Operator sub-kinds stored in `aux` for Op tokens. */
 export const OP_COMPARE = 1;
@@ -33,19 +36,103 @@ export const OP_ARITH = 2;
 
 const LOGIC_WORDS = new Set(['and', 'or', 'xor']);
 const STATEMENT_WORDS = new Set([
-  'select', 'insert', 'update', 'delete', 'drop', 'create', 'alter', 'truncate', 'exec', 'execute',
-  'declare', 'shutdown', 'waitfor', 'grant', 'revoke', 'call', 'rename', 'merge',
+  'select',
+  'insert',
+  'update',
+  'delete',
+  'drop',
+  'create',
+  'alter',
+  'truncate',
+  'exec',
+  'execute',
+  'declare',
+  'shutdown',
+  'waitfor',
+  'grant',
+  'revoke',
+  'call',
+  'rename',
+  'merge',
 ]);
 const KEYWORDS = new Set([
-  'from', 'where', 'like', 'rlike', 'regexp', 'in', 'is', 'null', 'by', 'order', 'group', 'having',
-  'limit', 'offset', 'into', 'as', 'case', 'when', 'then', 'else', 'end', 'all', 'distinct', 'table',
-  'database', 'set', 'values', 'outfile', 'dumpfile', 'delay', 'exists', 'between', 'procedure',
-  'top', 'true', 'false', 'not', 'sounds', 'div', 'mod', 'collate', 'escape', 'with', 'time',
+  'from',
+  'where',
+  'like',
+  'rlike',
+  'regexp',
+  'in',
+  'is',
+  'null',
+  'by',
+  'order',
+  'group',
+  'having',
+  'limit',
+  'offset',
+  'into',
+  'as',
+  'case',
+  'when',
+  'then',
+  'else',
+  'end',
+  'all',
+  'distinct',
+  'table',
+  'database',
+  'set',
+  'values',
+  'outfile',
+  'dumpfile',
+  'delay',
+  'exists',
+  'between',
+  'procedure',
+  'top',
+  'true',
+  'false',
+  'not',
+  'sounds',
+  'div',
+  'mod',
+  'collate',
+  'escape',
+  'with',
+  'time',
 ]);
 /** Keywords that still behave as operands or operators when followed by `(`. */
 const PAREN_KEYWORDS = new Set(['in', 'exists', 'values', 'not', 'all', 'distinct', 'as', 'then', 'else', 'when', 'from', 'where', 'into', 'by', 'is', 'like']);
 /** SQL functions an attacker calls with a space before `(`; other words need `(` adjacent. */
-const SPACED_FUNCTIONS = new Set(['sleep', 'pg_sleep', 'benchmark', 'char', 'chr', 'concat', 'ascii', 'substring', 'substr', 'count', 'version', 'user', 'database', 'if', 'iif', 'cast', 'convert', 'extractvalue', 'updatexml', 'load_file', 'md5', 'mid', 'ord', 'hex', 'unhex', 'length', 'randomblob']);
+const SPACED_FUNCTIONS = new Set([
+  'sleep',
+  'pg_sleep',
+  'benchmark',
+  'char',
+  'chr',
+  'concat',
+  'ascii',
+  'substring',
+  'substr',
+  'count',
+  'version',
+  'user',
+  'database',
+  'if',
+  'iif',
+  'cast',
+  'convert',
+  'extractvalue',
+  'updatexml',
+  'load_file',
+  'md5',
+  'mid',
+  'ord',
+  'hex',
+  'unhex',
+  'length',
+  'randomblob',
+]);
 
 export interface TokenBuffer {
   kind: Uint8Array;
@@ -89,18 +176,18 @@ function push(kind: Tok, start: number, end: number, aux: number): void {
 
 function classifyWord(s: string, start: number, end: number, next: number): Tok {
   const w = s.slice(start, end);
-  if (LOGIC_WORDS.has(w)) return Tok.Logic;
-  if (w === 'union') return Tok.Union;
-  if (STATEMENT_WORDS.has(w)) return Tok.Statement;
+  if (LOGIC_WORDS.has(w)) return T_LOGIC;
+  if (w === 'union') return T_UNION;
+  if (STATEMENT_WORDS.has(w)) return T_STATEMENT;
   const opensParen = s.charCodeAt(next) === 40;
-  if (KEYWORDS.has(w) && (!opensParen || PAREN_KEYWORDS.has(w))) return Tok.Keyword;
-  if (opensParen) return Tok.Func;
+  if (KEYWORDS.has(w) && (!opensParen || PAREN_KEYWORDS.has(w))) return T_KEYWORD;
+  if (opensParen) return T_FUNC;
   if (SPACED_FUNCTIONS.has(w)) {
     let k = next;
     while (k < s.length && isSpace(s.charCodeAt(k))) k++;
-    if (s.charCodeAt(k) === 40) return Tok.Func;
+    if (s.charCodeAt(k) === 40) return T_FUNC;
   }
-  return Tok.Bare;
+  return T_BARE;
 }
 
 function isDigit(c: number): boolean {
@@ -118,7 +205,10 @@ function scanNumber(s: string, i: number): number {
   }
   let j = i;
   while (j < n && (isDigit(s.charCodeAt(j)) || s.charCodeAt(j) === 46)) j++;
-  if (s.charCodeAt(j) === 101 && (isDigit(s.charCodeAt(j + 1)) || ((s.charCodeAt(j + 1) === 45 || s.charCodeAt(j + 1) === 43) && isDigit(s.charCodeAt(j + 2))))) {
+  if (
+    s.charCodeAt(j) === 101 &&
+    (isDigit(s.charCodeAt(j + 1)) || ((s.charCodeAt(j + 1) === 45 || s.charCodeAt(j + 1) === 43) && isDigit(s.charCodeAt(j + 2))))
+  ) {
     j += 2;
     while (j < n && isDigit(s.charCodeAt(j))) j++;
   }
@@ -139,14 +229,14 @@ export function tokenize(s: string): TokenBuffer {
     }
     const c1 = i + 1 < n ? s.charCodeAt(i + 1) : 0;
     if (c === 39 || c === 34 || c === 96) {
-      push(Tok.Break, i, i + 1, c);
+      push(T_BREAK, i, i + 1, c);
       i++;
     } else if ((c >= 48 && c <= 57) || (c === 46 && c1 >= 48 && c1 <= 57)) {
       const j = scanNumber(s, i);
       let k = j;
       // A digit-led word such as `3pm` or `2fa` is a bare word, not a number.
       while (k < n && isWordChar(s.charCodeAt(k))) k++;
-      push(k === j ? Tok.Num : Tok.Bare, i, k, 0);
+      push(k === j ? T_NUM : T_BARE, i, k, 0);
       i = k;
     } else if (isWordChar(c)) {
       let j = i + 1;
@@ -157,7 +247,7 @@ export function tokenize(s: string): TokenBuffer {
       let j = i + 1;
       if (s.charCodeAt(j) === 64) j++;
       while (j < n && isWordChar(s.charCodeAt(j))) j++;
-      push(Tok.Var, i, j, 0);
+      push(T_VAR, i, j, 0);
       i = j;
     } else if (c === 47 && c1 === 42 /* slash-star */) {
       if (s.charCodeAt(i + 2) === 33 /* ! */) {
@@ -173,7 +263,7 @@ export function tokenize(s: string): TokenBuffer {
       // comment that ends the input terminates the query.
       let k = j;
       while (k < n && isSpace(s.charCodeAt(k))) k++;
-      if (close === -1 || k === n) push(Tok.Comment, i, j, 0);
+      if (close === -1 || k === n) push(T_COMMENT, i, j, 0);
       i = j;
     } else if (c === 42 && c1 === 47 && versioned) {
       versioned = false;
@@ -181,37 +271,37 @@ export function tokenize(s: string): TokenBuffer {
     } else if ((c === 45 && c1 === 45) || c === 35) {
       const nl = s.indexOf('\n', i);
       const j = nl === -1 ? n : nl;
-      push(Tok.Comment, i, j, 0);
+      push(T_COMMENT, i, j, 0);
       i = j;
     } else if (c === 40) {
-      push(Tok.LParen, i, i + 1, 0);
+      push(T_LPAREN, i, i + 1, 0);
       i++;
     } else if (c === 41) {
-      push(Tok.RParen, i, i + 1, 0);
+      push(T_RPAREN, i, i + 1, 0);
       i++;
     } else if (c === 44) {
-      push(Tok.Comma, i, i + 1, 0);
+      push(T_COMMA, i, i + 1, 0);
       i++;
     } else if (c === 59) {
-      push(Tok.Semi, i, i + 1, 0);
+      push(T_SEMI, i, i + 1, 0);
       i++;
     } else if (c === 46) {
-      push(Tok.Dot, i, i + 1, 0);
+      push(T_DOT, i, i + 1, 0);
       i++;
     } else if ((c === 124 && c1 === 124) || (c === 38 && c1 === 38)) {
-      push(Tok.Logic, i, i + 2, 0);
+      push(T_LOGIC, i, i + 2, 0);
       i += 2;
     } else if (c === 61 || c === 60 || c === 62 || c === 33) {
       let j = i + 1;
       while (j < n && j < i + 3 && (s.charCodeAt(j) === 61 || s.charCodeAt(j) === 62 || s.charCodeAt(j) === 60)) j++;
       // A lone `!` is negation, not a comparison.
-      push(Tok.Op, i, j, c === 33 && j === i + 1 ? OP_ARITH : OP_COMPARE);
+      push(T_OP, i, j, c === 33 && j === i + 1 ? OP_ARITH : OP_COMPARE);
       i = j;
     } else if (c === 43 || c === 45 || c === 42 || c === 47 || c === 37 || c === 94 || c === 126 || c === 124 || c === 38) {
-      push(Tok.Op, i, i + 1, OP_ARITH);
+      push(T_OP, i, i + 1, OP_ARITH);
       i++;
     } else {
-      push(Tok.Other, i, i + 1, 0);
+      push(T_OTHER, i, i + 1, 0);
       i++;
     }
   }

@@ -1,4 +1,25 @@
-import { OP_COMPARE, Tok, tokenize, type TokenBuffer } from './sql-tokens.js';
+import * as tokens from './sql-tokens.js';
+import { tokenize, type Tok, type TokenBuffer } from './sql-tokens.js';
+
+// Local copies: reading an imported binding per token is measurably slower in transpiled ESM.
+const T_END = tokens.T_END;
+const T_NUM = tokens.T_NUM;
+const T_BARE = tokens.T_BARE;
+const T_KEYWORD = tokens.T_KEYWORD;
+const T_LOGIC = tokens.T_LOGIC;
+const T_UNION = tokens.T_UNION;
+const T_STATEMENT = tokens.T_STATEMENT;
+const T_FUNC = tokens.T_FUNC;
+const T_VAR = tokens.T_VAR;
+const T_OP = tokens.T_OP;
+const T_LPAREN = tokens.T_LPAREN;
+const T_RPAREN = tokens.T_RPAREN;
+const T_COMMA = tokens.T_COMMA;
+const T_SEMI = tokens.T_SEMI;
+const T_DOT = tokens.T_DOT;
+const T_COMMENT = tokens.T_COMMENT;
+const T_BREAK = tokens.T_BREAK;
+const OP_COMPARE = tokens.OP_COMPARE;
 
 /**
  * SQL injection as token-class shapes, after the idea of libinjection's fingerprints. A value is
@@ -44,7 +65,7 @@ let t: TokenBuffer;
 let text = '';
 
 function kindAt(i: number): Tok {
-  return i < t.count ? ((t.kind[i] ?? Tok.End) as Tok) : Tok.End;
+  return i < t.count ? ((t.kind[i] ?? T_END) as Tok) : T_END;
 }
 
 function word(i: number): string {
@@ -73,7 +94,7 @@ const NONE: ParsedOperand = { type: Operand.None, end: 0, name: '' };
 function closeLiteral(i: number): number {
   const quote = t.aux[i];
   for (let j = i + 1; j < t.count && j <= i + MAX_SPAN; j++) {
-    if (kindAt(j) === Tok.Break && t.aux[j] === quote) return j + 1;
+    if (kindAt(j) === T_BREAK && t.aux[j] === quote) return j + 1;
   }
   return t.count;
 }
@@ -83,8 +104,8 @@ function closeParen(i: number): number {
   let depth = 0;
   for (let j = i; j < t.count && j <= i + MAX_SPAN; j++) {
     const k = kindAt(j);
-    if (k === Tok.LParen) depth++;
-    else if (k === Tok.RParen && --depth === 0) return j + 1;
+    if (k === T_LPAREN) depth++;
+    else if (k === T_RPAREN && --depth === 0) return j + 1;
   }
   return t.count;
 }
@@ -92,24 +113,24 @@ function closeParen(i: number): number {
 function parseOperand(i: number): ParsedOperand {
   for (let guard = 0; guard < 8; guard++) {
     const k = kindAt(i);
-    if ((k === Tok.Op && (t.aux[i] ?? 0) !== OP_COMPARE) || k === Tok.LParen || (k === Tok.Keyword && isWord(i, 'not'))) i++;
+    if ((k === T_OP && (t.aux[i] ?? 0) !== OP_COMPARE) || k === T_LPAREN || (k === T_KEYWORD && isWord(i, 'not'))) i++;
     else break;
   }
   switch (kindAt(i)) {
-    case Tok.Num:
+    case T_NUM:
       return { type: Operand.Num, end: i + 1, name: '' };
-    case Tok.Break:
+    case T_BREAK:
       return { type: Operand.Literal, end: closeLiteral(i), name: '' };
-    case Tok.Bare:
+    case T_BARE:
       return { type: Operand.Bare, end: i + 1, name: word(i) };
-    case Tok.Var:
+    case T_VAR:
       return { type: Operand.Var, end: i + 1, name: '' };
-    case Tok.Keyword:
-      if (isWord(i, 'exists') && kindAt(i + 1) === Tok.LParen) return { type: Operand.Subquery, end: closeParen(i + 1), name: '' };
+    case T_KEYWORD:
+      if (isWord(i, 'exists') && kindAt(i + 1) === T_LPAREN) return { type: Operand.Subquery, end: closeParen(i + 1), name: '' };
       return isWord(i, 'true') || isWord(i, 'false') || isWord(i, 'null') ? { type: Operand.Bool, end: i + 1, name: '' } : NONE;
-    case Tok.Func:
-      return { type: Operand.Func, end: kindAt(i + 1) === Tok.LParen ? closeParen(i + 1) : i + 1, name: word(i) };
-    case Tok.Statement:
+    case T_FUNC:
+      return { type: Operand.Func, end: kindAt(i + 1) === T_LPAREN ? closeParen(i + 1) : i + 1, name: word(i) };
+    case T_STATEMENT:
       return isWord(i, 'select') ? { type: Operand.Subquery, end: i + 1, name: '' } : NONE;
     default:
       return NONE;
@@ -117,13 +138,18 @@ function parseOperand(i: number): ParsedOperand {
 }
 
 function isLiteralLike(type: Operand): boolean {
-  return type === Operand.Num || type === Operand.Literal || type === Operand.Bool || type === Operand.Var || type === Operand.Func || type === Operand.Subquery;
+  return (
+    type === Operand.Num || type === Operand.Literal || type === Operand.Bool || type === Operand.Var || type === Operand.Func || type === Operand.Subquery
+  );
 }
 
 function isComparison(i: number): boolean {
   const k = kindAt(i);
-  if (k === Tok.Op) return t.aux[i] === OP_COMPARE;
-  return k === Tok.Keyword && (isWord(i, 'like') || isWord(i, 'rlike') || isWord(i, 'regexp') || isWord(i, 'is') || isWord(i, 'in') || isWord(i, 'between') || isWord(i, 'sounds'));
+  if (k === T_OP) return t.aux[i] === OP_COMPARE;
+  return (
+    k === T_KEYWORD &&
+    (isWord(i, 'like') || isWord(i, 'rlike') || isWord(i, 'regexp') || isWord(i, 'is') || isWord(i, 'in') || isWord(i, 'between') || isWord(i, 'sounds'))
+  );
 }
 
 /** `i` is the token after a logic word. */
@@ -131,7 +157,7 @@ function isInjectedCondition(i: number, point: Point): boolean {
   const a = parseOperand(i);
   if (a.type === Operand.None) return false;
   if (a.type === Operand.Func || a.type === Operand.Subquery) return true;
-  let j = skip(a.end, Tok.RParen);
+  let j = skip(a.end, T_RPAREN);
   if (isComparison(j)) {
     j++;
     if (isWord(j - 1, 'sounds') && isWord(j, 'like')) j++;
@@ -142,8 +168,8 @@ function isInjectedCondition(i: number, point: Point): boolean {
   }
   const after = kindAt(j);
   const literal = a.type === Operand.Num || a.type === Operand.Bool || a.type === Operand.Literal;
-  if (literal && (after === Tok.Comment || after === Tok.Semi)) return true;
-  if (after !== Tok.End) return false;
+  if (literal && (after === T_COMMENT || after === T_SEMI)) return true;
+  if (after !== T_END) return false;
   // `' or 1` / `' or true` after a quote; after a number only the boolean form (`0 or true`), as
   // "1 or 2" is ordinary prose.
   return a.type === Operand.Bool || (point === Point.AfterQuote && a.type === Operand.Num);
@@ -151,17 +177,25 @@ function isInjectedCondition(i: number, point: Point): boolean {
 
 /** After SELECT: does the column list look like an attacker's (literals, *, calls, col,col)? */
 function isSelectList(i: number): boolean {
-  i = skip(i, Tok.LParen);
+  i = skip(i, T_LPAREN);
   if (isWord(i, 'all') || isWord(i, 'distinct')) i++;
   if (isWord(i, 'top')) i += 2;
-  i = skip(i, Tok.LParen);
+  i = skip(i, T_LPAREN);
   const k = kindAt(i);
-  if (k === Tok.Num || k === Tok.Var || k === Tok.Func || k === Tok.Break || k === Tok.Comment) return true;
-  if (k === Tok.Keyword) return isWord(i, 'null') || isWord(i, 'true') || isWord(i, 'false') || isWord(i, 'case');
-  if (k === Tok.Op) return isWord(i, '*');
-  if (k === Tok.Bare) {
+  if (k === T_NUM || k === T_VAR || k === T_FUNC || k === T_COMMENT) return true;
+  if (k === T_BREAK) {
+    // A closed string literal column (`'a',`); an unclosed quote is prose (`"union select" meaning`).
+    const end = closeLiteral(i);
+    const closed = kindAt(end - 1) === T_BREAK && end - 1 > i && t.aux[end - 1] === t.aux[i];
+    if (!closed) return false;
+    const next = kindAt(end);
+    return next === T_COMMA || next === T_COMMENT || next === T_END || isWord(end, 'from');
+  }
+  if (k === T_KEYWORD) return isWord(i, 'null') || isWord(i, 'true') || isWord(i, 'false') || isWord(i, 'case');
+  if (k === T_OP) return isWord(i, '*');
+  if (k === T_BARE) {
     const next = kindAt(i + 1);
-    return next === Tok.Comma || next === Tok.Dot || next === Tok.End || next === Tok.Comment || isWord(i + 1, 'from');
+    return next === T_COMMA || next === T_DOT || next === T_COMMENT || isWord(i + 1, 'from');
   }
   return false;
 }
@@ -170,7 +204,7 @@ function isSelectList(i: number): boolean {
 function isUnionSelect(i: number): boolean {
   let j = i + 1;
   if (isWord(j, 'all') || isWord(j, 'distinct')) j++;
-  j = skip(j, Tok.LParen);
+  j = skip(j, T_LPAREN);
   return isWord(j, 'select') && isSelectList(j + 1);
 }
 
@@ -183,7 +217,7 @@ function isStackedStatement(i: number, literalColumns = true): boolean {
   switch (w) {
     case 'select':
       // `; select "Export"` is prose punctuation; a stacked SELECT starts with numbers, calls, *, …
-      return isSelectList(next) && (literalColumns || kindAt(skip(next, Tok.LParen)) !== Tok.Break);
+      return isSelectList(next) && (literalColumns || kindAt(skip(next, T_LPAREN)) !== T_BREAK);
     case 'drop':
     case 'create':
     case 'alter':
@@ -195,15 +229,15 @@ function isStackedStatement(i: number, literalColumns = true): boolean {
     case 'insert':
       return isWord(next, 'into');
     case 'update':
-      return kindAt(next) === Tok.Bare && isWord(next + 1, 'set');
+      return kindAt(next) === T_BARE && isWord(next + 1, 'set');
     case 'exec':
     case 'execute':
-      return kindAt(next) === Tok.Bare || kindAt(next) === Tok.Func || kindAt(next) === Tok.LParen || kindAt(next) === Tok.Var;
+      return kindAt(next) === T_BARE || kindAt(next) === T_FUNC || kindAt(next) === T_LPAREN || kindAt(next) === T_VAR;
     case 'declare':
-      return kindAt(next) === Tok.Var;
+      return kindAt(next) === T_VAR;
     case 'shutdown': {
       const k = kindAt(next);
-      return k === Tok.End || k === Tok.Comment || k === Tok.Semi || isWord(next, 'with');
+      return k === T_END || k === T_COMMENT || k === T_SEMI || isWord(next, 'with');
     }
     case 'waitfor':
       return isWord(next, 'delay') || isWord(next, 'time');
@@ -211,7 +245,7 @@ function isStackedStatement(i: number, literalColumns = true): boolean {
     case 'revoke':
       return isWord(next, 'all') || isWord(next + 1, 'on') || isWord(next + 1, 'to');
     case 'call':
-      return kindAt(next) === Tok.Func;
+      return kindAt(next) === T_FUNC;
     default:
       return false;
   }
@@ -227,14 +261,23 @@ function isTerminatingComment(i: number, quote: number): boolean {
 function clauseInjection(i: number): boolean {
   if ((isWord(i, 'order') || isWord(i, 'group')) && isWord(i + 1, 'by')) {
     const k = kindAt(i + 2);
-    if (k !== Tok.Num && k !== Tok.Bare) return false;
+    if (k !== T_NUM && k !== T_BARE) return false;
     let a = i + 3;
-    if (kindAt(a) === Tok.Dot && kindAt(a + 1) === Tok.Bare) a += 2;
+    if (kindAt(a) === T_DOT && kindAt(a + 1) === T_BARE) a += 2;
     const after = kindAt(a);
-    return after === Tok.End || after === Tok.Comment || after === Tok.Comma || after === Tok.Semi || after === Tok.RParen || isWord(a, 'having') || isWord(a, 'desc') || isWord(a, 'asc');
+    return (
+      after === T_END ||
+      after === T_COMMENT ||
+      after === T_COMMA ||
+      after === T_SEMI ||
+      after === T_RPAREN ||
+      isWord(a, 'having') ||
+      isWord(a, 'desc') ||
+      isWord(a, 'asc')
+    );
   }
   if (isWord(i, 'having')) return isInjectedCondition(i + 1, Point.AfterValue);
-  if (isWord(i, 'limit')) return kindAt(i + 1) === Tok.Num && (kindAt(i + 2) === Tok.Comment || kindAt(i + 2) === Tok.Comma || kindAt(i + 2) === Tok.Union);
+  if (isWord(i, 'limit')) return kindAt(i + 1) === T_NUM && (kindAt(i + 2) === T_COMMENT || kindAt(i + 2) === T_COMMA || kindAt(i + 2) === T_UNION);
   if (isWord(i, 'procedure')) return word(i + 1) === 'analyse';
   return false;
 }
@@ -244,36 +287,36 @@ function injectedAt(i: number, point: Point, quote: number): boolean {
   // `1+or+1=1` after double decoding: a `+` before a logic word or UNION is whitespace.
   if (isPlusSpace(i)) i++;
   const parens = i;
-  i = skip(i, Tok.RParen);
+  i = skip(i, T_RPAREN);
   const closedParen = i > parens;
   const k = kindAt(i);
   switch (k) {
-    case Tok.Comment:
+    case T_COMMENT:
       return (point === Point.AfterQuote || closedParen) && isTerminatingComment(i, quote);
-    case Tok.Logic:
+    case T_LOGIC:
       return isInjectedCondition(i + 1, point);
-    case Tok.Union:
+    case T_UNION:
       return isUnionSelect(i);
-    case Tok.Semi: {
+    case T_SEMI: {
       const n = kindAt(i + 1);
-      if (n === Tok.Statement) return isStackedStatement(i + 1, false);
-      return point === Point.AfterQuote && n === Tok.Comment;
+      if (n === T_STATEMENT) return isStackedStatement(i + 1, false);
+      return point === Point.AfterQuote && n === T_COMMENT;
     }
-    case Tok.Statement:
+    case T_STATEMENT:
       // `' waitfor delay ...`, `') exec xp_...`; after a bare value this is prose ("please drop table ...").
       return (point === Point.AfterQuote || closedParen) && isStackedStatement(i, false) && !isWord(i, 'select');
-    case Tok.Keyword:
+    case T_KEYWORD:
       if (point === Point.Start && !closedParen) return false;
       if (isComparison(i) && parseOperand(i + 1).type === Operand.Subquery) return true;
       return clauseInjection(i);
-    case Tok.Op: {
+    case T_OP: {
       if (point !== Point.AfterQuote) return false;
       const n = kindAt(i + 1);
-      if (n === Tok.Func || n === Tok.Break) return true;
-      if (n === Tok.LParen && parseOperand(i + 1).type === Operand.Subquery) return true;
-      if (n === Tok.Num) {
+      if (n === T_FUNC || n === T_BREAK) return true;
+      if (n === T_LPAREN && parseOperand(i + 1).type === Operand.Subquery) return true;
+      if (n === T_NUM) {
         const a = kindAt(i + 2);
-        return a === Tok.Comment || a === Tok.Break || a === Tok.End || a === Tok.Logic;
+        return a === T_COMMENT || a === T_BREAK || a === T_END || a === T_LOGIC;
       }
       return false;
     }
@@ -283,24 +326,64 @@ function injectedAt(i: number, point: Point, quote: number): boolean {
 }
 
 const TIME_FUNCTIONS = new Set(['sleep', 'pg_sleep', 'benchmark', 'randomblob']);
-const DANGEROUS_FUNCTIONS = new Set(['load_file', 'extractvalue', 'updatexml', 'xp_cmdshell', 'sp_oacreate', 'receive_message', 'get_host_address', 'utl_inaddr', 'sys_eval', 'sys_exec']);
-const DANGEROUS_NAMES = new Set(['xp_cmdshell', 'sp_oacreate', 'utl_inaddr', 'utl_http', 'dbms_pipe', 'dbms_lock', 'pg_read_file', 'sysobjects', 'msysaccessobjects']);
+const DANGEROUS_FUNCTIONS = new Set([
+  'load_file',
+  'extractvalue',
+  'updatexml',
+  'xp_cmdshell',
+  'sp_oacreate',
+  'receive_message',
+  'get_host_address',
+  'utl_inaddr',
+  'sys_eval',
+  'sys_exec',
+]);
+const DANGEROUS_NAMES = new Set([
+  'xp_cmdshell',
+  'sp_oacreate',
+  'utl_inaddr',
+  'utl_http',
+  'dbms_pipe',
+  'dbms_lock',
+  'pg_read_file',
+  'sysobjects',
+  'msysaccessobjects',
+]);
 
 function startsWithStatement(): boolean {
-  let i = skip(0, Tok.LParen);
-  if (kindAt(i) === Tok.Statement) return true;
+  const i = skip(0, T_LPAREN);
+  if (kindAt(i) === T_STATEMENT) return true;
   return isWord(i, 'with');
+}
+
+/** After an expression: does SQL go on (operator, terminator, list) rather than prose ("sleep(3) in the test")? */
+function continuesSql(i: number): boolean {
+  const k = kindAt(i);
+  return (
+    k === T_END ||
+    k === T_COMMENT ||
+    k === T_OP ||
+    k === T_LOGIC ||
+    k === T_SEMI ||
+    k === T_COMMA ||
+    k === T_RPAREN ||
+    k === T_BREAK ||
+    isWord(i, 'from') ||
+    isWord(i, 'then') ||
+    isWord(i, 'else') ||
+    isWord(i, 'end')
+  );
 }
 
 function isPlusSpace(i: number): boolean {
   const next = kindAt(i + 1);
-  return kindAt(i) === Tok.Op && isWord(i, '+') && (next === Tok.Logic || next === Tok.Union);
+  return kindAt(i) === T_OP && isWord(i, '+') && (next === T_LOGIC || next === T_UNION);
 }
 
 function valueBefore(i: number): boolean {
   if (i > 0 && isPlusSpace(i - 1)) i--;
-  const prev = i === 0 ? Tok.End : kindAt(i - 1);
-  return prev === Tok.End || prev === Tok.Num || prev === Tok.Break || prev === Tok.RParen || prev === Tok.Comment;
+  const prev = i === 0 ? T_END : kindAt(i - 1);
+  return prev === T_END || prev === T_NUM || prev === T_BREAK || prev === T_RPAREN || prev === T_COMMENT;
 }
 
 /** Rules that do not depend on an injection point. */
@@ -309,40 +392,42 @@ function injectedAnywhere(): boolean {
   let sawSelect = false;
   for (let i = 0; i < t.count; i++) {
     const k = kindAt(i);
-    if (k === Tok.Func) {
+    if (k === T_FUNC) {
       const w = word(i);
       if (TIME_FUNCTIONS.has(w)) {
-        const prev = i === 0 ? Tok.End : kindAt(i - 1);
-        const sqlContext = prev === Tok.End || prev === Tok.Op || prev === Tok.Logic || prev === Tok.Comma || prev === Tok.LParen || prev === Tok.Statement || prev === Tok.Keyword;
-        if (sqlContext && kindAt(i + 1) === Tok.LParen && kindAt(i + 2) === Tok.Num) {
-          if (w !== 'benchmark' || kindAt(i + 3) === Tok.Comma) return true;
+        const prev = i === 0 ? T_END : kindAt(i - 1);
+        const sqlContext =
+          prev === T_END || prev === T_OP || prev === T_LOGIC || prev === T_COMMA || prev === T_LPAREN || prev === T_STATEMENT || prev === T_KEYWORD;
+        if (sqlContext && kindAt(i + 1) === T_LPAREN && kindAt(i + 2) === T_NUM && continuesSql(closeParen(i + 1))) {
+          if (w !== 'benchmark' || kindAt(i + 3) === T_COMMA) return true;
         }
       } else if (DANGEROUS_FUNCTIONS.has(w)) {
         return true;
       }
-    } else if (k === Tok.Bare) {
-      if (DANGEROUS_NAMES.has(word(i))) return true;
-    } else if (k === Tok.Statement) {
-      if (isWord(i, 'select') && (i === 0 || kindAt(i - 1) !== Tok.Union)) sawSelect = true;
-      if (isWord(i, 'waitfor') && (isWord(i + 1, 'delay') || isWord(i + 1, 'time')) && kindAt(i + 2) === Tok.Break) return true;
-    } else if (k === Tok.Keyword) {
+    } else if (k === T_BARE) {
+      const len = (t.end[i] ?? 0) - (t.start[i] ?? 0);
+      if (len >= 8 && len <= 17 && DANGEROUS_NAMES.has(word(i))) return true;
+    } else if (k === T_STATEMENT) {
+      if (isWord(i, 'select') && (i === 0 || kindAt(i - 1) !== T_UNION)) sawSelect = true;
+      if (isWord(i, 'waitfor') && (isWord(i + 1, 'delay') || isWord(i + 1, 'time')) && kindAt(i + 2) === T_BREAK) return true;
+    } else if (k === T_KEYWORD) {
       // Conditional expression injected into ORDER BY and friends: `(case when (1=1) then a else b end)`.
       if (isWord(i, 'case') && isWord(i + 1, 'when') && isInjectedCondition(i + 2, Point.AfterValue)) return true;
       if (isWord(i, 'into') && (isWord(i + 1, 'outfile') || isWord(i + 1, 'dumpfile'))) return true;
-    } else if (!snippet && k === Tok.Union) {
-      const prev = i === 0 ? Tok.End : kindAt(i - 1);
-      const valueBefore = prev === Tok.End || prev === Tok.Num || prev === Tok.Break || prev === Tok.RParen || prev === Tok.Comment;
+    } else if (!snippet && k === T_UNION) {
+      const prev = i === 0 ? T_END : kindAt(i - 1);
+      const valueBefore = prev === T_END || prev === T_NUM || prev === T_BREAK || prev === T_RPAREN || prev === T_COMMENT;
       if (valueBefore && !sawSelect && isUnionSelect(i)) return true;
-    } else if (!snippet && k === Tok.Semi) {
-      if (kindAt(i + 1) === Tok.Statement && isStackedStatement(i + 1, false)) return true;
-    } else if (k === Tok.Logic && valueBefore(i)) {
+    } else if (!snippet && k === T_SEMI) {
+      if (kindAt(i + 1) === T_STATEMENT && isStackedStatement(i + 1, false)) return true;
+    } else if (k === T_LOGIC && valueBefore(i)) {
       // Literal tautology joined by a logic word after a value: `x) or 1=1`, `5 and 'a'='a'`.
       const a = parseOperand(i + 1);
       if (a.type === Operand.Subquery) return true;
-      if (isComparison(skip(a.end, Tok.RParen)) && parseOperand(skip(a.end, Tok.RParen) + 1).type === Operand.Subquery) return true;
+      if (isComparison(skip(a.end, T_RPAREN)) && parseOperand(skip(a.end, T_RPAREN) + 1).type === Operand.Subquery) return true;
       if (a.type === Operand.Num || a.type === Operand.Literal) {
-        const j = skip(a.end, Tok.RParen);
-        if (isComparison(j) && kindAt(j) === Tok.Op) {
+        const j = skip(a.end, T_RPAREN);
+        if (isComparison(j) && kindAt(j) === T_OP) {
           const b = parseOperand(j + 1);
           if (b.type === Operand.Num || b.type === Operand.Literal) return true;
         }
@@ -355,15 +440,78 @@ function injectedAnywhere(): boolean {
 /** Length of the leading literal at token 0 (signed number, bare word or quoted string), or 0. */
 function leadingValueEnd(): number {
   let i = 0;
-  if (kindAt(i) === Tok.Op && (isWord(i, '-') || isWord(i, '+'))) i++;
+  if (kindAt(i) === T_OP && (isWord(i, '-') || isWord(i, '+'))) i++;
   const k = kindAt(i);
-  if (k === Tok.Num || k === Tok.Bare) return i + 1;
-  if (k === Tok.Break) return closeLiteral(i);
+  if (k === T_NUM || k === T_BARE) return i + 1;
+  if (k === T_BREAK) return closeLiteral(i);
   return 0;
+}
+
+/** Substrings at least one of which every rule needs; text with none of them is not tokenized. */
+const SQL_ANCHORS = [
+  "'",
+  '"',
+  '`',
+  '=',
+  '<',
+  '>',
+  '--',
+  '#',
+  '/*',
+  '||',
+  '&&',
+  '@@',
+  'union',
+  'select',
+  'sleep',
+  'benchmark',
+  'waitfor',
+  ' or',
+  ' and',
+  'xor',
+  'order',
+  'group',
+  'having',
+  'exec',
+  'drop',
+  'delete',
+  'insert',
+  'update',
+  'case when',
+  'into',
+  'procedure',
+  'load_file',
+  'extractvalue',
+  'updatexml',
+  'xp_',
+  'sp_',
+  'dbms_',
+  'utl_',
+  'pg_',
+  'randomblob',
+  'limit',
+  'shutdown',
+  'declare',
+  'truncate',
+  'create',
+  'alter',
+  'grant',
+  'exists',
+  'sysobjects',
+  'rlike',
+  'regexp',
+  'true',
+  '; ',
+];
+
+function mayBeSql(s: string): boolean {
+  for (const a of SQL_ANCHORS) if (s.indexOf(a) !== -1) return true;
+  return false;
 }
 
 /** `s` is normalised (decoded, lower-case) text. */
 export function detectSqlInjection(s: string): boolean {
+  if (!mayBeSql(s)) return false;
   t = tokenize(s);
   text = s;
   if (t.count === 0) return false;
@@ -375,7 +523,7 @@ export function detectSqlInjection(s: string): boolean {
   let doubles = 0;
   let backticks = 0;
   for (let i = 0; i < t.count; i++) {
-    if (kindAt(i) !== Tok.Break) continue;
+    if (kindAt(i) !== T_BREAK) continue;
     const q = t.aux[i] ?? 0;
     const seen = q === 39 ? singles++ : q === 34 ? doubles++ : backticks++;
     if (seen % 2 === 0 && injectedAt(i + 1, Point.AfterQuote, q)) return true;

@@ -16,17 +16,80 @@
 export type TraversalContext = 'path' | 'query' | 'other';
 
 const SENSITIVE = [
-  'etc/passwd', 'etc/shadow', 'etc/group', 'etc/hosts', 'etc/issue', 'etc/sudoers', 'etc/crontab', 'etc/master.passwd',
-  'etc/security', 'etc/httpd', 'etc/apache2', 'etc/nginx', 'etc/mysql', 'etc/ssh', 'proc/self', 'proc/version', 'proc/cmdline',
-  'win.ini', 'boot.ini', 'system.ini', 'system32', 'windows/', 'winnt/', 'inetpub', 'autoexec.bat', 'sam',
-  '.ssh', 'id_rsa', 'id_dsa', 'authorized_keys', 'known_hosts', '.bash_history', '.htpasswd', '.htaccess', 'web.config',
-  'wp-config', '.env', '.git/', 'web-inf', 'meta-inf', 'var/log', 'var/www', 'usr/local', 'root/', 'home/', 'tmp/',
-  'dev/', 'bin/', 'opt/', 'config.php', 'settings.py', 'database.yml', 'application.properties', 'appsettings.json',
+  'etc/passwd',
+  'etc/shadow',
+  'etc/group',
+  'etc/hosts',
+  'etc/issue',
+  'etc/sudoers',
+  'etc/crontab',
+  'etc/master.passwd',
+  'etc/security',
+  'etc/httpd',
+  'etc/apache2',
+  'etc/nginx',
+  'etc/mysql',
+  'etc/ssh',
+  'proc/self',
+  'proc/version',
+  'proc/cmdline',
+  'win.ini',
+  'boot.ini',
+  'system.ini',
+  'system32',
+  'windows/',
+  'winnt/',
+  'inetpub',
+  'autoexec.bat',
+  'sam',
+  '.ssh',
+  'id_rsa',
+  'id_dsa',
+  'authorized_keys',
+  'known_hosts',
+  '.bash_history',
+  '.htpasswd',
+  '.htaccess',
+  'web.config',
+  'wp-config',
+  '.env',
+  '.git/',
+  'web-inf',
+  'meta-inf',
+  'var/log',
+  'var/www',
+  'usr/local',
+  'root/',
+  'home/',
+  'tmp/',
+  'dev/',
+  'bin/',
+  'opt/',
+  'config.php',
+  'settings.py',
+  'database.yml',
+  'application.properties',
+  'appsettings.json',
 ];
 
 const ABSOLUTE_TARGETS = [
-  '/etc/passwd', '/etc/shadow', '/etc/hosts', '/etc/group', '/etc/issue', '/etc/sudoers', '/proc/self/', '/proc/version',
-  'c:/windows/', 'c:/winnt/', 'c:/boot.ini', 'c:/inetpub/', '/windows/win.ini', '/winnt/win.ini', '/boot.ini', '/root/.ssh', '/var/log/',
+  '/etc/passwd',
+  '/etc/shadow',
+  '/etc/hosts',
+  '/etc/group',
+  '/etc/issue',
+  '/etc/sudoers',
+  '/proc/self/',
+  '/proc/version',
+  'c:/windows/',
+  'c:/winnt/',
+  'c:/boot.ini',
+  'c:/inetpub/',
+  '/windows/win.ini',
+  '/winnt/win.ini',
+  '/boot.ini',
+  '/root/.ssh',
+  '/var/log/',
 ];
 const WRAPPERS = ['file:/', 'php://filter', 'php://input', 'expect://', 'zip://', 'phar://', 'jar:file:', 'data://text/plain'];
 
@@ -60,22 +123,36 @@ function parentSegments(s: string): { count: number; firstEnd: number } {
 }
 
 /** Backslash and the Unicode slashes NFKC leaves alone (∕ ⁄ ⧸ ∖ ⧹) act as separators on some servers. */
-const SLASHES = new Set([0x5c, 0x2215, 0x2044, 0x29f8, 0x2216, 0x29f9]);
+function isSlashLike(c: number): boolean {
+  return c === 0x5c || (c >= 0x2044 && (c === 0x2215 || c === 0x2044 || c === 0x29f8 || c === 0x2216 || c === 0x29f9));
+}
 
 function toSlashes(s: string): string {
-  let found = false;
-  for (let i = 0; i < s.length && !found; i++) found = SLASHES.has(s.charCodeAt(i));
-  if (!found) return s;
-  let out = '';
-  for (let i = 0; i < s.length; i++) out += SLASHES.has(s.charCodeAt(i)) ? '/' : s[i];
-  return out;
+  let first = -1;
+  for (let i = 0; i < s.length; i++) {
+    if (isSlashLike(s.charCodeAt(i))) {
+      first = i;
+      break;
+    }
+  }
+  if (first === -1) return s;
+  let out = s.slice(0, first);
+  let chunk = first;
+  for (let i = first; i < s.length; i++) {
+    if (isSlashLike(s.charCodeAt(i))) {
+      out += s.slice(chunk, i) + '/';
+      chunk = i + 1;
+    }
+  }
+  return out + s.slice(chunk);
 }
 
 function startsWithTarget(s: string): boolean {
   let k = 0;
   while (k < s.length && (s.charCodeAt(k) === 32 || s.charCodeAt(k) === 34 || s.charCodeAt(k) === 39)) k++;
-  for (const target of ABSOLUTE_TARGETS) if (s.startsWith(target, k) || s.startsWith('/' + target, k)) return true;
-  for (const w of WRAPPERS) if (s.includes(w)) return true;
+  const c = s.charCodeAt(k);
+  if (c === 47 || c === 99 /* c: */) for (const target of ABSOLUTE_TARGETS) if (s.startsWith(target, k) || s.startsWith(target, k + 1)) return true;
+  if (s.indexOf(':') !== -1) for (const w of WRAPPERS) if (s.includes(w)) return true;
   return false;
 }
 
@@ -84,7 +161,25 @@ function isUrl(s: string): boolean {
 }
 
 /** Dots encoded, or separators encoded in ways only evasion uses (double, overlong, backslash). */
-const TRAVERSAL_ENCODINGS = ['%2e', '%252e', '%c0%ae', '%e0%80%ae', '%c0%2e', '%u002e', '%uff0e', '%5c', '%255c', '%252f', '%c0%af', '%e0%80%af', '%c1%9c', '%u2215', '%u2216', '&#46', '&#x2e'];
+const TRAVERSAL_ENCODINGS = [
+  '%2e',
+  '%252e',
+  '%c0%ae',
+  '%e0%80%ae',
+  '%c0%2e',
+  '%u002e',
+  '%uff0e',
+  '%5c',
+  '%255c',
+  '%252f',
+  '%c0%af',
+  '%e0%80%af',
+  '%c1%9c',
+  '%u2215',
+  '%u2216',
+  '&#46',
+  '&#x2e',
+];
 
 function hasEncodedTraversal(raw: string): boolean {
   if (raw.indexOf('%') === -1 && raw.indexOf('&#') === -1) return false;
@@ -95,6 +190,7 @@ function hasEncodedTraversal(raw: string): boolean {
 
 /** `raw` is the undecoded input (for encoding evidence), `s` its normalised form. */
 export function detectTraversal(s: string, raw: string, context: TraversalContext): boolean {
+  if (context === 'other' && s.indexOf('..') === -1) return false;
   const p = toSlashes(s);
   if (context !== 'other' && startsWithTarget(p)) return true;
   if (p.indexOf('..') === -1) return false;

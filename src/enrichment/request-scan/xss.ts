@@ -21,7 +21,34 @@ function isSpace(c: number): boolean {
 }
 
 const EMBEDDING_TAGS = new Set(['iframe', 'frame', 'object', 'embed', 'applet', 'base', 'meta', 'link', 'frameset', 'isindex', 'import']);
-const URL_ATTRIBUTES = new Set(['href', 'src', 'action', 'formaction', 'data', 'xlink:href', 'background', 'poster', 'lowsrc', 'dynsrc', 'code', 'codebase', 'values', 'to', 'from', 'by', 'content', 'url', 'ping', 'srcset', 'cite', 'longdesc', 'profile', 'manifest', 'icon', 'archive']);
+const URL_ATTRIBUTES = new Set([
+  'href',
+  'src',
+  'action',
+  'formaction',
+  'data',
+  'xlink:href',
+  'background',
+  'poster',
+  'lowsrc',
+  'dynsrc',
+  'code',
+  'codebase',
+  'values',
+  'to',
+  'from',
+  'by',
+  'content',
+  'url',
+  'ping',
+  'srcset',
+  'cite',
+  'longdesc',
+  'profile',
+  'manifest',
+  'icon',
+  'archive',
+]);
 
 /** Text of `s` from `i` with tab/newline/CR removed (browsers strip them from URL schemes). */
 function compactFrom(s: string, i: number, max: number): string {
@@ -38,7 +65,15 @@ function isScriptUrl(value: string): boolean {
   let k = 0;
   while (k < v.length && (isSpace(v.charCodeAt(k)) || v.charCodeAt(k) < 32)) k++;
   if (k > 0) v = v.slice(k);
-  return v.startsWith('javascript:') || v.startsWith('vbscript:') || v.startsWith('livescript:') || v.startsWith('data:text/html') || v.startsWith('data:image/svg') || v.startsWith('data:application/x') || v.startsWith('data:text/xml');
+  return (
+    v.startsWith('javascript:') ||
+    v.startsWith('vbscript:') ||
+    v.startsWith('livescript:') ||
+    v.startsWith('data:text/html') ||
+    v.startsWith('data:image/svg') ||
+    v.startsWith('data:application/x') ||
+    v.startsWith('data:text/xml')
+  );
 }
 
 /** Handler attribute at `i` (`on` + letters + optional spaces + `=`)? Returns index after `=`, or -1. */
@@ -95,7 +130,11 @@ function scriptedTag(s: string): boolean {
     let j = i + 1;
     if (s.charCodeAt(j) === 47) j++;
     const nameStart = j;
-    while (j < s.length && (isLetter(s.charCodeAt(j)) || (j > nameStart && (s.charCodeAt(j) === 58 || s.charCodeAt(j) === 45 || (s.charCodeAt(j) >= 48 && s.charCodeAt(j) <= 57))))) j++;
+    while (
+      j < s.length &&
+      (isLetter(s.charCodeAt(j)) || (j > nameStart && (s.charCodeAt(j) === 58 || s.charCodeAt(j) === 45 || (s.charCodeAt(j) >= 48 && s.charCodeAt(j) <= 57))))
+    )
+      j++;
     if (j > nameStart) {
       const name = s.slice(nameStart, j);
       const next = s.charCodeAt(j);
@@ -166,13 +205,42 @@ function handlerBreakout(s: string): boolean {
 /** An identifier (optionally dotted) followed by `(`, `` ` `` or `=`: code, not prose. */
 function identifierCallAt(s: string, i: number): boolean {
   let j = i;
-  while (j < s.length && j < i + 64 && (isLetter(s.charCodeAt(j)) || s.charCodeAt(j) === 46 || s.charCodeAt(j) === 95 || s.charCodeAt(j) === 36 || (s.charCodeAt(j) >= 48 && s.charCodeAt(j) <= 57))) j++;
+  while (
+    j < s.length &&
+    j < i + 64 &&
+    (isLetter(s.charCodeAt(j)) ||
+      s.charCodeAt(j) === 46 ||
+      s.charCodeAt(j) === 95 ||
+      s.charCodeAt(j) === 36 ||
+      (s.charCodeAt(j) >= 48 && s.charCodeAt(j) <= 57))
+  )
+    j++;
   if (j === i) return false;
   const c = s.charCodeAt(j);
   return c === 40 || c === 96 || c === 91;
 }
 
-const SINKS = ['alert', 'prompt', 'confirm', 'eval', 'print', 'settimeout', 'setinterval', 'function', 'fetch', 'import', 'atob', 'document.write', 'document.cookie', 'document.domain', 'document.location', 'window.location', 'location.href', 'fromcharcode', 'constructor'];
+const SINKS = [
+  'alert',
+  'prompt',
+  'confirm',
+  'eval',
+  'print',
+  'settimeout',
+  'setinterval',
+  'function',
+  'fetch',
+  'import',
+  'atob',
+  'document.write',
+  'document.cookie',
+  'document.domain',
+  'document.location',
+  'window.location',
+  'location.href',
+  'fromcharcode',
+  'constructor',
+];
 const SINK_OWNERS = ['window.', 'top.', 'self.', 'parent.', 'this.', 'globalthis.', 'frames.', 'content.', 'document.'];
 
 function sinkCallAt(s: string, i: number): boolean {
@@ -188,13 +256,49 @@ function sinkCallAt(s: string, i: number): boolean {
 function callArgumentIsCode(s: string, i: number): boolean {
   const c = s.charCodeAt(i);
   if ((c >= 48 && c <= 57) || c === 39 || c === 34 || c === 96 || c === 47 || c === 41 || c === 91) return true;
-  return s.startsWith('document', i) || s.startsWith('window', i) || s.startsWith('string', i) || s.startsWith('this', i) || s.startsWith('top', i) || s.startsWith('self', i) || s.startsWith('location', i) || s.startsWith('atob', i) || s.startsWith('name', i) || s.startsWith('origin', i);
+  return (
+    s.startsWith('document', i) ||
+    s.startsWith('window', i) ||
+    s.startsWith('string', i) ||
+    s.startsWith('this', i) ||
+    s.startsWith('top', i) ||
+    s.startsWith('self', i) ||
+    s.startsWith('location', i) ||
+    s.startsWith('atob', i) ||
+    s.startsWith('name', i) ||
+    s.startsWith('origin', i)
+  );
 }
 
 const CALL_SINKS = ['alert', 'prompt', 'confirm', 'eval'];
 /** Chars that may precede a sink call in an injected JS expression. */
 function isJsBoundary(c: number): boolean {
-  return Number.isNaN(c) || c === 59 || c === 45 || c === 43 || c === 42 || c === 47 || c === 39 || c === 34 || c === 40 || c === 123 || c === 124 || c === 38 || c === 61 || c === 44 || c === 58 || c === 63 || c === 62 || c === 96 || c === 33 || c === 126 || c === 91 || c === 125 || c === 37 || c === 94;
+  return (
+    Number.isNaN(c) ||
+    c === 59 ||
+    c === 45 ||
+    c === 43 ||
+    c === 42 ||
+    c === 47 ||
+    c === 39 ||
+    c === 34 ||
+    c === 40 ||
+    c === 123 ||
+    c === 124 ||
+    c === 38 ||
+    c === 61 ||
+    c === 44 ||
+    c === 58 ||
+    c === 63 ||
+    c === 62 ||
+    c === 96 ||
+    c === 33 ||
+    c === 126 ||
+    c === 91 ||
+    c === 125 ||
+    c === 37 ||
+    c === 94
+  );
 }
 
 /** `alert(1)`, `'-prompt(1)-'`, ``alert`1` ``, `window.alert(1)`, `eval('..')` in a JS-break context. */
@@ -250,7 +354,10 @@ function dataDocumentUrl(s: string): boolean {
   const i = s.indexOf('data:');
   if (i === -1) return false;
   const compact = compactFrom(s, i, 200);
-  return (compact.startsWith('data:text/html') || compact.startsWith('data:image/svg') || compact.startsWith('data:application/xhtml')) && (compact.includes('base64,') || compact.includes('<') || compact.includes(','));
+  return (
+    (compact.startsWith('data:text/html') || compact.startsWith('data:image/svg') || compact.startsWith('data:application/xhtml')) &&
+    (compact.includes('base64,') || compact.includes('<') || compact.includes(','))
+  );
 }
 
 /** Template-injection gadgets that reach the Function constructor. */

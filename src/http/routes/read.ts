@@ -13,6 +13,7 @@ export interface ReadRouteDeps {
   readonly store: Store;
   readonly catalog: Catalog;
   readonly clock: Clock;
+  readonly alertClosed?: (accountId: string, type: string, subject: string) => Promise<void>;
 }
 
 const TimeParam = Type.String({ maxLength: 40, description: 'ISO 8601 date-time or Unix milliseconds' });
@@ -153,8 +154,10 @@ export function registerReadRoutes(app: FastifyInstance, deps: ReadRouteDeps): v
     config: { access: 'read' },
     schema: { ...readRoute('Change an alert status', ['alerts']), params: IdParams, body: AlertPatch },
     handler: async (request) => {
-      const alert = await deps.store.setAlertStatus(accountOf(request), request.params.id, request.body.status as AlertStatus, deps.clock.now());
+      const accountId = accountOf(request);
+      const alert = await deps.store.setAlertStatus(accountId, request.params.id, request.body.status as AlertStatus, deps.clock.now());
       if (!alert) throw new ApiError({ code: 'NOT_FOUND', message: `No alert ${request.params.id}.` });
+      if (alert.status === 'resolved' || alert.status === 'false_positive') await deps.alertClosed?.(accountId, alert.type, alert.subject);
       return alertView(alert);
     },
   });

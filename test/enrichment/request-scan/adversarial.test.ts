@@ -70,6 +70,14 @@ describe('adversarial 100 KB inputs finish with the right answer', () => {
     expect(scanRequest({ metadata: wide })).toEqual([]);
   });
 
+  it('the total work per event is bounded: strings after the budget are not analysed', () => {
+    const metadata: Record<string, unknown> = {};
+    for (let i = 0; i < 8; i++) metadata[`body${i}`] = fill("it's fine (really); ");
+    metadata.last = "' or 1=1--";
+    expect(scanRequest({ metadata })).toEqual([]);
+    expect(scanRequest({ metadata: { first: "' or 1=1--", ...metadata } })).toEqual([{ class: 'sql_injection', location: 'metadata.first' }]);
+  });
+
   it('a query with 100k parameters is scanned only to the parameter bound', () => {
     const query = `${fill('a=b&')}x=%27%20or%201%3D1--`;
     expect(scanRequest({ query })).toEqual([]);

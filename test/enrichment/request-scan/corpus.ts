@@ -72,6 +72,9 @@ export function measure(): ClassFigures[] {
 }
 
 export function table(figures: readonly ClassFigures[]): string {
-  const rows = figures.map((f) => `| ${f.cls.padEnd(17)} | ${String(f.attacks).padStart(7)} | ${((100 * f.detected) / f.attacks).toFixed(1).padStart(8)}% | ${String(f.benign).padStart(6)} | ${((100 * f.falsePositives.length) / f.benign).toFixed(2).padStart(6)}% |`);
+  const rows = figures.map(
+    (f) =>
+      `| ${f.cls.padEnd(17)} | ${String(f.attacks).padStart(7)} | ${((100 * f.detected) / f.attacks).toFixed(1).padStart(8)}% | ${String(f.benign).padStart(6)} | ${((100 * f.falsePositives.length) / f.benign).toFixed(2).padStart(6)}% |`,
+  );
   return ['| class             | attacks | detection | benign |    FP   |', '|---|---|---|---|---|', ...rows].join('\n');
 }

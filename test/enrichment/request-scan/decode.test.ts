@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { decodeBytesPermissive, decodeHtmlEntities, normalise, normaliseUnicode, percentDecode, stripNullBytes } from '../../../src/enrichment/request-scan/decode.js';
+import {
+  decodeBytesPermissive,
+  decodeHtmlEntities,
+  normalise,
+  normaliseUnicode,
+  percentDecode,
+  stripNullBytes,
+} from '../../../src/enrichment/request-scan/decode.js';
 
 describe('percentDecode', () => {
   it('decodes %XX as UTF-8', () => {

@@ -1,0 +1,64 @@
+/**
+ * Per-stage micro benchmark of the ingestion pipeline, in process, on the realistic mix of
+ * bench/workload.ts: µs per event for validate, classify, enrich, detect, score and store
+ * (group commit to SQLite in a temp folder, synchronous=FULL).
+ *   npx tsx bench/stages.ts [events]
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../src/config/config.js';
+import { CommitGroup } from '../src/pipeline/commit-group.js';
+import { createClassifyStage } from '../src/pipeline/classify.js';
+import { toEventResult, toEventRow } from '../src/pipeline/store.js';
+import { validateEvent } from '../src/pipeline/validate.js';
+import type { ValidatedEvent } from '../src/pipeline/types.js';
+import { createServices } from '../src/services.js';
+import { newId } from '../src/util/ids.js';
+import { benchEvent } from './workload.js';
+
+const N = Number(process.argv[2] ?? 50_000);
+const dir = mkdtempSync(join(tmpdir(), 'vigil-stages-'));
+const services = await createServices(loadConfig({ VIGIL_DATA_DIR: dir }));
+const account = await services.store.createAccount({ id: 'acc_bench', name: 'bench', plan: 'business', createdAt: Date.now() });
+const ctx = { account, plan: services.config.plans.business!, keyId: 'key_bench', keyKind: 'secret' as const };
+const classify = createClassifyStage(services.catalog);
+const bodies = Array.from({ length: N }, (_, i) => JSON.parse(JSON.stringify(benchEvent(i))) as unknown);
+const now = Date.now();
+
+const totals: Record<string, number> = { validate: 0, classify: 0, enrich: 0, detect: 0, score: 0, row: 0 };
+const rows = [];
+for (let i = 0; i < N; i++) {
+  let t = performance.now();
+  const v = validateEvent(bodies[i], { receivedAt: now + i });
+  totals.validate! += performance.now() - t;
+  if (!v.ok) throw new Error(JSON.stringify(v.errors));
+  t = performance.now();
+  const c = classify(v.event as ValidatedEvent);
+  totals.classify! += performance.now() - t;
+  t = performance.now();
+  const e = services.enrich(c);
+  totals.enrich! += performance.now() - t;
+  t = performance.now();
+  const id = newId('evt');
+  const d = await services.detect(e, ctx, id);
+  totals.detect! += performance.now() - t;
+  t = performance.now();
+  const detected = { ...e, alerts: d.alerts };
+  const scored = { ...detected, id, risk: services.score(detected, ctx) };
+  totals.score! += performance.now() - t;
+  t = performance.now();
+  rows.push(toEventRow(scored, ctx, toEventResult(scored)));
+  totals.row! += performance.now() - t;
+}
+const commits = new CommitGroup(services.store, { windowMs: 0, maxEvents: 1000 });
+const t0 = performance.now();
+const GROUP = 100;
+for (let i = 0; i < rows.length; i += GROUP) await commits.add({ events: rows.slice(i, i + GROUP), alerts: [], usage: [], idempotency: [] });
+const store = performance.now() - t0;
+
+const per = (ms: number) => ((ms * 1000) / N).toFixed(2);
+console.table(Object.fromEntries([...Object.entries(totals), ["store (groups of 100)", store] as const].map(([k, v]) => [k, { 'µs/event': per(v) }])));
+const pipeline = Object.values(totals).reduce((a, b) => a + b, 0) + store;
+console.log(`whole pipeline: ${per(pipeline)} µs/event (${Math.round((N / pipeline) * 1000)} events/s on one core)`);
+await services.shutdown();

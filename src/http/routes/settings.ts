@@ -1,0 +1,102 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { DETECTOR_SPECS } from '../../detection/specs.js';
+import { validateDetectionSettings } from '../../detection/settings.js';
+import { DEFAULT_THRESHOLDS, thresholdsOf, validateRiskSettings } from '../../scoring/thresholds.js';
+import type { Store } from '../../storage/store.js';
+import type { Account } from '../../storage/types.js';
+import { ApiError, type ErrorDetail } from '../errors.js';
+import { ErrorResponses, KeyAuth, noValidation } from '../schemas.js';
+
+export interface SettingsRouteDeps {
+  readonly store: Store;
+  /** Called after settings change (the key cache holds the account). */
+  readonly changed: () => void;
+}
+
+const PARTS = ['risk', 'detectors', 'allowlists'] as const;
+type Part = (typeof PARTS)[number];
+
+const SettingsBody = Type.Object(
+  {
+    risk: Type.Optional(Type.Union([Type.Null(), Type.Object({ challenge: Type.Optional(Type.Integer()), block: Type.Optional(Type.Integer()) })])),
+    detectors: Type.Optional(Type.Union([Type.Null(), Type.Record(Type.String(), Type.Record(Type.String(), Type.Union([Type.Number(), Type.Boolean()])))])),
+    allowlists: Type.Optional(Type.Union([Type.Null(), Type.Record(Type.String(), Type.Array(Type.Unknown()))])),
+  },
+  { description: 'Each part given replaces that part; null resets it to the defaults.' },
+);
+
+function view(account: Account) {
+  const settings = account.settings;
+  return {
+    risk: settings.risk ?? {},
+    detectors: settings.detectors ?? {},
+    allowlists: settings.allowlists ?? {},
+    effective: { risk: thresholdsOf(settings, DEFAULT_THRESHOLDS) },
+    defaults: {
+      risk: DEFAULT_THRESHOLDS,
+      detectors: Object.fromEntries(DETECTOR_SPECS.map((d) => [d.name, Object.fromEntries((d.thresholds ?? []).map((t) => [t.name, t.default]))])),
+    },
+  };
+}
+
+/** Validates a PATCH body: every problem, each with its field path. */
+function validatePatch(body: unknown): { ok: true; value: Partial<Record<Part, unknown>> } | { ok: false; errors: ErrorDetail[] } {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return { ok: false, errors: [{ field: '(body)', message: 'settings must be a JSON object' }] };
+  const input = body as Record<string, unknown>;
+  const errors: ErrorDetail[] = [];
+  for (const key of Object.keys(input)) {
+    if (!(PARTS as readonly string[]).includes(key)) errors.push({ field: key, message: `unknown settings part "${key}"; parts: ${PARTS.join(', ')}` });
+  }
+  const value: Partial<Record<Part, unknown>> = {};
+  if (input.risk !== undefined) {
+    if (input.risk === null) value.risk = null;
+    else {
+      const risk = validateRiskSettings(input.risk);
+      if (risk.ok) value.risk = risk.value;
+      else errors.push(...risk.errors);
+    }
+  }
+  const detection = validateDetectionSettings({
+    detectors: input.detectors === null ? undefined : input.detectors,
+    allowlists: input.allowlists === null ? undefined : input.allowlists,
+  });
+  if (!detection.ok) for (const message of detection.errors) errors.push({ field: /^[\w.[\]-]+/.exec(message)?.[0] ?? 'settings', message });
+  else {
+    if (input.detectors !== undefined) value.detectors = input.detectors === null ? null : detection.value.detectors;
+    if (input.allowlists !== undefined) value.allowlists = input.allowlists === null ? null : detection.value.allowlists;
+  }
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, value };
+}
+
+/** GET/PATCH /v1/settings: detector thresholds, risk action thresholds and allowlists (design 3.4). */
+export function registerSettingsRoutes(app: FastifyInstance, deps: SettingsRouteDeps): void {
+  const schema = (summary: string) => ({ summary, tags: ['settings'], security: KeyAuth, response: { ...ErrorResponses } });
+  const accountOf = async (request: { vigil: { account?: { account: { id: string } } } }) => {
+    const id = request.vigil.account?.account.id;
+    const account = id ? await deps.store.getAccount(id) : undefined;
+    if (!account) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Missing API key.' });
+    return account;
+  };
+
+  app.get('/v1/settings', { config: { access: 'read' }, schema: schema('The account settings, effective values and defaults') }, async (request) => view(await accountOf(request)));
+
+  app.patch('/v1/settings', {
+    config: { access: 'read' },
+    validatorCompiler: noValidation,
+    schema: { ...schema('Change settings; each part given replaces that part, null resets it'), body: SettingsBody },
+    handler: async (request) => {
+      const account = await accountOf(request);
+      const patch = validatePatch(request.body);
+      if (!patch.ok) throw new ApiError({ code: 'INVALID_REQUEST', message: patch.errors[0]?.message ?? 'invalid settings', details: patch.errors });
+      const next: Record<string, unknown> = { ...account.settings };
+      for (const [part, value] of Object.entries(patch.value)) {
+        if (value === null) delete next[part];
+        else next[part] = value;
+      }
+      const updated = await deps.store.updateAccount(account.id, { settings: next });
+      deps.changed();
+      return view(updated ?? account);
+    },
+  });
+}

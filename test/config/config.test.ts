@@ -1,0 +1,125 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
+import { DEFAULT_PLANS } from '../../src/limits/plans.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'vigil-config-'));
+const file = (name: string, text: string) => {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+};
+const aFile = file('some.file', 'x');
+
+function errorOf(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return err as ConfigError;
+  }
+  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
+}
+
+/** [variable, bad value, text the message must contain] — every VIGIL_* variable the service reads. */
+const BAD: [string, string, string][] = [
+  ['VIGIL_PORT', 'eighty', '0 to 65535'],
+  ['VIGIL_PORT', '65536', '0 to 65535'],
+  ['VIGIL_PORT', '-1', '0 to 65535'],
+  ['VIGIL_PORT', '80.5', '0 to 65535'],
+  ['VIGIL_HOST', 'not a host!', 'IP address'],
+  ['VIGIL_HOST', 'http://localhost', 'IP address'],
+  ['VIGIL_DATA_DIR', aFile, 'directory'],
+  ['VIGIL_DATABASE_URL', 'mysql://db/vigil', 'postgres:'],
+  ['VIGIL_DATABASE_URL', 'not a url', 'postgres:'],
+  ['VIGIL_REDIS_URL', 'http://cache:6379', 'redis:'],
+  ['VIGIL_ADMIN_TOKEN', 'short', 'at least 16'],
+  ['VIGIL_TRUST_PROXY', '10.0.0.0/8,proxy.local', 'proxy.local'],
+  ['VIGIL_TRUST_PROXY', '10.0.0.0/33', '10.0.0.0/33'],
+  ['VIGIL_PLANS_FILE', join(dir, 'missing.json'), 'cannot be read'],
+  ['VIGIL_PLANS_FILE', file('bad.json', '{"plans": '), 'not valid JSON'],
+  ['VIGIL_PLANS_FILE', file('neg.json', '{"plans": {"pro": {"rpm": -5}}}'), 'plans.pro.rpm'],
+  ['VIGIL_PLANS_FILE', file('new.json', '{"plans": {"team": {"rpm": 5}}}'), 'team'],
+  ['VIGIL_INITIAL_PLAN', 'platinum', 'platinum'],
+  ['VIGIL_IP_LIMIT', '0', '1 to'],
+  ['VIGIL_IP_LIMIT', 'lots', '1 to'],
+  ['VIGIL_IP_LIMITS', '127.0.0.1/32', '127.0.0.1/32=1000000'],
+  ['VIGIL_IP_LIMITS', '127.0.0.1/32=many', '127.0.0.1/32=1000000'],
+  ['VIGIL_IP_LIMITS', 'nowhere=5', 'nowhere'],
+  ['VIGIL_FEEDS_DIR', join(dir, 'no-feeds'), 'existing directory'],
+  ['VIGIL_FEEDS_DIR', aFile, 'directory'],
+  ['VIGIL_GEOIP_CITY', join(dir, 'no-city.mmdb'), 'existing file'],
+  ['VIGIL_GEOIP_ASN', dir, 'file'],
+  ['VIGIL_BREACHED_HASHES_FILE', join(dir, 'no-hashes.txt'), 'existing file'],
+  ['VIGIL_MAX_EVENT_BYTES', '10', '1024'],
+  ['VIGIL_MAX_BATCH_BYTES', '1e6', '1024'],
+  ['VIGIL_COMMIT_WINDOW_MS', '5000', '0 to 1000'],
+  ['VIGIL_REDIS_PREFIX', 'has space', 'letters, digits'],
+  ['VIGIL_COMMIT_MAX_EVENTS', '0', '1 to'],
+  ['VIGIL_SQLITE_SYNCHRONOUS', 'off', 'full, normal'],
+  ['VIGIL_LOG_LEVEL', 'verbose', 'info'],
+  ['VIGIL_RETENTION', 'yes', 'on, off'],
+];
+
+describe('loadConfig', () => {
+  it('defaults (design 13)', () => {
+    const c = loadConfig({});
+    expect(c.port).toBe(8080);
+    expect(c.host).toBe('0.0.0.0');
+    expect(c.dataDir).toBe(join(process.cwd(), 'data'));
+    expect(c.adminToken).toBeUndefined();
+    expect(c.plans).toBe(DEFAULT_PLANS);
+    expect(c.initialPlan).toBe('free');
+    expect(c.ipLimitPerMinute).toBe(600);
+    expect(c.maxEventBytes).toBe(64 * 1024);
+    expect(c.maxBatchBytes).toBe(1024 * 1024);
+    expect(c.sqliteSynchronous).toBe('full');
+    expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it('reads good values', () => {
+    const c = loadConfig({
+      VIGIL_PORT: '0',
+      VIGIL_HOST: '::',
+      VIGIL_DATA_DIR: ':memory:',
+      VIGIL_DATABASE_URL: 'postgres://u:p@db:5432/vigil',
+      VIGIL_REDIS_URL: 'rediss://cache:6380',
+      VIGIL_ADMIN_TOKEN: 'a'.repeat(16),
+      VIGIL_TRUST_PROXY: '10.0.0.0/8, 192.168.1.1',
+      VIGIL_PLANS_FILE: file('good.json', '{"plans": {"pro": {"rpm": 5000}}}'),
+      VIGIL_INITIAL_PLAN: 'starter',
+      VIGIL_IP_LIMITS: '127.0.0.1/32=1000000, 10.0.0.0/8=6000',
+      VIGIL_FEEDS_DIR: dir,
+      VIGIL_GEOIP_CITY: aFile,
+      VIGIL_SQLITE_SYNCHRONOUS: 'normal',
+    });
+    expect(c).toMatchObject({ port: 0, host: '::', dataDir: ':memory:', initialPlan: 'starter', trustProxy: ['10.0.0.0/8', '192.168.1.1'], feedsDir: dir, geoipCity: aFile });
+    expect(c.plans.pro?.rpm).toBe(5000);
+    expect(c.plans.pro?.batchMax).toBe(100);
+    expect(c.ipLimits.map((o) => [o.cidr, o.perMinute])).toEqual([
+      ['127.0.0.1/32', 1_000_000],
+      ['10.0.0.0/8', 6000],
+    ]);
+  });
+
+  it('treats empty values as unset', () => {
+    expect(loadConfig({ VIGIL_PORT: '', VIGIL_ADMIN_TOKEN: '  ', VIGIL_DATABASE_URL: '' })).toMatchObject({ port: 8080, adminToken: undefined, databaseUrl: undefined });
+  });
+
+  it.each(BAD)('%s=%j is a ConfigError naming the variable', (variable, value, says) => {
+    const err = errorOf({ [variable]: value });
+    expect(err.variable).toBe(variable);
+    expect(err.message.startsWith(variable + ' ')).toBe(true);
+    expect(err.message).toContain(says);
+    expect(err.message).not.toContain('\n');
+  });
+
+  it('covers every VIGIL_* variable the source reads', async () => {
+    const { execSync } = await import('node:child_process');
+    const used = new Set(execSync("grep -rhoE 'VIGIL_[A-Z_]+' src", { encoding: 'utf8' }).trim().split('\n'));
+    const tested = new Set(BAD.map(([v]) => v));
+    expect([...used].filter((v) => !tested.has(v)).sort()).toEqual([]);
+  });
+});

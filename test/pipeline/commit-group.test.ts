@@ -1,0 +1,187 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { CommitGroup, mergeParts } from '../../src/pipeline/commit-group.js';
+import { openSqliteStore } from '../../src/storage/sqlite.js';
+import { StoreUnavailableError, type Store } from '../../src/storage/store.js';
+import type { CommitBatch, EventRow } from '../../src/storage/types.js';
+
+const row = (id: string, accountId = 'acc_1'): EventRow => ({
+  id,
+  accountId,
+  type: 'custom.x.y',
+  eventId: null,
+  occurredAt: 0,
+  receivedAt: 0,
+  actorId: null,
+  ip: null,
+  riskScore: 0,
+  tags: [],
+  doc: { id },
+});
+
+const part = (ids: string[], used = ids.length): CommitBatch => ({
+  events: ids.map((id) => row(id)),
+  alerts: [],
+  usage: [{ accountId: 'acc_1', period: '2026-01', day: '2026-01-15', used, dropped: 0 }],
+  idempotency: [],
+});
+
+/** A store that records each commit (one transaction each) and can be made to fail or wait. */
+class RecordingStore {
+  readonly commits: CommitBatch[] = [];
+  failWhen: (batch: CommitBatch) => Error | undefined = () => undefined;
+  gate: Promise<void> | undefined;
+  async commit(batch: CommitBatch): Promise<void> {
+    this.commits.push(batch);
+    if (this.gate) await this.gate;
+    const err = this.failWhen(batch);
+    if (err) throw err;
+  }
+  asStore(): Store {
+    return this as unknown as Store;
+  }
+}
+
+const settled = async <T>(p: Promise<T>) => p.then(
+  (value) => ({ ok: true as const, value }),
+  (error: unknown) => ({ ok: false as const, error }),
+);
+
+describe('CommitGroup', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('parts added together share one transaction, with usage merged', async () => {
+    const store = new RecordingStore();
+    const stats: { parts: number; events: number; ok: boolean }[] = [];
+    const group = new CommitGroup(store.asStore(), { windowMs: 0, maxEvents: 1000, onCommit: (s) => stats.push(s) });
+    await Promise.all([group.add(part(['a'])), group.add(part(['b', 'c'])), group.add(part(['d']))]);
+    expect(store.commits).toHaveLength(1);
+    expect(store.commits[0]?.events.map((e) => e.id)).toEqual(['a', 'b', 'c', 'd']);
+    expect(store.commits[0]?.usage).toEqual([{ accountId: 'acc_1', period: '2026-01', day: '2026-01-15', used: 4, dropped: 0 }]);
+    expect(stats).toEqual([expect.objectContaining({ parts: 3, events: 4, ok: true })]);
+  });
+
+  it('a part resolves only after its transaction committed', async () => {
+    const store = new RecordingStore();
+    let open!: () => void;
+    store.gate = new Promise<void>((resolve) => (open = resolve));
+    const group = new CommitGroup(store.asStore(), { windowMs: 0, maxEvents: 1000 });
+    let done = false;
+    const p = group.add(part(['a'])).then(() => (done = true));
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    expect(store.commits).toHaveLength(1);
+    expect(done).toBe(false);
+    open();
+    await p;
+    expect(done).toBe(true);
+  });
+
+  it('parts arriving while a transaction runs form the next group', async () => {
+    const store = new RecordingStore();
+    let open!: () => void;
+    store.gate = new Promise<void>((resolve) => (open = resolve));
+    const group = new CommitGroup(store.asStore(), { windowMs: 0, maxEvents: 1000 });
+    const first = group.add(part(['a']));
+    await new Promise((r) => setImmediate(r));
+    expect(store.commits).toHaveLength(1);
+    const later = [group.add(part(['b'])), group.add(part(['c']))];
+    await new Promise((r) => setImmediate(r));
+    expect(store.commits).toHaveLength(1);
+    store.gate = undefined;
+    open();
+    await Promise.all([first, ...later]);
+    expect(store.commits.map((c) => c.events.map((e) => e.id))).toEqual([['a'], ['b', 'c']]);
+  });
+
+  it('a failing part does not fail its neighbours', async () => {
+    const store = new RecordingStore();
+    store.failWhen = (batch) => (batch.events.some((e) => e.id === 'bad') ? new Error('constraint failed') : undefined);
+    const group = new CommitGroup(store.asStore(), { windowMs: 0, maxEvents: 1000 });
+    const results = await Promise.all([settled(group.add(part(['a']))), settled(group.add(part(['bad', 'x']))), settled(group.add(part(['c'])))]);
+    expect(results.map((r) => r.ok)).toEqual([true, false, true]);
+    expect((results[1] as { error: Error }).error.message).toBe('constraint failed');
+    // One failed group transaction, then one per part.
+    expect(store.commits.map((c) => c.events.map((e) => e.id))).toEqual([['a', 'bad', 'x', 'c'], ['a'], ['bad', 'x'], ['c']]);
+  });
+
+  it('an unavailable store fails every part with StoreUnavailableError', async () => {
+    const store = new RecordingStore();
+    store.failWhen = () => new StoreUnavailableError('disk full');
+    const group = new CommitGroup(store.asStore(), { windowMs: 0, maxEvents: 1000 });
+    const results = await Promise.all([settled(group.add(part(['a']))), settled(group.add(part(['b'])))]);
+    for (const r of results) {
+      expect(r.ok).toBe(false);
+      expect((r as { error: unknown }).error).toBeInstanceOf(StoreUnavailableError);
+    }
+  });
+
+  it('waits windowMs for more parts, but commits at once when maxEvents is reached', async () => {
+    vi.useFakeTimers();
+    const store = new RecordingStore();
+    const group = new CommitGroup(store.asStore(), { windowMs: 5, maxEvents: 4 });
+    const a = group.add(part(['a']));
+    const b = group.add(part(['b']));
+    expect(store.commits).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(4);
+    expect(store.commits).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(store.commits).toHaveLength(1);
+    await Promise.all([a, b]);
+
+    const big = group.add(part(['c', 'd', 'e', 'f']));
+    expect(store.commits).toHaveLength(2);
+    await big;
+  });
+
+  it('flush commits everything queued, including parts queued during the flush, and waits for it', async () => {
+    vi.useFakeTimers();
+    const store = new RecordingStore();
+    const group = new CommitGroup(store.asStore(), { windowMs: 1000, maxEvents: 1000 });
+    let resolved = 0;
+    const parts = [group.add(part(['a'])), group.add(part(['b']))].map((p) => p.then(() => resolved++));
+    let lateDone = false;
+    const flushed = group.flush().then(() => {
+      expect(resolved).toBe(2);
+    });
+    const late = group.add(part(['c'])).then(() => (lateDone = true));
+    await flushed;
+    await Promise.all(parts);
+    expect(store.commits.flatMap((c) => c.events.map((e) => e.id))).toEqual(expect.arrayContaining(['a', 'b', 'c']));
+    await late;
+    expect(lateDone).toBe(true);
+  });
+
+  it('flush with nothing queued returns at once', async () => {
+    const store = new RecordingStore();
+    const group = new CommitGroup(store.asStore(), { windowMs: 1000, maxEvents: 1000 });
+    await group.flush();
+    expect(store.commits).toHaveLength(0);
+  });
+
+  it('mergeParts keeps every row and sums usage per account and day', () => {
+    const merged = mergeParts([
+      { ...part(['a']), usage: [{ accountId: 'acc_1', period: '2026-01', day: '2026-01-15', used: 1, dropped: 2 }] },
+      { ...part(['b']), usage: [{ accountId: 'acc_2', period: '2026-01', day: '2026-01-15', used: 1, dropped: 0 }] },
+      { ...part(['c']), usage: [{ accountId: 'acc_1', period: '2026-01', day: '2026-01-15', used: 3, dropped: 1 }] },
+    ]);
+    expect(merged.events.map((e) => e.id)).toEqual(['a', 'b', 'c']);
+    expect(merged.usage).toEqual([
+      { accountId: 'acc_1', period: '2026-01', day: '2026-01-15', used: 4, dropped: 3 },
+      { accountId: 'acc_2', period: '2026-01', day: '2026-01-15', used: 1, dropped: 0 },
+    ]);
+  });
+
+  it('on real SQLite: a group whose one part violates a constraint stores the others', async () => {
+    const store = openSqliteStore({ dataDir: ':memory:', synchronous: 'normal' });
+    await store.migrate();
+    await store.createAccount({ id: 'acc_1', name: 'a', plan: 'pro', createdAt: 0 });
+    await store.commit(part(['dup']));
+    const group = new CommitGroup(store, { windowMs: 0, maxEvents: 1000 });
+    const results = await Promise.all([settled(group.add(part(['n1']))), settled(group.add(part(['dup']))), settled(group.add(part(['n2', 'n3'])))]);
+    expect(results.map((r) => r.ok)).toEqual([true, false, true]);
+    expect(await store.countEvents('acc_1')).toBe(4);
+    // The failed group transaction left nothing behind: usage counts exactly the stored parts.
+    expect((await store.getUsage('acc_1', '2026-01')).used).toBe(4);
+    await store.close();
+  });
+});
