@@ -22,6 +22,7 @@ export interface Config {
   readonly initialPlan: string;
   readonly ipLimitPerMinute: number;
   readonly ipLimits: readonly IpLimitOverride[];
+  readonly maxConnectionsPerIp: number;
   readonly feedsDir?: string;
   readonly geoipCity?: string;
   readonly geoipAsn?: string;
@@ -190,6 +191,7 @@ export function loadConfig(env: Env = process.env): Config {
     initialPlan,
     ipLimitPerMinute: integer(env, 'VIGIL_IP_LIMIT', 600, 1, 1_000_000_000),
     ipLimits: ipLimits(env),
+    maxConnectionsPerIp: integer(env, 'VIGIL_MAX_CONNECTIONS_PER_IP', 256, 1, 1_000_000),
     feedsDir: existing(env, 'VIGIL_FEEDS_DIR', 'directory'),
     geoipCity: existing(env, 'VIGIL_GEOIP_CITY', 'file'),
     geoipAsn: existing(env, 'VIGIL_GEOIP_ASN', 'file'),

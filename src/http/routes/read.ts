@@ -54,6 +54,13 @@ function parseTime(value: string | undefined, field: string): number | undefined
   return ms;
 }
 
+/** Ajv's integer check lets `1e400` (Infinity) through its maximum; the store cannot bind it. */
+function pageLimit(value: number | undefined): number {
+  if (value === undefined) return 50;
+  if (!Number.isSafeInteger(value)) throw new ApiError({ code: 'INVALID_REQUEST', message: 'limit must be an integer from 1 to 500', details: [{ field: 'limit', message: 'not an integer from 1 to 500' }] });
+  return value;
+}
+
 const eventView = (row: EventRow) => ({ ...row.doc, id: row.id });
 const alertView = (a: AlertRow) => ({
   id: a.id,
@@ -97,7 +104,7 @@ export function registerReadRoutes(app: FastifyInstance, deps: ReadRouteDeps): v
           until: parseTime(q.until, 'until'),
           tag: q.tag,
         },
-        q.limit ?? 50,
+        pageLimit(q.limit),
         q.cursor,
       );
       return { data: page.items.map(eventView), next_cursor: page.nextCursor };
@@ -122,7 +129,7 @@ export function registerReadRoutes(app: FastifyInstance, deps: ReadRouteDeps): v
       const page = await deps.store.listAlerts(
         accountOf(request),
         { type: q.type, severity: q.severity, status: q.status, actorId: q.actor_id, since: parseTime(q.since, 'since') },
-        q.limit ?? 50,
+        pageLimit(q.limit),
         q.cursor,
       );
       return { data: page.items.map(alertView), next_cursor: page.nextCursor };
