@@ -1,4 +1,4 @@
-import type { Store } from '../storage/store.js';
+import { StoreRejectedError, StoreUnavailableError, type Store } from '../storage/store.js';
 import type { CommitBatch, UsageDelta } from '../storage/types.js';
 
 export interface CommitGroupOptions {
@@ -116,13 +116,17 @@ export class CommitGroup {
         group[0]?.reject(err);
         return;
       }
-      // One bad part must not fail its neighbours: retry each on its own.
+      // One bad part must not fail its neighbours: retry each on its own. If the group failed
+      // ambiguously (connection lost around COMMIT) it may in fact have been written; a part
+      // whose retry then hits its own (unique, generated) event ids is already stored.
+      const ambiguous = err instanceof StoreUnavailableError;
       for (const p of group) {
         try {
           await this.store.commit(p.part);
           p.resolve();
         } catch (partErr) {
-          p.reject(partErr);
+          if (ambiguous && partErr instanceof StoreRejectedError && p.part.events.length > 0) p.resolve();
+          else p.reject(partErr);
         }
       }
     }

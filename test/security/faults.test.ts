@@ -121,12 +121,7 @@ describe('storage errors injected at random into commit', () => {
     180_000,
   );
 
-  // KNOWN BUG (reported to the lead; src/pipeline/commit-group.ts is not ours to edit): when a
-  // commit fails after its rows were written (PostgreSQL connection lost after COMMIT), the
-  // commit group retries each part alone, hits the unique key on events.id and answers 500
-  // instead of 503. Exactly-once still holds (the client's retry is an idempotent replay).
-  // Flip to `it` once commit-group only splits a group on StoreConflictError.
-  it.fails('commits failing after writing (ambiguous outcome) also answer 503, never 500', () => retryUntilAccepted('mixed'), 180_000);
+  it('commits failing after writing (ambiguous outcome) never answer 500', () => retryUntilAccepted('mixed'), 180_000);
 });
 
 describe('SQLite busy', () => {
