@@ -6,17 +6,9 @@
  */
 import { haversineKm } from '../../src/detection/geo.js';
 import type { EventSpec } from './helpers.js';
+import { seededRandom } from '../helpers/random.js';
 
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const rng = seededRandom;
 
 const CITIES = [
   { country: 'FR', lat: 48.8566, lon: 2.3522 },

@@ -1,4 +1,5 @@
 import { mkdtempSync } from 'node:fs';
+import { seededRandom } from '../helpers/random.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
@@ -10,17 +11,7 @@ import { allEvents, expectError, postEvent, roomyApp, usedThisMonth } from '../h
 // Many requests per test on a loaded machine: time is not what these tests measure.
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 120_000 });
 
-/** Deterministic pseudo-random numbers (mulberry32): a failing run can be replayed from its seed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const seeded = seededRandom;
 
 /**
  * The real SQLite store whose commit fails on a random share of calls: half the failures
