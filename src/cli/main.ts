@@ -5,6 +5,7 @@ import { openStore } from '../services.js';
 import type { Store } from '../storage/store.js';
 import type { KeyKind } from '../storage/types.js';
 import { systemClock } from '../util/clock.js';
+import { updateFeeds } from '../enrichment/feeds/update.js';
 
 const USAGE = `Usage: vigil <command>
 
@@ -15,6 +16,8 @@ const USAGE = `Usage: vigil <command>
   keys list [--account <id>]                      list keys (never the keys themselves)
   keys revoke <key-id>                            revoke a key at once
   plans show                                      the plan table in force (VIGIL_PLANS_FILE applied)
+  feeds update                                    download the feeds with a URL in VIGIL_FEEDS_DIR/feeds.json
+                                                  (a failed download keeps the old file; the service reloads on change)
 
 Storage is chosen as by the service: VIGIL_DATA_DIR (SQLite) or VIGIL_DATABASE_URL.`;
 
@@ -93,6 +96,14 @@ export async function runCli(argv: string[], out: (line: string) => void): Promi
       if (!revoked.ok) throw new UsageError(revoked.message);
       out(`revoked ${id}`);
       return 0;
+    }
+    case 'feeds update': {
+      if (!config.feedsDir) throw new UsageError('feeds update needs VIGIL_FEEDS_DIR (the folder with feeds.json and the feed files)');
+      const report = await updateFeeds(config.feedsDir);
+      out(table(report.feeds.map((f) => ({ file: f.file, kind: f.kind, outcome: f.outcome, entries: f.entries ?? '', malformed: f.malformed ?? '', url: f.url ?? '' }))));
+      for (const error of report.errors) out(`feeds.json: ${error}`);
+      out(`${report.updated} updated, ${report.failed} failed (old file kept), ${report.skipped} without a URL`);
+      return report.failed > 0 || report.errors.length > 0 ? 1 : 0;
     }
     case 'plans show': {
       out(

@@ -150,3 +150,40 @@ describe('vigil CLI', () => {
     expect((await cli('accounts', 'list')).join('\n').split('\n')).toHaveLength(3);
   });
 });
+
+describe('vigil feeds update', () => {
+  const saved = { ...process.env };
+  afterAll(() => {
+    process.env = saved;
+  });
+
+  it('downloads each feed with a URL, keeps the old file when a download fails, and says so', async () => {
+    const { createServer } = await import('node:http');
+    const { readFileSync } = await import('node:fs');
+    const server = createServer((_req, res) => res.end('185.220.101.1\n185.220.101.2\n'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    const feeds = mkdtempSync(join(tmpdir(), 'vigil-feeds-'));
+    writeFileSync(join(feeds, 'blocklist-old.txt'), '203.0.113.0/24\n');
+    writeFileSync(
+      join(feeds, 'feeds.json'),
+      JSON.stringify({
+        feeds: [
+          { file: 'tor-exit-nodes.txt', kind: 'tor', url: `http://127.0.0.1:${port}/tor` },
+          { file: 'blocklist-old.txt', kind: 'blocklist', url: 'http://127.0.0.1:1/unreachable' },
+        ],
+      }),
+    );
+    for (const k of Object.keys(process.env)) if (k.startsWith('VIGIL_')) delete process.env[k];
+    process.env.VIGIL_FEEDS_DIR = feeds;
+    const out: string[] = [];
+    try {
+      expect(await runCli(['feeds', 'update'], (line) => out.push(line))).toBe(1);
+    } finally {
+      server.close();
+    }
+    expect(out.join('\n')).toMatch(/1 updated, 1 failed/);
+    expect(readFileSync(join(feeds, 'tor-exit-nodes.txt'), 'utf8')).toContain('185.220.101.2');
+    expect(readFileSync(join(feeds, 'blocklist-old.txt'), 'utf8')).toBe('203.0.113.0/24\n');
+  });
+});
