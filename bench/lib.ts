@@ -30,7 +30,15 @@ export function start(args: string[], env: Record<string, string>, port: number)
   });
 }
 
-export const freePort = () => 20000 + Math.floor(Math.random() * 20000);
+/** A port the OS just handed out and released: free now, unlike a random guess. */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 /** The environment of a Vigil process with limits out of the way of a benchmark. */
 export function vigilEnv(port: number, plansFile: string, extra: Record<string, string>): Record<string, string> {

@@ -14,9 +14,9 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'vigil-bench-'));
   const plansFile = join(dir, 'plans.json');
   writeFileSync(plansFile, BENCH_PLANS);
-  const barePort = freePort();
+  const barePort = await freePort();
   const bare = await start(['bench/bare-server.ts'], { PORT: String(barePort) }, barePort);
-  const port = freePort();
+  const port = await freePort();
   const vigil = await start(['src/main.ts'], vigilEnv(port, plansFile, { VIGIL_DATA_DIR: dir }), port);
   const key = await keyFor(port, 'bench');
   const auth = { authorization: `Bearer ${key}` };

@@ -43,7 +43,7 @@ async function main(): Promise<void> {
   const batch = bodies(200, 100);
   const rows: Row[] = [];
 
-  const embeddedPort = freePort();
+  const embeddedPort = await freePort();
   const embedded = await start(['src/main.ts'], vigilEnv(embeddedPort, plansFile, { VIGIL_DATA_DIR: dir }), embeddedPort);
   rows.push(...(await measure('embedded x1', [embedded], await keyFor(embeddedPort, 'bench'), single, batch)));
   stop([embedded]);
@@ -55,12 +55,11 @@ async function main(): Promise<void> {
   const scaleOut = (port: number) => vigilEnv(port, plansFile, { VIGIL_DATA_DIR: dir, VIGIL_DATABASE_URL: withSchema(PG_URL, schema), VIGIL_REDIS_URL: REDIS_URL, VIGIL_REDIS_PREFIX: prefix });
   const servers: Server[] = [];
   try {
-    const p1 = freePort();
+    const p1 = await freePort();
     servers.push(await start(['src/main.ts'], scaleOut(p1), p1));
     const key = await keyFor(p1, 'bench');
     rows.push(...(await measure('scale-out x1', servers, key, single, batch)));
-    let p2 = freePort();
-    while (p2 === p1) p2 = freePort();
+    const p2 = await freePort(); // p1 is listening, so the OS cannot hand it out again
     servers.push(await start(['src/main.ts'], scaleOut(p2), p2));
     rows.push(...(await measure('scale-out x2', servers, key, single, batch)));
   } finally {

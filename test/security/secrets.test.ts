@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { freePort } from '../process/service.js';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -66,14 +66,6 @@ async function exercise(base: string, secret: string, publishable: string): Prom
   }
   bodies.push((await call('GET', '/metrics', {})).text);
   return { bodies, eventIds };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
 }
 
 describe('the real process (child, log level info)', () => {
