@@ -16,7 +16,7 @@ export type EventResult =
     }
   | { readonly status: 'dropped' };
 
-export const tagsOf = (event: ScoredEvent): string[] => event.classification.inferred.map((t) => `inferred:${t}`);
+const tagsOf = (event: ScoredEvent): string[] => event.classification.inferred.map((t) => `inferred:${t}`);
 
 export function toEventResult(event: ScoredEvent, degraded = false): EventResult {
   return {

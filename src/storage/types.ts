@@ -1,5 +1,3 @@
-import type { RiskAction } from '../scoring/types.js';
-
 export type KeyKind = 'secret' | 'publishable';
 
 export interface Account {
@@ -122,4 +120,3 @@ export interface Page<T> {
   readonly nextCursor: string | null;
 }
 
-export type RiskThresholds = { readonly challenge: number; readonly block: number; readonly action?: RiskAction };
