@@ -105,7 +105,7 @@ export interface KyselyStoreOptions {
 }
 
 /** Turns a database failure into the Store contract's errors. */
-function translate(what: string, err: unknown): Error {
+export function translate(what: string, err: unknown): Error {
   if (err instanceof StoreUnavailableError || err instanceof StoreRejectedError) return err;
   const message = `${what} failed: ${(err as Error | undefined)?.message ?? String(err)}`;
   if (isRejectedData(err)) return new StoreRejectedError(message, { cause: err });

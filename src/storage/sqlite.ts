@@ -2,30 +2,56 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { KyselyStore } from './kysely-store.js';
+import { KyselyStore, translate } from './kysely-store.js';
 import type { Database } from './schema.js';
+import { configureSqlite, type SqliteSynchronous } from './sqlite-pragmas.js';
+import { InlineSqliteWriter, ThreadSqliteWriter, type SqliteCommitWriter } from './sqlite-writer.js';
+import { toSqliteWrites } from './sqlite-writes.js';
+import type { CommitBatch } from './types.js';
 
 export interface SqliteOptions {
   /** A directory (the file is `vigil.db` inside) or `:memory:`. */
   readonly dataDir: string;
-  readonly synchronous: 'full' | 'normal';
+  readonly synchronous: SqliteSynchronous;
 }
 
 /**
- * The embedded default. WAL lets readers run beside the writer; `synchronous=FULL` makes a
- * commit durable against power loss, and group commit pays that fsync once per group.
+ * The embedded default. Reads, migrations and administrative writes go through Kysely on the
+ * request thread; commit groups (the ingestion writes) go to a SqliteCommitWriter, which for a
+ * database file is a writer thread with its own connection.
  */
-export function openSqliteStore(options: SqliteOptions): KyselyStore {
+export class SqliteStore extends KyselyStore {
+  constructor(
+    db: Kysely<Database>,
+    private readonly writer: SqliteCommitWriter,
+  ) {
+    super('sqlite', db);
+  }
+
+  override async commit(batch: CommitBatch): Promise<void> {
+    try {
+      await this.writer.write(toSqliteWrites(batch));
+    } catch (err) {
+      throw translate('commit', err);
+    }
+  }
+
+  override async close(): Promise<void> {
+    // The writer first: its last commits must land before the file is let go.
+    await this.writer.close();
+    await this.db.destroy();
+  }
+}
+
+export function openSqliteStore(options: SqliteOptions): SqliteStore {
   let file = ':memory:';
   if (options.dataDir !== ':memory:') {
     mkdirSync(options.dataDir, { recursive: true });
     file = join(options.dataDir, 'vigil.db');
   }
   const database = new SqliteDatabase(file);
-  database.pragma('journal_mode = WAL');
-  database.pragma(`synchronous = ${options.synchronous.toUpperCase()}`);
-  database.pragma('busy_timeout = 5000');
-  database.pragma('temp_store = MEMORY');
+  configureSqlite(database, options.synchronous);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
-  return new KyselyStore('sqlite', db);
+  const writer = file === ':memory:' ? new InlineSqliteWriter(database) : new ThreadSqliteWriter({ file, synchronous: options.synchronous });
+  return new SqliteStore(db, writer);
 }

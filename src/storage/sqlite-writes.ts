@@ -1,0 +1,93 @@
+import type Database from 'better-sqlite3';
+import { planCommit } from './commit-plan.js';
+import type { CommitBatch } from './types.js';
+
+/**
+ * A commit group as SQLite statement parameters: only strings, numbers and nulls, so it crosses
+ * to the writer thread as a cheap structured clone, and all JSON is encoded on the caller's side.
+ */
+export interface SqliteWrites {
+  readonly events: readonly (readonly unknown[])[];
+  readonly idempotency: readonly (readonly unknown[])[];
+  /** In commit-plan order; an alert opened and updated in one group is inserted first. */
+  readonly alerts: readonly { readonly opened: boolean; readonly params: readonly unknown[] }[];
+  readonly monthly: readonly (readonly unknown[])[];
+  readonly daily: readonly (readonly unknown[])[];
+}
+
+export function toSqliteWrites(batch: CommitBatch): SqliteWrites {
+  const plan = planCommit(batch);
+  return {
+    events: batch.events.map((e) => [
+      e.id,
+      e.accountId,
+      e.type,
+      e.eventId,
+      e.occurredAt,
+      e.receivedAt,
+      e.actorId,
+      e.ip,
+      e.riskScore,
+      JSON.stringify(e.tags),
+      JSON.stringify(e.doc),
+    ]),
+    idempotency: plan.idempotency.map((r) => [r.accountId, r.eventId, JSON.stringify(r.response), r.createdAt]),
+    alerts: plan.alerts.map(({ alert: a, opened }) => ({
+      opened,
+      params: opened
+        ? [a.id, a.accountId, a.type, a.severity, a.subject, a.status, a.count, a.firstSeen, a.lastSeen, a.actorId, JSON.stringify(a.eventIds), JSON.stringify(a.details)]
+        : [a.count, a.lastSeen, JSON.stringify(a.eventIds), JSON.stringify(a.details), a.severity, a.id],
+    })),
+    monthly: plan.monthly.map((u) => [u.account_id, u.period, u.used, u.dropped]),
+    daily: plan.daily.map((u) => [u.account_id, u.day, u.used, u.dropped]),
+  };
+}
+
+const SQL = {
+  event: 'insert into events (id, account_id, type, event_id, occurred_at, received_at, actor_id, ip, risk_score, tags, doc) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  idempotency:
+    'insert into idempotency (account_id, event_id, response, created_at) values (?, ?, ?, ?) ' +
+    'on conflict (account_id, event_id) do update set response = excluded.response, created_at = excluded.created_at',
+  alertOpen:
+    'insert into alerts (id, account_id, type, severity, subject, status, count, first_seen, last_seen, actor_id, event_ids, details) ' +
+    'values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  alertUpdate: 'update alerts set count = ?, last_seen = ?, event_ids = ?, details = ?, severity = ? where id = ?',
+  monthly:
+    'insert into usage_monthly (account_id, period, used, dropped) values (?, ?, ?, ?) ' +
+    'on conflict (account_id, period) do update set used = usage_monthly.used + excluded.used, dropped = usage_monthly.dropped + excluded.dropped',
+  daily:
+    'insert into usage_daily (account_id, day, used, dropped) values (?, ?, ?, ?) ' +
+    'on conflict (account_id, day) do update set used = usage_daily.used + excluded.used, dropped = usage_daily.dropped + excluded.dropped',
+} as const;
+
+/**
+ * Writes commit groups with statements prepared once (preparing is a parse, and it cost as much
+ * as the insert it prepared). The same writer runs on the caller's connection (in-memory
+ * databases) or on the writer thread's own connection (files): one SQL path either way.
+ * Contention-free rows first; the rows other groups also update (alerts, usage) last.
+ */
+export class SqliteBatchWriter {
+  private readonly statements: { readonly [K in keyof typeof SQL]: Database.Statement };
+  private readonly writeAll: (w: SqliteWrites) => void;
+
+  constructor(db: Database.Database) {
+    this.statements = Object.fromEntries(Object.entries(SQL).map(([name, text]) => [name, db.prepare(text)])) as SqliteBatchWriter['statements'];
+    const s = this.statements;
+    const run = (statement: Database.Statement, rows: readonly (readonly unknown[])[]) => {
+      for (const params of rows) statement.run(params);
+    };
+    // IMMEDIATE takes the write lock at BEGIN: a deferred transaction could fail to upgrade
+    // its read lock when another connection writes first, and that failure is not retryable.
+    this.writeAll = db.transaction((w: SqliteWrites) => {
+      run(s.event, w.events);
+      run(s.idempotency, w.idempotency);
+      for (const alert of w.alerts) (alert.opened ? s.alertOpen : s.alertUpdate).run(alert.params);
+      run(s.monthly, w.monthly);
+      run(s.daily, w.daily);
+    }).immediate;
+  }
+
+  write(writes: SqliteWrites): void {
+    this.writeAll(writes);
+  }
+}

@@ -1,0 +1,54 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, expect, test } from 'vitest';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import type { Database } from '../../src/storage/schema.js';
+import { openSqliteStore, SqliteStore } from '../../src/storage/sqlite.js';
+import { ThreadSqliteWriter } from '../../src/storage/sqlite-writer.js';
+import { toSqliteWrites } from '../../src/storage/sqlite-writes.js';
+import { StoreUnavailableError } from '../../src/storage/store.js';
+import type { CommitBatch } from '../../src/storage/types.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+const batch = (accountId: string, id: string): CommitBatch => ({
+  events: [{ id, accountId, type: 'auth.login.failure', eventId: null, occurredAt: 1, receivedAt: 1, actorId: 'u1', ip: null, riskScore: 10, tags: [], doc: { type: 'auth.login.failure' } }],
+  alerts: [],
+  usage: [{ accountId, period: '2026-11', day: '2026-11-26', used: 1, dropped: 0 }],
+  idempotency: [],
+});
+
+test('a writer thread that cannot open its database fails the commit, and the next commit starts a new thread', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'vigil-writer-'));
+  dirs.push(dir);
+  const dataDir = join(dir, 'later');
+  const writer = new ThreadSqliteWriter({ file: join(dataDir, 'vigil.db'), synchronous: 'full' });
+  const failed = await writer.write(toSqliteWrites(batch('acc_1', 'evt_1'))).then(
+    () => 'committed',
+    (err: { code?: string }) => err.code,
+  );
+  expect(failed).toBe('SQLITE_WRITER_FAILED');
+
+  mkdirSync(dataDir);
+  const store = openSqliteStore({ dataDir, synchronous: 'full' });
+  await store.migrate();
+  const account = await store.createAccount({ id: 'acc_1', name: 'a', plan: 'free', createdAt: 1 });
+  await writer.write(toSqliteWrites(batch(account.id, 'evt_2')));
+  await writer.close();
+  expect((await store.getEvent(account.id, 'evt_2'))?.id).toBe('evt_2');
+  await store.close();
+});
+
+test('the store turns a failed writer thread into StoreUnavailableError (a 503, never a 202)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'vigil-writer-'));
+  dirs.push(dir);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: new SqliteDatabase(':memory:') }) });
+  const store = new SqliteStore(db, new ThreadSqliteWriter({ file: join(dir, 'missing', 'vigil.db'), synchronous: 'full' }));
+  await expect(store.commit(batch('acc_1', 'evt_1'))).rejects.toBeInstanceOf(StoreUnavailableError);
+  await store.close();
+});
