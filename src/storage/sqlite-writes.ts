@@ -35,7 +35,20 @@ export function toSqliteWrites(batch: CommitBatch): SqliteWrites {
     alerts: plan.alerts.map(({ alert: a, opened }) => ({
       opened,
       params: opened
-        ? [a.id, a.accountId, a.type, a.severity, a.subject, a.status, a.count, a.firstSeen, a.lastSeen, a.actorId, JSON.stringify(a.eventIds), JSON.stringify(a.details)]
+        ? [
+            a.id,
+            a.accountId,
+            a.type,
+            a.severity,
+            a.subject,
+            a.status,
+            a.count,
+            a.firstSeen,
+            a.lastSeen,
+            a.actorId,
+            JSON.stringify(a.eventIds),
+            JSON.stringify(a.details),
+          ]
         : [a.count, a.lastSeen, JSON.stringify(a.eventIds), JSON.stringify(a.details), a.severity, a.id],
     })),
     monthly: plan.monthly.map((u) => [u.account_id, u.period, u.used, u.dropped]),
@@ -44,7 +57,8 @@ export function toSqliteWrites(batch: CommitBatch): SqliteWrites {
 }
 
 const SQL = {
-  event: 'insert into events (id, account_id, type, event_id, occurred_at, received_at, actor_id, ip, risk_score, tags, doc) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  event:
+    'insert into events (id, account_id, type, event_id, occurred_at, received_at, actor_id, ip, risk_score, tags, doc) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
   idempotency:
     'insert into idempotency (account_id, event_id, response, created_at) values (?, ?, ?, ?) ' +
     'on conflict (account_id, event_id) do update set response = excluded.response, created_at = excluded.created_at',

@@ -119,4 +119,3 @@ export interface Page<T> {
   /** Opaque cursor for the next page, null at the end. */
   readonly nextCursor: string | null;
 }
-

@@ -17,7 +17,21 @@ afterEach(() => {
 });
 
 const batch = (accountId: string, id: string): CommitBatch => ({
-  events: [{ id, accountId, type: 'auth.login.failure', eventId: null, occurredAt: 1, receivedAt: 1, actorId: 'u1', ip: null, riskScore: 10, tags: [], doc: { type: 'auth.login.failure' } }],
+  events: [
+    {
+      id,
+      accountId,
+      type: 'auth.login.failure',
+      eventId: null,
+      occurredAt: 1,
+      receivedAt: 1,
+      actorId: 'u1',
+      ip: null,
+      riskScore: 10,
+      tags: [],
+      doc: { type: 'auth.login.failure' },
+    },
+  ],
   alerts: [],
   usage: [{ accountId, period: '2026-11', day: '2026-11-26', used: 1, dropped: 0 }],
   idempotency: [],
