@@ -94,6 +94,15 @@ export interface Row {
   p999: number;
   non2xx: number;
   rssMb: number;
+  /** Server CPU (all threads, user + system) per 2xx event: robust to a noisy machine, unlike rates. */
+  cpuUsPerEvent: number;
+}
+
+/** CPU seconds the process has used so far, all threads (utime + stime from /proc, 100 Hz ticks). */
+export async function cpuSecondsOf(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /**
@@ -103,6 +112,7 @@ export interface Row {
  */
 export async function drive(target: string, scenario: string, servers: readonly Server[], path: string, payloads: string[], batch: number, headers: Record<string, string>, rate?: number, seconds = SECONDS): Promise<Row> {
   let i = 0;
+  const cpuBefore = await Promise.all(servers.map((s) => cpuSecondsOf(s.child.pid as number)));
   const runs = await Promise.all(
     servers.map((server) =>
       autocannon({
@@ -122,6 +132,8 @@ export async function drive(target: string, scenario: string, servers: readonly 
     ),
   );
   const rss = await Promise.all(servers.map((s) => rssOf(s.child.pid as number)));
+  const cpuAfter = await Promise.all(servers.map((s) => cpuSecondsOf(s.child.pid as number)));
+  const cpu = cpuAfter.reduce((n, c, k) => n + c - (cpuBefore[k] as number), 0);
   const sum = (f: (r: autocannon.Result) => number) => runs.reduce((n, r) => n + f(r), 0);
   const worst = (f: (r: autocannon.Result) => number) => Math.max(...runs.map(f));
   return {
@@ -134,5 +146,6 @@ export async function drive(target: string, scenario: string, servers: readonly 
     p999: worst((r) => r.latency.p99_9 ?? r.latency.p99),
     non2xx: sum((r) => r.non2xx),
     rssMb: Math.round(rss.reduce((a, b) => a + b, 0) / 1e6),
+    cpuUsPerEvent: Math.round((cpu * 1e6) / Math.max(1, sum((r) => r['2xx']) * batch)),
   };
 }

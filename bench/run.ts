@@ -36,13 +36,16 @@ async function main(): Promise<void> {
   rows.push(await drive('vigil', 'flood-429', [vigil], '/v1/events', single, 1, { authorization: `Bearer ${freeKey}` }));
 
   console.table(rows);
-  const ratio = (scenario: string, field: 'reqPerSec' | 'eventsPerSec') => {
+  const ratio = (scenario: string, field: 'reqPerSec' | 'eventsPerSec' | 'cpuUsPerEvent') => {
     const b = rows.find((r) => r.target === 'bare' && r.scenario === scenario)?.[field] ?? 0;
     const v = rows.find((r) => r.target === 'vigil' && r.scenario === scenario)?.[field] ?? 0;
     return b > 0 ? (v / b).toFixed(2) : 'n/a';
   };
   console.log(`ratio vigil/bare single req/s:     ${ratio('single', 'reqPerSec')}`);
   console.log(`ratio vigil/bare batch100 events/s: ${ratio('batch100', 'eventsPerSec')}`);
+  // Rates depend on what else the machine runs; CPU per event much less so.
+  console.log(`ratio vigil/bare single CPU per event:   ${ratio('single', 'cpuUsPerEvent')}`);
+  console.log(`ratio vigil/bare batch100 CPU per event: ${ratio('batch100', 'cpuUsPerEvent')}`);
   bare.child.kill('SIGTERM');
   vigil.child.kill('SIGTERM');
 }
