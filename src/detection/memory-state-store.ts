@@ -104,6 +104,8 @@ const LRU_RESOLUTION_S = 60;
 export class MemoryStateStore implements StateStore {
   readonly kind = 'memory' as const;
   private readonly records = new Map<string, Rec>();
+  /** Account id -> its key scope (see scope()). */
+  private readonly scopes = new Map<string, string>();
   /** Interned seen-set members (see intern()). */
   private readonly members = new Map<string, string>();
   /** First slot of the field the last write()/readField() found: saves returning a pair per op. */
@@ -146,6 +148,16 @@ export class MemoryStateStore implements StateStore {
     for (let i = 0; i < ops.length; i++) out[i] = this.apply(ops[i] as StateOp);
     if (this.sweepPerRun > 0) this.sweep(this.sweepPerRun);
     return out;
+  }
+
+  /** Short aliases (`#0`, `#1`, ...): every key holds one, and only aliases, so two accounts never share a key. */
+  scope(accountId: string): string {
+    let alias = this.scopes.get(accountId);
+    if (alias === undefined) {
+      alias = `#${this.scopes.size.toString(36)}`;
+      this.scopes.set(accountId, alias);
+    }
+    return alias;
   }
 
   async ping(): Promise<void> {}
