@@ -44,9 +44,15 @@ export interface MemoryStateStoreOptions {
   readonly sweepPerTick?: number;
 }
 
-/** Sorted event times with optional amounts; `end` is the latest event time seen. */
+/**
+ * Sorted event times with optional amounts; `end` is the latest event time seen. Entries before
+ * `head` have left the window: dropping from the front only moves `head`, and the arrays are
+ * compacted once the dead part is half of them, so a saturated window (maxEntries reached, one
+ * drop per add) costs O(1) amortised per add instead of a copy of every entry.
+ */
 interface WindowField {
   end: number;
+  head: number;
   times: number[];
   amounts: number[] | null;
   sum: number;
@@ -301,7 +307,7 @@ export class MemoryStateStore implements StateStore {
       const rec = this.write(op.key, op.windowMs, op.field);
       w = getSlot(rec, this.slot) as WindowField | undefined;
       if (w === undefined) {
-        w = { end: op.at, times: [], amounts: null, sum: 0 };
+        w = { end: op.at, head: 0, times: [], amounts: null, sum: 0 };
         setSlot(rec, this.slot, w);
       }
     }
@@ -312,9 +318,10 @@ export class MemoryStateStore implements StateStore {
     if (amount !== 0 && op.at > start) {
       insertWindow(w, op.at, amount);
       const max = op.maxEntries ?? DEFAULT_WINDOW_MAX_ENTRIES;
-      if (w.times.length > max) pruneCount(w, w.times.length - max);
+      const entries = w.times.length - w.head;
+      if (entries > max) pruneCount(w, entries - max);
     }
-    return { sum: w.sum, entries: w.times.length };
+    return { sum: w.sum, entries: w.times.length - w.head };
   }
 
   private distinctAdd(op: DistinctAddOp): DistinctResult {
@@ -537,18 +544,23 @@ function snapshot(a: AlertField): AlertState {
 
 function pruneWindow(w: WindowField, start: number): void {
   let n = 0;
-  while (n < w.times.length && (w.times[n] as number) <= start) n++;
+  while (w.head + n < w.times.length && (w.times[w.head + n] as number) <= start) n++;
   if (n > 0) pruneCount(w, n);
 }
 
+/** Drops the n oldest live entries. */
 function pruneCount(w: WindowField, n: number): void {
   if (w.amounts === null) {
     w.sum -= n;
   } else {
-    for (let i = 0; i < n; i++) w.sum -= w.amounts[i] as number;
-    dropFront(w.amounts, n);
+    for (let i = w.head; i < w.head + n; i++) w.sum -= w.amounts[i] as number;
   }
-  dropFront(w.times, n);
+  w.head += n;
+  if (w.head * 2 >= w.times.length) {
+    dropFront(w.times, w.head);
+    if (w.amounts !== null) dropFront(w.amounts, w.head);
+    w.head = 0;
+  }
 }
 
 /** Removes the first n elements in place (splice would allocate an array of the removed ones). */
@@ -559,7 +571,7 @@ function dropFront(a: number[], n: number): void {
 
 function insertWindow(w: WindowField, at: number, amount: number): void {
   if (amount !== 1 && w.amounts === null) w.amounts = w.times.map(() => 1);
-  const i = sortedIndex(w.times, at);
+  const i = sortedIndex(w.times, w.head, at);
   if (i === w.times.length) {
     w.times.push(at);
     w.amounts?.push(amount);
@@ -571,8 +583,8 @@ function insertWindow(w: WindowField, at: number, amount: number): void {
 }
 
 /** First index whose time is greater than `at` (stable: equal times keep arrival order). */
-function sortedIndex(times: readonly number[], at: number): number {
-  let lo = 0;
+function sortedIndex(times: readonly number[], from: number, at: number): number {
+  let lo = from;
   let hi = times.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
