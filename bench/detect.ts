@@ -5,6 +5,10 @@
  *
  *   npx tsx bench/detect.ts [--events 600000] [--actors 1000000]
  *
+ * Memory is heap used after forced GCs (the script enables gc itself), before and after the
+ * actors' logins, then after the wall clock moves past the session and profile lifetimes and a
+ * sweep: the store must give the memory back without traffic to those records.
+ *
  * Benign traffic: the synthetic users of test/detection/benign-traffic.ts (logins with typos,
  * sessions of data access, exports, API calls). Attacks: every firing scenario of
  * test/fixtures/detectors, replayed many times with fresh actors, IPs and hosts, spread over the days.
@@ -15,6 +19,7 @@ import { MemoryStateStore } from '../src/detection/memory-state-store.js';
 import { createDetectStage } from '../src/pipeline/detect.js';
 import type { EnrichedEvent } from '../src/pipeline/types.js';
 import { ManualClock } from '../src/util/clock.js';
+import { newId } from '../src/util/ids.js';
 import { benignDay, benignUsers, rng } from '../test/detection/benign-traffic.js';
 import { expand, loadScenarios } from '../test/detection/fixtures.js';
 import { accountContext, enriched, type EventSpec } from '../test/detection/helpers.js';
@@ -83,7 +88,8 @@ async function memory(): Promise<void> {
   const clock = new ManualClock();
   const state = new MemoryStateStore({ clock, sweepIntervalMs: 0, sweepPerRun: 8 });
   const detect = createDetectStage({ state, clock });
-  const ctx = accountContext();
+  // A real account id (30 characters) rather than the tests' short one: every state key starts with it.
+  const ctx = accountContext({}, newId('acc'));
   const families = ['Chrome/Windows', 'Safari/macOS', 'Firefox/Linux', 'Mobile Safari/iOS'];
   const countries = ['FR', 'DE', 'US', 'GB', 'ES'];
   const base = heapAfterGc();

@@ -46,7 +46,7 @@ export interface DetectContext {
   readonly settings: CompiledSettings;
   readonly ops: OpBatch;
   readonly after: OpBatch;
-  /** Account-scoped state key: `<account>|<purpose>|<subject>`. */
+  /** Account-scoped state key: `<account scope>|<purpose>|<subject>` (StateStore.scope). */
   key(purpose: string, subject: string): string;
   /** The record holding the open alerts of a subject (one field per alert type). */
   alertKey(subject: string): string;

@@ -29,8 +29,8 @@ export interface DetectionResult {
 export const NO_DETECTION: DetectionResult = Object.freeze({ alerts: Object.freeze([]) as readonly AlertHit[], writes: Object.freeze([]) as readonly AlertWrite[] });
 const NO_ANSWERS = new Answers([]);
 
-/** The state record holding a subject's open alerts; exported so a status change can forget one. */
-export const alertStateKey = (accountId: string, subject: string): string => `${accountId}|alerts|${subject}`;
+/** The state record holding a subject's open alerts, under an account's key scope (StateStore.scope). */
+const alertStateKey = (scope: string, subject: string): string => `${scope}|alerts|${subject}`;
 
 class EventRun implements DetectContext {
   readonly ops = new OpBatch();
@@ -41,8 +41,9 @@ class EventRun implements DetectContext {
   constructor(
     readonly facts: EventFacts,
     readonly settings: CompiledSettings,
+    private readonly scope: string,
   ) {
-    this.prefix = `${facts.accountId}|`;
+    this.prefix = `${scope}|`;
   }
 
   // Detectors of one event often address the same records: reusing the string lets the store
@@ -61,7 +62,7 @@ class EventRun implements DetectContext {
   }
 
   alertKey(subject: string): string {
-    return alertStateKey(this.facts.accountId, subject);
+    return alertStateKey(this.scope, subject);
   }
 
   raise(type: string, subject: string, details: Readonly<Record<string, unknown>> = {}): void {
@@ -87,7 +88,7 @@ export async function detectEvent(state: StateStore, clock: Clock, event: Enrich
   const settings = compileSettings(ctx.account.settings);
   const facts = eventFacts(event, ctx.account.id, eventId);
   const silenced = settings.silenced({ ip: facts.ip, asn: event.enrichment.asn?.number, actorId: facts.actor, country: facts.country });
-  const run = new EventRun(facts, settings);
+  const run = new EventRun(facts, settings, state.scope(facts.accountId));
 
   const judges: Judge[] = [];
   let chains: ChainRun | undefined;
@@ -179,5 +180,5 @@ function buildResult(answered: readonly { openings: readonly Opening[]; answers:
  * of updating this one. Call it when an alert is resolved or marked a false positive.
  */
 export async function forgetAlert(state: StateStore, accountId: string, type: string, subject: string): Promise<void> {
-  await state.run([{ kind: 'delete', key: alertStateKey(accountId, subject), field: type }]);
+  await state.run([{ kind: 'delete', key: alertStateKey(state.scope(accountId), subject), field: type }]);
 }

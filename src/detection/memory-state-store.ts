@@ -30,6 +30,7 @@ import {
   type WindowAddOp,
   type WindowResult,
 } from './state-store.js';
+import { flatten, getSlot, newRecord, setSlot, withField, type Rec } from './memory-records.js';
 
 export interface MemoryStateStoreOptions {
   readonly clock?: Clock;
@@ -43,9 +44,15 @@ export interface MemoryStateStoreOptions {
   readonly sweepPerTick?: number;
 }
 
-/** Sorted event times with optional amounts; `end` is the latest event time seen. */
+/**
+ * Sorted event times with optional amounts; `end` is the latest event time seen. Entries before
+ * `head` have left the window: dropping from the front only moves `head`, and the arrays are
+ * compacted once the dead part is half of them, so a saturated window (maxEntries reached, one
+ * drop per add) costs O(1) amortised per add instead of a copy of every entry.
+ */
 interface WindowField {
   end: number;
+  head: number;
   times: number[];
   amounts: number[] | null;
   sum: number;
@@ -57,18 +64,18 @@ interface DistinctField {
   members: Map<string, number[]>;
 }
 
-interface LastField {
-  at: number;
-  value: StateValue;
-}
-
 /**
- * Flat [member, lastSeen, member, lastSeen, ...]: compact for the few members actors have. Times
- * in whole seconds since 2020 (small integers V8 stores unboxed); "seen within days" needs no ms.
+ * Seen-set times are whole seconds since 2020 (small integers V8 stores unboxed); "seen within
+ * days" needs no ms. One member (the usual case: an actor's country) sits in the field's two
+ * slots, member and time; from the second member on, the first slot holds a flat
+ * [member, time, member, time, ...] array and the second is unused.
  */
-type SeenField = (string | number)[];
+type SeenList = (string | number)[];
 const SEEN_EPOCH_S = 1_577_836_800;
 const seenSeconds = (ms: number): number => Math.floor(ms / 1000) - SEEN_EPOCH_S;
+/** Seen members are a few recurring values (countries, browser families), often built per event: one shared flat copy each. */
+const INTERN_MAX_LENGTH = 64;
+const INTERN_MAX_ENTRIES = 16_384;
 
 interface SequenceStage {
   start: number;
@@ -85,14 +92,13 @@ interface AlertField {
   eventIds: string[];
 }
 
-/**
- * One record: its fields as properties, plus its expiry under a name no field can take, in whole
- * seconds since the store began (a small integer V8 keeps unboxed). No per-record wrapper:
- * a million actors means millions of records, so every object counts.
+/*
+ * What a field's two slots (memory-records.ts) hold, by op kind; an empty field has undefined
+ * in its first slot:
+ *   window.add: WindowField, -        distinct.add: DistinctField, -     counter.add: value, -
+ *   last.swap:  event time, value     seen.add: member, time | SeenList, -
+ *   sequence.mark: SequenceField, -   alert.open/peek: AlertField, -
  */
-type Rec = Record<string, unknown>;
-const EXP = '\u0000exp';
-const expOf = (rec: Rec): number => rec[EXP] as number;
 const LRU_RESOLUTION_S = 60;
 
 /**
@@ -104,6 +110,12 @@ const LRU_RESOLUTION_S = 60;
 export class MemoryStateStore implements StateStore {
   readonly kind = 'memory' as const;
   private readonly records = new Map<string, Rec>();
+  /** Account id -> its key scope (see scope()). */
+  private readonly scopes = new Map<string, string>();
+  /** Interned seen-set members (see intern()). */
+  private readonly members = new Map<string, string>();
+  /** First slot of the field the last write()/readField() found: saves returning a pair per op. */
+  private slot = 0;
   private readonly clock: Clock;
   private readonly origin: number;
   private readonly maxRecords: number;
@@ -144,12 +156,23 @@ export class MemoryStateStore implements StateStore {
     return out;
   }
 
+  /** Short aliases (`#0`, `#1`, ...): every key holds one, and only aliases, so two accounts never share a key. */
+  scope(accountId: string): string {
+    let alias = this.scopes.get(accountId);
+    if (alias === undefined) {
+      alias = `#${this.scopes.size.toString(36)}`;
+      this.scopes.set(accountId, alias);
+    }
+    return alias;
+  }
+
   async ping(): Promise<void> {}
 
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     this.records.clear();
+    this.members.clear();
     this.cursor = undefined;
   }
 
@@ -168,7 +191,7 @@ export class MemoryStateStore implements StateStore {
       }
       const key = next.value;
       const rec = this.records.get(key);
-      if (rec !== undefined && expOf(rec) <= now) {
+      if (rec !== undefined && rec.e <= now) {
         this.records.delete(key);
         dropped++;
       }
@@ -207,34 +230,61 @@ export class MemoryStateStore implements StateStore {
   private read(key: string): Rec | undefined {
     const rec = this.records.get(key);
     if (rec === undefined) return undefined;
-    if (expOf(rec) <= this.nowSec) {
+    if (rec.e <= this.nowSec) {
       this.records.delete(key);
       return undefined;
     }
     return rec;
   }
 
-  /** The record for writing, created if needed, its lifetime extended to at least `ttlMs` from now. */
-  private write(key: string, ttlMs: number): Rec {
+  /**
+   * The record for writing, created if needed, with `field` present (its first slot index in
+   * `this.slot`), its lifetime extended to at least `ttlMs` from now. One Map lookup, plus one
+   * set when the record is new, grows, or moves to the recent end.
+   */
+  private write(key: string, ttlMs: number, field: string): Rec {
     const exp = this.nowSec + Math.ceil(ttlMs / 1000) + 1;
     let rec = this.read(key);
     if (rec === undefined) {
-      rec = { [EXP]: exp };
-      this.records.set(key, rec);
+      rec = withField(newRecord(exp), field);
+      this.slot = 0;
+      this.records.set(flatten(key), rec);
       if (this.records.size > this.maxRecords) this.evictOldest();
       return rec;
     }
-    const current = expOf(rec);
+    let slot = rec.l.slotOf(field);
+    let moved = false;
+    if (slot < 0) {
+      const grown = withField(rec, field);
+      slot = grown.l.names.length * 2 - 2;
+      moved = grown !== rec;
+      rec = grown;
+    }
+    this.slot = slot;
+    const current = rec.e;
     if (exp > current) {
-      rec[EXP] = exp;
+      rec.e = exp;
       // Re-inserting moves the record to the recent end of the Map (least-recently-written order,
       // to the minute). Doing it at most once a minute keeps the Map free of the holes each
       // delete leaves, which every sweep would otherwise walk over.
       if (exp - current >= LRU_RESOLUTION_S) {
         this.records.delete(key);
-        this.records.set(key, rec);
+        this.records.set(flatten(key), rec);
+        return rec;
       }
     }
+    // A grown record replaces the old object under the same key (same Map position).
+    if (moved) this.records.set(key, rec);
+    return rec;
+  }
+
+  /** The live record's `field` slot index in `this.slot` and the record, or undefined when either is missing. */
+  private readField(key: string, field: string): Rec | undefined {
+    const rec = this.read(key);
+    if (rec === undefined) return undefined;
+    const slot = rec.l.slotOf(field);
+    if (slot < 0 || getSlot(rec, slot) === undefined) return undefined;
+    this.slot = slot;
     return rec;
   }
 
@@ -249,11 +299,17 @@ export class MemoryStateStore implements StateStore {
 
   private windowAdd(op: WindowAddOp): WindowResult {
     const amount = op.amount ?? 1;
-    const rec = amount === 0 ? this.read(op.key) : this.write(op.key, op.windowMs);
-    let w = rec?.[op.field] as WindowField | undefined;
-    if (rec !== undefined && w === undefined && amount !== 0) {
-      w = { end: op.at, times: [], amounts: null, sum: 0 };
-      rec[op.field] = w;
+    let w: WindowField | undefined;
+    if (amount === 0) {
+      const rec = this.readField(op.key, op.field);
+      w = rec === undefined ? undefined : (getSlot(rec, this.slot) as WindowField);
+    } else {
+      const rec = this.write(op.key, op.windowMs, op.field);
+      w = getSlot(rec, this.slot) as WindowField | undefined;
+      if (w === undefined) {
+        w = { end: op.at, head: 0, times: [], amounts: null, sum: 0 };
+        setSlot(rec, this.slot, w);
+      }
     }
     if (w === undefined) return { sum: 0, entries: 0 };
     if (op.at > w.end) w.end = op.at;
@@ -262,23 +318,31 @@ export class MemoryStateStore implements StateStore {
     if (amount !== 0 && op.at > start) {
       insertWindow(w, op.at, amount);
       const max = op.maxEntries ?? DEFAULT_WINDOW_MAX_ENTRIES;
-      if (w.times.length > max) pruneCount(w, w.times.length - max);
+      const entries = w.times.length - w.head;
+      if (entries > max) pruneCount(w, entries - max);
     }
-    return { sum: w.sum, entries: w.times.length };
+    return { sum: w.sum, entries: w.times.length - w.head };
   }
 
   private distinctAdd(op: DistinctAddOp): DistinctResult {
     if (op.remove === true && op.member !== undefined) {
-      const d = this.read(op.key)?.[op.field] as DistinctField | undefined;
+      const rec = this.readField(op.key, op.field);
+      const d = rec === undefined ? undefined : (getSlot(rec, this.slot) as DistinctField);
       const memberSeen = d?.members.delete(op.member) ?? false;
       return { ...this.distinctAdd({ ...op, member: undefined, remove: false }), memberSeen };
     }
     const adding = op.member !== undefined;
-    const rec = adding ? this.write(op.key, op.windowMs) : this.read(op.key);
-    let d = rec?.[op.field] as DistinctField | undefined;
-    if (rec !== undefined && d === undefined && adding) {
-      d = { end: op.at, members: new Map() };
-      rec[op.field] = d;
+    let d: DistinctField | undefined;
+    if (adding) {
+      const rec = this.write(op.key, op.windowMs, op.field);
+      d = getSlot(rec, this.slot) as DistinctField | undefined;
+      if (d === undefined) {
+        d = { end: op.at, members: new Map() };
+        setSlot(rec, this.slot, d);
+      }
+    } else {
+      const rec = this.readField(op.key, op.field);
+      d = rec === undefined ? undefined : (getSlot(rec, this.slot) as DistinctField);
     }
     if (d === undefined) return { distinct: 0, few: 0, memberSeen: false };
     if (op.at > d.end) d.end = op.at;
@@ -321,25 +385,52 @@ export class MemoryStateStore implements StateStore {
 
   private lastSwap(op: LastSwapOp): LastResult {
     const storing = op.value !== undefined;
-    const rec = storing ? this.write(op.key, op.ttlMs) : this.read(op.key);
-    const last = rec?.[op.field] as LastField | undefined;
-    const previous = last === undefined ? null : { at: last.at, value: last.value };
-    if (storing && rec !== undefined && (last === undefined || op.at >= last.at)) {
-      rec[op.field] = { at: op.at, value: op.value as StateValue } satisfies LastField;
+    const rec = storing ? this.write(op.key, op.ttlMs, op.field) : this.readField(op.key, op.field);
+    if (rec === undefined) return { previous: null };
+    const slot = this.slot;
+    const at = getSlot(rec, slot) as number | undefined;
+    const previous = at === undefined ? null : { at, value: getSlot(rec, slot + 1) as StateValue };
+    if (storing && (at === undefined || op.at >= at)) {
+      setSlot(rec, slot, op.at);
+      setSlot(rec, slot + 1, op.value);
     }
     return { previous };
   }
 
   private seenAdd(op: SeenAddOp): SeenResult {
-    const rec = op.readOnly ? this.read(op.key) : this.write(op.key, op.ttlMs);
+    const rec = op.readOnly ? this.readField(op.key, op.field) : this.write(op.key, op.ttlMs, op.field);
+    if (rec === undefined) return { seen: false, size: 0 };
+    const slot = this.slot;
     const at = seenSeconds(op.at);
-    let s = rec?.[op.field] as SeenField | undefined;
-    if (s === undefined) {
-      if (rec === undefined || op.readOnly) return { seen: false, size: 0 };
-      rec[op.field] = [op.member, at];
+    const first = getSlot(rec, slot) as string | SeenList | undefined;
+    if (first === undefined) {
+      // Only a write reaches here (a read of an empty field answered above).
+      setSlot(rec, slot, this.intern(op.member));
+      setSlot(rec, slot + 1, at);
       return { seen: false, size: 1 };
     }
     const since = seenSeconds(op.at - op.withinMs);
+    if (typeof first === 'string') {
+      const time = getSlot(rec, slot + 1) as number;
+      if (first === op.member) {
+        if (!op.readOnly && time < at) setSlot(rec, slot + 1, at);
+        return { seen: time >= since, size: 1 };
+      }
+      if (op.readOnly) return { seen: false, size: 1 };
+      const max = op.maxMembers ?? DEFAULT_SEEN_MAX_MEMBERS;
+      if (max <= 1) {
+        // Room for one: the older of the two goes (on a tie the newcomer stays, as with larger sets).
+        if (at >= time) {
+          setSlot(rec, slot, this.intern(op.member));
+          setSlot(rec, slot + 1, at);
+        }
+        return { seen: false, size: 1 };
+      }
+      setSlot(rec, slot, [first, time, this.intern(op.member), at]);
+      setSlot(rec, slot + 1, undefined);
+      return { seen: false, size: 2 };
+    }
+    let s = first;
     let found = -1;
     for (let i = 0; i < s.length; i += 2) {
       if (s[i] === op.member) {
@@ -353,47 +444,62 @@ export class MemoryStateStore implements StateStore {
         if ((s[found + 1] as number) < at) s[found + 1] = at;
       } else {
         // A fresh exact-size array: push() would reserve room for ~16 more slots per set.
-        s = s.concat(op.member, at);
+        s = s.concat(this.intern(op.member), at);
         const max = op.maxMembers ?? DEFAULT_SEEN_MAX_MEMBERS;
         if (s.length > max * 2) dropOldestSeen(s);
-        rec![op.field] = s;
+        setSlot(rec, slot, s);
       }
     }
     return { seen, size: s.length / 2 };
   }
 
+  private intern(member: string): string {
+    if (member.length > INTERN_MAX_LENGTH) return flatten(member);
+    let shared = this.members.get(member);
+    if (shared === undefined) {
+      if (this.members.size >= INTERN_MAX_ENTRIES) this.members.clear();
+      shared = flatten(member);
+      this.members.set(shared, shared);
+    }
+    return shared;
+  }
+
   private counterAdd(op: CounterAddOp): CounterResult {
-    const rec = this.write(op.key, op.ttlMs);
-    const value = ((rec[op.field] as number | undefined) ?? 0) + op.amount;
-    rec[op.field] = value;
+    const rec = this.write(op.key, op.ttlMs, op.field);
+    const value = ((getSlot(rec, this.slot) as number | undefined) ?? 0) + op.amount;
+    setSlot(rec, this.slot, value);
     return { value };
   }
 
   private sequenceMark(op: SequenceMarkOp): SequenceResult {
     const step: SequenceStep = { stage: op.stage, at: op.at, ref: op.ref };
     if (op.stage === 0) {
-      const rec = this.write(op.key, op.windowMs);
-      const seq = sequenceOf(rec, op.field);
+      const rec = this.write(op.key, op.windowMs, op.field);
+      let seq = getSlot(rec, this.slot) as SequenceField | undefined;
+      if (seq === undefined) {
+        seq = [];
+        setSlot(rec, this.slot, seq);
+      }
       const current = seq[0];
       // Keep the later start: it leaves the most time for the rest of the sequence.
       if (current === undefined || current === null || current.start <= op.at) seq[0] = { start: op.at, at: op.at, steps: [step] };
       return { steps: [step] };
     }
-    const rec = this.read(op.key);
-    const seq = rec?.[op.field] as SequenceField | undefined;
+    const rec = this.readField(op.key, op.field);
+    const seq = rec === undefined ? undefined : (getSlot(rec, this.slot) as SequenceField);
     const prev = seq?.[op.stage - 1];
-    if (rec === undefined || seq === undefined || prev === undefined || prev === null) return { steps: null };
+    if (seq === undefined || prev === undefined || prev === null) return { steps: null };
     if (prev.at > op.at || op.at - prev.start > op.windowMs) return { steps: null };
     const steps = [...prev.steps, step];
     const current = seq[op.stage];
     if (current === undefined || current === null || current.start <= prev.start) seq[op.stage] = { start: prev.start, at: op.at, steps };
-    this.write(op.key, op.windowMs);
+    this.write(op.key, op.windowMs, op.field);
     return { steps };
   }
 
   private alertOpen(op: AlertOpenOp): AlertOpenResult {
-    const rec = this.write(op.key, op.windowMs);
-    const current = rec[op.field] as AlertField | undefined;
+    const rec = this.write(op.key, op.windowMs, op.field);
+    const current = getSlot(rec, this.slot) as AlertField | undefined;
     if (current !== undefined && isLive(current, op.at, op.windowMs)) {
       current.count++;
       if (op.at > current.lastSeen) current.lastSeen = op.at;
@@ -406,12 +512,13 @@ export class MemoryStateStore implements StateStore {
       return { alert: snapshot(current), opened: false };
     }
     const fresh: AlertField = { id: op.id, count: 1, firstSeen: op.at, lastSeen: op.at, eventIds: op.eventId === undefined ? [] : [op.eventId] };
-    rec[op.field] = fresh;
+    setSlot(rec, this.slot, fresh);
     return { alert: snapshot(fresh), opened: true };
   }
 
   private alertPeek(op: AlertPeekOp): AlertPeekResult {
-    const current = this.read(op.key)?.[op.field] as AlertField | undefined;
+    const rec = this.readField(op.key, op.field);
+    const current = rec === undefined ? undefined : (getSlot(rec, this.slot) as AlertField);
     return { alert: current !== undefined && isLive(current, op.at, op.windowMs) ? snapshot(current) : null };
   }
 
@@ -419,19 +526,12 @@ export class MemoryStateStore implements StateStore {
     const rec = this.read(op.key);
     if (rec === undefined) return { deleted: false };
     if (op.field === '*') return { deleted: this.records.delete(op.key) };
-    if (!(op.field in rec)) return { deleted: false };
-    delete rec[op.field];
+    if (this.readField(op.key, op.field) === undefined) return { deleted: false };
+    // The name stays in the layout; the emptied slots are reused if the field comes back.
+    setSlot(rec, this.slot, undefined);
+    setSlot(rec, this.slot + 1, undefined);
     return { deleted: true };
   }
-}
-
-function sequenceOf(rec: Rec, field: string): SequenceField {
-  let seq = rec[field] as SequenceField | undefined;
-  if (seq === undefined) {
-    seq = [];
-    rec[field] = seq;
-  }
-  return seq;
 }
 
 function isLive(alert: AlertField, at: number, windowMs: number): boolean {
@@ -444,18 +544,23 @@ function snapshot(a: AlertField): AlertState {
 
 function pruneWindow(w: WindowField, start: number): void {
   let n = 0;
-  while (n < w.times.length && (w.times[n] as number) <= start) n++;
+  while (w.head + n < w.times.length && (w.times[w.head + n] as number) <= start) n++;
   if (n > 0) pruneCount(w, n);
 }
 
+/** Drops the n oldest live entries. */
 function pruneCount(w: WindowField, n: number): void {
   if (w.amounts === null) {
     w.sum -= n;
   } else {
-    for (let i = 0; i < n; i++) w.sum -= w.amounts[i] as number;
-    dropFront(w.amounts, n);
+    for (let i = w.head; i < w.head + n; i++) w.sum -= w.amounts[i] as number;
   }
-  dropFront(w.times, n);
+  w.head += n;
+  if (w.head * 2 >= w.times.length) {
+    dropFront(w.times, w.head);
+    if (w.amounts !== null) dropFront(w.amounts, w.head);
+    w.head = 0;
+  }
 }
 
 /** Removes the first n elements in place (splice would allocate an array of the removed ones). */
@@ -466,7 +571,7 @@ function dropFront(a: number[], n: number): void {
 
 function insertWindow(w: WindowField, at: number, amount: number): void {
   if (amount !== 1 && w.amounts === null) w.amounts = w.times.map(() => 1);
-  const i = sortedIndex(w.times, at);
+  const i = sortedIndex(w.times, w.head, at);
   if (i === w.times.length) {
     w.times.push(at);
     w.amounts?.push(amount);
@@ -478,8 +583,8 @@ function insertWindow(w: WindowField, at: number, amount: number): void {
 }
 
 /** First index whose time is greater than `at` (stable: equal times keep arrival order). */
-function sortedIndex(times: readonly number[], at: number): number {
-  let lo = 0;
+function sortedIndex(times: readonly number[], from: number, at: number): number {
+  let lo = from;
   let hi = times.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
@@ -489,7 +594,7 @@ function sortedIndex(times: readonly number[], at: number): number {
   return lo;
 }
 
-function dropOldestSeen(s: SeenField): void {
+function dropOldestSeen(s: SeenList): void {
   let oldest = 0;
   for (let i = 2; i < s.length; i += 2) if ((s[i + 1] as number) < (s[oldest + 1] as number)) oldest = i;
   s.splice(oldest, 2);

@@ -60,6 +60,10 @@ export class RedisStateStore implements StateStore {
     return out as ResultsOf<T>;
   }
 
+  scope(accountId: string): string {
+    return accountId;
+  }
+
   async ping(): Promise<void> {
     await this.client.ping();
   }

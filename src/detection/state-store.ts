@@ -216,6 +216,12 @@ export type ResultsOf<T extends readonly StateOp[]> = { -readonly [K in keyof T]
 export interface StateStore {
   readonly kind: 'memory' | 'redis';
   /**
+   * What callers put before an account's keys. A shared store answers the account id itself
+   * (every instance must agree); the in-process store a short process-local alias, unique per
+   * account, since a 30-character id repeated in the keys of a million actors costs tens of MB.
+   */
+  scope(accountId: string): string;
+  /**
    * Runs the ops in order, as one batch (one round trip for a remote store); answers one result per
    * op, at the same index. Ops of one batch see the effects of earlier ops of the same batch.
    */

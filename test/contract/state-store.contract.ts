@@ -218,6 +218,41 @@ export function stateStoreContract(name: string, factory: () => Promise<StateSto
       expect(await store.run([])).toEqual([]);
     });
 
+    it('keeps every field of a record that grows to many fields, of every kind, and deletes one alone', async () => {
+      const key = `${p}many`;
+      const ops: StateOp[] = [];
+      for (let i = 0; i < 6; i++) {
+        ops.push({ kind: 'counter.add', key, field: `c${i}`, at: T0, amount: i + 1, ttlMs: MIN });
+        ops.push({ kind: 'seen.add', key, field: `s${i}`, member: `m${i}`, at: T0, withinMs: MIN, ttlMs: MIN });
+        ops.push({ kind: 'last.swap', key, field: `l${i}`, at: T0 + i, value: { i }, ttlMs: MIN });
+      }
+      ops.push({ kind: 'window.add', key, field: 'w', at: T0, windowMs: MIN, amount: 7 });
+      await store.run(ops);
+      expect(await one({ kind: 'delete', key, field: 'c2' })).toEqual({ deleted: true });
+      expect(await one({ kind: 'delete', key, field: 'c2' })).toEqual({ deleted: false });
+      const reads = await store.run([
+        ...Array.from({ length: 6 }, (_, i) => ({ kind: 'counter.add' as const, key, field: `c${i}`, at: T0, amount: 0, ttlMs: MIN })),
+        ...Array.from({ length: 6 }, (_, i) => ({ kind: 'seen.add' as const, key, field: `s${i}`, member: `m${i}`, at: T0 + 1, withinMs: MIN, ttlMs: MIN, readOnly: true })),
+        ...Array.from({ length: 6 }, (_, i) => ({ kind: 'last.swap' as const, key, field: `l${i}`, at: T0 + 10, ttlMs: MIN })),
+        { kind: 'window.add', key, field: 'w', at: T0 + 1, windowMs: MIN, amount: 0 },
+      ]);
+      expect(reads.slice(0, 6)).toEqual([1, 2, 0, 4, 5, 6].map((value) => ({ value })));
+      expect(reads.slice(6, 12)).toEqual(Array.from({ length: 6 }, () => ({ seen: true, size: 1 })));
+      expect(reads.slice(12, 18)).toEqual(Array.from({ length: 6 }, (_, i) => ({ previous: { at: T0 + i, value: { i } } })));
+      expect(reads[18]).toEqual({ sum: 7, entries: 1 });
+    });
+
+    it('scopes keys by account: one scope per account, stable, never shared', async () => {
+      const a = store.scope('acc_one');
+      const b = store.scope('acc_two');
+      expect(store.scope('acc_one')).toBe(a);
+      expect(b).not.toBe(a);
+      const add = (scope: string) => one({ kind: 'counter.add', key: `${p}${scope}|x`, field: 'n', at: T0, amount: 1, ttlMs: MIN });
+      await add(a);
+      expect(await add(b)).toEqual({ value: 1 });
+      expect(await add(a)).toEqual({ value: 2 });
+    });
+
     it('releases a record once its lifetime has passed without writes', async (ctx) => {
       if (h.advanceWallMs === undefined) return ctx.skip();
       const key = `${p}ttl`;

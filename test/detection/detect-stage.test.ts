@@ -15,6 +15,7 @@ function countingStore(): { store: StateStore; batches: number[] } {
       batches.push(ops.length);
       return inner.run(ops);
     }) as StateStore['run'],
+    scope: (accountId) => inner.scope(accountId),
     ping: () => inner.ping(),
     close: () => inner.close(),
   };

@@ -1,0 +1,174 @@
+/**
+ * The compact record layout of MemoryStateStore. A million actors means millions of records, so
+ * each is one small object holding only values; the field names live in a Layout shared by
+ * every record with the same fields in the same order (the idea of V8's hidden classes, here
+ * explicit so records need no per-field name slots and no property dictionaries).
+ *
+ * Every field owns two consecutive value slots (what goes in them depends on the op kind, see
+ * memory-state-store.ts). Records come in three sizes, chosen by field count, with their slots
+ * as in-object properties: a 2-field record is 72 bytes, a 4-field one 104, where a JS array
+ * would cost 48 bytes of headers more and a plain object spills past 4 properties.
+ */
+
+/** Field names of a record, in slot order; transitions are shared so a layout is created once per field sequence. */
+export class Layout {
+  private readonly next = new Map<string, Layout>();
+  constructor(readonly names: readonly string[]) {}
+
+  /** The layout with `name` appended (shared, up to LAYOUTS_MAX layouts; beyond that unshared). */
+  with(name: string): Layout {
+    let layout = this.next.get(name);
+    if (layout === undefined) {
+      layout = new Layout([...this.names, name]);
+      if (layoutCount < LAYOUTS_MAX) {
+        this.next.set(name, layout);
+        layoutCount++;
+      }
+    }
+    return layout;
+  }
+
+  /** First slot of `name`, or -1. */
+  slotOf(name: string): number {
+    const names = this.names;
+    for (let i = 0; i < names.length; i++) if (names[i] === name) return 2 * i;
+    return -1;
+  }
+}
+
+// Field names come from detector code, so layouts are few; the cap only guards against a caller
+// that names fields from data.
+const LAYOUTS_MAX = 10_000;
+let layoutCount = 0;
+export const EMPTY_LAYOUT = new Layout([]);
+
+/** Record header: its layout and its expiry (whole seconds since the store began, a small integer V8 keeps unboxed). */
+export interface Rec {
+  l: Layout;
+  e: number;
+}
+
+class Rec2 implements Rec {
+  s0: unknown = undefined;
+  s1: unknown = undefined;
+  s2: unknown = undefined;
+  s3: unknown = undefined;
+  constructor(
+    public l: Layout,
+    public e: number,
+  ) {}
+}
+
+class Rec4 implements Rec {
+  s0: unknown = undefined;
+  s1: unknown = undefined;
+  s2: unknown = undefined;
+  s3: unknown = undefined;
+  s4: unknown = undefined;
+  s5: unknown = undefined;
+  s6: unknown = undefined;
+  s7: unknown = undefined;
+  constructor(
+    public l: Layout,
+    public e: number,
+  ) {}
+}
+
+/** Past four fields (alert records of much-targeted subjects): the first eight slots in-object, the rest in `x`. */
+class RecN extends Rec4 {
+  x: unknown[] = [];
+}
+
+type AnyRec = Rec & Partial<Rec4> & { x?: unknown[] };
+
+/** Slots a record of this class holds. */
+const capacityOf = (rec: Rec): number => (rec instanceof RecN ? Infinity : rec instanceof Rec4 ? 8 : 4);
+
+export function newRecord(e: number): Rec {
+  return new Rec2(EMPTY_LAYOUT, e);
+}
+
+export function getSlot(rec: Rec, i: number): unknown {
+  const r = rec as AnyRec;
+  switch (i) {
+    case 0:
+      return r.s0;
+    case 1:
+      return r.s1;
+    case 2:
+      return r.s2;
+    case 3:
+      return r.s3;
+    case 4:
+      return r.s4;
+    case 5:
+      return r.s5;
+    case 6:
+      return r.s6;
+    case 7:
+      return r.s7;
+    default:
+      return r.x?.[i - 8];
+  }
+}
+
+export function setSlot(rec: Rec, i: number, v: unknown): void {
+  const r = rec as AnyRec;
+  switch (i) {
+    case 0:
+      r.s0 = v;
+      return;
+    case 1:
+      r.s1 = v;
+      return;
+    case 2:
+      r.s2 = v;
+      return;
+    case 3:
+      r.s3 = v;
+      return;
+    case 4:
+      r.s4 = v;
+      return;
+    case 5:
+      r.s5 = v;
+      return;
+    case 6:
+      r.s6 = v;
+      return;
+    case 7:
+      r.s7 = v;
+      return;
+    default: {
+      const x = r.x as unknown[];
+      while (x.length < i - 8) x.push(undefined);
+      x[i - 8] = v;
+    }
+  }
+}
+
+/**
+ * `rec` with field `name` added (empty slots). Answers the same object when it has room, else a
+ * larger copy the caller must store in place of the old one.
+ */
+export function withField(rec: Rec, name: string): Rec {
+  const layout = rec.l.with(name);
+  const needed = layout.names.length * 2;
+  if (needed <= capacityOf(rec)) {
+    rec.l = layout;
+    return rec;
+  }
+  const bigger: Rec = needed <= 8 ? new Rec4(layout, rec.e) : new RecN(layout, rec.e);
+  const used = rec.l.names.length * 2;
+  for (let i = 0; i < used; i++) setSlot(bigger, i, getSlot(rec, i));
+  return bigger;
+}
+
+/**
+ * A flat copy of a key. Keys arrive as concatenations (`${account}|${purpose}|${subject}`), which
+ * V8 keeps as a tree of the parts (one 32-byte node per join, and the parts themselves); a record
+ * that lives for days should hold one flat string.
+ */
+export function flatten(s: string): string {
+  return s.length < 13 ? s : [s.slice(0, 1), s.slice(1)].join('');
+}
