@@ -121,6 +121,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   const commits = new CommitGroup(deps.store, {
     windowMs: config.commitWindowMs,
     maxEvents: config.commitMaxEvents,
+    maxInFlight: deps.store.concurrentCommits ?? 1,
     onCommit: ({ events, durationMs, ok }) => {
       metrics.commitGroupSize.observe(events);
       metrics.commitDuration.observe({ ok: String(ok) }, durationMs / 1000);

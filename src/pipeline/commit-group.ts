@@ -6,6 +6,11 @@ export interface CommitGroupOptions {
   readonly windowMs: number;
   /** A group reaching this many events commits at once. */
   readonly maxEvents: number;
+  /**
+   * Groups committing at the same time (default 1: the next group fills while one commits).
+   * More suits a store that coalesces queued commits itself (Store.concurrentCommits).
+   */
+  readonly maxInFlight?: number;
   readonly onCommit?: (stats: { parts: number; events: number; durationMs: number; ok: boolean }) => void;
 }
 
@@ -45,12 +50,12 @@ export function mergeParts(parts: readonly CommitBatch[]): CommitBatch {
  * `windowMs`, are written together in one transaction, so an fsync is paid per group
  * rather than per event. Each part's promise settles only after its transaction
  * committed: the HTTP layer answers 202 after that and never before.
- * One group is in flight at a time; under load the next group fills while it runs.
+ * By default one group is in flight at a time; under load the next group fills while it runs.
  */
 export class CommitGroup {
   private pending: Pending[] = [];
   private pendingEvents = 0;
-  private inFlight: Promise<void> | null = null;
+  private readonly inFlight = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | NodeJS.Immediate | null = null;
 
   constructor(
@@ -68,21 +73,25 @@ export class CommitGroup {
 
   /** Commits everything queued and waits for it (graceful shutdown). */
   async flush(): Promise<void> {
-    while (this.inFlight || this.pending.length > 0) {
-      if (this.inFlight) await this.inFlight.catch(() => undefined);
-      else this.startGroup();
+    while (this.inFlight.size > 0 || this.pending.length > 0) {
+      if (this.pending.length > 0 && this.inFlight.size < this.maxInFlight) this.startGroup();
+      else await Promise.race([...this.inFlight]).catch(() => undefined);
     }
   }
 
+  private get maxInFlight(): number {
+    return this.options.maxInFlight ?? 1;
+  }
+
   private schedule(): void {
-    if (this.inFlight || this.timer) return;
+    if (this.inFlight.size >= this.maxInFlight || this.timer) return;
     if (this.pendingEvents >= this.options.maxEvents) {
       this.startGroup();
       return;
     }
     const fire = () => {
       this.timer = null;
-      if (!this.inFlight) this.startGroup();
+      if (this.inFlight.size < this.maxInFlight) this.startGroup();
     };
     this.timer = this.options.windowMs > 0 ? setTimeout(fire, this.options.windowMs) : setImmediate(fire);
   }
@@ -97,10 +106,11 @@ export class CommitGroup {
     if (group.length === 0) return;
     this.pending = [];
     this.pendingEvents = 0;
-    this.inFlight = this.commitGroup(group).finally(() => {
-      this.inFlight = null;
+    const running: Promise<void> = this.commitGroup(group).finally(() => {
+      this.inFlight.delete(running);
       if (this.pending.length > 0) this.schedule();
     });
+    this.inFlight.add(running);
   }
 
   private async commitGroup(group: Pending[]): Promise<void> {

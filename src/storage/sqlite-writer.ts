@@ -8,11 +8,14 @@ import type { WriterReply, WriterRequest, WriterThreadData } from './sqlite-writ
 /** Where commit groups are written: on the request thread, or on a writer thread. */
 export interface SqliteCommitWriter {
   write(writes: SqliteWrites): Promise<void>;
+  /** True when writes queued behind a running one share its successor's transaction. */
+  readonly coalesces: boolean;
   close(): Promise<void>;
 }
 
 /** For `:memory:` databases, which only the connection that made them can see. */
 export class InlineSqliteWriter implements SqliteCommitWriter {
+  readonly coalesces = false;
   private writer: SqliteBatchWriter | null = null;
 
   constructor(private readonly database: Database.Database) {}
@@ -53,6 +56,7 @@ function startThread(data: WriterThreadData): Worker {
  * acknowledged) and the next commit starts a new one.
  */
 export class ThreadSqliteWriter implements SqliteCommitWriter {
+  readonly coalesces = true;
   private worker: Worker | null = null;
   private readonly waiting = new Map<number, Waiting>();
   private nextId = 1;

@@ -82,7 +82,7 @@ const SQL = {
  */
 export class SqliteBatchWriter {
   private readonly statements: { readonly [K in keyof typeof SQL]: Database.Statement };
-  private readonly writeAll: (w: SqliteWrites) => void;
+  private readonly writeAll: (groups: readonly SqliteWrites[]) => void;
 
   constructor(db: Database.Database) {
     this.statements = Object.fromEntries(Object.entries(SQL).map(([name, text]) => [name, db.prepare(text)])) as SqliteBatchWriter['statements'];
@@ -92,16 +92,19 @@ export class SqliteBatchWriter {
     };
     // IMMEDIATE takes the write lock at BEGIN: a deferred transaction could fail to upgrade
     // its read lock when another connection writes first, and that failure is not retryable.
-    this.writeAll = db.transaction((w: SqliteWrites) => {
-      run(s.event, w.events);
-      run(s.idempotency, w.idempotency);
-      for (const alert of w.alerts) (alert.opened ? s.alertOpen : s.alertUpdate).run(alert.params);
-      run(s.monthly, w.monthly);
-      run(s.daily, w.daily);
+    this.writeAll = db.transaction((groups: readonly SqliteWrites[]) => {
+      for (const w of groups) {
+        run(s.event, w.events);
+        run(s.idempotency, w.idempotency);
+        for (const alert of w.alerts) (alert.opened ? s.alertOpen : s.alertUpdate).run(alert.params);
+        run(s.monthly, w.monthly);
+        run(s.daily, w.daily);
+      }
     }).immediate;
   }
 
-  write(writes: SqliteWrites): void {
-    this.writeAll(writes);
+  /** Writes the groups, in order, in one transaction: all or nothing. */
+  write(...groups: SqliteWrites[]): void {
+    this.writeAll(groups);
   }
 }

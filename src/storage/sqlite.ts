@@ -28,6 +28,10 @@ export class SqliteStore extends KyselyStore {
     super('sqlite', db);
   }
 
+  get concurrentCommits(): number {
+    return this.writer.coalesces ? 16 : 1;
+  }
+
   override async commit(batch: CommitBatch): Promise<void> {
     try {
       await this.writer.write(toSqliteWrites(batch));

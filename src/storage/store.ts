@@ -50,6 +50,11 @@ export interface Store {
 
   /** Writes one commit group in one transaction; all or nothing. */
   commit(batch: CommitBatch): Promise<void>;
+  /**
+   * How many commits are worth having outstanding at once (default 1). The SQLite writer
+   * thread takes several: it writes everything queued behind a transaction in the next one.
+   */
+  readonly concurrentCommits?: number;
 
   getEvent(accountId: string, id: string): Promise<EventRow | undefined>;
   listEvents(accountId: string, filter: EventFilter, limit: number, cursor?: string): Promise<Page<EventRow>>;

@@ -1,7 +1,10 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CommitGroup, mergeParts } from '../../src/pipeline/commit-group.js';
 import { openSqliteStore } from '../../src/storage/sqlite.js';
-import { StoreUnavailableError, type Store } from '../../src/storage/store.js';
+import { StoreRejectedError, StoreUnavailableError, type Store } from '../../src/storage/store.js';
 import type { CommitBatch, EventRow } from '../../src/storage/types.js';
 
 const row = (id: string, accountId = 'acc_1'): EventRow => ({
@@ -183,5 +186,45 @@ describe('CommitGroup', () => {
     // The failed group transaction left nothing behind: usage counts exactly the stored parts.
     expect((await store.getUsage('acc_1', '2026-01')).used).toBe(4);
     await store.close();
+  });
+
+  it('with maxInFlight, several groups commit at once and flush waits for all of them', async () => {
+    const store = new RecordingStore();
+    let open!: () => void;
+    store.gate = new Promise<void>((resolve) => (open = resolve));
+    const group = new CommitGroup(store.asStore(), { windowMs: 0, maxEvents: 1000, maxInFlight: 2 });
+    const first = group.add(part(['a']));
+    await new Promise((r) => setImmediate(r));
+    const second = group.add(part(['b']));
+    await new Promise((r) => setImmediate(r));
+    const third = group.add(part(['c']));
+    await new Promise((r) => setImmediate(r));
+    // Two transactions are running; the third part waits for one of them to finish.
+    expect(store.commits.map((c) => c.events.map((e) => e.id))).toEqual([['a'], ['b']]);
+    let flushed = false;
+    const flushing = group.flush().then(() => (flushed = true));
+    await new Promise((r) => setImmediate(r));
+    expect(flushed).toBe(false);
+    open();
+    await Promise.all([first, second, third, flushing]);
+    expect(store.commits.map((c) => c.events.map((e) => e.id))).toEqual([['a'], ['b'], ['c']]);
+  });
+
+  it('on a SQLite file (writer thread): commits queued together share a transaction, and a bad one fails alone', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vigil-commit-'));
+    const store = openSqliteStore({ dataDir: dir, synchronous: 'full' });
+    await store.migrate();
+    await store.createAccount({ id: 'acc_1', name: 'a', plan: 'pro', createdAt: 0 });
+    await store.commit(part(['dup']));
+    const ids = Array.from({ length: 40 }, (_, i) => `e${i}`);
+    // Sent back to back, so the thread finds them queued behind the first and writes them together.
+    const results = await Promise.all(ids.map((id, i) => settled(store.commit(part(i === 17 ? ['dup'] : [id])))));
+    expect(results[17]).toEqual({ ok: false, error: expect.any(StoreRejectedError) });
+    expect(results.filter((r) => !r.ok)).toHaveLength(1);
+    expect(results[17]?.ok).toBe(false);
+    expect(await store.countEvents('acc_1')).toBe(40);
+    expect((await store.getUsage('acc_1', '2026-01')).used).toBe(40);
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
   });
 });
