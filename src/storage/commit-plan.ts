@@ -28,6 +28,21 @@ function sum(
   rows.set(key, row);
 }
 
+/**
+ * One write per alert: an alert that many events of the group updated (a brute force in
+ * progress updates it on every attempt) is written once, with its furthest state (the highest
+ * count; each write carries the alert's whole state), inserted if any write opened it.
+ */
+function latestPerAlert(writes: readonly AlertWrite[]): Map<string, AlertWrite> {
+  const latest = new Map<string, AlertWrite>();
+  for (const w of writes) {
+    const prev = latest.get(w.alert.id);
+    if (prev === undefined) latest.set(w.alert.id, w);
+    else latest.set(w.alert.id, { alert: w.alert.count >= prev.alert.count ? w.alert : prev.alert, opened: prev.opened || w.opened });
+  }
+  return latest;
+}
+
 export function planCommit(batch: CommitBatch): CommitPlan {
   const monthly = new Map<string, { account_id: string; period: string; used: number; dropped: number }>();
   const daily = new Map<string, { account_id: string; day: string; used: number; dropped: number }>();
@@ -39,8 +54,7 @@ export function planCommit(batch: CommitBatch): CommitPlan {
   for (const r of batch.idempotency) lastPerKey.set(`${r.accountId}\u0000${r.eventId}`, r);
   const sortedKeys = <T>(m: Map<string, T>): T[] => [...m.keys()].sort(byKey).map((k) => m.get(k) as T);
   return {
-    // Stable: an alert opened and then updated in the same group keeps that order.
-    alerts: batch.alerts.length > 1 ? [...batch.alerts].sort((a, b) => byKey(a.alert.id, b.alert.id)) : batch.alerts,
+    alerts: batch.alerts.length > 1 ? sortedKeys(latestPerAlert(batch.alerts)) : batch.alerts,
     monthly: sortedKeys(monthly),
     daily: sortedKeys(daily),
     idempotency: sortedKeys(lastPerKey),

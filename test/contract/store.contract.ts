@@ -518,6 +518,28 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         expect(await store.getAlert('acc_a', a.id)).toEqual({ ...next, status: 'acknowledged', firstSeen: T0 });
       });
 
+      it('many writes of one alert in a group store its furthest state, inserted if any write opened it', async () => {
+        await account('acc_a');
+        const opened = alertRow('acc_a', { eventIds: ['evt_1'] });
+        const existing = alertRow('acc_a', { eventIds: ['evt_9'] });
+        await store.commit(batch({ alerts: [{ alert: existing, opened: true }] }));
+        const step = (a: typeof opened, n: number) => ({ ...a, count: n, lastSeen: T0 + n, eventIds: Array.from({ length: n }, (_, i) => `evt_${i + 1}`) });
+        await store.commit(
+          batch({
+            alerts: [
+              // Written out of order, as two interleaved requests can hand them in.
+              { alert: step(opened, 2), opened: false },
+              { alert: step(opened, 1), opened: true },
+              { alert: step(existing, 7), opened: false },
+              { alert: step(opened, 3), opened: false },
+              { alert: step(existing, 6), opened: false },
+            ],
+          }),
+        );
+        expect(await store.getAlert('acc_a', opened.id)).toEqual(step(opened, 3));
+        expect(await store.getAlert('acc_a', existing.id)).toEqual(step(existing, 7));
+      });
+
       it('sets status, per account only', async () => {
         await account('acc_a');
         await account('acc_b');
