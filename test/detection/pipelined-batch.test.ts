@@ -1,0 +1,93 @@
+/**
+ * A request's events detected as one pipelined batch give exactly what detecting them one after
+ * the other gives: every detector scenario replayed as a single batch, against a store that
+ * answers later than it runs (as Redis does) and against Redis itself.
+ */
+import { describe, expect, it } from 'vitest';
+import { MemoryStateStore } from '../../src/detection/memory-state-store.js';
+import { RedisStateStore } from '../../src/detection/redis-state-store.js';
+import type { StateOp, StateResult, StateStore } from '../../src/detection/state-store.js';
+import { createDetectStage, type Detection } from '../../src/pipeline/detect.js';
+import { ManualClock } from '../../src/util/clock.js';
+import { connectTestRedis, describeWithRedis } from '../limits/redis-helper.js';
+import { expand, loadScenarios, type Scenario } from './fixtures.js';
+import { accountContext, enriched, type EventSpec } from './helpers.js';
+
+const redis = await connectTestRedis('pipelined-batch');
+const scenarios = loadScenarios();
+
+/** Runs ops when sent, answers on a later turn of the event loop, and logs both. */
+class LaterAnsweringStore implements StateStore {
+  readonly kind = 'redis' as const;
+  readonly log: string[] = [];
+  constructor(private readonly inner: StateStore = new MemoryStateStore({ sweepIntervalMs: 0 })) {}
+  async run<const T extends readonly StateOp[]>(ops: T) {
+    this.log.push('send');
+    const results = (await this.inner.run(ops)) as StateResult[];
+    await new Promise((resolve) => setImmediate(resolve));
+    this.log.push('answer');
+    return results as never;
+  }
+  ping = () => this.inner.ping();
+  close = () => this.inner.close();
+}
+
+const items = (specs: readonly EventSpec[]) => specs.map((spec, n) => ({ event: enriched(spec), eventId: `evt_${n}` }));
+
+async function oneByOne(state: StateStore, specs: readonly EventSpec[], settings: Record<string, unknown> = {}): Promise<Detection[]> {
+  const detect = createDetectStage({ state, clock: new ManualClock() });
+  const out: Detection[] = [];
+  for (const { event, eventId } of items(specs)) out.push(await detect(event, accountContext(settings), eventId));
+  return out;
+}
+
+const asBatch = (state: StateStore, specs: readonly EventSpec[], settings: Record<string, unknown> = {}) =>
+  createDetectStage({ state, clock: new ManualClock() }).many(items(specs), accountContext(settings));
+
+/** Alert ids are random: each becomes its order of first appearance. */
+function normalised(detections: readonly Detection[]): string {
+  const text = JSON.stringify(detections);
+  const ids = [...new Set(text.match(/alr_[A-Za-z0-9_-]+/g) ?? [])];
+  return ids.reduce((t, id, n) => t.replaceAll(id, `alert#${n}`), text);
+}
+
+async function sameAsOneByOne(scenario: Scenario, store: () => StateStore): Promise<void> {
+  const specs = expand(scenario);
+  const expected = normalised(await oneByOne(new MemoryStateStore({ sweepIntervalMs: 0 }), specs, scenario.settings));
+  const actual = normalised(await asBatch(store(), specs, scenario.settings));
+  expect(actual).toBe(expected);
+}
+
+const failures = (n: number) => Array.from({ length: n }, (_, i) => ({ type: 'auth.login.failure', actor: 'victim', ip: `203.0.113.${i}`, at: i * 1000 }));
+const bruteForce = (d: readonly Detection[]) => d.map((x) => x.alerts.filter((a) => a.type === 'auth.brute_force.account').map((a) => (a.opened ? 'opened' : 'updated')).join());
+
+describe('a batch detected pipelined', () => {
+  it.each(scenarios)('$name: same alerts as one by one', ({ scenario }) => sameAsOneByOne(scenario, () => new LaterAnsweringStore()));
+
+  it('sends every first batch before the first answer when no event depends on an earlier one', async () => {
+    const store = new LaterAnsweringStore();
+    await asBatch(store, failures(9));
+    expect(store.log.slice(0, 10)).toEqual([...Array(9).fill('send'), 'answer']);
+  });
+
+  it('an email change sees the new-country alert raised by a login earlier in the same batch', async () => {
+    const { scenario } = scenarios.find((s) => s.name.includes('change-after-new-country-login')) as { scenario: Scenario };
+    const batch = await asBatch(new LaterAnsweringStore(), expand(scenario), scenario.settings);
+    expect(batch.at(-1)?.alerts.map((a) => a.type)).toContain('account.change_after_new_login');
+  });
+});
+
+describeWithRedis('a batch detected pipelined on Redis', redis, (r) => {
+  let n = 0;
+  const store = () => new RedisStateStore(r.client, { prefix: `${r.prefix}${n++}:` });
+
+  it('10 login failures of one actor in one batch raise brute force at the 10th, as one by one', async () => {
+    const expected = await oneByOne(store(), failures(12));
+    expect(bruteForce(expected)).toEqual([...Array(9).fill(''), 'opened', 'updated', 'updated']);
+    const batch = await asBatch(store(), failures(12));
+    expect(bruteForce(batch)).toEqual(bruteForce(expected));
+    expect(normalised(batch)).toBe(normalised(expected));
+  });
+
+  it.each(scenarios)('$name: same alerts as one by one', ({ scenario }) => sameAsOneByOne(scenario, store));
+});
