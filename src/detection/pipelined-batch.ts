@@ -11,8 +11,8 @@
  *   - only reads it (alert.peek, last.swap without a value, seen.add readOnly): if an earlier
  *     event wrote that record field after the op was sent, the read is sent again before the
  *     event is judged; or
- *   - writes it (sequence.mark, last.swap with a value): then the event waits until every
- *     earlier event is done before its first batch is sent (and the events after it with it).
+ *   - writes it (sequence.mark, last.swap with a value): then its first batch waits until every
+ *     earlier event has sent its last batch (and the events after it wait with it).
  * Every other op (windows, distinct sets, seen sets, counters) is never written by a later batch.
  */
 import type { AccountContext } from '../pipeline/account-context.js';
@@ -85,7 +85,6 @@ export async function detectPipelined(state: StateStore, clock: Clock, items: re
 
   const results: Promise<DetectionResult>[] = [];
   let earlierWritesSent: Promise<void> = Promise.resolve();
-  let earlierDone: Promise<unknown> = Promise.resolve();
   try {
     for (const item of items) {
       const detection = EventDetection.start(clock, item.event, ctx, item.eventId);
@@ -94,7 +93,7 @@ export async function detectPipelined(state: StateStore, clock: Clock, items: re
         continue;
       }
       const first = detection.next() as OpBatch;
-      if (mustWaitForEarlier(first)) await earlierDone;
+      if (mustWaitForEarlier(first)) await earlierWritesSent;
       const sentAs = first.length > 0 ? sent + 1 : sent;
       const answered = first.length > 0 ? send(first.ops) : Promise.resolve([]);
       let writesSent!: () => void;
@@ -102,7 +101,6 @@ export async function detectPipelined(state: StateStore, clock: Clock, items: re
       const result = follow(detection, first, answered, sentAs, earlierWritesSent, writesSent);
       results.push(result);
       earlierWritesSent = ownWritesSent;
-      earlierDone = Promise.all([earlierDone, settled(result)]);
     }
   } finally {
     // Every started event is awaited, so none fails unobserved.
