@@ -7,11 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { MemoryStateStore } from '../../src/detection/memory-state-store.js';
 import { RedisStateStore } from '../../src/detection/redis-state-store.js';
 import type { StateOp, StateResult, StateStore } from '../../src/detection/state-store.js';
-import { createDetectStage, type Detection } from '../../src/pipeline/detect.js';
-import { ManualClock } from '../../src/util/clock.js';
+import type { Detection } from '../../src/pipeline/detect.js';
 import { connectTestRedis, describeWithRedis } from '../limits/redis-helper.js';
+import { asBatch, normalised, oneByOne, sameAsOneByOne } from './batch-replay.js';
 import { expand, loadScenarios, type Scenario } from './fixtures.js';
-import { accountContext, enriched, type EventSpec } from './helpers.js';
 
 const redis = await connectTestRedis('pipelined-batch');
 const scenarios = loadScenarios();
@@ -30,32 +29,6 @@ class LaterAnsweringStore implements StateStore {
   }
   ping = () => this.inner.ping();
   close = () => this.inner.close();
-}
-
-const items = (specs: readonly EventSpec[]) => specs.map((spec, n) => ({ event: enriched(spec), eventId: `evt_${n}` }));
-
-async function oneByOne(state: StateStore, specs: readonly EventSpec[], settings: Record<string, unknown> = {}): Promise<Detection[]> {
-  const detect = createDetectStage({ state, clock: new ManualClock() });
-  const out: Detection[] = [];
-  for (const { event, eventId } of items(specs)) out.push(await detect(event, accountContext(settings), eventId));
-  return out;
-}
-
-const asBatch = (state: StateStore, specs: readonly EventSpec[], settings: Record<string, unknown> = {}) =>
-  createDetectStage({ state, clock: new ManualClock() }).many(items(specs), accountContext(settings));
-
-/** Alert ids are random: each becomes its order of first appearance. */
-function normalised(detections: readonly Detection[]): string {
-  const text = JSON.stringify(detections);
-  const ids = [...new Set(text.match(/alr_[A-Za-z0-9_-]+/g) ?? [])];
-  return ids.reduce((t, id, n) => t.replaceAll(id, `alert#${n}`), text);
-}
-
-async function sameAsOneByOne(scenario: Scenario, store: () => StateStore): Promise<void> {
-  const specs = expand(scenario);
-  const expected = normalised(await oneByOne(new MemoryStateStore({ sweepIntervalMs: 0 }), specs, scenario.settings));
-  const actual = normalised(await asBatch(store(), specs, scenario.settings));
-  expect(actual).toBe(expected);
 }
 
 const failures = (n: number) => Array.from({ length: n }, (_, i) => ({ type: 'auth.login.failure', actor: 'victim', ip: `203.0.113.${i}`, at: i * 1000 }));
