@@ -18,7 +18,7 @@ import { openPostgresStore } from './storage/postgres.js';
 import { RedisQuotaCounter } from './limits/redis-quota.js';
 import { FallbackQuotaCounter } from './limits/fallback.js';
 import { RedisRateLimiter } from './limits/redis-limiter.js';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import type { Store } from './storage/store.js';
 import { systemClock, type Clock } from './util/clock.js';
 import { BackendHealth, withFailover } from './util/failover.js';
@@ -39,9 +39,26 @@ export async function openStore(config: Config, log?: FastifyBaseLogger): Promis
   return openSqliteStore({ dataDir: config.dataDir, synchronous: config.sqliteSynchronous });
 }
 
-/** Redis client for the scale-out mode: fail fast while disconnected (no offline queue), reconnect forever. */
-export function openRedis(url: string): Redis {
-  return new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000, retryStrategy: (attempt) => Math.min(attempt * 200, 2_000) });
+/**
+ * Redis client for the scale-out mode: fail fast while disconnected (no offline queue), reconnect
+ * forever. With `cluster`, `url` is one node of a Redis Cluster (its credentials serve every node);
+ * the client discovers the others and follows slot moves.
+ */
+export function openRedis(url: string, options: { cluster?: boolean } = {}): Redis | Cluster {
+  const backoff = (attempt: number) => Math.min(attempt * 200, 2_000);
+  const common = { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000 };
+  if (!options.cluster) return new Redis(url, { ...common, retryStrategy: backoff });
+  const seed = new URL(url);
+  return new Cluster([{ host: seed.hostname, port: Number(seed.port || 6379) }], {
+    enableOfflineQueue: false,
+    clusterRetryStrategy: backoff,
+    redisOptions: {
+      ...common,
+      ...(seed.username ? { username: decodeURIComponent(seed.username) } : {}),
+      ...(seed.password ? { password: decodeURIComponent(seed.password) } : {}),
+      ...(seed.protocol === 'rediss:' ? { tls: {} } : {}),
+    },
+  });
 }
 
 /**
@@ -53,7 +70,7 @@ export async function createServices(config: Config, options: { clock?: Clock; l
   const store = options.store ?? (await openStore(config, options.logger));
   await store.migrate();
   const seed = (accountId: string, period: string) => store.getUsage(accountId, period);
-  const redis = config.redisUrl ? openRedis(config.redisUrl) : undefined;
+  const redis = config.redisUrl ? openRedis(config.redisUrl, { cluster: config.redisCluster }) : undefined;
   const memoryLimiter = new MemoryRateLimiter();
   const memoryQuota = new MemoryQuotaCounter(seed);
   let limiter: RateLimiter = memoryLimiter;

@@ -16,6 +16,8 @@ export interface Config {
   readonly databaseUrl?: string;
   readonly redisUrl?: string;
   readonly redisPrefix: string;
+  /** `redisUrl` names one node of a Redis Cluster. */
+  readonly redisCluster: boolean;
   readonly adminToken?: string;
   readonly trustProxy: readonly string[];
   readonly plans: PlanTable;
@@ -164,6 +166,12 @@ function redisPrefix(env: Env): string {
   return raw;
 }
 
+function redisCluster(env: Env): boolean {
+  const on = oneOf(env, 'VIGIL_REDIS_CLUSTER', ['on', 'off'] as const, 'off') === 'on';
+  if (on && optional(env, 'VIGIL_REDIS_URL') === undefined) throw new ConfigError('VIGIL_REDIS_CLUSTER', 'is on, so VIGIL_REDIS_URL must name one node of the cluster');
+  return on;
+}
+
 /** Reads and validates `VIGIL_*` variables. Throws ConfigError naming the variable and what is allowed. */
 export function loadConfig(env: Env = process.env): Config {
   let plans: PlanTable;
@@ -185,6 +193,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: url(env, 'VIGIL_DATABASE_URL', ['postgres:', 'postgresql:']),
     redisUrl: url(env, 'VIGIL_REDIS_URL', ['redis:', 'rediss:']),
     redisPrefix: redisPrefix(env),
+    redisCluster: redisCluster(env),
     adminToken,
     trustProxy: cidrList(env, 'VIGIL_TRUST_PROXY'),
     plans,

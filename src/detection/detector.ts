@@ -7,7 +7,7 @@
  * Writes that depend on an answer (a marker for a later event) go on `ctx.after`, which is sent
  * with the alert updates in the second batch.
  */
-import type { StateOp, ResultOf, StateResult } from './state-store.js';
+import type { LastSwapOp, StateOp, ResultOf, StateResult } from './state-store.js';
 import type { EventFacts } from './facts.js';
 import type { CompiledSettings } from './settings.js';
 
@@ -15,9 +15,9 @@ import type { CompiledSettings } from './settings.js';
 export type Slot<R> = number & { readonly __answer?: R };
 
 /** An ordered list of state ops; `add` answers where the op's result will be. */
-export class OpBatch {
-  readonly ops: StateOp[] = [];
-  add<O extends StateOp>(op: O): Slot<ResultOf<O>> {
+export class OpBatch<Op extends StateOp = StateOp> {
+  readonly ops: Op[] = [];
+  add<O extends Op>(op: O): Slot<ResultOf<O>> {
     return (this.ops.push(op) - 1) as Slot<ResultOf<O>>;
   }
   get length(): number {
@@ -45,7 +45,11 @@ export interface DetectContext {
   readonly facts: EventFacts;
   readonly settings: CompiledSettings;
   readonly ops: OpBatch;
-  readonly after: OpBatch;
+  /**
+   * Markers for later events (last.swap only): a batch of events is pipelined on the premise
+   * that later steps write only alerts, markers and chain stages (see pipelined-batch.ts).
+   */
+  readonly after: OpBatch<LastSwapOp>;
   /** Account-scoped state key: `<account scope>|<purpose>|<subject>` (StateStore.scope). */
   key(purpose: string, subject: string): string;
   /** The record holding the open alerts of a subject (one field per alert type). */

@@ -19,7 +19,7 @@ import { ChainRun } from './kill-chains.js';
 import { compileSettings, isSilenced, type CompiledSettings } from './settings.js';
 import { alertSpec } from './specs.js';
 import { MemoryStateStore } from './memory-state-store.js';
-import type { AlertOpenResult, StateStore } from './state-store.js';
+import type { AlertOpenResult, LastSwapOp, StateStore } from './state-store.js';
 
 export interface DetectionResult {
   readonly alerts: readonly AlertHit[];
@@ -34,7 +34,7 @@ const alertStateKey = (scope: string, subject: string): string => `${scope}|aler
 
 class EventRun implements DetectContext {
   readonly ops = new OpBatch();
-  readonly after = new OpBatch();
+  readonly after = new OpBatch<LastSwapOp>();
   readonly raised: Raised[] = [];
   private readonly prefix: string;
 
@@ -82,47 +82,117 @@ function runBatch(state: StateStore, batch: OpBatch): Answers | Promise<Answers>
   return state.run(batch.ops).then((results) => new Answers(results));
 }
 
-export async function detectEvent(state: StateStore, clock: Clock, event: EnrichedEvent, ctx: AccountContext, eventId: string | undefined): Promise<DetectionResult> {
-  const names = event.classification.detectors;
-  if (names.length === 0) return NO_DETECTION;
-  const settings = compileSettings(ctx.account.settings);
-  const facts = eventFacts(event, ctx.account.id, eventId);
-  const silenced = settings.silenced({ ip: facts.ip, asn: event.enrichment.asn?.number, actorId: facts.actor, country: facts.country });
-  const run = new EventRun(facts, settings, state.scope(facts.accountId));
+/**
+ * One event's detection as steps, so that a caller decides when each batch is sent: `next()`
+ * answers the first batch, `next(answers)` the batch that follows those answers, or undefined
+ * when the event is done; then `result()`. detectEvent runs the steps one after the other;
+ * pipelined-batch.ts interleaves the steps of a request's events.
+ */
+export class EventDetection {
+  private readonly run: EventRun;
+  private readonly judges: Judge[] = [];
+  private readonly chains: ChainRun | undefined;
+  private step: 'first' | 'judge' | 'second' | 'third' | 'done' = 'first';
+  private readonly answered: { openings: Opening[]; answers: Answers }[] = [];
+  private openings: Opening[] = [];
+  private output: DetectionResult = NO_DETECTION;
 
-  const judges: Judge[] = [];
-  let chains: ChainRun | undefined;
-  for (const name of names) {
-    if (!settings.enabled(name) || isSilenced(silenced, name)) continue;
-    if (name === KILL_CHAIN_DETECTOR) {
-      chains = new ChainRun(run, settings.thresholds(name));
-      continue;
+  /** Undefined when the catalog names no detector for the event. */
+  static start(state: StateStore, clock: Clock, event: EnrichedEvent, ctx: AccountContext, eventId: string | undefined): EventDetection | undefined {
+    return event.classification.detectors.length === 0 ? undefined : new EventDetection(state, clock, event, ctx, eventId);
+  }
+
+  private constructor(
+    state: StateStore,
+    private readonly clock: Clock,
+    event: EnrichedEvent,
+    ctx: AccountContext,
+    eventId: string | undefined,
+  ) {
+    const settings = compileSettings(ctx.account.settings);
+    const facts = eventFacts(event, ctx.account.id, eventId);
+    const silenced = settings.silenced({ ip: facts.ip, asn: event.enrichment.asn?.number, actorId: facts.actor, country: facts.country });
+    this.run = new EventRun(facts, settings, state.scope(facts.accountId));
+    let chains: ChainRun | undefined;
+    for (const name of event.classification.detectors) {
+      if (!settings.enabled(name) || isSilenced(silenced, name)) continue;
+      if (name === KILL_CHAIN_DETECTOR) {
+        chains = new ChainRun(this.run, settings.thresholds(name));
+        continue;
+      }
+      const judge = DETECTORS.get(name)?.detect(this.run, settings.thresholds(name));
+      if (judge) this.judges.push(judge);
     }
-    const judge = DETECTORS.get(name)?.detect(run, settings.thresholds(name));
-    if (judge) judges.push(judge);
+    chains?.collect();
+    this.chains = chains;
   }
-  chains?.collect();
 
-  const first = run.ops.length > 0 ? await runBatch(state, run.ops) : NO_ANSWERS;
-  for (const judge of judges) judge(first);
-  chains?.complete(first, 'first');
-  if (run.raised.length === 0 && run.after.length === 0 && chains === undefined) return NO_DETECTION;
+  /** True once no batch can follow the one `next` answered last, whatever its answers. */
+  get lastBatchSent(): boolean {
+    return this.step === 'done' || this.step === 'third' || (this.step === 'second' && !this.chains?.mayCompleteInSecond);
+  }
 
-  const second = new OpBatch();
-  for (const op of run.after.ops) second.ops.push(op);
-  if (chains?.needsSecondBatch(first, run.raised.length > 0)) chains.afterJudges(first, run.raised, second);
-  const openings = queueOpenings(second, run, 0, clock);
-  if (second.length === 0) return NO_DETECTION;
-  const secondAnswers = await runBatch(state, second);
-  const countBefore = run.raised.length;
-  chains?.complete(secondAnswers, 'second');
-  const answered: { openings: Opening[]; answers: Answers }[] = [{ openings, answers: secondAnswers }];
-  if (run.raised.length > countBefore) {
+  next(answers?: Answers): OpBatch | undefined {
+    switch (this.step) {
+      case 'first':
+        this.step = 'judge';
+        return this.run.ops;
+      case 'judge':
+        return this.afterFirst(answers as Answers);
+      case 'second':
+        return this.afterSecond(answers as Answers);
+      case 'third':
+        this.answered.push({ openings: this.openings, answers: answers as Answers });
+        return this.finish();
+      case 'done':
+        return undefined;
+    }
+  }
+
+  result(): DetectionResult {
+    return this.output;
+  }
+
+  private afterFirst(first: Answers): OpBatch | undefined {
+    const { run, chains } = this;
+    for (const judge of this.judges) judge(first);
+    chains?.complete(first, 'first');
+    this.step = 'done';
+    if (run.raised.length === 0 && run.after.length === 0 && chains === undefined) return undefined;
+    const second = new OpBatch();
+    for (const op of run.after.ops) second.ops.push(op);
+    if (chains?.needsSecondBatch(first, run.raised.length > 0)) chains.afterJudges(first, run.raised, second);
+    this.openings = queueOpenings(second, run, 0, this.clock);
+    if (second.length === 0) return undefined;
+    this.step = 'second';
+    return second;
+  }
+
+  private afterSecond(second: Answers): OpBatch | undefined {
+    const { run } = this;
+    const countBefore = run.raised.length;
+    this.chains?.complete(second, 'second');
+    this.answered.push({ openings: this.openings, answers: second });
+    if (run.raised.length === countBefore) return this.finish();
     const third = new OpBatch();
-    const late = queueOpenings(third, run, countBefore, clock);
-    answered.push({ openings: late, answers: await runBatch(state, third) });
+    this.openings = queueOpenings(third, run, countBefore, this.clock);
+    this.step = 'third';
+    return third;
   }
-  return buildResult(answered, facts);
+
+  private finish(): undefined {
+    this.output = buildResult(this.answered, this.run.facts);
+    this.step = 'done';
+    return undefined;
+  }
+}
+
+export async function detectEvent(state: StateStore, clock: Clock, event: EnrichedEvent, ctx: AccountContext, eventId: string | undefined): Promise<DetectionResult> {
+  const detection = EventDetection.start(state, clock, event, ctx, eventId);
+  if (detection === undefined) return NO_DETECTION;
+  let batch = detection.next();
+  while (batch !== undefined) batch = detection.next(batch.length > 0 ? await runBatch(state, batch) : NO_ANSWERS);
+  return detection.result();
 }
 
 function queueOpenings(batch: OpBatch, run: EventRun, from: number, clock: Clock): Opening[] {

@@ -140,6 +140,11 @@ export class ChainRun {
     }
   }
 
+  /** Whether a mark of the second batch can complete a chain (whose alert then needs a third batch). */
+  get mayCompleteInSecond(): boolean {
+    return this.secondMarks.some((m) => m.stage === m.chain.stages.length - 1);
+  }
+
   get hasFirstMarks(): boolean {
     return this.firstMarks.length > 0;
   }

@@ -2,6 +2,8 @@ import type { AlertWrite } from '../storage/types.js';
 import type { AlertHit } from '../detection/types.js';
 import type { StateStore } from '../detection/state-store.js';
 import { detectEvent } from '../detection/engine.js';
+import { MemoryStateStore } from '../detection/memory-state-store.js';
+import { detectPipelined, type BatchItem } from '../detection/pipelined-batch.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { AccountContext } from './account-context.js';
 import type { EnrichedEvent } from './types.js';
@@ -18,7 +20,14 @@ export interface Detection {
  * AlertRow.eventIds and in kill-chain stage links. Omit it only where no event is stored.
  * Rejects only when the state backend is unavailable (StateUnavailableError).
  */
-export type DetectStage = (event: EnrichedEvent, ctx: AccountContext, eventId?: string) => Promise<Detection>;
+export interface DetectStage {
+  (event: EnrichedEvent, ctx: AccountContext, eventId?: string): Promise<Detection>;
+  /**
+   * The accepted events of one request, in order, with the results of detecting them one after
+   * the other. A remote state store gets them pipelined (see detection/pipelined-batch.ts).
+   */
+  many(events: readonly BatchItem[], ctx: AccountContext): Promise<Detection[]>;
+}
 
 export interface DetectDeps {
   /** Window state shared by the detectors: MemoryStateStore embedded, Redis when scaled out. */
@@ -30,5 +39,14 @@ export interface DetectDeps {
 /** Runs the detectors named in `event.classification.detectors` (design 7). */
 export function createDetectStage(deps: DetectDeps): DetectStage {
   const clock = deps.clock ?? systemClock;
-  return (event, ctx, eventId) => detectEvent(deps.state, clock, event, ctx, eventId);
+  const { state } = deps;
+  const one = (event: EnrichedEvent, ctx: AccountContext, eventId?: string) => detectEvent(state, clock, event, ctx, eventId);
+  async function many(events: readonly BatchItem[], ctx: AccountContext): Promise<Detection[]> {
+    if (events.length > 1 && !(state instanceof MemoryStateStore)) return detectPipelined(state, clock, events, ctx);
+    // The in-process store answers synchronously: one after the other costs no round trips.
+    const out: Detection[] = [];
+    for (const { event, eventId } of events) out.push(await one(event, ctx, eventId));
+    return out;
+  }
+  return Object.assign(one, { many });
 }

@@ -24,7 +24,7 @@ import { newId } from '../util/ids.js';
 import type { AccountContext } from './account-context.js';
 import type { ClassifyStage } from './classify.js';
 import type { CommitGroup } from './commit-group.js';
-import type { DetectStage } from './detect.js';
+import type { Detection, DetectStage } from './detect.js';
 import type { EnrichStage } from './enrich.js';
 import type { ScoreStage } from './score.js';
 import { toEventResult, toEventRow, type EventResult } from './store.js';
@@ -211,11 +211,12 @@ export function createIngestPipeline(deps: IngestDeps) {
     try {
       if (fresh.length > 0) quota = await deps.quota.reserve(accountId, period, fresh.length, ctx.plan);
       for (const i of fresh.slice(quota.accepted)) results[i] = { status: 'dropped' };
-      for (const i of fresh.slice(0, quota.accepted)) {
+      // Detection of the accepted events runs as one batch (pipelined on a remote state store).
+      const accepted = fresh.slice(0, quota.accepted).map((i) => ({ i, eventId: newId('evt', now), event: deps.enrich(deps.classify(events[i] as ValidatedEvent)) }));
+      const detections = await deps.detect.many(accepted, ctx);
+      for (const [n, { i, eventId: id, event: enriched }] of accepted.entries()) {
         const validated = events[i] as ValidatedEvent;
-        const id = newId('evt', now);
-        const enriched = deps.enrich(deps.classify(validated));
-        const detection = await deps.detect(enriched, ctx, id);
+        const detection = detections[n] as Detection;
         const detected = { ...enriched, alerts: detection.alerts };
         const scored = { ...detected, id, risk: deps.score(detected, ctx) };
         const result = toEventResult(scored, deps.degraded?.() ?? false);

@@ -58,6 +58,8 @@ const BAD: [string, string, string][] = [
   ['VIGIL_MAX_BATCH_BYTES', '1e6', '1024'],
   ['VIGIL_COMMIT_WINDOW_MS', '5000', '0 to 1000'],
   ['VIGIL_REDIS_PREFIX', 'has space', 'letters, digits'],
+  ['VIGIL_REDIS_CLUSTER', 'yes', 'on, off'],
+  ['VIGIL_REDIS_CLUSTER', 'on', 'VIGIL_REDIS_URL must name'],
   ['VIGIL_COMMIT_MAX_EVENTS', '0', '1 to'],
   ['VIGIL_SQLITE_SYNCHRONOUS', 'off', 'full, normal'],
   ['VIGIL_LOG_LEVEL', 'verbose', 'info'],
@@ -87,6 +89,7 @@ describe('loadConfig', () => {
       VIGIL_DATA_DIR: ':memory:',
       VIGIL_DATABASE_URL: 'postgres://u:p@db:5432/vigil',
       VIGIL_REDIS_URL: 'rediss://cache:6380',
+      VIGIL_REDIS_CLUSTER: 'on',
       VIGIL_ADMIN_TOKEN: 'a'.repeat(16),
       VIGIL_TRUST_PROXY: '10.0.0.0/8, 192.168.1.1',
       VIGIL_PLANS_FILE: file('good.json', '{"plans": {"pro": {"rpm": 5000}}}'),
@@ -96,7 +99,7 @@ describe('loadConfig', () => {
       VIGIL_GEOIP_CITY: aFile,
       VIGIL_SQLITE_SYNCHRONOUS: 'normal',
     });
-    expect(c).toMatchObject({ port: 0, host: '::', dataDir: ':memory:', initialPlan: 'starter', trustProxy: ['10.0.0.0/8', '192.168.1.1'], feedsDir: dir, geoipCity: aFile });
+    expect(c).toMatchObject({ port: 0, host: '::', dataDir: ':memory:', initialPlan: 'starter', redisCluster: true, trustProxy: ['10.0.0.0/8', '192.168.1.1'], feedsDir: dir, geoipCity: aFile });
     expect(c.plans.pro?.rpm).toBe(5000);
     expect(c.plans.pro?.batchMax).toBe(100);
     expect(c.ipLimits.map((o) => [o.cidr, o.perMinute])).toEqual([

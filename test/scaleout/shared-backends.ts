@@ -1,17 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { testApp, type TestApp } from '../helpers/app.js';
 import { REDIS_URL, type TestRedis } from '../limits/redis-helper.js';
 import { adminPool, dropSchema, freshSchema, openTestStore } from '../storage/pg-helpers.js';
 import { ManualClock } from '../../src/util/clock.js';
-
-/** A plans file overriding the given plans (snake_case fields as in VIGIL_PLANS_FILE). */
-export function plansFile(plans: Record<string, Record<string, number | string>>): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'vigil-plans-')), 'plans.json');
-  writeFileSync(file, JSON.stringify({ plans }));
-  return file;
-}
 
 export interface Cluster {
   readonly apps: readonly TestApp[];
