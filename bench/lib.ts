@@ -49,6 +49,8 @@ export function vigilEnv(port: number, plansFile: string, extra: Record<string, 
     VIGIL_IP_LIMITS: '127.0.0.1/32=1000000000',
     VIGIL_ADMIN_TOKEN: ADMIN,
     VIGIL_LOG_LEVEL: 'warn',
+    // autocannon ignores `Connection: close` and would get 503s after the per-socket limit.
+    VIGIL_MAX_REQUESTS_PER_SOCKET: '0',
     ...extra,
   };
 }

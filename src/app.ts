@@ -98,11 +98,12 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     bodyLimit: config.maxBatchBytes,
     // Slow or abusive clients: an idle socket is closed after 30 s, a whole request (headers
     // and body) must arrive within 30 s, a keep-alive socket idles at most 10 s and serves at
-    // most 1000 requests. Headers alone get 10 s (set on the server below).
+    // most VIGIL_MAX_REQUESTS_PER_SOCKET requests (then `Connection: close`; Node answers 503
+    // to a client that ignores it). Headers alone get 10 s (set on the server below).
     connectionTimeout: 30_000,
     keepAliveTimeout: 10_000,
     requestTimeout: 30_000,
-    maxRequestsPerSocket: 1000,
+    maxRequestsPerSocket: config.maxRequestsPerSocket,
     // Errors raised by the router before any route runs (bad percent-encoding, an over-long
     // path parameter) still answer with the error body of design 3.3.
     frameworkErrors: (error, request, reply) => {

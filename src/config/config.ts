@@ -25,6 +25,8 @@ export interface Config {
   readonly ipLimitPerMinute: number;
   readonly ipLimits: readonly IpLimitOverride[];
   readonly maxConnectionsPerIp: number;
+  /** Requests one keep-alive connection may carry before the server asks the client to reconnect; 0 = no limit. */
+  readonly maxRequestsPerSocket: number;
   readonly feedsDir?: string;
   readonly geoipCity?: string;
   readonly geoipAsn?: string;
@@ -201,6 +203,7 @@ export function loadConfig(env: Env = process.env): Config {
     ipLimitPerMinute: integer(env, 'VIGIL_IP_LIMIT', 600, 1, 1_000_000_000),
     ipLimits: ipLimits(env),
     maxConnectionsPerIp: integer(env, 'VIGIL_MAX_CONNECTIONS_PER_IP', 256, 1, 1_000_000),
+    maxRequestsPerSocket: integer(env, 'VIGIL_MAX_REQUESTS_PER_SOCKET', 1000, 0, 100_000_000),
     feedsDir: existing(env, 'VIGIL_FEEDS_DIR', 'directory'),
     geoipCity: existing(env, 'VIGIL_GEOIP_CITY', 'file'),
     geoipAsn: existing(env, 'VIGIL_GEOIP_ASN', 'file'),

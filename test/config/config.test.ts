@@ -46,6 +46,7 @@ const BAD: [string, string, string][] = [
   ['VIGIL_IP_LIMIT', '0', '1 to'],
   ['VIGIL_IP_LIMIT', 'lots', '1 to'],
   ['VIGIL_MAX_CONNECTIONS_PER_IP', '0', '1 to'],
+  ['VIGIL_MAX_REQUESTS_PER_SOCKET', '-1', '0 to'],
   ['VIGIL_IP_LIMITS', '127.0.0.1/32', '127.0.0.1/32=1000000'],
   ['VIGIL_IP_LIMITS', '127.0.0.1/32=many', '127.0.0.1/32=1000000'],
   ['VIGIL_IP_LIMITS', 'nowhere=5', 'nowhere'],
