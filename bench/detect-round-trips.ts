@@ -10,6 +10,7 @@
  * Redis: VIGIL_BENCH_REDIS_URL (default redis://127.0.0.1:6379; a fresh key prefix, deleted afterwards).
  */
 import { Redis } from 'ioredis';
+import { deleteKeysWithPrefix } from '../test/limits/redis-helper.js';
 import { RedisStateStore } from '../src/detection/redis-state-store.js';
 import type { StateOp, StateStore } from '../src/detection/state-store.js';
 import { createDetectStage, type DetectStage } from '../src/pipeline/detect.js';
@@ -106,12 +107,7 @@ async function main(): Promise<void> {
     const [a, b] = [results['one by one'] as Totals, results.pipelined as Totals];
     console.log(`pipelined / one by one: round trips ${(b.roundTrips / a.roundTrips).toFixed(3)}, time ${(b.ms / a.ms).toFixed(3)} (${BATCHES} batches of 100)`);
   } finally {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
+    await deleteKeysWithPrefix(redis, prefix);
     redis.disconnect();
   }
 }

@@ -13,6 +13,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { deleteKeysWithPrefix } from '../test/limits/redis-helper.js';
 import pg from 'pg';
 import { BENCH_PLANS, bodies, drive, freePort, keyFor, start, vigilEnv, type Row, type Server } from './lib.js';
 
@@ -66,12 +67,7 @@ async function main(): Promise<void> {
     stop(servers);
     await admin.query(`drop schema if exists "${schema}" cascade`).finally(() => admin.end());
     const redis = new Redis(REDIS_URL);
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
+    await deleteKeysWithPrefix(redis, prefix);
     redis.disconnect();
   }
 

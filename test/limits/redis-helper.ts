@@ -33,12 +33,7 @@ export async function connectTestRedis(suite: string): Promise<TestRedis | undef
     client,
     prefix,
     async cleanup() {
-      let cursor = '0';
-      do {
-        const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length > 0) await client.del(...keys);
-      } while (cursor !== '0');
+      await deleteKeysWithPrefix(client, prefix);
       await client.quit();
     },
   };
@@ -56,4 +51,14 @@ export function describeWithRedis(name: string, redis: TestRedis | undefined, bo
     afterAll(() => redis.cleanup());
     body(redis);
   });
+}
+
+/** Deletes every key under `prefix` (SCAN, so a large keyspace is walked in steps). */
+export async function deleteKeysWithPrefix(client: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) await client.del(...keys);
+  } while (cursor !== '0');
 }
