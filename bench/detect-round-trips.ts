@@ -10,7 +10,7 @@
  * Redis: VIGIL_BENCH_REDIS_URL (default redis://127.0.0.1:6379; a fresh key prefix, deleted afterwards).
  */
 import { Redis } from 'ioredis';
-import { deleteKeysWithPrefix } from '../test/limits/redis-helper.js';
+import { deleteKeysWithPrefix } from '../test/helpers/redis-keys.js';
 import { RedisStateStore } from '../src/detection/redis-state-store.js';
 import type { StateOp, StateStore } from '../src/detection/state-store.js';
 import { createDetectStage, type DetectStage } from '../src/pipeline/detect.js';

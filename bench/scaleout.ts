@@ -13,7 +13,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { deleteKeysWithPrefix } from '../test/limits/redis-helper.js';
+import { deleteKeysWithPrefix } from '../test/helpers/redis-keys.js';
 import pg from 'pg';
 import { BENCH_PLANS, bodies, drive, freePort, keyFor, start, vigilEnv, type Row, type Server } from './lib.js';
 

@@ -4,6 +4,7 @@
  * writes under its own prefix and deletes it afterwards (the server may be shared).
  */
 import { Redis } from 'ioredis';
+import { deleteKeysWithPrefix } from '../helpers/redis-keys.js';
 import { afterAll, describe, it } from 'vitest';
 
 export const REDIS_URL = process.env.VIGIL_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -53,12 +54,3 @@ export function describeWithRedis(name: string, redis: TestRedis | undefined, bo
   });
 }
 
-/** Deletes every key under `prefix` (SCAN, so a large keyspace is walked in steps). */
-export async function deleteKeysWithPrefix(client: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) await client.del(...keys);
-  } while (cursor !== '0');
-}
