@@ -28,6 +28,9 @@ const now = Date.now();
 
 const totals: Record<string, number> = { validate: 0, classify: 0, enrich: 0, detect: 0, score: 0, row: 0 };
 const rows = [];
+let alertWrites = 0;
+const alertTypes = new Map<string, number>();
+let eventsWithAlerts = 0;
 for (let i = 0; i < N; i++) {
   let t = performance.now();
   const v = validateEvent(bodies[i], { receivedAt: now + i });
@@ -42,6 +45,9 @@ for (let i = 0; i < N; i++) {
   t = performance.now();
   const id = newId('evt');
   const d = await services.detect(e, ctx, id);
+  alertWrites += d.writes.length;
+  for (const a of d.alerts) alertTypes.set(a.type, (alertTypes.get(a.type) ?? 0) + 1);
+  if (d.alerts.length > 0) eventsWithAlerts++;
   totals.detect! += performance.now() - t;
   t = performance.now();
   const detected = { ...e, alerts: d.alerts };
@@ -60,5 +66,7 @@ const store = performance.now() - t0;
 const per = (ms: number) => ((ms * 1000) / N).toFixed(2);
 console.table(Object.fromEntries([...Object.entries(totals), ["store (groups of 100)", store] as const].map(([k, v]) => [k, { 'µs/event': per(v) }])));
 const pipeline = Object.values(totals).reduce((a, b) => a + b, 0) + store;
+console.log(`alerts: ${((100 * eventsWithAlerts) / N).toFixed(1)}% of events raised or updated one; ${(alertWrites / N).toFixed(2)} alert writes per event`);
+if (process.env.BENCH_ALERT_TYPES) console.log(Object.fromEntries([...alertTypes].sort((a, b) => b[1] - a[1])));
 console.log(`whole pipeline: ${per(pipeline)} µs/event (${Math.round((N / pipeline) * 1000)} events/s on one core)`);
 await services.shutdown();
