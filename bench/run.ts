@@ -4,11 +4,14 @@
  * baseline measured on the same noisy machine.
  *   npm run bench                 all scenarios, 10 s each
  *   BENCH_SECONDS=5 npm run bench
+ *   BENCH_WARMUP_SECONDS=3 (default): unmeasured load before each server's first run of a route
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BENCH_PLANS, bodies, drive, freePort, keyFor, start, vigilEnv, type Row } from './lib.js';
+
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'vigil-bench-'));
@@ -24,9 +27,16 @@ async function main(): Promise<void> {
   const single = bodies(5000, 1);
   const batch = bodies(200, 100);
   const rows: Row[] = [];
+  // Unmeasured warm-up of each route on each server: a cold process spends its first seconds
+  // compiling (V8's optimizing compiler runs on its own threads), which is not the steady state.
+  const warm = (server: typeof bare, path: string, payloads: string[], batchSize: number) => drive('warm-up', path, [server], path, payloads, batchSize, auth, undefined, WARMUP_SECONDS);
+  await warm(bare, '/v1/events', single, 1);
   rows.push(await drive('bare', 'single', [bare], '/v1/events', single, 1, auth));
+  await warm(vigil, '/v1/events', single, 1);
   rows.push(await drive('vigil', 'single', [vigil], '/v1/events', single, 1, auth));
+  await warm(bare, '/v1/events/batch', batch, 100);
   rows.push(await drive('bare', 'batch100', [bare], '/v1/events/batch', batch, 100, auth));
+  await warm(vigil, '/v1/events/batch', batch, 100);
   rows.push(await drive('vigil', 'batch100', [vigil], '/v1/events/batch', batch, 100, auth));
   const max = rows[1]?.reqPerSec ?? 0;
   rows.push(await drive('vigil', 'single@half-max', [vigil], '/v1/events', single, 1, auth, Math.max(1, Math.round(max / 2))));
