@@ -5,7 +5,7 @@
  * prints the state records held and the V8 heap in use after a full collection. Shows whether the
  * growth a 10-minute soak sees is detection windows still filling (it levels off once the
  * longest window, 60 min, has passed) or something unbounded.
- *   npx tsx bench/soak-state.ts        SIM_MINUTES (default 120)  SIM_RATE events/s (default 360)
+ *   npx tsx bench/soak-state.ts        SIM_MINUTES (default 120)  SIM_RATE events/s (default 360)  SIM_ACTORS (default 20,000)
  *   SIM_SNAPSHOT_MINUTES=60,120        also write heap snapshots at those minutes (compare with bench/heap-diff.ts)
  */
 import { setFlagsFromString, writeHeapSnapshot } from 'node:v8';
@@ -18,6 +18,7 @@ import type { ValidatedEvent } from '../src/pipeline/types.js';
 import { validateEvent } from '../src/pipeline/validate.js';
 import { createServices } from '../src/services.js';
 import { ManualClock } from '../src/util/clock.js';
+import { newId } from '../src/util/ids.js';
 import { benchEvent } from './workload.js';
 
 setFlagsFromString('--expose-gc');
@@ -25,6 +26,7 @@ const gc = runInNewContext('gc') as () => void;
 
 const MINUTES = Number(process.env.SIM_MINUTES ?? 120);
 const RATE = Number(process.env.SIM_RATE ?? 360);
+const ACTORS = Number(process.env.SIM_ACTORS ?? 20_000);
 const SAMPLE_MINUTES = Number(process.env.SIM_SAMPLE_MINUTES ?? 10);
 const SNAPSHOT_MINUTES = new Set((process.env.SIM_SNAPSHOT_MINUTES ?? '').split(',').filter(Boolean).map(Number));
 const SWEEP_EVERY_MS = 5_000; // the store's background sweep period
@@ -50,9 +52,10 @@ let nextSweep = SWEEP_EVERY_MS;
 for (let minute = 1; minute <= MINUTES; minute++) {
   for (let k = 0; k < 60 * RATE; k++) {
     clock.advance(stepMs);
-    const v = validateEvent(benchEvent(seq), { receivedAt: clock.now() });
+    const v = validateEvent(benchEvent(seq, ACTORS), { receivedAt: clock.now() });
     if (!v.ok) throw new Error(JSON.stringify(v.errors));
-    await detect(services.enrich(classify(v.event as ValidatedEvent)), ctx, `evt_${seq++}`);
+    await detect(services.enrich(classify(v.event as ValidatedEvent)), ctx, newId('evt'));
+    seq++;
     if ((seq * stepMs) >= nextSweep) {
       state.sweep(200_000);
       nextSweep += SWEEP_EVERY_MS;
