@@ -14,11 +14,10 @@ import type { StateStore } from './detection/state-store.js';
 import { RedisStateStore } from './detection/redis-state-store.js';
 import { createScoreStage } from './pipeline/score.js';
 import { openSqliteStore } from './storage/sqlite.js';
-import { openPostgresStore } from './storage/postgres.js';
 import { RedisQuotaCounter } from './limits/redis-quota.js';
 import { FallbackQuotaCounter } from './limits/fallback.js';
 import { RedisRateLimiter } from './limits/redis-limiter.js';
-import { Cluster, Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { Store } from './storage/store.js';
 import { systemClock, type Clock } from './util/clock.js';
 import { BackendHealth, withFailover } from './util/failover.js';
@@ -34,8 +33,13 @@ export interface Services extends AppDeps {
   shutdown(): Promise<void>;
 }
 
+// pg and ioredis are loaded only when configured: together they are a third of the
+// embedded mode's module loading at start-up (bench/startup.ts).
 export async function openStore(config: Config, log?: FastifyBaseLogger): Promise<Store> {
-  if (config.databaseUrl) return openPostgresStore(config.databaseUrl, { onConnectionError: (err) => log?.warn({ err }, 'PostgreSQL connection lost; the pool replaces it') });
+  if (config.databaseUrl) {
+    const { openPostgresStore } = await import('./storage/postgres.js');
+    return openPostgresStore(config.databaseUrl, { onConnectionError: (err) => log?.warn({ err }, 'PostgreSQL connection lost; the pool replaces it') });
+  }
   return openSqliteStore({ dataDir: config.dataDir, synchronous: config.sqliteSynchronous });
 }
 
@@ -44,7 +48,8 @@ export async function openStore(config: Config, log?: FastifyBaseLogger): Promis
  * forever. With `cluster`, `url` is one node of a Redis Cluster (its credentials serve every node);
  * the client discovers the others and follows slot moves.
  */
-export function openRedis(url: string, options: { cluster?: boolean } = {}): Redis | Cluster {
+export async function openRedis(url: string, options: { cluster?: boolean } = {}): Promise<Redis | Cluster> {
+  const { Cluster, Redis } = await import('ioredis');
   const backoff = (attempt: number) => Math.min(attempt * 200, 2_000);
   const common = { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000 };
   if (!options.cluster) return new Redis(url, { ...common, retryStrategy: backoff });
@@ -70,7 +75,7 @@ export async function createServices(config: Config, options: { clock?: Clock; l
   const store = options.store ?? (await openStore(config, options.logger));
   await store.migrate();
   const seed = (accountId: string, period: string) => store.getUsage(accountId, period);
-  const redis = config.redisUrl ? openRedis(config.redisUrl, { cluster: config.redisCluster }) : undefined;
+  const redis = config.redisUrl ? await openRedis(config.redisUrl, { cluster: config.redisCluster }) : undefined;
   const memoryLimiter = new MemoryRateLimiter();
   const memoryQuota = new MemoryQuotaCounter(seed);
   let limiter: RateLimiter = memoryLimiter;

@@ -18,13 +18,14 @@ import { api, provision, startService, tempDir } from '../process/service.js';
 
 const cluster = await startTestCluster('redis-cluster');
 
-if (!cluster) {
+const client = cluster ? ((await openRedis(cluster.url, { cluster: true })) as Cluster) : undefined;
+
+if (!cluster || !client) {
   describe.skip('Redis Cluster (skipped: redis-server or redis-cli not installed)', () => {
     it('needs redis-server', () => {});
   });
 } else {
   describe('Redis Cluster through ioredis Cluster', () => {
-    const client = openRedis(cluster.url, { cluster: true }) as Cluster;
     const prefix = `vigil-test:cluster:${process.pid}:`;
     beforeAll(async () => {
       if (client.status !== 'ready') await new Promise((resolve, reject) => client.once('ready', resolve).once('error', reject));

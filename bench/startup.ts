@@ -1,0 +1,125 @@
+/**
+ * Start-up to ready (issue 7: under 2 s with GeoIP and feeds loaded): spawns the built service
+ * (`node dist/src/main.js`, run `npm run build` first) with the shipped DB-IP city and ASN data and
+ * a feeds folder of realistic size (Tor exit list of 1,500 addresses, a FireHOL-style blocklist of
+ * 50,000 addresses and networks, 300 hosting ASNs), and times spawn -> first GET /readyz 200.
+ * Two cases, STARTUP_RUNS (default 5) runs each, median printed:
+ *   first start  empty data folder (migrations run) and an empty cache folder (the ASN table is compiled from CSV)
+ *   restart      the data folder and ASN cache of the previous run
+ * Baseline measured in the same run: `node -e 0` (spawn to exit), printed as a ratio.
+ *   npm run build && npx tsx bench/startup.ts
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from './lib.js';
+
+const RUNS = Number(process.env.STARTUP_RUNS ?? 5);
+const MAIN = 'dist/src/main.js';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+
+/** A deterministic pseudo-random generator (mulberry32), so every run builds the same feeds. */
+function rng(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function writeFeeds(dir: string): void {
+  const r = rng(7);
+  const octet = () => Math.floor(r() * 256);
+  const publicIp = () => `${1 + Math.floor(r() * 222)}.${octet()}.${octet()}.${octet()}`;
+  mkdirSync(dir, { recursive: true });
+  // The Tor Project's bulk exit list: one address a line.
+  const tor = new Set<string>();
+  while (tor.size < 1500) tor.add(publicIp());
+  writeFileSync(join(dir, 'tor-exit-nodes.txt'), [...tor].join('\n') + '\n');
+  // FireHOL level-1 style: a comment header, then addresses and networks.
+  const lines = ['#', '# firehol_level1 (synthetic, for bench/startup.ts)', '#'];
+  for (let i = 0; i < 50_000; i++) {
+    if (i % 10 === 0) lines.push(`${1 + Math.floor(r() * 222)}.${octet()}.${octet()}.0/${20 + Math.floor(r() * 5)}`);
+    else lines.push(publicIp());
+  }
+  writeFileSync(join(dir, 'blocklist-firehol.netset'), lines.join('\n') + '\n');
+  const asns = Array.from({ length: 300 }, (_, i) => `AS${10_000 + i * 97} hosting-${i}`);
+  writeFileSync(join(dir, 'hosting-asns.txt'), asns.join('\n') + '\n');
+}
+
+interface Start {
+  readonly ms: number;
+  readonly ready: Record<string, unknown>;
+}
+
+async function startOnce(env: Record<string, string>): Promise<Start> {
+  const port = await freePort();
+  const started = performance.now();
+  const child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env, VIGIL_PORT: String(port), VIGIL_HOST: '127.0.0.1', VIGIL_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  try {
+    for (;;) {
+      if (exited) throw new Error(`service exited before ready:\n${stderr}`);
+      try {
+        const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+        if (res.status === 200) return { ms: performance.now() - started, ready: (await res.json()) as Record<string, unknown> };
+      } catch {
+        /* not listening yet */
+      }
+      await sleep(5);
+    }
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => (exited ? r(undefined) : child.once('exit', r)));
+  }
+}
+
+function nodeBaseline(): number {
+  const started = performance.now();
+  spawnSync(process.execPath, ['-e', '0']);
+  return performance.now() - started;
+}
+
+async function main(): Promise<void> {
+  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first`);
+  const root = mkdtempSync(join(tmpdir(), 'vigil-startup-'));
+  const feeds = join(root, 'feeds');
+  writeFeeds(feeds);
+  const first: number[] = [];
+  const restart: number[] = [];
+  const baseline: number[] = [];
+  let ready: Record<string, unknown> = {};
+  for (let run = 0; run < RUNS; run++) {
+    baseline.push(nodeBaseline());
+    // TMPDIR moves the ASN cache (kept in the OS temp folder) to a fresh folder: a first start on a new host.
+    const cache = join(root, `tmp-${run}`);
+    mkdirSync(cache);
+    const env = { VIGIL_DATA_DIR: join(root, `data-${run}`), VIGIL_FEEDS_DIR: feeds, TMPDIR: cache };
+    first.push((await startOnce(env)).ms);
+    const again = await startOnce(env);
+    restart.push(again.ms);
+    ready = again.ready;
+  }
+  const enrichment = (ready.enrichment ?? {}) as Record<string, { openMs?: number; enabled?: boolean; ranges?: number }>;
+  console.log(`node ${process.version}, ${RUNS} runs; feeds: 1,500 Tor exits, 50,000 blocklist entries, 300 hosting ASNs`);
+  console.log(`enrichment parts open (last restart, ms): ${JSON.stringify(Object.fromEntries(Object.entries(enrichment).filter(([, v]) => typeof v === 'object' && v !== null).map(([k, v]) => [k, v.openMs ?? v.enabled])))}`);
+  const b = median(baseline);
+  const line = (name: string, xs: number[]) => console.log(`${name.padEnd(12)} median ${median(xs).toFixed(0)} ms (runs ${xs.map((x) => x.toFixed(0)).join(', ')}), ${(median(xs) / b).toFixed(1)}x node -e 0 ${median(xs) < 2000 ? 'PASS' : 'FAIL'} (< 2000 ms)`);
+  console.log(`node -e 0    median ${b.toFixed(0)} ms`);
+  line('first start', first);
+  line('restart', restart);
+  rmSync(root, { recursive: true, force: true });
+  process.exit(median(first) < 2000 && median(restart) < 2000 ? 0 : 1);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
