@@ -53,7 +53,7 @@ const BAD: [string, string, string][] = [
   ['VIGIL_FEEDS_DIR', join(dir, 'no-feeds'), 'existing directory'],
   ['VIGIL_FEEDS_DIR', aFile, 'directory'],
   ['VIGIL_GEOIP_CITY', join(dir, 'no-city.mmdb'), 'existing file'],
-  ['VIGIL_GEOIP_ASN', dir, 'file'],
+  ['VIGIL_GEOIP_ASN', join(dir, 'no-such-asn-data'), 'cannot be read'],
   ['VIGIL_BREACHED_HASHES_FILE', join(dir, 'no-hashes.txt'), 'existing file'],
   ['VIGIL_MAX_EVENT_BYTES', '10', '1024'],
   ['VIGIL_MAX_BATCH_BYTES', '1e6', '1024'],
