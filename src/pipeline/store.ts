@@ -1,6 +1,7 @@
 import type { AccountContext } from './account-context.js';
 import type { ScoredEvent } from './types.js';
 import type { EventRow } from '../storage/types.js';
+import { isoTime } from '../util/iso-time.js';
 
 /** The 202 answer for one event (design 3.2). */
 export type EventResult =
@@ -16,14 +17,26 @@ export type EventResult =
     }
   | { readonly status: 'dropped' };
 
-const tagsOf = (event: ScoredEvent): string[] => event.classification.inferred.map((t) => `inferred:${t}`);
+const NO_TAGS: readonly string[] = Object.freeze([]);
+const tagsOf = (event: ScoredEvent): readonly string[] => (event.classification.inferred.length === 0 ? NO_TAGS : event.classification.inferred.map((t) => `inferred:${t}`));
+
+/** The catalog hands out one family set per combination: its array form is made once, not per event. */
+const familyArrays = new WeakMap<ReadonlySet<string>, readonly string[]>();
+function familiesOf(families: ReadonlySet<string>): readonly string[] {
+  let list = familyArrays.get(families);
+  if (list === undefined) {
+    list = Object.freeze([...families]);
+    familyArrays.set(families, list);
+  }
+  return list;
+}
 
 export function toEventResult(event: ScoredEvent, degraded = false): EventResult {
   return {
     ...(degraded ? { degraded: true as const } : {}),
     id: event.id,
     status: 'accepted',
-    received_at: new Date(event.receivedAt).toISOString(),
+    received_at: isoTime(event.receivedAt),
     risk: event.risk,
     tags: tagsOf(event),
     alerts: event.alerts.map((a) => ({ id: a.id, type: a.type, severity: a.severity })),
@@ -37,8 +50,8 @@ export function toEventRow(event: ScoredEvent, ctx: AccountContext, result: Even
     id: event.id,
     event: event.type,
     event_id: event.eventId,
-    timestamp: new Date(event.occurredAt).toISOString(),
-    received_at: new Date(event.receivedAt).toISOString(),
+    timestamp: isoTime(event.occurredAt),
+    received_at: isoTime(event.receivedAt),
     actor_id: event.actorId,
     email: event.email,
     ip: event.ip,
@@ -50,7 +63,7 @@ export function toEventRow(event: ScoredEvent, ctx: AccountContext, result: Even
     classification: {
       predefined: event.classification.predefined,
       base_score: event.classification.baseScore,
-      families: [...event.classification.families],
+      families: familiesOf(event.classification.families),
     },
     enrichment: event.enrichment,
     risk: event.risk,
