@@ -2,6 +2,7 @@ import type { AccountContext } from './account-context.js';
 import type { ScoredEvent } from './types.js';
 import type { EventRow } from '../storage/types.js';
 import { isoTime } from '../util/iso-time.js';
+import { rememberJson, rememberedJson } from '../util/json-text.js';
 
 /** The 202 answer for one event (design 3.2). */
 export type EventResult =
@@ -18,6 +19,7 @@ export type EventResult =
   | { readonly status: 'dropped' };
 
 const NO_TAGS: readonly string[] = Object.freeze([]);
+const NO_ALERTS: readonly never[] = Object.freeze([]);
 const tagsOf = (event: ScoredEvent): readonly string[] => (event.classification.inferred.length === 0 ? NO_TAGS : event.classification.inferred.map((t) => `inferred:${t}`));
 
 /** The catalog hands out one family set per combination: its array form is made once, not per event. */
@@ -31,16 +33,60 @@ function familiesOf(families: ReadonlySet<string>): readonly string[] {
   return list;
 }
 
+type AcceptedResult = Extract<EventResult, { status: 'accepted' }>;
+
+/**
+ * The result in the key order Fastify's serializer (fast-json-stringify) writes for
+ * EventResultSchema: required keys first, then the schema's order (the risk from compositeRisk
+ * is in RiskSchema's order too), so JSON.stringify of it is
+ * the 202 text: made here once, it is both the idempotency row's response and the reply body.
+ */
 export function toEventResult(event: ScoredEvent, degraded = false): EventResult {
-  return {
-    ...(degraded ? { degraded: true as const } : {}),
-    id: event.id,
+  const result: { -readonly [K in keyof AcceptedResult]: AcceptedResult[K] } = {
     status: 'accepted',
+    id: event.id,
     received_at: isoTime(event.receivedAt),
     risk: event.risk,
     tags: tagsOf(event),
-    alerts: event.alerts.map((a) => ({ id: a.id, type: a.type, severity: a.severity })),
+    alerts: event.alerts.length === 0 ? NO_ALERTS : event.alerts.map((a) => ({ id: a.id, type: a.type, severity: a.severity })),
   };
+  if (degraded) result.degraded = true;
+  rememberJson(result, JSON.stringify(result));
+  return result;
+}
+
+/**
+ * The 202 text of one result, as the response schema would serialise it: remembered for a result
+ * made by toEventResult; a replayed one (parsed from an idempotency row, possibly written in another
+ * key order) or a dropped one is first rebuilt in schema order.
+ */
+export function eventResultJson(result: EventResult): string {
+  return rememberedJson(result) ?? JSON.stringify(inSchemaOrder(result));
+}
+
+function inSchemaOrder(r: EventResult): EventResult {
+  if (r.status !== 'accepted') return { status: r.status };
+  const { score, level, action, breakdown } = r.risk;
+  return {
+    status: r.status,
+    id: r.id,
+    received_at: r.received_at,
+    risk: { score, level, action, breakdown: breakdown.map(({ source, points }) => ({ source, points })) },
+    tags: r.tags,
+    alerts: r.alerts.map(({ id, type, severity }) => ({ id, type, severity })),
+    ...(r.degraded !== undefined ? { degraded: r.degraded } : {}),
+  };
+}
+
+/** The 202 body of a batch, in BatchResultSchema's key order. */
+export function batchResultJson(results: readonly EventResult[]): string {
+  let accepted = 0;
+  let list = '';
+  for (const result of results) {
+    if (result.status === 'accepted') accepted++;
+    list += (list === '' ? '' : ',') + eventResultJson(result);
+  }
+  return `{"status":"accepted","accepted":${accepted},"results":[${list}]}`;
 }
 
 /** The persisted document: what the event said, what Vigil added; never the password hash. */
