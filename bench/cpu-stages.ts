@@ -4,19 +4,17 @@
  * wall-clock rates. Stages: validate, dedupe (store.findIdempotency, a miss, for the half of the
  * mix carrying an event_id, against a table already holding 20,000 keys), classify, enrich,
  * score (with the pipeline's spreads), row (toEventResult + toEventRow), writes (toSqliteWrites
- * per group of 100, idempotency rows included) and response (the route's 202 serializer).
+ * per group of 100, idempotency rows included) and response (the 202 body text, as src/http/routes/ingest.ts sends it).
  *   npx tsx bench/cpu-stages.ts [events]
  * Compare two versions in one session, alternating runs (A B A B), and report medians.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import fastJson from 'fast-json-stringify';
 import { loadConfig } from '../src/config/config.js';
 import { createClassifyStage } from '../src/pipeline/classify.js';
-import { EventResultSchema } from '../src/pipeline/event-schema.js';
 import { IDEMPOTENCY_WINDOW_MS } from '../src/pipeline/ingest-pipeline.js';
-import { toEventResult, toEventRow, type EventResult } from '../src/pipeline/store.js';
+import { eventResultJson, toEventResult, toEventRow, type EventResult } from '../src/pipeline/store.js';
 import type { EnrichedEvent, ScoredEvent, ValidatedEvent } from '../src/pipeline/types.js';
 import { validateEvent } from '../src/pipeline/validate.js';
 import { createServices } from '../src/services.js';
@@ -32,7 +30,6 @@ const services = await createServices(loadConfig({ VIGIL_DATA_DIR: dir }));
 const account = await services.store.createAccount({ id: 'acc_bench', name: 'bench', plan: 'business', createdAt: Date.now() });
 const ctx = { account, plan: services.config.plans.business!, keyId: 'key_bench', keyKind: 'secret' as const };
 const classify = createClassifyStage(services.catalog);
-const serialize = fastJson(EventResultSchema as object);
 const now = Date.now();
 
 // Keys from earlier traffic, so the lookups search a real index.
@@ -96,7 +93,7 @@ for (let round = 0; done < N; round++) {
   lap('row');
   for (const group of groups) sink += toSqliteWrites(group).events.length;
   lap('writes');
-  for (let k = 0; k < n; k++) sink += serialize(results[k]).length;
+  for (let k = 0; k < n; k++) sink += eventResultJson(results[k]!).length;
   lap('response');
   done += n;
 }
