@@ -5,6 +5,7 @@ import type { AlertWrite, CommitBatch, IdempotencyRow } from './types.js';
  * touch the same usage, alert and idempotency rows, so each kind is written in one key order
  * (two transactions locking rows in opposite orders would deadlock), usage is summed per row
  * (one upsert may not touch a row twice) and only the last idempotency row per key is kept.
+ * An alert updated by several events of one group is written once, in its last state.
  */
 export interface CommitPlan {
   readonly alerts: readonly AlertWrite[];
@@ -28,6 +29,28 @@ function sum(
   rows.set(key, row);
 }
 
+/**
+ * Writes of one alert are adjacent after the sort, in event order. An update sets only count,
+ * last_seen, event_ids, details and severity, so within one transaction a later update makes an
+ * earlier one unobservable, and an update that follows the insert can be folded into it: the
+ * same final row, one statement and one event-ids JSON instead of one per event (a busy alert
+ * carries up to 100 event ids and is updated by most events of a group). Two inserts of one id
+ * stay two (the second must still fail as a duplicate).
+ */
+function lastStates(sorted: readonly AlertWrite[]): AlertWrite[] {
+  const out: AlertWrite[] = [];
+  for (const write of sorted) {
+    const previous = out[out.length - 1];
+    if (write.opened || previous === undefined || previous.alert.id !== write.alert.id) {
+      out.push(write);
+      continue;
+    }
+    const { count, lastSeen, eventIds, details, severity } = write.alert;
+    out[out.length - 1] = previous.opened ? { opened: true, alert: { ...previous.alert, count, lastSeen, eventIds, details, severity } } : write;
+  }
+  return out;
+}
+
 export function planCommit(batch: CommitBatch): CommitPlan {
   const monthly = new Map<string, { account_id: string; period: string; used: number; dropped: number }>();
   const daily = new Map<string, { account_id: string; day: string; used: number; dropped: number }>();
@@ -40,7 +63,7 @@ export function planCommit(batch: CommitBatch): CommitPlan {
   const sortedKeys = <T>(m: Map<string, T>): T[] => [...m.keys()].sort(byKey).map((k) => m.get(k) as T);
   return {
     // Stable: an alert opened and then updated in the same group keeps that order.
-    alerts: batch.alerts.length > 1 ? [...batch.alerts].sort((a, b) => byKey(a.alert.id, b.alert.id)) : batch.alerts,
+    alerts: batch.alerts.length > 1 ? lastStates([...batch.alerts].sort((a, b) => byKey(a.alert.id, b.alert.id))) : batch.alerts,
     monthly: sortedKeys(monthly),
     daily: sortedKeys(daily),
     idempotency: sortedKeys(lastPerKey),
