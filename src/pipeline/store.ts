@@ -132,7 +132,6 @@ export function toEventRow(event: ScoredEvent, ctx: AccountContext, result: Even
   doc.tags = tags;
   doc.alerts = result.status === 'accepted' ? result.alerts : [];
   doc.degraded = result.status === 'accepted' ? result.degraded : undefined;
-  if (head !== undefined) rememberJson(doc, `${head.slice(0, -1)},${tail}`);
   return {
     id: event.id,
     accountId: ctx.account.id,
@@ -145,5 +144,6 @@ export function toEventRow(event: ScoredEvent, ctx: AccountContext, result: Even
     riskScore: event.risk.score,
     tags,
     doc,
+    docJson: head === undefined ? undefined : `${head.slice(0, -1)},${tail}`,
   };
 }

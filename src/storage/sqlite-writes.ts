@@ -30,7 +30,7 @@ export function toSqliteWrites(batch: CommitBatch): SqliteWrites {
       e.ip,
       e.riskScore,
       e.tags.length === 0 ? '[]' : JSON.stringify(e.tags),
-      jsonOf(e.doc),
+      e.docJson ?? JSON.stringify(e.doc),
     ]),
     idempotency: plan.idempotency.map((r) => [r.accountId, r.eventId, jsonOf(r.response), r.createdAt]),
     alerts: plan.alerts.map(({ alert: a, opened }) => ({
