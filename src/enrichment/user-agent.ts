@@ -1,5 +1,6 @@
 import Bowser from 'bowser';
 import { isbot } from 'isbot';
+import { GenerationCache } from './generation-cache.js';
 import type { UserAgentInfo } from './types.js';
 
 /** Offensive scanners and attack tools, by the token they put in the user agent. */
@@ -95,24 +96,17 @@ function automationFamily(ua: string): string {
  * `limit` entries each keep the hot ones without unbounded growth.
  */
 export class UserAgentCache {
-  private young = new Map<string, UserAgentInfo>();
-  private old = new Map<string, UserAgentInfo>();
+  private readonly cache: GenerationCache<string, UserAgentInfo>;
 
-  constructor(private readonly limit = 5000) {}
+  constructor(limit = 5000) {
+    this.cache = new GenerationCache(limit);
+  }
 
   get(ua: string): UserAgentInfo {
-    let info = this.young.get(ua);
-    if (info) return info;
-    info = this.old.get(ua) ?? parseUserAgent(ua);
-    if (this.young.size >= this.limit) {
-      this.old = this.young;
-      this.young = new Map();
-    }
-    this.young.set(ua, info);
-    return info;
+    return this.cache.get(ua, parseUserAgent);
   }
 
   get size(): number {
-    return this.young.size + this.old.size;
+    return this.cache.size;
   }
 }

@@ -75,5 +75,4 @@ export interface QuotaCounter {
 /** Loads the persisted counters of a month the first time a quota counter needs them. */
 export type UsageSeed = (accountId: string, period: string) => Promise<{ used: number; dropped: number }>;
 
-export const monthOf = (ms: number): string => new Date(ms).toISOString().slice(0, 7);
-export const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+export { isoMonth as monthOf, isoDay as dayOf } from '../util/iso-time.js';

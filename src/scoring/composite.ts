@@ -2,7 +2,23 @@ import { isAuthEvent } from '../catalog/auth-event.js';
 import type { DetectedEvent } from '../pipeline/types.js';
 import { actionOf, levelOf, type RiskThresholds } from './thresholds.js';
 import type { BreakdownLine, Risk } from './types.js';
+import type { InjectionClass } from '../enrichment/types.js';
 import { INJECTION_ORDER, SCORE_WEIGHTS as W, SEVERITY_WEIGHTS, UNSCORED_DETECTORS } from './weights.js';
+
+/** The network line of each injection class, made once. */
+const NETWORK_SOURCE = Object.fromEntries(INJECTION_ORDER.map((cls) => [cls, `network.${cls}`])) as Record<InjectionClass, string>;
+
+/** Lines gathered for one event, and their sum: one per event instead of a closure per event. */
+class Lines {
+  readonly list: BreakdownLine[] = [];
+  total = 0;
+
+  add(source: string, points: number): void {
+    if (points <= 0) return;
+    this.list.push({ source, points });
+    this.total += points;
+  }
+}
 
 /**
  * design 8: min(100, base + threat intel + network flags + behavioural), one breakdown line per
@@ -10,21 +26,15 @@ import { INJECTION_ORDER, SCORE_WEIGHTS as W, SEVERITY_WEIGHTS, UNSCORED_DETECTO
  * always add up to the score and each signal still shows its full weight.
  */
 export function compositeRisk(event: DetectedEvent, thresholds: RiskThresholds): Risk {
-  const lines: BreakdownLine[] = [];
-  let total = 0;
-  const add = (source: string, points: number) => {
-    if (points <= 0) return;
-    lines.push({ source, points });
-    total += points;
-  };
+  const lines = new Lines();
 
-  add('base', event.classification.baseScore);
+  lines.add('base', event.classification.baseScore);
 
   const { threat, scan, userAgent } = event.enrichment;
   if (threat) {
-    if (threat.torExit) add('threat_intel.tor_exit', W.torExit);
-    if (threat.blocklists.length > 0) add('threat_intel.blocklist', W.blocklist);
-    if (threat.hostingAsn && isAuthEvent(event.type, event.classification)) add('threat_intel.hosting_asn', W.hostingAsnOnAuth);
+    if (threat.torExit) lines.add('threat_intel.tor_exit', W.torExit);
+    if (threat.blocklists.length > 0) lines.add('threat_intel.blocklist', W.blocklist);
+    if (threat.hostingAsn && isAuthEvent(event.type, event.classification)) lines.add('threat_intel.hosting_asn', W.hostingAsnOnAuth);
   }
 
   if (scan && scan.length > 0) {
@@ -32,20 +42,21 @@ export function compositeRisk(event: DetectedEvent, thresholds: RiskThresholds):
     for (const cls of INJECTION_ORDER) {
       if (!scan.some((f) => f.class === cls)) continue;
       const points = injection === 0 ? W.injectionFirst : W.injectionMax - injection;
-      add(`network.${cls}`, points);
+      lines.add(NETWORK_SOURCE[cls], points);
       injection += points;
     }
   }
-  if (userAgent?.scanner) add('network.scanner_user_agent', W.scannerUserAgent);
-  else if (userAgent?.automated) add('network.automation_user_agent', W.automationUserAgent);
+  if (userAgent?.scanner) lines.add('network.scanner_user_agent', W.scannerUserAgent);
+  else if (userAgent?.automated) lines.add('network.automation_user_agent', W.automationUserAgent);
 
   for (const alert of event.alerts) {
-    if (!UNSCORED_DETECTORS.has(alert.detector)) add(`alert.${alert.type}`, SEVERITY_WEIGHTS[alert.severity] ?? 0);
+    if (!UNSCORED_DETECTORS.has(alert.detector)) lines.add(`alert.${alert.type}`, SEVERITY_WEIGHTS[alert.severity] ?? 0);
   }
 
+  let total = lines.total;
   if (total > W.max) {
-    lines.push({ source: 'cap', points: W.max - total });
+    lines.list.push({ source: 'cap', points: W.max - total });
     total = W.max;
   }
-  return { score: total, level: levelOf(total), action: actionOf(total, thresholds), breakdown: lines };
+  return { score: total, level: levelOf(total), action: actionOf(total, thresholds), breakdown: lines.list };
 }

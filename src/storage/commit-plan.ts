@@ -5,6 +5,7 @@ import type { AlertWrite, CommitBatch, IdempotencyRow } from './types.js';
  * touch the same usage, alert and idempotency rows, so each kind is written in one key order
  * (two transactions locking rows in opposite orders would deadlock), usage is summed per row
  * (one upsert may not touch a row twice) and only the last idempotency row per key is kept.
+ * An alert updated by several events of one group is written once, in its last state.
  */
 export interface CommitPlan {
   readonly alerts: readonly AlertWrite[];
@@ -29,18 +30,26 @@ function sum(
 }
 
 /**
- * One write per alert: an alert that many events of the group updated (a brute force in
- * progress updates it on every attempt) is written once, with its furthest state (the highest
- * count; each write carries the alert's whole state), inserted if any write opened it.
+ * Writes of one alert are adjacent after the sort, in event order. An update sets only count,
+ * last_seen, event_ids, details and severity, so within one transaction it supersedes an earlier
+ * one, and an update that follows the insert can be folded into it: one statement and one
+ * event-ids JSON instead of one per event (a busy alert carries up to 100 event ids and is
+ * updated by most events of a group). Of two states the one with the higher count wins, since
+ * two interleaved requests can hand theirs in out of order. Two inserts of one id stay two (the
+ * second must still fail as a duplicate).
  */
-function latestPerAlert(writes: readonly AlertWrite[]): Map<string, AlertWrite> {
-  const latest = new Map<string, AlertWrite>();
-  for (const w of writes) {
-    const prev = latest.get(w.alert.id);
-    if (prev === undefined) latest.set(w.alert.id, w);
-    else latest.set(w.alert.id, { alert: w.alert.count >= prev.alert.count ? w.alert : prev.alert, opened: prev.opened || w.opened });
+function lastStates(sorted: readonly AlertWrite[]): AlertWrite[] {
+  const out: AlertWrite[] = [];
+  for (const write of sorted) {
+    const previous = out[out.length - 1];
+    if (write.opened || previous === undefined || previous.alert.id !== write.alert.id) {
+      out.push(write);
+      continue;
+    }
+    const { count, lastSeen, eventIds, details, severity } = write.alert.count >= previous.alert.count ? write.alert : previous.alert;
+    out[out.length - 1] = { opened: previous.opened, alert: { ...previous.alert, count, lastSeen, eventIds, details, severity } };
   }
-  return latest;
+  return out;
 }
 
 export function planCommit(batch: CommitBatch): CommitPlan {
@@ -54,7 +63,8 @@ export function planCommit(batch: CommitBatch): CommitPlan {
   for (const r of batch.idempotency) lastPerKey.set(`${r.accountId}\u0000${r.eventId}`, r);
   const sortedKeys = <T>(m: Map<string, T>): T[] => [...m.keys()].sort(byKey).map((k) => m.get(k) as T);
   return {
-    alerts: batch.alerts.length > 1 ? sortedKeys(latestPerAlert(batch.alerts)) : batch.alerts,
+    // Stable: an alert opened and then updated in the same group keeps that order.
+    alerts: batch.alerts.length > 1 ? lastStates([...batch.alerts].sort((a, b) => byKey(a.alert.id, b.alert.id))) : batch.alerts,
     monthly: sortedKeys(monthly),
     daily: sortedKeys(daily),
     idempotency: sortedKeys(lastPerKey),

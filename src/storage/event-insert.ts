@@ -40,7 +40,7 @@ export function valuesInsert(events: readonly EventRow[]): CompiledQuery {
     params[k++] = e.ip;
     params[k++] = e.riskScore;
     params[k++] = JSON.stringify(e.tags);
-    params[k++] = JSON.stringify(e.doc);
+    params[k++] = e.docJson ?? JSON.stringify(e.doc);
   }
   return CompiledQuery.raw(valuesInsertSql(events.length), params);
 }
@@ -68,7 +68,7 @@ export function unnestInsert(events: readonly EventRow[]): CompiledQuery {
     (cols[7] as unknown[])[i] = e.ip;
     (cols[8] as unknown[])[i] = e.riskScore;
     (cols[9] as unknown[])[i] = JSON.stringify(e.tags);
-    (cols[10] as unknown[])[i] = JSON.stringify(e.doc);
+    (cols[10] as unknown[])[i] = e.docJson ?? JSON.stringify(e.doc);
   }
   return CompiledQuery.raw(UNNEST_SQL, cols);
 }

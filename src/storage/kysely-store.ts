@@ -4,6 +4,7 @@ import { planCommit } from './commit-plan.js';
 import { valuesInsert, VALUES_CHUNK } from './event-insert.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
+import { jsonOf } from '../util/json-text.js';
 import { StoreRejectedError, StoreUnavailableError, type Store } from './store.js';
 import type {
   Account,
@@ -331,7 +332,7 @@ export class KyselyStore implements Store {
     if (plan.idempotency.length > 0) {
       await trx
         .insertInto('idempotency')
-        .values(plan.idempotency.map((r) => ({ account_id: r.accountId, event_id: r.eventId, response: JSON.stringify(r.response), created_at: r.createdAt })))
+        .values(plan.idempotency.map((r) => ({ account_id: r.accountId, event_id: r.eventId, response: jsonOf(r.response), created_at: r.createdAt })))
         .onConflict((oc) => oc.columns(['account_id', 'event_id']).doUpdateSet({ response: sql`excluded.response`, created_at: sql`excluded.created_at` }))
         .execute();
     }

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { planCommit } from './commit-plan.js';
 import type { CommitBatch } from './types.js';
+import { jsonOf } from '../util/json-text.js';
 
 /**
  * A commit group as SQLite statement parameters: only strings, numbers and nulls, so it crosses
@@ -28,10 +29,10 @@ export function toSqliteWrites(batch: CommitBatch): SqliteWrites {
       e.actorId,
       e.ip,
       e.riskScore,
-      JSON.stringify(e.tags),
-      JSON.stringify(e.doc),
+      e.tags.length === 0 ? '[]' : JSON.stringify(e.tags),
+      e.docJson ?? JSON.stringify(e.doc),
     ]),
-    idempotency: plan.idempotency.map((r) => [r.accountId, r.eventId, JSON.stringify(r.response), r.createdAt]),
+    idempotency: plan.idempotency.map((r) => [r.accountId, r.eventId, jsonOf(r.response), r.createdAt]),
     alerts: plan.alerts.map(({ alert: a, opened }) => ({
       opened,
       params: opened

@@ -7,7 +7,16 @@ import type { Database } from './schema.js';
 import { configureSqlite, type SqliteSynchronous } from './sqlite-pragmas.js';
 import { InlineSqliteWriter, ThreadSqliteWriter, type SqliteCommitWriter } from './sqlite-writer.js';
 import { toSqliteWrites } from './sqlite-writes.js';
-import type { CommitBatch } from './types.js';
+import type { CommitBatch, IdempotencyRow } from './types.js';
+
+const FIND_IDEMPOTENCY = 'select account_id, event_id, response, created_at from idempotency where account_id = ? and event_id = ? and created_at >= ?';
+
+interface IdempotencyColumns {
+  readonly account_id: string;
+  readonly event_id: string;
+  readonly response: string;
+  readonly created_at: number;
+}
 
 export interface SqliteOptions {
   /** A directory (the file is `vigil.db` inside) or `:memory:`. */
@@ -21,15 +30,35 @@ export interface SqliteOptions {
  * database file is a writer thread with its own connection.
  */
 export class SqliteStore extends KyselyStore {
+  /** Prepared on first use (the table exists only after migrate()). */
+  private findIdempotencyStatement: SqliteDatabase.Statement<unknown[], IdempotencyColumns> | undefined;
+
   constructor(
     db: Kysely<Database>,
     private readonly writer: SqliteCommitWriter,
+    private readonly database: SqliteDatabase.Database,
   ) {
     super('sqlite', db);
   }
 
   get concurrentCommits(): number {
     return this.writer.coalesces ? 16 : 1;
+  }
+
+  /**
+   * The ingestion hot path asks this for every event carrying an event_id: a statement prepared
+   * once costs a few µs, where building, compiling and preparing the query through Kysely cost
+   * several times the lookup itself.
+   */
+  override async findIdempotency(accountId: string, eventId: string, since: number): Promise<IdempotencyRow | undefined> {
+    let row: IdempotencyColumns | undefined;
+    try {
+      this.findIdempotencyStatement ??= this.database.prepare<unknown[], IdempotencyColumns>(FIND_IDEMPOTENCY);
+      row = this.findIdempotencyStatement.get(accountId, eventId, since);
+    } catch (err) {
+      throw translate('findIdempotency', err);
+    }
+    return row && { accountId: row.account_id, eventId: row.event_id, response: JSON.parse(row.response) as IdempotencyRow['response'], createdAt: row.created_at };
   }
 
   override async commit(batch: CommitBatch): Promise<void> {
@@ -57,5 +86,5 @@ export function openSqliteStore(options: SqliteOptions): SqliteStore {
   configureSqlite(database, options.synchronous);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
   const writer = file === ':memory:' ? new InlineSqliteWriter(database) : new ThreadSqliteWriter({ file, synchronous: options.synchronous });
-  return new SqliteStore(db, writer);
+  return new SqliteStore(db, writer, database);
 }

@@ -34,6 +34,8 @@ export interface EventRow {
   readonly tags: readonly string[];
   /** The stored document (event fields, enrichment, risk, alert refs); never contains password_sha1. */
   readonly doc: Readonly<Record<string, unknown>>;
+  /** JSON.stringify(doc), when the ingestion pipeline already made it; writers use it instead of serialising doc. */
+  readonly docJson?: string;
 }
 
 export type AlertStatus = 'open' | 'acknowledged' | 'resolved' | 'false_positive';

@@ -69,6 +69,14 @@ describe('GeoIP on the shipped database', () => {
 
   it('IPv6: 2606:4700:4700::1111 is Cloudflare', () => expect(enrich({ ip: '2606:4700:4700::1111' }).asn?.number).toBe(13335));
 
+  it('a repeated address answers the same location, shared and immutable; a mapped IPv4 form the IPv4 one', () => {
+    const first = enrich({ ip: '193.0.6.139' }).geo;
+    const again = enrich({ ip: '193.0.6.139' }).geo;
+    expect(again).toBe(first);
+    expect(Object.isFrozen(again)).toBe(true);
+    expect(enrich({ ip: '::ffff:193.0.6.139' }).geo).toEqual(first);
+  });
+
   it('private and documentation addresses get no location', () => {
     for (const ip of ['10.0.0.1', '192.168.1.1', '100.64.0.1', '127.0.0.1', '169.254.0.1', '203.0.113.5', 'fe80::1']) {
       const e = enrich({ ip });

@@ -26,6 +26,31 @@ describe('idempotent event_id (design 3.2)', () => {
     expect(await usedThisMonth(t, acct.secret)).toBe(1);
   });
 
+  it('a replay answers the first 202 byte for byte, keys in the order the response schema serializer writes, as JSON', async () => {
+    const acct = await t.account('pro');
+    const event = { event: 'auth.login.failure', actor_id: 'u1', event_id: 'bytes-1', user_agent: 'curl/8.5.0', request: { path: '/login' } };
+    const first = await postEvent(t, acct.secret, event);
+    const again = await postEvent(t, acct.secret, event);
+    expect(again.body).toBe(first.body);
+    expect(first.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(again.headers['content-type']).toBe('application/json; charset=utf-8');
+    const body = first.json();
+    expect(Object.keys(body)).toEqual(['status', 'id', 'received_at', 'risk', 'tags', 'alerts']);
+    expect(Object.keys(body.risk)).toEqual(['score', 'level', 'action', 'breakdown']);
+    expect(body.risk.breakdown.length).toBeGreaterThan(0);
+    for (const line of body.risk.breakdown) expect(Object.keys(line)).toEqual(['source', 'points']);
+
+    const batch = { events: [event, { event: 'auth.login.success', actor_id: 'u1', event_id: 'bytes-2' }, { event: 'auth.login.success' }] };
+    const batchFirst = await postEvent(t, acct.secret, batch, BATCH);
+    const batchBody = batchFirst.json();
+    expect(Object.keys(batchBody)).toEqual(['status', 'accepted', 'results']);
+    expect(batchBody.accepted).toBe(3);
+    expect(JSON.stringify(batchBody.results[0])).toBe(first.body);
+    expect(batchFirst.headers['content-type']).toBe('application/json; charset=utf-8');
+    const batchAgain = await postEvent(t, acct.secret, { events: batch.events.slice(0, 2) }, BATCH);
+    expect(batchAgain.body).toBe(`{"status":"accepted","accepted":2,"results":[${JSON.stringify(batchBody.results[0])},${JSON.stringify(batchBody.results[1])}]}`);
+  });
+
   it('a repeat with different content still answers the original result', async () => {
     const acct = await t.account('pro');
     const first = await postEvent(t, acct.secret, { event: 'auth.login.failure', event_id: 'same' });

@@ -61,8 +61,9 @@ test('a writer thread that cannot open its database fails the commit, and the ne
 test('the store turns a failed writer thread into StoreUnavailableError (a 503, never a 202)', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'vigil-writer-'));
   dirs.push(dir);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: new SqliteDatabase(':memory:') }) });
-  const store = new SqliteStore(db, new ThreadSqliteWriter({ file: join(dir, 'missing', 'vigil.db'), synchronous: 'full' }));
+  const database = new SqliteDatabase(':memory:');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const store = new SqliteStore(db, new ThreadSqliteWriter({ file: join(dir, 'missing', 'vigil.db'), synchronous: 'full' }), database);
   await expect(store.commit(batch('acc_1', 'evt_1'))).rejects.toBeInstanceOf(StoreUnavailableError);
   await store.close();
 });

@@ -1,5 +1,9 @@
 import maxmind, { type Reader, type Response } from 'maxmind';
+import { GenerationCache } from '../generation-cache.js';
 import type { GeoInfo } from '../types.js';
+
+/** Addresses remembered per generation: clients repeat, and a lookup walks the MMDB tree and builds a record. */
+const CACHED_ADDRESSES = 20_000;
 
 export interface CityDatabase {
   lookup(ip: string, version: 4 | 6): GeoInfo | undefined;
@@ -39,7 +43,7 @@ export function toGeoInfo(r: CityRecord): GeoInfo | undefined {
     geo.longitude = round4(longitude);
   }
   if (typeof radius === 'number') geo.accuracyRadiusKm = radius;
-  return geo;
+  return Object.freeze(geo);
 }
 
 interface OpenReader {
@@ -68,8 +72,12 @@ export async function openCityDatabase(files: readonly string[]): Promise<CityDa
     }
     return undefined;
   };
+  // `null`: looked up, not in the database (a Map cannot tell a cached undefined from a miss).
+  const cache = new GenerationCache<string, GeoInfo | null>(CACHED_ADDRESSES);
+  const lookupV4 = (ip: string) => ask(v4, ip) ?? null;
+  const lookupV6 = (ip: string) => ask(v6, ip) ?? null;
   return {
-    lookup: (ip, version) => ask(version === 4 ? v4 : v6, ip),
+    lookup: (ip, version) => (version === 4 ? cache.get(ip, lookupV4) : cache.get(ip, lookupV6)) ?? undefined,
     status: () => ({
       files: readers.map((r) => ({ file: r.file, ipVersion: r.ipVersion, databaseType: r.reader.metadata.databaseType, built: r.reader.metadata.buildEpoch.toISOString() })),
     }),

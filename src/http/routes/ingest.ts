@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimiter } from '../../limits/types.js';
 import { BatchResultSchema, EventResultSchema, EventSchema } from '../../pipeline/event-schema.js';
 import type { IngestInput, IngestPipeline } from '../../pipeline/ingest-pipeline.js';
+import { batchResultJson, eventResultJson, type EventResult } from '../../pipeline/store.js';
 import type { Clock } from '../../util/clock.js';
 import { ApiError } from '../errors.js';
 import { rateLimitHeaderHook, setRateLimitHeaders } from '../rate-limit-headers.js';
@@ -33,9 +34,10 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
       throw new ApiError(outcome.rejection);
     }
     if (outcome.replayed) reply.header('Idempotent-Replay', 'true');
-    reply.code(202);
-    if (kind === 'single') return outcome.results[0];
-    return { status: 'accepted', accepted: outcome.results.filter((r) => r.status === 'accepted').length, results: outcome.results };
+    // The body text was made once with the result (the idempotency row stores the same text);
+    // it is exactly what the 202 response schema would serialise, so it is sent as it is.
+    reply.code(202).type('application/json');
+    return kind === 'single' ? eventResultJson(outcome.results[0] as EventResult) : batchResultJson(outcome.results);
   }
 
   app.post('/v1/events', {
