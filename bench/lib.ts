@@ -1,5 +1,6 @@
 /** Shared by the end-to-end benchmarks: child-process servers, payloads, and autocannon runs. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import autocannon from 'autocannon';
 import { benchEvent } from './workload.js';
@@ -13,9 +14,21 @@ export interface Server {
   readonly child: ChildProcess;
 }
 
+/**
+ * The Node flags `npm start` runs the service with (package.json is the one place they are
+ * written), so that every benchmark measures the service as shipped.
+ */
+export const SERVICE_NODE_FLAGS: readonly string[] = (() => {
+  const start = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  return start.split(/\s+/).filter((word) => word.startsWith('--'));
+})();
+
 /** Starts `node --import tsx <args>` and resolves once GET /healthz answers. */
 export function start(args: string[], env: Record<string, string>, port: number): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, '--import', 'tsx', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     child.on('exit', (code) => reject(new Error(`server ${args[0]} exited early (${code})`)));
     const poll = async () => {
@@ -56,7 +69,9 @@ export function vigilEnv(port: number, plansFile: string, extra: Record<string, 
 }
 
 /** A plan ("bench") that no benchmark reaches the limits of. */
-export const BENCH_PLANS = JSON.stringify({ plans: { bench: { rpm: 1_000_000_000, eps: 1_000_000_000, batch_max: 100, monthly_cap: 1_000_000_000, overage: 'bill' } } });
+export const BENCH_PLANS = JSON.stringify({
+  plans: { bench: { rpm: 1_000_000_000, eps: 1_000_000_000, batch_max: 100, monthly_cap: 1_000_000_000, overage: 'bill' } },
+});
 
 export async function postJson(url: string, headers: Record<string, string>, body: unknown): Promise<Record<string, unknown>> {
   const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
@@ -112,7 +127,17 @@ export async function cpuSecondsOf(pid: number): Promise<number> {
  * balancer in front of N instances). Throughput adds up; latency percentiles are the worst
  * server's; RSS is the sum.
  */
-export async function drive(target: string, scenario: string, servers: readonly Server[], path: string, payloads: string[], batch: number, headers: Record<string, string>, rate?: number, seconds = SECONDS): Promise<Row> {
+export async function drive(
+  target: string,
+  scenario: string,
+  servers: readonly Server[],
+  path: string,
+  payloads: string[],
+  batch: number,
+  headers: Record<string, string>,
+  rate?: number,
+  seconds = SECONDS,
+): Promise<Row> {
   let i = 0;
   const cpuBefore = await Promise.all(servers.map((s) => cpuSecondsOf(s.child.pid as number)));
   const runs = await Promise.all(

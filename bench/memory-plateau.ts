@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_PLANS, freePort, keyFor, rssOf, vigilEnv } from './lib.js';
+import { BENCH_PLANS, freePort, keyFor, rssOf, vigilEnv, SERVICE_NODE_FLAGS } from './lib.js';
 import { benchEvent } from './workload.js';
 
 const EVENTS = Number(process.env.EVENTS ?? 5_000_000);
@@ -40,13 +40,19 @@ async function main(): Promise<void> {
   const plans = join(dir, 'plans.json');
   writeFileSync(plans, BENCH_PLANS);
   const port = await freePort();
-  const child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...vigilEnv(port, plans, { VIGIL_DATA_DIR: join(dir, 'data') }) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, MAIN], {
+    env: { ...process.env, ...vigilEnv(port, plans, { VIGIL_DATA_DIR: join(dir, 'data') }) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   process.on('exit', () => child.kill('SIGKILL'));
   const pid = child.pid as number;
   const base = `http://127.0.0.1:${port}`;
   for (;;) {
     if (child.exitCode !== null) throw new Error('the service exited before it was ready');
-    const ok = await fetch(`${base}/readyz`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${base}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     await sleep(50);
   }
@@ -60,7 +66,14 @@ async function main(): Promise<void> {
   const started = performance.now();
   const samples: Sample[] = [{ events: 0, seconds: 0, rss: await rssOf(pid), heapUsed: await heapUsed() }];
   let maxRss = samples[0]!.rss;
-  const poller = setInterval(() => void rssOf(pid).then((rss) => (maxRss = Math.max(maxRss, rss)), () => undefined), 1000);
+  const poller = setInterval(
+    () =>
+      void rssOf(pid).then(
+        (rss) => (maxRss = Math.max(maxRss, rss)),
+        () => undefined,
+      ),
+    1000,
+  );
 
   let next = 0; // next event index to send
   let accepted = 0;
@@ -68,7 +81,9 @@ async function main(): Promise<void> {
   let nextSample = SAMPLE_EVERY;
   let sampling: Promise<void> = Promise.resolve();
   const line = (s: Sample) =>
-    console.log(`${s.events.toLocaleString().padStart(10)} events  t=${s.seconds.toFixed(0)}s  rss ${(s.rss / MB).toFixed(0)} MB  heapUsed ${(s.heapUsed / MB).toFixed(0)} MB  (${Math.round(s.events / Math.max(1, s.seconds)).toLocaleString()} events/s)`);
+    console.log(
+      `${s.events.toLocaleString().padStart(10)} events  t=${s.seconds.toFixed(0)}s  rss ${(s.rss / MB).toFixed(0)} MB  heapUsed ${(s.heapUsed / MB).toFixed(0)} MB  (${Math.round(s.events / Math.max(1, s.seconds)).toLocaleString()} events/s)`,
+    );
 
   async function connection(): Promise<void> {
     while (next < EVENTS) {
@@ -93,7 +108,9 @@ async function main(): Promise<void> {
       }
     }
   }
-  console.log(`memory plateau: ${EVENTS.toLocaleString()} events from ${ACTORS.toLocaleString()} actors, batches of ${BATCH}, ${CONNECTIONS} connections, node ${process.version}`);
+  console.log(
+    `memory plateau: ${EVENTS.toLocaleString()} events from ${ACTORS.toLocaleString()} actors, batches of ${BATCH}, ${CONNECTIONS} connections, node ${process.version}`,
+  );
   line(samples[0]!);
   await Promise.all(Array.from({ length: CONNECTIONS }, connection));
   await sampling;
@@ -107,7 +124,9 @@ async function main(): Promise<void> {
   const exitCode = await new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   rmSync(dir, { recursive: true, force: true });
 
-  console.log(`\naccepted ${accepted.toLocaleString()} of ${EVENTS.toLocaleString()} (${failures} failed batches) in ${last.seconds.toFixed(0)} s; shutdown exit code ${exitCode}`);
+  console.log(
+    `\naccepted ${accepted.toLocaleString()} of ${EVENTS.toLocaleString()} (${failures} failed batches) in ${last.seconds.toFixed(0)} s; shutdown exit code ${exitCode}`,
+  );
   console.log(
     `RSS over the last ${(last.events - before.events).toLocaleString()} events: ${(before.rss / MB).toFixed(0)} -> ${(last.rss / MB).toFixed(0)} MB (${(growth * 100).toFixed(1)}%, limit 10%); heapUsed ${(before.heapUsed / MB).toFixed(0)} -> ${(last.heapUsed / MB).toFixed(0)} MB (${(heapGrowth * 100).toFixed(1)}%)`,
   );

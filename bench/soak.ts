@@ -17,7 +17,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { benchEvent } from './workload.js';
-import { freePort } from './lib.js';
+import { freePort, SERVICE_NODE_FLAGS } from './lib.js';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 600);
 const RATE = Number(process.env.SOAK_RATE ?? 200);
@@ -61,7 +61,7 @@ async function main(): Promise<void> {
   const port = await freePort();
   const snapshotDir = resolve(process.env.SOAK_SNAPSHOT_DIR ?? '.');
   const flags = [...NODE_FLAGS, ...(SNAPSHOTS ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshotDir}`] : [])];
-  const child = spawn(process.execPath, [...flags, '--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...flags, '--import', 'tsx', 'src/main.ts'], {
     env: {
       ...process.env,
       VIGIL_PORT: String(port),
@@ -103,7 +103,12 @@ async function main(): Promise<void> {
     const metrics = await fetch(`${base}/metrics`)
       .then((res) => res.text())
       .catch(() => '');
-    return { t, rss: rssMb(pid), heapUsed: gaugeMb(metrics, 'vigil_process_nodejs_heap_size_used_bytes'), external: gaugeMb(metrics, 'vigil_process_nodejs_external_memory_bytes') };
+    return {
+      t,
+      rss: rssMb(pid),
+      heapUsed: gaugeMb(metrics, 'vigil_process_nodejs_heap_size_used_bytes'),
+      external: gaugeMb(metrics, 'vigil_process_nodejs_external_memory_bytes'),
+    };
   }
 
   let sent = 0;
@@ -198,7 +203,9 @@ async function main(): Promise<void> {
     );
     return ok;
   };
-  console.log(`start: rss ${samples[0]!.rss.toFixed(1)} MB, heapUsed ${samples[0]!.heapUsed.toFixed(1)} MB; end: rss ${samples.at(-1)!.rss.toFixed(1)} MB, heapUsed ${samples.at(-1)!.heapUsed.toFixed(1)} MB, external ${samples.at(-1)!.external.toFixed(1)} MB`);
+  console.log(
+    `start: rss ${samples[0]!.rss.toFixed(1)} MB, heapUsed ${samples[0]!.heapUsed.toFixed(1)} MB; end: rss ${samples.at(-1)!.rss.toFixed(1)} MB, heapUsed ${samples.at(-1)!.heapUsed.toFixed(1)} MB, external ${samples.at(-1)!.external.toFixed(1)} MB`,
+  );
   const heapOk = judge('heapUsed', 0.1, 8);
   const rssOk = judge('rss', 0.05, 16);
   console.log(`shutdown exit code ${exitCode}`);

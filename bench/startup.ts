@@ -16,7 +16,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } fro
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { freePort } from './lib.js';
+import { freePort, SERVICE_NODE_FLAGS } from './lib.js';
 
 const RUNS = Number(process.env.STARTUP_RUNS ?? 5);
 const MAIN = 'dist/src/main.js';
@@ -62,7 +62,10 @@ interface Start {
 async function startOnce(env: Record<string, string>): Promise<Start> {
   const port = await freePort();
   const started = performance.now();
-  const child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env, VIGIL_PORT: String(port), VIGIL_HOST: '127.0.0.1', VIGIL_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, MAIN], {
+    env: { ...process.env, ...env, VIGIL_PORT: String(port), VIGIL_HOST: '127.0.0.1', VIGIL_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   let exited = false;
@@ -116,9 +119,20 @@ async function main(): Promise<void> {
   }
   const enrichment = (ready.enrichment ?? {}) as Record<string, { openMs?: number; enabled?: boolean; ranges?: number }>;
   console.log(`node ${process.version}, ${RUNS} runs; feeds: 1,500 Tor exits, 50,000 blocklist entries, 300 hosting ASNs`);
-  console.log(`enrichment parts open (last restart, ms): ${JSON.stringify(Object.fromEntries(Object.entries(enrichment).filter(([, v]) => typeof v === 'object' && v !== null).map(([k, v]) => [k, v.openMs ?? v.enabled])))}`);
+  console.log(
+    `enrichment parts open (last restart, ms): ${JSON.stringify(
+      Object.fromEntries(
+        Object.entries(enrichment)
+          .filter(([, v]) => typeof v === 'object' && v !== null)
+          .map(([k, v]) => [k, v.openMs ?? v.enabled]),
+      ),
+    )}`,
+  );
   const b = median(baseline);
-  const line = (name: string, xs: number[]) => console.log(`${name.padEnd(12)} median ${median(xs).toFixed(0)} ms (runs ${xs.map((x) => x.toFixed(0)).join(', ')}), ${(median(xs) / b).toFixed(1)}x node -e 0 ${median(xs) < 2000 ? 'PASS' : 'FAIL'} (< 2000 ms)`);
+  const line = (name: string, xs: number[]) =>
+    console.log(
+      `${name.padEnd(12)} median ${median(xs).toFixed(0)} ms (runs ${xs.map((x) => x.toFixed(0)).join(', ')}), ${(median(xs) / b).toFixed(1)}x node -e 0 ${median(xs) < 2000 ? 'PASS' : 'FAIL'} (< 2000 ms)`,
+    );
   console.log(`node -e 0    median ${b.toFixed(0)} ms`);
   line('first start', first);
   line('restart', restart);

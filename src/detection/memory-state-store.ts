@@ -1,3 +1,4 @@
+import { getHeapStatistics } from 'node:v8';
 import { systemClock, type Clock } from '../util/clock.js';
 import {
   DEFAULT_ALERT_MAX_EVENT_IDS,
@@ -102,6 +103,16 @@ interface AlertField {
 const LRU_RESOLUTION_S = 60;
 
 /**
+ * How many records a heap of `heapLimit` bytes keeps (the default maxRecords): half the heap at
+ * 512 bytes a record, a generous average for the mixed workload (one-login actors take ~180 B,
+ * busy windows more). Past it the least recently written records go, instead of the process
+ * running out of heap: 640 MB (the shipped `npm start`) keeps ~650,000 records.
+ */
+export function recordsForHeap(heapLimit: number): number {
+  return Math.max(10_000, Math.floor(heapLimit / 2 / 512));
+}
+
+/**
  * The embedded StateStore: every record in one Map, in least-recently-written order.
  * Bounded three ways: each record expires `ttlMs` of wall time after its last write, an amortised
  * sweep (a few records per batch, plus a background tick) releases expired records without
@@ -128,7 +139,7 @@ export class MemoryStateStore implements StateStore {
   constructor(options: MemoryStateStoreOptions = {}) {
     this.clock = options.clock ?? systemClock;
     this.origin = this.clock.now();
-    this.maxRecords = options.maxRecords ?? 4_000_000;
+    this.maxRecords = options.maxRecords ?? recordsForHeap(getHeapStatistics().heap_size_limit);
     this.sweepPerRun = options.sweepPerRun ?? 2;
     this.sweepPerTick = options.sweepPerTick ?? 200_000;
     const interval = options.sweepIntervalMs ?? 5_000;
