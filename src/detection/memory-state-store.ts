@@ -133,6 +133,7 @@ export class MemoryStateStore implements StateStore {
   private readonly sweepPerRun: number;
   private readonly sweepPerTick: number;
   private cursor: Iterator<string> | undefined;
+  private evictCursor: Iterator<string> | undefined;
   private timer: ReturnType<typeof setInterval> | undefined;
   private nowSec = 0;
 
@@ -185,6 +186,7 @@ export class MemoryStateStore implements StateStore {
     this.records.clear();
     this.members.clear();
     this.cursor = undefined;
+    this.evictCursor = undefined;
   }
 
   /** Examines up to `budget` records (at most one full pass), resuming where the last sweep stopped; drops the expired ones. */
@@ -299,12 +301,22 @@ export class MemoryStateStore implements StateStore {
     return rec;
   }
 
+  /**
+   * Deletes from the old end until `maxRecords` hold. The cursor persists between calls: a Map
+   * keeps a deleted entry's slot until it rehashes, and a fresh iterator would walk every slot
+   * freed by earlier evictions each time (quadratic once the store is full). Everything before
+   * the cursor is gone or was re-inserted at the end, so the next key is the oldest one.
+   */
   private evictOldest(): void {
-    const excess = this.records.size - this.maxRecords;
-    let n = 0;
-    for (const key of this.records.keys()) {
-      if (n++ >= excess) break;
-      this.records.delete(key);
+    let excess = this.records.size - this.maxRecords;
+    while (excess > 0) {
+      this.evictCursor ??= this.records.keys();
+      const next = this.evictCursor.next();
+      if (next.done) {
+        this.evictCursor = undefined;
+        continue;
+      }
+      if (this.records.delete(next.value)) excess--;
     }
   }
 
