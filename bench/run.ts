@@ -6,7 +6,7 @@
  *   BENCH_SECONDS=5 npm run bench
  *   BENCH_WARMUP_SECONDS=3 (default): unmeasured load before each server's first run of a route
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BENCH_PLANS, bodies, drive, freePort, keyFor, start, vigilEnv, type Row } from './lib.js';
@@ -58,6 +58,9 @@ async function main(): Promise<void> {
   console.log(`ratio vigil/bare batch100 CPU per event: ${ratio('batch100', 'cpuUsPerEvent')}`);
   bare.child.kill('SIGTERM');
   vigil.child.kill('SIGTERM');
+  await new Promise((resolve) => vigil.child.once('exit', resolve));
+  // The database grows by about 1 KB per accepted event: gigabytes per run.
+  rmSync(dir, { recursive: true, force: true });
 }
 
 main().catch((err) => {

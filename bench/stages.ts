@@ -6,7 +6,7 @@
  * writer thread, beside the request thread.
  *   npx tsx bench/stages.ts [events]
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config/config.js';
@@ -75,3 +75,4 @@ console.log(`alerts: ${((100 * eventsWithAlerts) / N).toFixed(1)}% of events rai
 if (process.env.BENCH_ALERT_TYPES) console.log(Object.fromEntries([...alertTypes].sort((a, b) => b[1] - a[1])));
 console.log(`whole pipeline: ${per(pipeline)} µs/event (${Math.round((N / pipeline) * 1000)} events/s on one core)`);
 await services.shutdown();
+rmSync(dir, { recursive: true, force: true });
