@@ -5,6 +5,7 @@
  *   npx tsx --expose-gc bench/limiter.ts            (Redis part skipped when 127.0.0.1:6379 is absent)
  *   VIGIL_BENCH_REDIS_URL=redis://host:port npx tsx --expose-gc bench/limiter.ts
  */
+import { deleteKeysWithPrefix } from '../test/helpers/redis-keys.js';
 import { Redis } from 'ioredis';
 import { MemoryQuotaCounter } from '../src/limits/memory-quota.js';
 import { MemoryRateLimiter } from '../src/limits/memory-limiter.js';
@@ -131,12 +132,7 @@ async function redisBench(): Promise<void> {
     console.log(`redis quota reserve, 1 in flight:        ${(reserve.wall / 1000).toFixed(1)} µs/reserve`);
     console.log(`redis bytes per key (MEMORY USAGE):      ${keyBytes} B`);
   } finally {
-    let cursor = '0';
-    do {
-      const [nextCursor, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      cursor = nextCursor;
-      if (keys.length > 0) await client.del(...keys);
-    } while (cursor !== '0');
+    await deleteKeysWithPrefix(client, prefix);
     await client.quit();
   }
 }
