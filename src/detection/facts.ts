@@ -5,13 +5,13 @@
 import type { InferredType } from '../catalog/types.js';
 import type { EnrichedEvent } from '../pipeline/types.js';
 
-export interface EventFacts {
-  readonly event: EnrichedEvent;
-  readonly accountId: string;
+const LOGIN_SUCCESS_TYPES = new Set(['auth.login.success', 'auth.sso.login']);
+const ANONYMISING_FEED = /tor|vpn|proxy|anonym/i;
+
+export class EventFacts {
   readonly type: string;
   /** Event time (ms): every window is judged on it. */
   readonly at: number;
-  readonly eventId: string | undefined;
   readonly actor: string | undefined;
   readonly ip: string | undefined;
   readonly host: string | undefined;
@@ -24,26 +24,6 @@ export interface EventFacts {
   /** An authentication event (auth.* or an inferred auth.success/failure). */
   readonly auth: boolean;
   /** Source on Tor or an anonymising (VPN/proxy) feed: location is meaningless. */
-  readonly anonymising: boolean;
-  has(inferred: InferredType): boolean;
-}
-
-const LOGIN_SUCCESS_TYPES = new Set(['auth.login.success', 'auth.sso.login']);
-const ANONYMISING_FEED = /tor|vpn|proxy|anonym/i;
-
-class Facts implements EventFacts {
-  readonly type: string;
-  readonly at: number;
-  readonly actor: string | undefined;
-  readonly ip: string | undefined;
-  readonly host: string | undefined;
-  readonly session: string | undefined;
-  readonly country: string | undefined;
-  readonly uaFamily: string | undefined;
-  readonly status: number | undefined;
-  readonly loginSuccess: boolean;
-  readonly loginFailure: boolean;
-  readonly auth: boolean;
   readonly anonymising: boolean;
 
   constructor(
@@ -79,7 +59,7 @@ function isAnonymisingFeed(name: string): boolean {
 }
 
 export function eventFacts(event: EnrichedEvent, accountId: string, eventId: string | undefined): EventFacts {
-  return new Facts(event, accountId, eventId);
+  return new EventFacts(event, accountId, eventId);
 }
 
 /** The subject an event-level alert is about: the actor, else the IP, else the host, else the account. */

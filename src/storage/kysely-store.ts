@@ -5,7 +5,7 @@ import { valuesInsert, VALUES_CHUNK } from './event-insert.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
 import { jsonOf } from '../util/json-text.js';
-import { StoreRejectedError, StoreUnavailableError, type Store } from './store.js';
+import { StoreRejectedError, StoreUnavailableError, type NewKey, type Store } from './store.js';
 import type {
   Account,
   AlertFilter,
@@ -230,15 +230,7 @@ export class KyselyStore implements Store {
     return this.getAccount(id);
   }
 
-  async createKey(input: {
-    id: string;
-    accountId: string;
-    kind: KeyKind;
-    hash: string;
-    prefix: string;
-    allowedOrigins: readonly string[];
-    createdAt: number;
-  }): Promise<ApiKeyRecord> {
+  async createKey(input: NewKey): Promise<ApiKeyRecord> {
     const row: Row<'api_keys'> = {
       id: input.id,
       account_id: input.accountId,

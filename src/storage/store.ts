@@ -20,6 +20,17 @@ import type {
  * a write for its content, e.g. a duplicate id or key hash (StoreRejectedError); "not found" is
  * undefined, and a lookup by a value no row can hold (such as U+0000 on PostgreSQL) is not found.
  */
+/** A key as stored: only its hash and display prefix, never the key itself. */
+export interface NewKey {
+  readonly id: string;
+  readonly accountId: string;
+  readonly kind: KeyKind;
+  readonly hash: string;
+  readonly prefix: string;
+  readonly allowedOrigins: readonly string[];
+  readonly createdAt: number;
+}
+
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
   migrate(): Promise<void>;
@@ -33,15 +44,7 @@ export interface Store {
   countAccounts(): Promise<number>;
   updateAccount(id: string, patch: { plan?: string; name?: string; settings?: Record<string, unknown> }): Promise<Account | undefined>;
 
-  createKey(input: {
-    id: string;
-    accountId: string;
-    kind: KeyKind;
-    hash: string;
-    prefix: string;
-    allowedOrigins: readonly string[];
-    createdAt: number;
-  }): Promise<ApiKeyRecord>;
+  createKey(input: NewKey): Promise<ApiKeyRecord>;
   /** The key with this hash and its account, revoked or not (the caller decides). */
   findKeyByHash(hash: string): Promise<{ key: ApiKeyRecord; hash: string; account: Account } | undefined>;
   listKeys(accountId?: string): Promise<readonly ApiKeyRecord[]>;
