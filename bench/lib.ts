@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import autocannon from 'autocannon';
+import { pacedLoad } from './paced.js';
 import { benchEvent } from './workload.js';
 
 export const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -61,7 +62,6 @@ export function vigilEnv(port: number, plansFile: string, extra: Record<string, 
     VIGIL_PLANS_FILE: plansFile,
     VIGIL_IP_LIMITS: '127.0.0.1/32=1000000000',
     VIGIL_ADMIN_TOKEN: ADMIN,
-    VIGIL_LOG_LEVEL: 'warn',
     // autocannon ignores `Connection: close` and would get 503s after the per-socket limit.
     VIGIL_MAX_REQUESTS_PER_SOCKET: '0',
     ...extra,
@@ -174,5 +174,29 @@ export async function drive(
     non2xx: sum((r) => r.non2xx),
     rssMb: Math.round(rss.reduce((a, b) => a + b, 0) / 1e6),
     cpuUsPerEvent: Math.round((cpu * 1e6) / Math.max(1, sum((r) => r['2xx']) * batch)),
+  };
+}
+
+/**
+ * Single events to one server at a steady `rate` (open loop, bench/paced.ts): the latency
+ * scenario. Percentiles are counted from the time each request was due.
+ */
+export async function drivePaced(target: string, scenario: string, server: Server, path: string, payloads: string[], headers: Record<string, string>, rate: number, seconds = SECONDS): Promise<Row> {
+  const pid = server.child.pid as number;
+  const cpuBefore = await cpuSecondsOf(pid);
+  const run = await pacedLoad({ port: server.port, path, headers, payloads, rate, seconds, connections: CONNECTIONS });
+  const cpu = (await cpuSecondsOf(pid)) - cpuBefore;
+  const round = (ms: number) => Math.round(ms * 10) / 10;
+  return {
+    scenario,
+    target,
+    reqPerSec: run.rate,
+    eventsPerSec: Math.round(run.ok / seconds),
+    p50: round(run.p50),
+    p99: round(run.p99),
+    p999: round(run.p999),
+    non2xx: run.non2xx + run.errors,
+    rssMb: Math.round((await rssOf(pid)) / 1e6),
+    cpuUsPerEvent: Math.round((cpu * 1e6) / Math.max(1, run.ok)),
   };
 }

@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_PLANS, bodies, drive, freePort, keyFor, start, vigilEnv, type Row } from './lib.js';
+import { BENCH_PLANS, bodies, drive, drivePaced, freePort, keyFor, start, vigilEnv, type Row } from './lib.js';
 
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 
@@ -41,8 +41,12 @@ async function main(): Promise<void> {
   const max = rows[1]?.reqPerSec ?? 0;
   // Unmeasured too: the batch scenario leaves queued batches behind, and the latency at half
   // the maximum rate is a steady-state figure.
-  await drive('warm-up', 'half', [vigil], '/v1/events', single, 1, auth, Math.max(1, Math.round(max / 2)), WARMUP_SECONDS);
-  rows.push(await drive('vigil', 'single@half-max', [vigil], '/v1/events', single, 1, auth, Math.max(1, Math.round(max / 2))));
+  // A steady open-loop rate (bench/paced.ts says why not autocannon's rate mode).
+  const half = Math.max(1, Math.round(max / 2));
+  await drivePaced('warm-up', 'half', vigil, '/v1/events', single, auth, half, WARMUP_SECONDS);
+  rows.push(await drivePaced('vigil', 'single@half-max', vigil, '/v1/events', single, auth, half));
+  // The same steady rate against the bare route: what the client and loopback add by themselves.
+  rows.push(await drivePaced('bare', 'single@half-max', bare, '/v1/events', single, auth, half));
 
   // 429 flood: a free-plan key hammered far above its limit.
   const freeKey = await keyFor(port, 'free');

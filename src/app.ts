@@ -10,6 +10,7 @@ import { AllowedOrigins, registerCorsPreflight } from './http/cors.js';
 import { limitConnectionsPerIp, type ConnectionCounter } from './http/connection-limits.js';
 import { ApiError, ERROR_STATUS, errorBody, type ErrorCode, type Rejection } from './http/errors.js';
 import { registerGuards } from './http/guards.js';
+import { QuietRequestLog, requestLoggerFactory } from './http/request-logger.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { registerAdminRoutes } from './http/routes/admin.js';
 import { registerIngestRoutes } from './http/routes/ingest.js';
@@ -91,7 +92,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   const { config } = deps;
   const metrics = createMetrics();
   const app = Fastify({
-    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
+    ...(deps.logger ? { loggerInstance: deps.logger, childLoggerFactory: requestLoggerFactory, logController: new QuietRequestLog() } : { logger: false }),
     genReqId: () => newId('req'),
     requestIdHeader: false,
     trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
@@ -109,7 +110,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     frameworkErrors: (error, request, reply) => {
       const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
       const rejection: Rejection = tooLong ? { code: 'NOT_FOUND', message: 'No such record: the id is too long.' } : { code: 'INVALID_REQUEST', message: 'The URL is not valid (bad percent-encoding?).' };
-      void (reply as FastifyReply).code(tooLong ? 404 : 400).type('application/json').send(errorBody(rejection, request.id));
+      void (reply as FastifyReply).code(tooLong ? 404 : 400).type('application/json').header('X-Request-Id', request.id).send(errorBody(rejection, request.id));
     },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
   });
@@ -171,14 +172,18 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   app.setNotFoundHandler((request, reply) => {
     reply.code(404).send(errorBody({ code: 'NOT_FOUND', message: `No route ${request.method} ${request.url.split('?')[0]}.` }, request.id));
   });
-  app.addHook('onSend', async (request, reply, payload) => {
+  const accessLog = deps.logger !== undefined && ['debug', 'trace'].includes(deps.logger.level);
+  // Callback-style hooks: both run on every request, and an async hook costs a promise each time.
+  // The id goes on the reply first thing, so every answer carries it, errors included.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
-    return payload;
+    done();
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
-    metrics.requests.inc({ route, method: request.method, status: String(reply.statusCode) });
-    metrics.requestDuration.observe({ route }, reply.elapsedTime / 1000);
+    metrics.recordRequest(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
+    if (accessLog) request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed');
+    done();
   });
 
   await app.register(swagger, {

@@ -4,16 +4,32 @@ import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'vigil_process_' });
+  const requests = new Counter({ name: 'vigil_http_requests_total', help: 'HTTP requests by route, method and status', labelNames: ['route', 'method', 'status'], registers: [registry] });
+  const requestDuration = new Histogram({
+    name: 'vigil_http_request_duration_seconds',
+    help: 'HTTP request duration by route',
+    labelNames: ['route'],
+    buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [registry],
+  });
+  // prom-client hashes a label object on every call; a request's label values come from a small
+  // set (routes x methods x statuses), so each combination's children are looked up once.
+  const perCombination = new Map<string, { readonly count: { inc(): void }; readonly duration: { observe(seconds: number): void } }>();
   return {
     registry,
-    requests: new Counter({ name: 'vigil_http_requests_total', help: 'HTTP requests by route, method and status', labelNames: ['route', 'method', 'status'], registers: [registry] }),
-    requestDuration: new Histogram({
-      name: 'vigil_http_request_duration_seconds',
-      help: 'HTTP request duration by route',
-      labelNames: ['route'],
-      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
-      registers: [registry],
-    }),
+    requests,
+    requestDuration,
+    /** One finished HTTP request. */
+    recordRequest(route: string, method: string, status: number, seconds: number): void {
+      const key = `${method} ${status} ${route}`;
+      let children = perCombination.get(key);
+      if (children === undefined) {
+        children = { count: requests.labels({ route, method, status: String(status) }), duration: requestDuration.labels({ route }) };
+        perCombination.set(key, children);
+      }
+      children.count.inc();
+      children.duration.observe(seconds);
+    },
     events: new Counter({ name: 'vigil_events_total', help: 'Events by outcome (accepted, dropped_quota, duplicate, rejected_*)', labelNames: ['outcome'], registers: [registry] }),
     commitGroupSize: new Histogram({ name: 'vigil_commit_group_events', help: 'Events written per commit group', buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000], registers: [registry] }),
     commitDuration: new Histogram({ name: 'vigil_commit_duration_seconds', help: 'Commit group transaction time', labelNames: ['ok'], buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1], registers: [registry] }),

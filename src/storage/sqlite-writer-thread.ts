@@ -1,7 +1,7 @@
 /**
  * The SQLite writer thread: owns one connection and runs every commit group on it, so the
  * inserts, index updates, fsync and WAL checkpoints of a commit never block the event loop that
- * serves requests. Messages: { id, writes } in; { id } or { id, error: { code, message } } out.
+ * serves requests. Messages: { id, writes } or { id, close } in; one WriterReply out per drain.
  *
  * Group commit, second stage: every group that queued up while a transaction ran is written in
  * the next transaction, so the thread never waits for the request thread between commits and
@@ -19,9 +19,13 @@ export interface WriterThreadData {
 }
 
 export type WriterRequest = { readonly id: number; readonly writes: SqliteWrites } | { readonly id: number; readonly close: true };
-export type WriterReply = { readonly id: number; readonly error?: { readonly code?: string; readonly message: string } };
+/** The outcome of every request of one drain, in one message: a reply per request cost the request thread a wake-up each. */
+export interface WriterReply {
+  readonly done: readonly number[];
+  readonly failed: readonly { readonly id: number; readonly error: { readonly code?: string; readonly message: string } }[];
+}
 
-function errorReply(id: number, err: unknown): WriterReply {
+function failure(id: number, err: unknown): WriterReply['failed'][number] {
   const e = err as { code?: unknown; message?: unknown };
   return { id, error: { message: typeof e.message === 'string' ? e.message : String(err), ...(typeof e.code === 'string' ? { code: e.code } : {}) } };
 }
@@ -42,26 +46,28 @@ if (port) {
   port.on('message', (first: WriterRequest) => {
     const requests = drain(port, first);
     const writes = requests.filter((r): r is Extract<WriterRequest, { writes: SqliteWrites }> => 'writes' in r);
+    const reply: { done: number[]; failed: WriterReply['failed'][number][] } = { done: [], failed: [] };
     try {
       writer.write(...writes.map((r) => r.writes));
-      for (const r of writes) port.postMessage({ id: r.id } satisfies WriterReply);
+      for (const r of writes) reply.done.push(r.id);
     } catch (err) {
-      if (writes.length === 1) port.postMessage(errorReply((writes[0] as { id: number }).id, err));
+      if (writes.length === 1) reply.failed.push(failure((writes[0] as { id: number }).id, err));
       else
         for (const r of writes) {
           try {
             writer.write(r.writes);
-            port.postMessage({ id: r.id } satisfies WriterReply);
+            reply.done.push(r.id);
           } catch (partErr) {
-            port.postMessage(errorReply(r.id, partErr));
+            reply.failed.push(failure(r.id, partErr));
           }
         }
     }
     const close = requests.find((r) => 'close' in r);
     if (close) {
       database.close();
-      port.postMessage({ id: close.id } satisfies WriterReply);
-      port.close();
+      reply.done.push(close.id);
     }
+    port.postMessage(reply satisfies WriterReply);
+    if (close) port.close();
   });
 }

@@ -97,12 +97,15 @@ export class ThreadSqliteWriter implements SqliteCommitWriter {
   }
 
   private settle(reply: WriterReply): void {
-    const waiting = this.waiting.get(reply.id);
-    if (!waiting) return;
-    this.waiting.delete(reply.id);
+    for (const id of reply.done) this.take(id)?.resolve();
+    for (const { id, error } of reply.failed) this.take(id)?.reject(codedError(error.message, error.code));
     if (this.waiting.size === 0) this.worker?.unref();
-    if (reply.error) waiting.reject(codedError(reply.error.message, reply.error.code));
-    else waiting.resolve();
+  }
+
+  private take(id: number): Waiting | undefined {
+    const waiting = this.waiting.get(id);
+    this.waiting.delete(id);
+    return waiting;
   }
 
   private fail(worker: Worker, err: Error): void {
