@@ -89,19 +89,6 @@ export function batchResultJson(results: readonly EventResult[]): string {
   return `{"status":"accepted","accepted":${accepted},"results":[${list}]}`;
 }
 
-/**
- * The document ends with the result's last keys (risk, tags, alerts, degraded), in the same order
- * and with the same values, so its text ends with the result's text from `"risk":` on: taken from
- * there instead of serialising them again. (The first `,"risk":` in the result's text is its key:
- * the string values before it cannot hold an unescaped quote.)
- */
-function resultTail(event: ScoredEvent, result: EventResult): string | undefined {
-  if (result.status !== 'accepted' || result.risk !== event.risk) return undefined;
-  const text = rememberedJson(result);
-  const risk = text === undefined ? -1 : text.indexOf(',"risk":');
-  return risk < 0 ? undefined : (text as string).slice(risk + 1);
-}
-
 /** The persisted document: what the event said, what Vigil added; never the password hash. */
 export function toEventRow(event: ScoredEvent, ctx: AccountContext, result: EventResult): EventRow {
   const tags = result.status === 'accepted' ? result.tags : [];
@@ -126,8 +113,6 @@ export function toEventRow(event: ScoredEvent, ctx: AccountContext, result: Even
     },
     enrichment: event.enrichment,
   };
-  const tail = resultTail(event, result);
-  const head = tail === undefined ? undefined : JSON.stringify(doc);
   doc.risk = event.risk;
   doc.tags = tags;
   doc.alerts = result.status === 'accepted' ? result.alerts : [];
@@ -144,6 +129,7 @@ export function toEventRow(event: ScoredEvent, ctx: AccountContext, result: Even
     riskScore: event.risk.score,
     tags,
     doc,
-    docJson: head === undefined ? undefined : `${head.slice(0, -1)},${tail}`,
+    // Made here, once: the writer thread gets text, and a structured clone of a string is a copy.
+    docJson: JSON.stringify(doc),
   };
 }
