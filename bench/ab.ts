@@ -1,0 +1,103 @@
+/**
+ * Before/after on a noisy host: starts the built service (`dist/src/main.js`, with the flags of
+ * `npm start`) from two or more checkouts in turn (A B, B A, A B, …), drives each with the same
+ * load, and prints every run and the medians: request-thread CPU per event (from
+ * /proc/<pid>/task), all threads' CPU per event, events/s and latency.
+ *
+ *   AB=/path/to/before,/path/to/after npx tsx bench/ab.ts
+ *   PAIRS=3 (default)  SECS=6  SCEN=single|batch  RATE=1000 (a steady open-loop rate instead of max)
+ *   A checkout may carry environment for its service: /path@VIGIL_X=1@FLAGS=--some-node-flag
+ *
+ * Build each checkout first (`npm run build`; a worktree can link this one's node_modules).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BENCH_PLANS, bodies, drive, drivePaced, freePort, keyFor, SERVICE_NODE_FLAGS, vigilEnv, type Row } from './lib.js';
+
+const specs = (process.env.AB ?? '').split(',').filter(Boolean);
+if (specs.length < 2) throw new Error('AB must name two or more checkouts, comma-separated');
+const PAIRS = Number(process.env.PAIRS ?? 3);
+const SECS = Number(process.env.SECS ?? 6);
+const RATE = Number(process.env.RATE ?? 0);
+const batch = process.env.SCEN === 'batch';
+const path = batch ? '/v1/events/batch' : '/v1/events';
+const payloads = batch ? bodies(200, 100) : bodies(5000, 1);
+const perBody = batch ? 100 : 1;
+
+/** CPU ticks (1/100 s, user + system) of each thread of a process. */
+function threadTicks(pid: number): Map<string, number> {
+  const ticks = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks.set(tid, Number(fields[11]) + Number(fields[12]));
+  }
+  return ticks;
+}
+
+interface Run {
+  readonly mainUs: number;
+  readonly row: Row;
+}
+
+async function once(spec: string): Promise<Run> {
+  const [dir = '.', ...settings] = spec.split('@');
+  const extra = Object.fromEntries(settings.map((s) => [s.slice(0, s.indexOf('=')), s.slice(s.indexOf('=') + 1)]));
+  const { FLAGS, ...env } = extra;
+  const data = mkdtempSync(join(tmpdir(), 'vigil-ab-'));
+  const plansFile = join(data, 'plans.json');
+  writeFileSync(plansFile, BENCH_PLANS);
+  const port = await freePort();
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...(FLAGS ? FLAGS.split(' ') : []), join(dir, 'dist/src/main.js')], {
+    cwd: dir,
+    env: { ...process.env, ...vigilEnv(port, plansFile, { VIGIL_DATA_DIR: data }), ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  try {
+    for (let ready = false; !ready; ) {
+      if (child.exitCode !== null) throw new Error(`${spec}: the service exited (${child.exitCode})`);
+      ready = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+        () => true,
+        () => new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 100)),
+      );
+    }
+    const server = { port, child };
+    const auth = { authorization: `Bearer ${await keyFor(port, 'bench')}` };
+    await drive('warm-up', 'ab', [server], path, payloads, perBody, auth, undefined, 3);
+    const pid = String(child.pid);
+    const before = threadTicks(child.pid as number).get(pid) ?? 0;
+    const row = RATE > 0 ? await drivePaced(spec, 'paced', server, path, payloads, auth, RATE, SECS) : await drive(spec, 'max', [server], path, payloads, perBody, auth, undefined, SECS);
+    const after = threadTicks(child.pid as number).get(pid) ?? 0;
+    return { mainUs: ((after - before) * 1e4) / Math.max(1, row.eventsPerSec * SECS), row };
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+    rmSync(data, { recursive: true, force: true });
+  }
+}
+
+const runs = new Map<string, Run[]>(specs.map((s) => [s, []]));
+for (let pair = 0; pair < PAIRS; pair++) {
+  for (const spec of pair % 2 === 0 ? specs : [...specs].reverse()) {
+    const run = await once(spec);
+    runs.get(spec)?.push(run);
+    console.log(spec, JSON.stringify({ mainUs: Math.round(run.mainUs), allUs: run.row.cpuUsPerEvent, eventsPerSec: run.row.eventsPerSec, p50: run.row.p50, p99: run.row.p99 }));
+  }
+}
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+console.table(
+  specs.map((spec) => {
+    const list = runs.get(spec) ?? [];
+    return {
+      checkout: spec,
+      'request thread µs/event': Math.round(median(list.map((r) => r.mainUs))),
+      'all threads µs/event': median(list.map((r) => r.row.cpuUsPerEvent)),
+      'events/s': median(list.map((r) => r.row.eventsPerSec)),
+      p50: median(list.map((r) => r.row.p50)),
+      p99: median(list.map((r) => r.row.p99)),
+    };
+  }),
+);
