@@ -13,12 +13,25 @@ export class GenerationCache<K, V> {
   get(key: K, compute: (key: K) => V): V {
     if (this.young.has(key)) return this.young.get(key) as V;
     const value = this.old.has(key) ? (this.old.get(key) as V) : compute(key);
+    this.put(key, value);
+    return value;
+  }
+
+  /** The value, if either generation holds it (a hit in the old one is promoted). */
+  peek(key: K): V | undefined {
+    if (this.young.has(key)) return this.young.get(key);
+    if (!this.old.has(key)) return undefined;
+    const value = this.old.get(key) as V;
+    this.put(key, value);
+    return value;
+  }
+
+  put(key: K, value: V): void {
     if (this.young.size >= this.limit) {
       this.old = this.young;
       this.young = new Map();
     }
     this.young.set(key, value);
-    return value;
   }
 
   get size(): number {

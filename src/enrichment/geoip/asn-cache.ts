@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { readWholeFile } from '../../util/read-whole-file.js';
 import { join } from 'node:path';
 import { IntervalTable, type IntervalArrays } from '../ip/interval-table.js';
 import type { AsnInfo } from '../types.js';
@@ -29,7 +30,7 @@ export async function asnCachePath(cacheDir: string, files: readonly string[]): 
 export async function readAsnCache(path: string): Promise<CachedAsn | undefined> {
   let bytes: Buffer;
   try {
-    bytes = await readFile(path);
+    bytes = await readWholeFile(path);
   } catch {
     return undefined;
   }
