@@ -2,7 +2,7 @@
  * Before/after on a noisy host: starts the built service (`dist/src/main.js`, with the flags of
  * `npm start`) from two or more checkouts in turn (A B, B A, A B, …), drives each with the same
  * load, and prints every run and the medians: request-thread CPU per event (from
- * /proc/<pid>/task), all threads' CPU per event, events/s and latency.
+ * /proc/<pid>/task/<pid>/stat), all threads' CPU per event, events/s and latency.
  *
  *   AB=/path/to/before,/path/to/after npx tsx bench/ab.ts
  *   PAIRS=3 (default)  SECS=6  SCEN=single|batch  RATE=1000 (a steady open-loop rate instead of max)
@@ -10,11 +10,10 @@
  *
  * Build each checkout first (`npm run build`; a worktree can link this one's node_modules).
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_PLANS, bodies, drive, drivePaced, freePort, keyFor, SERVICE_NODE_FLAGS, vigilEnv, type Row } from './lib.js';
+import { BENCH_PLANS, bodies, drive, drivePaced, freePort, keyFor, startNode, vigilEnv, type Row } from './lib.js';
 
 const specs = (process.env.AB ?? '').split(',').filter(Boolean);
 if (specs.length < 2) throw new Error('AB must name two or more checkouts, comma-separated');
@@ -26,15 +25,11 @@ const path = batch ? '/v1/events/batch' : '/v1/events';
 const payloads = batch ? bodies(200, 100) : bodies(5000, 1);
 const perBody = batch ? 100 : 1;
 
-/** CPU ticks (1/100 s, user + system) of each thread of a process. */
-function threadTicks(pid: number): Map<string, number> {
-  const ticks = new Map<string, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    ticks.set(tid, Number(fields[11]) + Number(fields[12]));
-  }
-  return ticks;
+/** CPU ticks (1/100 s, user + system) of a process's main thread, the one serving requests. */
+function mainThreadTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
 }
 
 interface Run {
@@ -50,27 +45,15 @@ async function once(spec: string): Promise<Run> {
   const plansFile = join(data, 'plans.json');
   writeFileSync(plansFile, BENCH_PLANS);
   const port = await freePort();
-  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...(FLAGS ? FLAGS.split(' ') : []), join(dir, 'dist/src/main.js')], {
-    cwd: dir,
-    env: { ...process.env, ...vigilEnv(port, plansFile, { VIGIL_DATA_DIR: data }), ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const server = await startNode([...(FLAGS ? FLAGS.split(' ') : []), join(dir, 'dist/src/main.js')], { ...vigilEnv(port, plansFile, { VIGIL_DATA_DIR: data }), ...env }, port, { cwd: dir });
+  const { child } = server;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   try {
-    for (let ready = false; !ready; ) {
-      if (child.exitCode !== null) throw new Error(`${spec}: the service exited (${child.exitCode})`);
-      ready = await fetch(`http://127.0.0.1:${port}/healthz`).then(
-        () => true,
-        () => new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 100)),
-      );
-    }
-    const server = { port, child };
     const auth = { authorization: `Bearer ${await keyFor(port, 'bench')}` };
     await drive('warm-up', 'ab', [server], path, payloads, perBody, auth, undefined, 3);
-    const pid = String(child.pid);
-    const before = threadTicks(child.pid as number).get(pid) ?? 0;
+    const before = mainThreadTicks(child.pid as number);
     const row = RATE > 0 ? await drivePaced(spec, 'paced', server, path, payloads, auth, RATE, SECS) : await drive(spec, 'max', [server], path, payloads, perBody, auth, undefined, SECS);
-    const after = threadTicks(child.pid as number).get(pid) ?? 0;
+    const after = mainThreadTicks(child.pid as number);
     return { mainUs: ((after - before) * 1e4) / Math.max(1, row.eventsPerSec * SECS), row };
   } finally {
     child.kill('SIGTERM');

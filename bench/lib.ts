@@ -24,24 +24,34 @@ export const SERVICE_NODE_FLAGS: readonly string[] = (() => {
   return start.split(/\s+/).filter((word) => word.startsWith('--'));
 })();
 
-/** Starts `node --import tsx <args>` and resolves once GET /healthz answers. */
-export function start(args: string[], env: Record<string, string>, port: number): Promise<Server> {
-  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, '--import', 'tsx', ...args], {
+/**
+ * Starts `node <flags of npm start> <nodeArgs>` (in `cwd`) and resolves once GET `path` answers:
+ * any answer for /healthz (the bare route has none and answers 404), a 2xx for /readyz.
+ */
+export function startNode(nodeArgs: string[], env: Record<string, string>, port: number, options: { cwd?: string; path?: '/healthz' | '/readyz' } = {}): Promise<Server> {
+  const path = options.path ?? '/healthz';
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...nodeArgs], {
+    cwd: options.cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   return new Promise((resolve, reject) => {
-    child.on('exit', (code) => reject(new Error(`server ${args[0]} exited early (${code})`)));
+    child.once('exit', (code) => reject(new Error(`server ${nodeArgs.join(' ')} exited early (${code})`)));
     const poll = async () => {
-      try {
-        await fetch(`http://127.0.0.1:${port}/healthz`);
-        resolve({ port, child });
-      } catch {
-        setTimeout(poll, 100);
-      }
+      const ready = await fetch(`http://127.0.0.1:${port}${path}`).then(
+        (res) => path === '/healthz' || res.ok,
+        () => false,
+      );
+      if (ready) resolve({ port, child });
+      else if (child.exitCode === null) setTimeout(poll, 50);
     };
     void poll();
   });
+}
+
+/** Starts `node --import tsx <args>` and resolves once GET /healthz answers. */
+export function start(args: string[], env: Record<string, string>, port: number): Promise<Server> {
+  return startNode(['--import', 'tsx', ...args], env, port);
 }
 
 /** A port the OS just handed out and released: free now, unlike a random guess. */

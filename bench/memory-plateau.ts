@@ -9,11 +9,10 @@
  * second for the maximum; prints the growth over the last million events and PASS/FAIL.
  *   EVENTS (default 5,000,000)  ACTORS (200,000)  BATCH (100)  CONNECTIONS (4)  SAMPLE_EVERY (250,000)
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_PLANS, freePort, keyFor, rssOf, vigilEnv, SERVICE_NODE_FLAGS } from './lib.js';
+import { BENCH_PLANS, freePort, keyFor, rssOf, startNode, vigilEnv } from './lib.js';
 import { benchEvent } from './workload.js';
 
 const EVENTS = Number(process.env.EVENTS ?? 5_000_000);
@@ -25,7 +24,6 @@ const LAST = Math.min(1_000_000, EVENTS / 5);
 const GIB = 1024 ** 3;
 const MB = 1024 * 1024;
 const MAIN = 'dist/src/main.js';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Sample {
   readonly events: number;
@@ -40,22 +38,10 @@ async function main(): Promise<void> {
   const plans = join(dir, 'plans.json');
   writeFileSync(plans, BENCH_PLANS);
   const port = await freePort();
-  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, MAIN], {
-    env: { ...process.env, ...vigilEnv(port, plans, { VIGIL_DATA_DIR: join(dir, 'data') }) },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const { child } = await startNode([MAIN], vigilEnv(port, plans, { VIGIL_DATA_DIR: join(dir, 'data') }), port, { path: '/readyz' });
   process.on('exit', () => child.kill('SIGKILL'));
   const pid = child.pid as number;
   const base = `http://127.0.0.1:${port}`;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error('the service exited before it was ready');
-    const ok = await fetch(`${base}/readyz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) break;
-    await sleep(50);
-  }
   const key = await keyFor(port, 'bench');
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
 

@@ -112,11 +112,11 @@ export function toEventRow(event: ScoredEvent, ctx: AccountContext, result: Even
       families: familiesOf(event.classification.families),
     },
     enrichment: event.enrichment,
+    risk: event.risk,
+    tags,
+    alerts: result.status === 'accepted' ? result.alerts : [],
+    degraded: result.status === 'accepted' ? result.degraded : undefined,
   };
-  doc.risk = event.risk;
-  doc.tags = tags;
-  doc.alerts = result.status === 'accepted' ? result.alerts : [];
-  doc.degraded = result.status === 'accepted' ? result.degraded : undefined;
   return {
     id: event.id,
     accountId: ctx.account.id,

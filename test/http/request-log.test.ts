@@ -1,11 +1,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config/config.js';
-import { createServices } from '../../src/services.js';
-import { ManualClock } from '../../src/util/clock.js';
-import { ADMIN_TOKEN, bearer } from '../helpers/app.js';
+import { bearer, testApp } from '../helpers/app.js';
 import { faultyStore } from './support.js';
 
 /** The app on a faulty in-memory store, logging JSON lines at `level` into `lines`. */
@@ -13,23 +9,10 @@ async function loggingApp(level: string) {
   const lines: Record<string, unknown>[] = [];
   const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(...chunk.toString().trim().split('\n').map((l: string) => JSON.parse(l) as Record<string, unknown>)), done()) });
   const { store, faults } = faultyStore();
-  const config = loadConfig({ VIGIL_DATA_DIR: ':memory:', VIGIL_ADMIN_TOKEN: ADMIN_TOKEN, VIGIL_SQLITE_SYNCHRONOUS: 'normal' });
-  const services = await createServices(config, { clock: new ManualClock(), store, logger: pino({ level }, sink) });
-  const vigil = await buildApp(services);
-  const acct = await vigil.accounts.create('log', 'pro');
-  if (!acct.ok) throw new Error(acct.message);
-  const key = await vigil.accounts.createKey(acct.value.id, 'secret');
-  if (!key.ok) throw new Error(key.message);
-  const send = () => vigil.app.inject({ method: 'POST', url: '/v1/events', headers: bearer(key.value.key), payload: { event: 'auth.login.success', actor_id: 'u1', ip: '203.0.113.9' } });
-  return {
-    lines,
-    faults,
-    send,
-    async close() {
-      await vigil.close();
-      await services.shutdown();
-    },
-  };
+  const t = await testApp({}, { store, logger: pino({ level }, sink) });
+  const { secret } = await t.account();
+  const send = () => t.vigil.app.inject({ method: 'POST', url: '/v1/events', headers: bearer(secret), payload: { event: 'auth.login.success', actor_id: 'u1', ip: '203.0.113.9' } });
+  return { lines, faults, send, close: () => t.close() };
 }
 
 describe('request logging', () => {
