@@ -45,14 +45,22 @@ async function once(spec: string): Promise<Run> {
   const plansFile = join(data, 'plans.json');
   writeFileSync(plansFile, BENCH_PLANS);
   const port = await freePort();
-  const server = await startNode([...(FLAGS ? FLAGS.split(' ') : []), join(dir, 'dist/src/main.js')], { ...vigilEnv(port, plansFile, { VIGIL_DATA_DIR: data }), ...env }, port, { cwd: dir });
+  const server = await startNode(
+    [...(FLAGS ? FLAGS.split(' ') : []), join(dir, 'dist/src/main.js')],
+    { ...vigilEnv(port, plansFile, { VIGIL_DATA_DIR: data }), ...env },
+    port,
+    { cwd: dir },
+  );
   const { child } = server;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   try {
     const auth = { authorization: `Bearer ${await keyFor(port, 'bench')}` };
     await drive('warm-up', 'ab', [server], path, payloads, perBody, auth, undefined, 3);
     const before = mainThreadTicks(child.pid as number);
-    const row = RATE > 0 ? await drivePaced(spec, 'paced', server, path, payloads, auth, RATE, SECS) : await drive(spec, 'max', [server], path, payloads, perBody, auth, undefined, SECS);
+    const row =
+      RATE > 0
+        ? await drivePaced(spec, 'paced', server, path, payloads, auth, RATE, SECS)
+        : await drive(spec, 'max', [server], path, payloads, perBody, auth, undefined, SECS);
     const after = mainThreadTicks(child.pid as number);
     return { mainUs: ((after - before) * 1e4) / Math.max(1, row.eventsPerSec * SECS), row };
   } finally {
@@ -67,7 +75,10 @@ for (let pair = 0; pair < PAIRS; pair++) {
   for (const spec of pair % 2 === 0 ? specs : [...specs].reverse()) {
     const run = await once(spec);
     runs.get(spec)?.push(run);
-    console.log(spec, JSON.stringify({ mainUs: Math.round(run.mainUs), allUs: run.row.cpuUsPerEvent, eventsPerSec: run.row.eventsPerSec, p50: run.row.p50, p99: run.row.p99 }));
+    console.log(
+      spec,
+      JSON.stringify({ mainUs: Math.round(run.mainUs), allUs: run.row.cpuUsPerEvent, eventsPerSec: run.row.eventsPerSec, p50: run.row.p50, p99: run.row.p99 }),
+    );
   }
 }
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;

@@ -56,7 +56,9 @@ function stream(): EventSpec[] {
   for (let day = 0; specs.length < BATCHES * 100; day++) {
     specs.push(...benignDay(users, day * DAY, 1000 + day, day < 3 ? 'history' : 'full'));
     // Attacks land inside the request batches: each firing scenario, shifted to this day.
-    for (const { scenario } of loadScenarios()) if (scenario.expect.alerts.length > 0 && !scenario.settings) specs.push(...expand(scenario).map((e) => ({ ...e, at: e.at + day * DAY, actor: e.actor === undefined ? undefined : `${e.actor}~${day}` })));
+    for (const { scenario } of loadScenarios())
+      if (scenario.expect.alerts.length > 0 && !scenario.settings)
+        specs.push(...expand(scenario).map((e) => ({ ...e, at: e.at + day * DAY, actor: e.actor === undefined ? undefined : `${e.actor}~${day}` })));
   }
   return specs.sort((a, b) => (a.at as number) - (b.at as number)).slice(0, BATCHES * 100);
 }
@@ -101,11 +103,19 @@ async function main(): Promise<void> {
       const totals = await measure(detect, store, batches, mode === 'pipelined');
       results[mode] = totals;
       const per = (x: number) => +(x / BATCHES).toFixed(1);
-      rows.push({ mode, 'round trips/batch': per(totals.roundTrips), 'calls/batch': per(totals.calls), 'ops/batch': per(totals.ops), 'ms/batch': +(totals.ms / BATCHES).toFixed(2) });
+      rows.push({
+        mode,
+        'round trips/batch': per(totals.roundTrips),
+        'calls/batch': per(totals.calls),
+        'ops/batch': per(totals.ops),
+        'ms/batch': +(totals.ms / BATCHES).toFixed(2),
+      });
     }
     console.table(rows);
     const [a, b] = [results['one by one'] as Totals, results.pipelined as Totals];
-    console.log(`pipelined / one by one: round trips ${(b.roundTrips / a.roundTrips).toFixed(3)}, time ${(b.ms / a.ms).toFixed(3)} (${BATCHES} batches of 100)`);
+    console.log(
+      `pipelined / one by one: round trips ${(b.roundTrips / a.roundTrips).toFixed(3)}, time ${(b.ms / a.ms).toFixed(3)} (${BATCHES} batches of 100)`,
+    );
   } finally {
     await deleteKeysWithPrefix(redis, prefix);
     redis.disconnect();

@@ -55,7 +55,9 @@ function buildStream(): { events: EnrichedEvent[]; attackEvents: number } {
   let day = 0;
   while (specs.length < TARGET_EVENTS * 0.85) specs.push(...benignDay(users, day * DAY, 1000 + day, day++ < 3 ? 'history' : 'full'));
   const benign = specs.length;
-  const attacks = loadScenarios().filter((s) => s.scenario.expect.alerts.length > 0 && s.scenario.settings === undefined).map((s) => expand(s.scenario));
+  const attacks = loadScenarios()
+    .filter((s) => s.scenario.expect.alerts.length > 0 && s.scenario.settings === undefined)
+    .map((s) => expand(s.scenario));
   const r = rng(99);
   for (let k = 0; specs.length < benign / 0.85; k++) {
     for (const events of attacks) specs.push(...attackRound(events, k, Math.floor(r() * day * DAY)));
@@ -108,7 +110,9 @@ async function memory(): Promise<void> {
   }
   const full = heapAfterGc() - base;
   const records = state.size;
-  console.log(`memory: ${ACTORS.toLocaleString()} actors, one login each -> ${records.toLocaleString()} records, heap +${mb(full)} (${Math.round(full / ACTORS)} B/actor)`);
+  console.log(
+    `memory: ${ACTORS.toLocaleString()} actors, one login each -> ${records.toLocaleString()} records, heap +${mb(full)} (${Math.round(full / ACTORS)} B/actor)`,
+  );
   clock.advance(25 * 3_600_000);
   state.sweep(Number.MAX_SAFE_INTEGER);
   const afterDay = heapAfterGc() - base;
@@ -121,9 +125,13 @@ async function memory(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  console.log(`node ${process.version}, one core (single event loop, events awaited one by one), load average ${(await import('node:os')).loadavg()[0]?.toFixed(1)}`);
+  console.log(
+    `node ${process.version}, one core (single event loop, events awaited one by one), load average ${(await import('node:os')).loadavg()[0]?.toFixed(1)}`,
+  );
   const { events, attackEvents } = buildStream();
-  console.log(`stream: ${events.length.toLocaleString()} events (${attackEvents.toLocaleString()} from attack scenarios, ${((attackEvents / events.length) * 100).toFixed(1)}%)`);
+  console.log(
+    `stream: ${events.length.toLocaleString()} events (${attackEvents.toLocaleString()} from attack scenarios, ${((attackEvents / events.length) * 100).toFixed(1)}%)`,
+  );
   await throughput(events.slice(0, 100_000)); // warm-up: JIT
   for (let run = 1; run <= 3; run++) {
     const { seconds, cpuSeconds, alerts, opened } = await throughput(events);

@@ -24,7 +24,12 @@ const startupCpu = process.cpuUsage(cpu0);
 
 const classify = createClassifyStage(buildCatalog(FIXTURE_INPUT));
 const score = createScoreStage();
-const ctx: AccountContext = { account: { id: 'acc', name: 'a', plan: 'pro', createdAt: 0, settings: {} }, plan: DEFAULT_PLANS.pro!, keyId: 'k', keyKind: 'secret' };
+const ctx: AccountContext = {
+  account: { id: 'acc', name: 'a', plan: 'pro', createdAt: 0, settings: {} },
+  plan: DEFAULT_PLANS.pro!,
+  keyId: 'k',
+  keyKind: 'secret',
+};
 
 const UAS = [
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36',
@@ -38,22 +43,51 @@ const UAS = [
 ];
 const rnd = (() => {
   let s = 42;
-  return () => ((s = (s * 1103515245 + 12345) >>> 0) / 2 ** 32);
+  return () => (s = (s * 1103515245 + 12345) >>> 0) / 2 ** 32;
 })();
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
-const publicV4 = () => `${pick([8, 31, 45, 62, 81, 91, 104, 151, 185, 193, 203 - 100, 212])}.${Math.floor(rnd() * 256)}.${Math.floor(rnd() * 256)}.${1 + Math.floor(rnd() * 254)}`;
-const publicV6 = () => `${pick(['2a00:1450', '2001:4860', '2606:4700', '2a03:2880', '2a01:4f8', '2600:1f18'])}:${Math.floor(rnd() * 65536).toString(16)}::${Math.floor(rnd() * 65536).toString(16)}`;
-const privateIp = () => pick([`10.${Math.floor(rnd() * 256)}.0.${Math.floor(rnd() * 256)}`, `192.168.1.${Math.floor(rnd() * 256)}`, '127.0.0.1', `100.64.0.${Math.floor(rnd() * 256)}`]);
+const publicV4 = () =>
+  `${pick([8, 31, 45, 62, 81, 91, 104, 151, 185, 193, 203 - 100, 212])}.${Math.floor(rnd() * 256)}.${Math.floor(rnd() * 256)}.${1 + Math.floor(rnd() * 254)}`;
+const publicV6 = () =>
+  `${pick(['2a00:1450', '2001:4860', '2606:4700', '2a03:2880', '2a01:4f8', '2600:1f18'])}:${Math.floor(rnd() * 65536).toString(16)}::${Math.floor(rnd() * 65536).toString(16)}`;
+const privateIp = () =>
+  pick([
+    `10.${Math.floor(rnd() * 256)}.0.${Math.floor(rnd() * 256)}`,
+    `192.168.1.${Math.floor(rnd() * 256)}`,
+    '127.0.0.1',
+    `100.64.0.${Math.floor(rnd() * 256)}`,
+  ]);
 
 function makeEvent(i: number): ValidatedEvent {
   const r = rnd();
   const base = { occurredAt: 1_700_000_000_000 + i, receivedAt: 1_700_000_000_000 + i, userAgent: pick(UAS), actorId: `user_${i % 5000}`, metadata: {} };
-  if (r < 0.35) return { ...base, type: pick(['auth.login.success', 'auth.login.failure']), ip: publicV4(), email: `user${i % 5000}+tag@${pick(['gmail.com', 'example.com', 'mailinator.com', 'corp.io'])}` };
+  if (r < 0.35)
+    return {
+      ...base,
+      type: pick(['auth.login.success', 'auth.login.failure']),
+      ip: publicV4(),
+      email: `user${i % 5000}+tag@${pick(['gmail.com', 'example.com', 'mailinator.com', 'corp.io'])}`,
+    };
   if (r < 0.5) return { ...base, type: 'auth.login.success', ip: publicV6(), email: `u${i % 3000}@example.org` };
   if (r < 0.65) return { ...base, type: pick(['data.accessed', 'admin.config.changed', 'account.updated']), ip: privateIp() };
   if (r < 0.9)
-    return { ...base, type: 'api.request', ip: pick([publicV4(), publicV6()]), request: { method: pick(['GET', 'POST', 'DELETE']), path: pick(['/login', '/api/v1/orders', '/users/42', '/export', '/password/reset']), status: pick([200, 401, 403, 429]) }, metadata: pick([{}, { rows: 100 }, { role: 'admin' }, { otp: true }]) };
-  return { ...base, type: pick(['custom.checkout.completed', 'server.ssh.login.failure']), ip: pick([publicV4(), '185.220.101.1', '45.155.205.9']), passwordSha1: i % 7 === 0 ? '5baa61e4c9b93f3f0682250b6cf8331b7ee68fd8' : undefined };
+    return {
+      ...base,
+      type: 'api.request',
+      ip: pick([publicV4(), publicV6()]),
+      request: {
+        method: pick(['GET', 'POST', 'DELETE']),
+        path: pick(['/login', '/api/v1/orders', '/users/42', '/export', '/password/reset']),
+        status: pick([200, 401, 403, 429]),
+      },
+      metadata: pick([{}, { rows: 100 }, { role: 'admin' }, { otp: true }]),
+    };
+  return {
+    ...base,
+    type: pick(['custom.checkout.completed', 'server.ssh.login.failure']),
+    ip: pick([publicV4(), '185.220.101.1', '45.155.205.9']),
+    passwordSha1: i % 7 === 0 ? '5baa61e4c9b93f3f0682250b6cf8331b7ee68fd8' : undefined,
+  };
 }
 
 const events = Array.from({ length: 4096 }, (_, i) => makeEvent(i));
@@ -93,7 +127,11 @@ const lines: string[] = [];
 for (let i = 0; i < 80_000; i++) lines.push(`${20 + ((2 * i) >> 16)}.${((2 * i) >> 8) & 255}.${(2 * i) & 255}.0/24`);
 for (let i = 0; i < 20_000; i++) lines.push(`2a00:${(2 * i).toString(16)}::/48`);
 const snap = FeedSnapshot.build([{ file: 'blocklist.txt', name: 'blocklist', kind: 'blocklist', ip: parseIpFeed(lines.join('\n')) }]);
-const probes = Array.from({ length: 4096 }, () => parseAddress(rnd() < 0.8 ? `${20 + Math.floor(rnd() * 3)}.${Math.floor(rnd() * 256)}.${Math.floor(rnd() * 256)}.9` : `2a00:${Math.floor(rnd() * 40000).toString(16)}::1`)!);
+const probes = Array.from({ length: 4096 }, () =>
+  parseAddress(
+    rnd() < 0.8 ? `${20 + Math.floor(rnd() * 3)}.${Math.floor(rnd() * 256)}.${Math.floor(rnd() * 256)}.9` : `2a00:${Math.floor(rnd() * 40000).toString(16)}::1`,
+  )!,
+);
 let hits = 0;
 for (let i = 0; i < 200_000; i++) hits += snap.lookup(probes[i & 4095]!, undefined).blocklists.length;
 const l0 = performance.now();
@@ -105,11 +143,26 @@ console.log(
   JSON.stringify(
     {
       events: total,
-      classifyEnrichScoreUs: { median: q(0.5), p90: q(0.9), p99: q(0.99), p999: q(0.999), meanIncludingTimer: wallUs.toFixed(2), meanWallNoTimer: plainWallUs.toFixed(2), meanCpu: cpuUs.toFixed(2) },
-      loadAverage: (await import('node:os')).loadavg().map((l) => l.toFixed(1)).join(' '),
+      classifyEnrichScoreUs: {
+        median: q(0.5),
+        p90: q(0.9),
+        p99: q(0.99),
+        p999: q(0.999),
+        meanIncludingTimer: wallUs.toFixed(2),
+        meanWallNoTimer: plainWallUs.toFixed(2),
+        meanCpu: cpuUs.toFixed(2),
+      },
+      loadAverage: (await import('node:os'))
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' '),
       createEnrichmentStartupMs: Math.round(startupMs),
       createEnrichmentStartupCpuMs: Math.round((startupCpu.user + startupCpu.system) / 1000),
-      startupParts: { geoipOpenMs: (enrichment.status() as Record<string, { openMs?: number }>).geoip?.openMs, asnOpenMs: (enrichment.status() as Record<string, { openMs?: number }>).asn?.openMs, feedsOpenMs: (enrichment.status() as Record<string, { openMs?: number }>).feeds?.openMs },
+      startupParts: {
+        geoipOpenMs: (enrichment.status() as Record<string, { openMs?: number }>).geoip?.openMs,
+        asnOpenMs: (enrichment.status() as Record<string, { openMs?: number }>).asn?.openMs,
+        feedsOpenMs: (enrichment.status() as Record<string, { openMs?: number }>).feeds?.openMs,
+      },
       feedLookupNsAt100kRanges: lookupNs.toFixed(0),
       feedRanges: snap.ranges,
       sink: sink + hits > 0,

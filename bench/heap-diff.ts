@@ -42,7 +42,15 @@ const after = tally(afterFile);
 const rows = [...new Set([...before.keys(), ...after.keys()])].map((name) => {
   const b = before.get(name) ?? { count: 0, bytes: 0 };
   const a = after.get(name) ?? { count: 0, bytes: 0 };
-  return { name: name.slice(0, 60), countBefore: b.count, countAfter: a.count, dCount: a.count - b.count, kbBefore: Math.round(b.bytes / 1024), kbAfter: Math.round(a.bytes / 1024), dKb: Math.round((a.bytes - b.bytes) / 1024) };
+  return {
+    name: name.slice(0, 60),
+    countBefore: b.count,
+    countAfter: a.count,
+    dCount: a.count - b.count,
+    kbBefore: Math.round(b.bytes / 1024),
+    kbAfter: Math.round(a.bytes / 1024),
+    dKb: Math.round((a.bytes - b.bytes) / 1024),
+  };
 });
 rows.sort((x, y) => y.dKb - x.dKb);
 console.table(rows.slice(0, Number(rowsArg ?? 30)));

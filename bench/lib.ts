@@ -28,7 +28,12 @@ export const SERVICE_NODE_FLAGS: readonly string[] = (() => {
  * Starts `node <flags of npm start> <nodeArgs>` (in `cwd`) and resolves once GET `path` answers:
  * any answer for /healthz (the bare route has none and answers 404), a 2xx for /readyz.
  */
-export function startNode(nodeArgs: string[], env: Record<string, string>, port: number, options: { cwd?: string; path?: '/healthz' | '/readyz' } = {}): Promise<Server> {
+export function startNode(
+  nodeArgs: string[],
+  env: Record<string, string>,
+  port: number,
+  options: { cwd?: string; path?: '/healthz' | '/readyz' } = {},
+): Promise<Server> {
   const path = options.path ?? '/healthz';
   const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...nodeArgs], {
     cwd: options.cwd,
@@ -191,7 +196,16 @@ export async function drive(
  * Single events to one server at a steady `rate` (open loop, bench/paced.ts): the latency
  * scenario. Percentiles are counted from the time each request was due.
  */
-export async function drivePaced(target: string, scenario: string, server: Server, path: string, payloads: string[], headers: Record<string, string>, rate: number, seconds = SECONDS): Promise<Row> {
+export async function drivePaced(
+  target: string,
+  scenario: string,
+  server: Server,
+  path: string,
+  payloads: string[],
+  headers: Record<string, string>,
+  rate: number,
+  seconds = SECONDS,
+): Promise<Row> {
   const pid = server.child.pid as number;
   const cpuBefore = await cpuSecondsOf(pid);
   const run = await pacedLoad({ port: server.port, path, headers, payloads, rate, seconds, connections: CONNECTIONS });

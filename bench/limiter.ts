@@ -126,7 +126,9 @@ async function redisBench(): Promise<void> {
     await limiter.consumeKey('key_mem', limits, 1, T0);
     const keyBytes = await client.memory('USAGE', `${prefix}rl:k:{key_mem}`);
     console.log(`redis PING round trip:                   ${(ping.wall / 1000).toFixed(1)} µs`);
-    console.log(`redis consumeKey, 1 in flight:           ${(seq.wall / 1000).toFixed(1)} µs/check (${(seq.wall / ping.wall).toFixed(2)}x a PING; client CPU ${(seq.cpu / 1000).toFixed(1)} µs)`);
+    console.log(
+      `redis consumeKey, 1 in flight:           ${(seq.wall / 1000).toFixed(1)} µs/check (${(seq.wall / ping.wall).toFixed(2)}x a PING; client CPU ${(seq.cpu / 1000).toFixed(1)} µs)`,
+    );
     console.log(`redis consumeKey script, server side:    ${serverUs.toFixed(1)} µs/call (INFO commandstats evalsha)`);
     console.log(`redis consumeKey, 64 in flight:          ${(par / 1000).toFixed(1)}k checks/s`);
     console.log(`redis quota reserve, 1 in flight:        ${(reserve.wall / 1000).toFixed(1)} µs/reserve`);

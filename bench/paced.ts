@@ -58,7 +58,14 @@ export async function pacedLoad(options: PacedOptions): Promise<PacedResult> {
     new Promise<void>((resolve) => {
       const body = options.payloads[n % options.payloads.length] as string;
       const req = request(
-        { host: '127.0.0.1', port: options.port, method: 'POST', path: options.path, agent, headers: { ...options.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        {
+          host: '127.0.0.1',
+          port: options.port,
+          method: 'POST',
+          path: options.path,
+          agent,
+          headers: { ...options.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
         (res) => {
           res.resume();
           res.on('end', () => {

@@ -33,7 +33,8 @@ async function main(): Promise<void> {
   const measured: Row[] = [];
   // Unmeasured warm-up of each route on each server: a cold process spends its first seconds
   // compiling (V8's optimizing compiler runs on its own threads), which is not the steady state.
-  const warm = (server: typeof bare, path: string, payloads: string[], batchSize: number) => drive('warm-up', path, [server], path, payloads, batchSize, auth, undefined, WARMUP_SECONDS);
+  const warm = (server: typeof bare, path: string, payloads: string[], batchSize: number) =>
+    drive('warm-up', path, [server], path, payloads, batchSize, auth, undefined, WARMUP_SECONDS);
   await warm(bare, '/v1/events', single, 1);
   await warm(vigil, '/v1/events', single, 1);
   await warm(bare, '/v1/events/batch', batch, 100);

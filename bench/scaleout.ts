@@ -33,7 +33,10 @@ function withSchema(url: string, schema: string): string {
 async function measure(target: string, servers: readonly Server[], key: string, single: string[], batch: string[]): Promise<Row[]> {
   const auth = { authorization: `Bearer ${key}` };
   await drive(target, 'warm-up', servers, '/v1/events', single, 1, auth, undefined, WARM_UP_SECONDS); // JIT, pools, script cache
-  return [await drive(target, 'single', servers, '/v1/events', single, 1, auth), await drive(target, 'batch100', servers, '/v1/events/batch', batch, 100, auth)];
+  return [
+    await drive(target, 'single', servers, '/v1/events', single, 1, auth),
+    await drive(target, 'batch100', servers, '/v1/events/batch', batch, 100, auth),
+  ];
 }
 
 async function main(): Promise<void> {
@@ -53,7 +56,8 @@ async function main(): Promise<void> {
   const prefix = `vigil-bench:${schema}:`;
   const admin = new pg.Pool({ connectionString: PG_URL, max: 1 });
   await admin.query(`create schema "${schema}"`);
-  const scaleOut = (port: number) => vigilEnv(port, plansFile, { VIGIL_DATA_DIR: dir, VIGIL_DATABASE_URL: withSchema(PG_URL, schema), VIGIL_REDIS_URL: REDIS_URL, VIGIL_REDIS_PREFIX: prefix });
+  const scaleOut = (port: number) =>
+    vigilEnv(port, plansFile, { VIGIL_DATA_DIR: dir, VIGIL_DATABASE_URL: withSchema(PG_URL, schema), VIGIL_REDIS_URL: REDIS_URL, VIGIL_REDIS_PREFIX: prefix });
   const servers: Server[] = [];
   try {
     const p1 = await freePort();
@@ -78,7 +82,9 @@ async function main(): Promise<void> {
     for (const target of ['scale-out x1', 'scale-out x2']) {
       const row = of(target, scenario);
       if (!base || !row || base.eventsPerSec === 0) continue;
-      console.log(`${scenario.padEnd(8)} ${target} / embedded x1: events/s ${(row.eventsPerSec / base.eventsPerSec).toFixed(2)}, p99 ${(row.p99 / Math.max(1, base.p99)).toFixed(2)}`);
+      console.log(
+        `${scenario.padEnd(8)} ${target} / embedded x1: events/s ${(row.eventsPerSec / base.eventsPerSec).toFixed(2)}, p99 ${(row.p99 / Math.max(1, base.p99)).toFixed(2)}`,
+      );
     }
   }
 }

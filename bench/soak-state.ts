@@ -45,7 +45,9 @@ const heapMb = () => {
   return process.memoryUsage().heapUsed / 1024 / 1024;
 };
 const base = heapMb();
-console.log(`simulating ${MINUTES} min of the soak at ${RATE} events/s (${(MINUTES * 60 * RATE).toLocaleString()} events), heap at start ${base.toFixed(1)} MB`);
+console.log(
+  `simulating ${MINUTES} min of the soak at ${RATE} events/s (${(MINUTES * 60 * RATE).toLocaleString()} events), heap at start ${base.toFixed(1)} MB`,
+);
 const stepMs = 1000 / RATE;
 let seq = 0;
 let nextSweep = SWEEP_EVERY_MS;
@@ -56,13 +58,14 @@ for (let minute = 1; minute <= MINUTES; minute++) {
     if (!v.ok) throw new Error(JSON.stringify(v.errors));
     await detect(services.enrich(classify(v.event as ValidatedEvent)), ctx, newId('evt'));
     seq++;
-    if ((seq * stepMs) >= nextSweep) {
+    if (seq * stepMs >= nextSweep) {
       state.sweep(200_000);
       nextSweep += SWEEP_EVERY_MS;
     }
   }
   if (SNAPSHOT_MINUTES.has(minute)) console.log(`t=${minute} min: heap snapshot ${writeHeapSnapshot()}`);
-  if (minute % SAMPLE_MINUTES === 0) console.log(`t=${minute} min: ${seq.toLocaleString()} events, ${state.size.toLocaleString()} state records, heap +${(heapMb() - base).toFixed(1)} MB`);
+  if (minute % SAMPLE_MINUTES === 0)
+    console.log(`t=${minute} min: ${seq.toLocaleString()} events, ${state.size.toLocaleString()} state records, heap +${(heapMb() - base).toFixed(1)} MB`);
 }
 await state.close();
 await services.shutdown();

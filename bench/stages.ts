@@ -69,7 +69,7 @@ await Promise.all(parts);
 const store = performance.now() - t0;
 
 const per = (ms: number) => ((ms * 1000) / N).toFixed(2);
-console.table(Object.fromEntries([...Object.entries(totals), ["store (parts of 100, wall)", store] as const].map(([k, v]) => [k, { 'µs/event': per(v) }])));
+console.table(Object.fromEntries([...Object.entries(totals), ['store (parts of 100, wall)', store] as const].map(([k, v]) => [k, { 'µs/event': per(v) }])));
 const pipeline = Object.values(totals).reduce((a, b) => a + b, 0) + store;
 console.log(`alerts: ${((100 * eventsWithAlerts) / N).toFixed(1)}% of events raised or updated one; ${(alertWrites / N).toFixed(2)} alert writes per event`);
 if (process.env.BENCH_ALERT_TYPES) console.log(Object.fromEntries([...alertTypes].sort((a, b) => b[1] - a[1])));

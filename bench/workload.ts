@@ -8,7 +8,9 @@
  */
 
 /** First octets of publicly routed IPv4 space in several regions (none reserved or private). */
-const PUBLIC_FIRST_OCTETS = [2, 5, 24, 31, 37, 46, 62, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 109, 151, 176, 178, 188, 193, 194, 195, 212, 213, 217];
+const PUBLIC_FIRST_OCTETS = [
+  2, 5, 24, 31, 37, 46, 62, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 109, 151, 176, 178, 188, 193, 194, 195, 212, 213, 217,
+];
 const ATTACKERS = ['185.220.101.1', '45.155.205.233', '141.98.11.23', '2a0b:f4c2::1'];
 const UAS = [
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36',
@@ -47,9 +49,17 @@ export function benchEvent(i: number, actors = 20_000): Record<string, unknown> 
   if (kind < 70) return { event: 'api.request', ...base, request: { method: 'GET', path: `/api/v1/orders/${i}`, status: 200, query: 'page=2&sort=desc' } };
   if (kind < 75) return { event: 'data.exported', ...base, metadata: { rows: (i % 50) * 100, format: 'csv' } };
   if (kind < 80) return { event: 'auth.session.created', ...base, session_id: `s-${user}-${i % 7}` };
-  if (kind < 90) return { event: 'server.ssh.login.success', host: `web-${i % 20}`, ip: officeAddress(user % 50), metadata: { user: `admin${user % 50}`, port: 22 } };
+  if (kind < 90)
+    return { event: 'server.ssh.login.success', host: `web-${i % 20}`, ip: officeAddress(user % 50), metadata: { user: `admin${user % 50}`, port: 22 } };
   // The attack share: 4% credential stuffing / spraying, 6% SSH guessing.
   const attacker = pick(ATTACKERS, i);
-  if (kind < 94) return { event: 'auth.login.failure', actor_id: actor, ip: attacker, user_agent: pick(ATTACK_UAS, i), request: { method: 'POST', path: '/login', status: 401 } };
+  if (kind < 94)
+    return {
+      event: 'auth.login.failure',
+      actor_id: actor,
+      ip: attacker,
+      user_agent: pick(ATTACK_UAS, i),
+      request: { method: 'POST', path: '/login', status: 401 },
+    };
   return { event: 'server.ssh.login.failure', host: `web-${i % 20}`, ip: attacker, metadata: { user: 'root', port: 22 } };
 }

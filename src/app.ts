@@ -78,7 +78,12 @@ function rejectionFor(error: FastifyError): Rejection {
       return {
         code: 'INVALID_REQUEST',
         message: error.message,
-        details: (error.validation ?? []).map((v) => ({ field: (v.instancePath || `/${String(v.params?.missingProperty ?? v.params?.additionalProperty ?? '')}`).replace(/^\//, '').replace(/\//g, '.') || '(body)', message: v.message ?? 'invalid' })),
+        details: (error.validation ?? []).map((v) => ({
+          field:
+            (v.instancePath || `/${String(v.params?.missingProperty ?? v.params?.additionalProperty ?? '')}`).replace(/^\//, '').replace(/\//g, '.') ||
+            '(body)',
+          message: v.message ?? 'invalid',
+        })),
       };
   }
   if ((error as { vigilJson?: boolean }).vigilJson) return { code: 'INVALID_JSON', message: `The body is not valid JSON: ${error.message}` };
@@ -109,8 +114,14 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     // path parameter) still answer with the error body of design 3.3.
     frameworkErrors: (error, request, reply) => {
       const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
-      const rejection: Rejection = tooLong ? { code: 'NOT_FOUND', message: 'No such record: the id is too long.' } : { code: 'INVALID_REQUEST', message: 'The URL is not valid (bad percent-encoding?).' };
-      void (reply as FastifyReply).code(tooLong ? 404 : 400).type('application/json').header('X-Request-Id', request.id).send(errorBody(rejection, request.id));
+      const rejection: Rejection = tooLong
+        ? { code: 'NOT_FOUND', message: 'No such record: the id is too long.' }
+        : { code: 'INVALID_REQUEST', message: 'The URL is not valid (bad percent-encoding?).' };
+      void (reply as FastifyReply)
+        .code(tooLong ? 404 : 400)
+        .type('application/json')
+        .header('X-Request-Id', request.id)
+        .send(errorBody(rejection, request.id));
     },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
   });
@@ -145,7 +156,14 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   if (deps.redisHealth) {
     const health = deps.redisHealth;
     metrics.registry.registerMetric(
-      new Gauge({ name: 'vigil_backend_degraded', help: '1 while Redis is unreachable and local state is used', registers: [], collect() { this.set(health.degraded ? 1 : 0); } }),
+      new Gauge({
+        name: 'vigil_backend_degraded',
+        help: '1 while Redis is unreachable and local state is used',
+        registers: [],
+        collect() {
+          this.set(health.degraded ? 1 : 0);
+        },
+      }),
     );
   }
 
@@ -166,7 +184,8 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     const rejection = rejectionFor(error);
     const status = ERROR_STATUS[rejection.code as ErrorCode];
     if (status >= 500) request.log.error({ err: error }, 'request failed');
-    if ((rejection.code === 'RATE_LIMITED' || rejection.code === 'UNAVAILABLE') && !reply.hasHeader('Retry-After')) reply.header('Retry-After', String(rejection.retryAfter ?? 1));
+    if ((rejection.code === 'RATE_LIMITED' || rejection.code === 'UNAVAILABLE') && !reply.hasHeader('Retry-After'))
+      reply.header('Retry-After', String(rejection.retryAfter ?? 1));
     reply.code(status).type('application/json').send(errorBody(rejection, request.id));
   });
   app.setNotFoundHandler((request, reply) => {
@@ -182,7 +201,11 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     metrics.recordRequest(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
-    if (accessLog) request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed');
+    if (accessLog)
+      request.log.debug(
+        { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+        'request completed',
+      );
     done();
   });
 

@@ -70,7 +70,10 @@ export async function openRedis(url: string, options: { cluster?: boolean } = {}
  * Builds the backends named by the configuration: SQLite and in-memory state by default;
  * PostgreSQL and Redis when their URLs are set.
  */
-export async function createServices(config: Config, options: { clock?: Clock; logger?: FastifyBaseLogger; store?: Store; onBackendChange?: (backend: string, degraded: boolean, reason?: unknown) => void } = {}): Promise<Services> {
+export async function createServices(
+  config: Config,
+  options: { clock?: Clock; logger?: FastifyBaseLogger; store?: Store; onBackendChange?: (backend: string, degraded: boolean, reason?: unknown) => void } = {},
+): Promise<Services> {
   const clock = options.clock ?? systemClock;
   const store = options.store ?? (await openStore(config, options.logger));
   await store.migrate();

@@ -5,7 +5,8 @@ import { generateKey } from './keys.js';
 import type { Clock } from '../util/clock.js';
 import { newId } from '../util/ids.js';
 
-export type AccountsResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly code: 'NOT_FOUND' | 'INVALID_REQUEST'; readonly message: string };
+export type AccountsResult<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly code: 'NOT_FOUND' | 'INVALID_REQUEST'; readonly message: string };
 
 const fail = (code: 'NOT_FOUND' | 'INVALID_REQUEST', message: string) => ({ ok: false as const, code, message });
 

@@ -60,7 +60,13 @@ export function buildCatalog(input: CatalogInput): Catalog {
   const detectorList = (mask: number) =>
     (detectorLists[mask] ??= Object.freeze([...generic, ...specific.filter((d) => (d.mask & mask) !== 0).map((d) => d.name)]));
 
-  const customClassification: Classification = Object.freeze({ predefined: false, baseScore: 0, inferred: Object.freeze([]), families: familySet(0), detectors: detectorList(0) });
+  const customClassification: Classification = Object.freeze({
+    predefined: false,
+    baseScore: 0,
+    inferred: Object.freeze([]),
+    families: familySet(0),
+    detectors: detectorList(0),
+  });
   const document = describeCatalog(input, types, familySet, detectorList);
 
   return {
@@ -120,8 +126,21 @@ function describeCatalog(
       description: FAMILY_DESCRIPTIONS[name],
       detectors: input.detectors.filter((d) => !d.generic && d.families.includes(name)).map((d) => d.name),
     })),
-    detectors: input.detectors.map((d) => ({ name: d.name, description: d.description, families: d.families, generic: d.generic === true, alert_types: d.alertTypes })),
-    alert_types: input.alertTypes.map((a) => ({ type: a.type, detector: a.detector, severity: a.severity, points: a.points, mitre: a.mitre, description: a.description })),
+    detectors: input.detectors.map((d) => ({
+      name: d.name,
+      description: d.description,
+      families: d.families,
+      generic: d.generic === true,
+      alert_types: d.alertTypes,
+    })),
+    alert_types: input.alertTypes.map((a) => ({
+      type: a.type,
+      detector: a.detector,
+      severity: a.severity,
+      points: a.points,
+      mitre: a.mitre,
+      description: a.description,
+    })),
     kill_chains: input.killChains.map((k) => ({ type: k.type, subject: k.subject, window_ms: k.windowMs, stages: k.stages })),
   });
 }

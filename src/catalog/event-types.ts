@@ -123,7 +123,9 @@ const AGENT: readonly Row[] = [
   ['server.agent.heartbeat', ['host']],
 ];
 
-const spec = (kind: EventTypeKind) => ([type, families]: Row): EventTypeSpec => ({ type, kind, families });
+const spec =
+  (kind: EventTypeKind) =>
+  ([type, families]: Row): EventTypeSpec => ({ type, kind, families });
 
 export const STANDARD_TYPES: readonly EventTypeSpec[] = STANDARD.map(spec('standard'));
 export const AGENT_TYPES: readonly EventTypeSpec[] = AGENT.map(spec('agent'));
@@ -154,7 +156,16 @@ export const BASE_SCORES: Readonly<Record<string, number>> = Object.freeze({
     'server.user.sudo',
     'server.cron.modified',
   ),
-  ...scoreRow(8, 'auth.password.reset_requested', 'auth.oauth.disconnected', 'data.modified', 'admin.settings.updated', 'admin.api_key.revoked', 'server.ssh.login.failure', 'server.firewall.rule_added'),
+  ...scoreRow(
+    8,
+    'auth.password.reset_requested',
+    'auth.oauth.disconnected',
+    'data.modified',
+    'admin.settings.updated',
+    'admin.api_key.revoked',
+    'server.ssh.login.failure',
+    'server.firewall.rule_added',
+  ),
   ...scoreRow(5, 'auth.session.revoked', 'auth.token.revoked', 'data.accessed', 'admin.billing.updated', 'admin.api_key.created', 'api.rate_limited'),
   ...scoreRow(3, 'api.request.failed', 'server.process.executed', 'server.container.started'),
 });

@@ -1,15 +1,4 @@
-export const DETECTOR_FAMILIES = [
-  'authentication',
-  'credential',
-  'session',
-  'account',
-  'privilege',
-  'data',
-  'admin',
-  'api',
-  'host',
-  'perimeter',
-] as const;
+export const DETECTOR_FAMILIES = ['authentication', 'credential', 'session', 'account', 'privilege', 'data', 'admin', 'api', 'host', 'perimeter'] as const;
 export type DetectorFamily = (typeof DETECTOR_FAMILIES)[number];
 
 export const INFERRED_TYPES = [

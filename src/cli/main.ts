@@ -30,7 +30,11 @@ function table(rows: Record<string, unknown>[]): string {
   if (rows.length === 0) return '(none)';
   const cols = Object.keys(rows[0] as object);
   const width = cols.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(width[i] as number)).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(width[i] as number))
+      .join('  ')
+      .trimEnd();
   return [line(cols), ...rows.map((r) => line(cols.map((c) => String(r[c] ?? ''))))].join('\n');
 }
 
@@ -55,7 +59,9 @@ export async function runCli(argv: string[], out: (line: string) => void): Promi
   if (key === 'geoip prepare') {
     // Runs at build time: needs no valid service configuration, only the ASN location.
     const status = await prepareAsnCache(process.env.VIGIL_GEOIP_ASN || undefined);
-    out(`ASN table ${status.fromCache ? 'already cached' : 'compiled'}: ranges ${JSON.stringify(status.ranges)}, ${String(status.asns)} ASNs, cache ${String(status.cache)}${status.cacheError ? ` (not written: ${String(status.cacheError)})` : ''}`);
+    out(
+      `ASN table ${status.fromCache ? 'already cached' : 'compiled'}: ranges ${JSON.stringify(status.ranges)}, ${String(status.asns)} ASNs, cache ${String(status.cache)}${status.cacheError ? ` (not written: ${String(status.cacheError)})` : ''}`,
+    );
     return 0;
   }
   const config = loadConfig();
@@ -109,7 +115,18 @@ export async function runCli(argv: string[], out: (line: string) => void): Promi
     case 'feeds update': {
       if (!config.feedsDir) throw new UsageError('feeds update needs VIGIL_FEEDS_DIR (the folder with feeds.json and the feed files)');
       const report = await updateFeeds(config.feedsDir);
-      out(table(report.feeds.map((f) => ({ file: f.file, kind: f.kind, outcome: f.outcome, entries: f.entries ?? '', malformed: f.malformed ?? '', url: f.url ?? '' }))));
+      out(
+        table(
+          report.feeds.map((f) => ({
+            file: f.file,
+            kind: f.kind,
+            outcome: f.outcome,
+            entries: f.entries ?? '',
+            malformed: f.malformed ?? '',
+            url: f.url ?? '',
+          })),
+        ),
+      );
       for (const error of report.errors) out(`feeds.json: ${error}`);
       out(`${report.updated} updated, ${report.failed} failed (old file kept), ${report.skipped} without a URL`);
       return report.failed > 0 || report.errors.length > 0 ? 1 : 0;

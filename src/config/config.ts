@@ -159,19 +159,22 @@ const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?
 function host(env: Env): string {
   const raw = optional(env, 'VIGIL_HOST');
   if (raw === undefined) return '0.0.0.0';
-  if (!ipaddr.isValid(raw) && !HOST_NAME.test(raw)) throw new ConfigError('VIGIL_HOST', `must be an IP address (0.0.0.0, ::, 127.0.0.1) or a host name, got "${raw}"`);
+  if (!ipaddr.isValid(raw) && !HOST_NAME.test(raw))
+    throw new ConfigError('VIGIL_HOST', `must be an IP address (0.0.0.0, ::, 127.0.0.1) or a host name, got "${raw}"`);
   return raw;
 }
 
 function redisPrefix(env: Env): string {
   const raw = optional(env, 'VIGIL_REDIS_PREFIX') ?? 'vigil:';
-  if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(raw)) throw new ConfigError('VIGIL_REDIS_PREFIX', `must be 1-64 characters of letters, digits, ':', '_', '.', '-', got "${raw}"`);
+  if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(raw))
+    throw new ConfigError('VIGIL_REDIS_PREFIX', `must be 1-64 characters of letters, digits, ':', '_', '.', '-', got "${raw}"`);
   return raw;
 }
 
 function redisCluster(env: Env): boolean {
   const on = oneOf(env, 'VIGIL_REDIS_CLUSTER', ['on', 'off'] as const, 'off') === 'on';
-  if (on && optional(env, 'VIGIL_REDIS_URL') === undefined) throw new ConfigError('VIGIL_REDIS_CLUSTER', 'is on, so VIGIL_REDIS_URL must name one node of the cluster');
+  if (on && optional(env, 'VIGIL_REDIS_URL') === undefined)
+    throw new ConfigError('VIGIL_REDIS_CLUSTER', 'is on, so VIGIL_REDIS_URL must name one node of the cluster');
   return on;
 }
 

@@ -26,7 +26,10 @@ export interface DetectionResult {
   readonly writes: readonly AlertWrite[];
 }
 
-export const NO_DETECTION: DetectionResult = Object.freeze({ alerts: Object.freeze([]) as readonly AlertHit[], writes: Object.freeze([]) as readonly AlertWrite[] });
+export const NO_DETECTION: DetectionResult = Object.freeze({
+  alerts: Object.freeze([]) as readonly AlertHit[],
+  writes: Object.freeze([]) as readonly AlertWrite[],
+});
 const NO_ANSWERS = new Answers([]);
 
 /** The state record holding a subject's open alerts, under an account's key scope (StateStore.scope). */
@@ -187,7 +190,13 @@ export class EventDetection {
   }
 }
 
-export async function detectEvent(state: StateStore, clock: Clock, event: EnrichedEvent, ctx: AccountContext, eventId: string | undefined): Promise<DetectionResult> {
+export async function detectEvent(
+  state: StateStore,
+  clock: Clock,
+  event: EnrichedEvent,
+  ctx: AccountContext,
+  eventId: string | undefined,
+): Promise<DetectionResult> {
   const detection = EventDetection.start(state, clock, event, ctx, eventId);
   if (detection === undefined) return NO_DETECTION;
   let batch = detection.next();

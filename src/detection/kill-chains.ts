@@ -34,7 +34,14 @@ const types = (...xs: string[]) => {
   const s = new Set(xs);
   return (f: EventFacts) => s.has(f.type);
 };
-const RISKY_LOGIN_ALERTS = set('auth.new_country', 'auth.new_device', 'auth.impossible_travel', 'network.tor_exit_node', 'network.blocklisted_ip', 'auth.credential_stuffing_success');
+const RISKY_LOGIN_ALERTS = set(
+  'auth.new_country',
+  'auth.new_device',
+  'auth.impossible_travel',
+  'network.tor_exit_node',
+  'network.blocklisted_ip',
+  'auth.credential_stuffing_success',
+);
 const CREDENTIAL_ATTACK_ALERTS = set(
   'auth.brute_force.account',
   'auth.brute_force.ip',
@@ -46,17 +53,40 @@ const CREDENTIAL_ATTACK_ALERTS = set(
   'auth.new_country',
   'auth.impossible_travel',
 );
-const COMPROMISE_ALERTS = set('host.ssh_login_after_failures', 'host.suspicious_process', 'host.persistence', 'host.sensitive_file_change', 'host.container_escape');
+const COMPROMISE_ALERTS = set(
+  'host.ssh_login_after_failures',
+  'host.suspicious_process',
+  'host.persistence',
+  'host.sensitive_file_change',
+  'host.container_escape',
+);
 const ACCESS_BURST_WINDOW_MS = 10 * MINUTE;
 
 const DEFS: Readonly<Record<string, readonly StageDef[]>> = {
-  'chain.account_takeover': [{ alerts: CREDENTIAL_ATTACK_ALERTS }, { when: (f) => f.loginSuccess }, { when: (f) => SENSITIVE_CHANGE_TYPES.has(f.type) && f.type !== 'auth.mfa.enabled' }],
+  'chain.account_takeover': [
+    { alerts: CREDENTIAL_ATTACK_ALERTS },
+    { when: (f) => f.loginSuccess },
+    { when: (f) => SENSITIVE_CHANGE_TYPES.has(f.type) && f.type !== 'auth.mfa.enabled' },
+  ],
   'chain.privilege_escalation': [
     { loginAlerts: RISKY_LOGIN_ALERTS },
     { when: (f) => isRoleChange(f) || f.type === 'admin.user.impersonated' },
-    { when: types('admin.config.changed', 'admin.settings.updated', 'admin.api_key.created', 'admin.user.created', 'admin.role.created', 'admin.integration.added') },
+    {
+      when: types(
+        'admin.config.changed',
+        'admin.settings.updated',
+        'admin.api_key.created',
+        'admin.user.created',
+        'admin.role.created',
+        'admin.integration.added',
+      ),
+    },
   ],
-  'chain.data_exfiltration': [{ loginAlerts: RISKY_LOGIN_ALERTS, when: isRoleChange, alerts: set('privilege.escalation') }, { burst: true }, { when: isExport }],
+  'chain.data_exfiltration': [
+    { loginAlerts: RISKY_LOGIN_ALERTS, when: isRoleChange, alerts: set('privilege.escalation') },
+    { burst: true },
+    { when: isExport },
+  ],
   'chain.host_compromise': [
     { alerts: set('host.ssh_brute_force') },
     { alerts: set('host.ssh_login_after_failures') },
@@ -94,7 +124,13 @@ export class ChainRun {
   collect(): void {
     const f = this.ctx.facts;
     if (f.actor !== undefined && f.type === 'data.accessed') {
-      this.burst = this.ctx.ops.add({ kind: 'window.add', key: this.ctx.key('w', `actor:${f.actor}`), field: 'data_access', at: f.at, windowMs: ACCESS_BURST_WINDOW_MS });
+      this.burst = this.ctx.ops.add({
+        kind: 'window.add',
+        key: this.ctx.key('w', `actor:${f.actor}`),
+        field: 'data_access',
+        at: f.at,
+        windowMs: ACCESS_BURST_WINDOW_MS,
+      });
     }
     for (const { chain, stages } of typeStagesOf(f)) {
       const subject = subjectOf(chain.spec, f);
@@ -125,7 +161,8 @@ export class ChainRun {
       const lowest = Math.min(...dynamic.keys());
       // A type stage after a newly met stage is marked again, now that its predecessor exists.
       for (const s of this.typeStages.find((x) => x.chain === chain)?.stages ?? []) if (s > lowest && !dynamic.has(s)) dynamic.set(s, []);
-      for (const stage of [...dynamic.keys()].sort((a, b) => a - b)) this.secondMarks.push(this.mark(batch, chain, subject, stage, dynamic.get(stage) as string[]));
+      for (const stage of [...dynamic.keys()].sort((a, b) => a - b))
+        this.secondMarks.push(this.mark(batch, chain, subject, stage, dynamic.get(stage) as string[]));
     }
   }
 
@@ -152,7 +189,15 @@ export class ChainRun {
   private mark(batch: OpBatch, chain: ChainDef, subject: string, stage: number, alerts: readonly string[]): Mark {
     const f = this.ctx.facts;
     const ref = { event_id: f.eventId ?? null, type: f.type, alerts: [...alerts] };
-    const slot = batch.add({ kind: 'sequence.mark', key: this.ctx.key('c', subject), field: chain.spec.type, stage, at: f.at, windowMs: chain.spec.windowMs, ref });
+    const slot = batch.add({
+      kind: 'sequence.mark',
+      key: this.ctx.key('c', subject),
+      field: chain.spec.type,
+      stage,
+      at: f.at,
+      windowMs: chain.spec.windowMs,
+      ref,
+    });
     return { chain, stage, slot };
   }
 }
@@ -189,5 +234,11 @@ function subjectOf(spec: KillChainSpec, f: EventFacts): string | undefined {
 
 function describeStep(spec: KillChainSpec, step: SequenceStep) {
   const ref = (step.ref ?? {}) as { event_id?: string | null; type?: string; alerts?: string[] };
-  return { stage: spec.stages[step.stage]?.name ?? String(step.stage), at: new Date(step.at).toISOString(), event_id: ref.event_id ?? null, event_type: ref.type ?? null, alerts: ref.alerts ?? [] };
+  return {
+    stage: spec.stages[step.stage]?.name ?? String(step.stage),
+    at: new Date(step.at).toISOString(),
+    event_id: ref.event_id ?? null,
+    event_type: ref.type ?? null,
+    alerts: ref.alerts ?? [],
+  };
 }

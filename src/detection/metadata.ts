@@ -28,7 +28,21 @@ export function textOf(meta: Meta, keys: readonly string[]): string | undefined 
 export const ROWS_KEYS = ['rows', 'row_count', 'rowCount', 'records', 'record_count', 'recordCount', 'count'] as const;
 export const BYTES_KEYS = ['bytes', 'size_bytes', 'sizeBytes', 'size', 'file_size', 'fileSize'] as const;
 /** Where a role change puts the new role; the old one is never read from these. */
-export const NEW_ROLE_KEYS = ['new_role', 'newRole', 'to_role', 'toRole', 'role_to', 'to', 'role', 'roles', 'new_roles', 'permission', 'permissions', 'privilege', 'privileges'] as const;
+export const NEW_ROLE_KEYS = [
+  'new_role',
+  'newRole',
+  'to_role',
+  'toRole',
+  'role_to',
+  'to',
+  'role',
+  'roles',
+  'new_roles',
+  'permission',
+  'permissions',
+  'privilege',
+  'privileges',
+] as const;
 export const OLD_ROLE_KEYS = ['old_role', 'oldRole', 'from_role', 'fromRole', 'role_from', 'from', 'previous_role', 'previousRole'] as const;
 export const COMMAND_KEYS = ['command', 'cmdline', 'command_line', 'commandLine', 'cmd', 'args', 'process', 'exe'] as const;
 export const PATH_KEYS = ['path', 'file', 'filename', 'file_path', 'filePath', 'target'] as const;

@@ -39,10 +39,11 @@ function mustWaitForEarlier(batch: OpBatch): boolean {
 }
 
 const fieldOf = (op: StateOp) => `${op.key}\u0000${op.field}`;
-const settled = (p: Promise<unknown>) => p.then(
-  () => undefined,
-  () => undefined,
-);
+const settled = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    () => undefined,
+  );
 
 export async function detectPipelined(state: StateStore, clock: Clock, items: readonly BatchItem[], ctx: AccountContext): Promise<DetectionResult[]> {
   let sent = 0;
@@ -66,7 +67,14 @@ export async function detectPipelined(state: StateStore, clock: Clock, items: re
     return new Answers(merged);
   }
 
-  async function follow(detection: EventDetection, first: OpBatch, answered: Promise<StateResult[]>, sentAs: number, earlierWritesSent: Promise<void>, writesSent: () => void): Promise<DetectionResult> {
+  async function follow(
+    detection: EventDetection,
+    first: OpBatch,
+    answered: Promise<StateResult[]>,
+    sentAs: number,
+    earlierWritesSent: Promise<void>,
+    writesSent: () => void,
+  ): Promise<DetectionResult> {
     try {
       const results = await answered;
       await earlierWritesSent;

@@ -103,7 +103,17 @@ function argsOf(op: StateOp): (string | number)[] {
     case 'window.add':
       return ['w', op.field, op.at, op.windowMs, op.amount ?? 1, op.maxEntries ?? DEFAULT_WINDOW_MAX_ENTRIES];
     case 'distinct.add':
-      return ['d', op.field, op.at, op.windowMs, flag(op.member !== undefined), op.member ?? '', op.fewTries ?? '', op.maxMembers ?? DEFAULT_DISTINCT_MAX_MEMBERS, flag(op.remove)];
+      return [
+        'd',
+        op.field,
+        op.at,
+        op.windowMs,
+        flag(op.member !== undefined),
+        op.member ?? '',
+        op.fewTries ?? '',
+        op.maxMembers ?? DEFAULT_DISTINCT_MAX_MEMBERS,
+        flag(op.remove),
+      ];
     case 'last.swap':
       return ['l', op.field, op.at, op.ttlMs, flag(op.value !== undefined), op.value === undefined ? '' : JSON.stringify(op.value)];
     case 'seen.add':

@@ -138,7 +138,8 @@ function validateEntry(kind: AllowlistKind, entry: unknown, path: string, errors
     names = [...new Set(detectors as string[])];
     for (const d of names) if (d !== '*' && !SPEC_BY_NAME.has(d)) errors.push(`${path}.detectors: unknown detector "${d}"`);
   }
-  if (entry.note !== undefined && (typeof entry.note !== 'string' || entry.note.length > 200)) errors.push(`${path}.note must be a string of at most 200 characters`);
+  if (entry.note !== undefined && (typeof entry.note !== 'string' || entry.note.length > 200))
+    errors.push(`${path}.note must be a string of at most 200 characters`);
   if (errors.length > before || value === undefined) return undefined;
   return entry.note === undefined ? { value, detectors: names } : { value, detectors: names, note: entry.note as string };
 }

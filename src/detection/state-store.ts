@@ -187,16 +187,7 @@ export interface DeleteResult {
   readonly deleted: boolean;
 }
 
-export type StateOp =
-  | WindowAddOp
-  | DistinctAddOp
-  | LastSwapOp
-  | SeenAddOp
-  | CounterAddOp
-  | SequenceMarkOp
-  | AlertOpenOp
-  | AlertPeekOp
-  | DeleteOp;
+export type StateOp = WindowAddOp | DistinctAddOp | LastSwapOp | SeenAddOp | CounterAddOp | SequenceMarkOp | AlertOpenOp | AlertPeekOp | DeleteOp;
 
 export interface StateResultMap {
   'window.add': WindowResult;

@@ -19,7 +19,10 @@ export class EmailEnricher {
   describe(email: string): EmailInfo | undefined {
     const at = email.lastIndexOf('@');
     if (at <= 0 || at === email.length - 1) return undefined;
-    let domain = email.slice(at + 1).trim().toLowerCase();
+    let domain = email
+      .slice(at + 1)
+      .trim()
+      .toLowerCase();
     if (domain.endsWith('.')) domain = domain.slice(0, -1);
     let local = email.slice(0, at).trim().toLowerCase();
     const plus = local.indexOf('+');
@@ -28,7 +31,14 @@ export class EmailEnricher {
       local = local.replaceAll('.', '');
       domain = 'gmail.com';
     }
-    return { domain: email.slice(at + 1).trim().toLowerCase(), normalized: `${local}@${domain}`, disposable: this.isDisposable(domain) };
+    return {
+      domain: email
+        .slice(at + 1)
+        .trim()
+        .toLowerCase(),
+      normalized: `${local}@${domain}`,
+      disposable: this.isDisposable(domain),
+    };
   }
 
   private isDisposable(domain: string): boolean {

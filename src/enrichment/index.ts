@@ -5,7 +5,16 @@ import { stat } from 'node:fs/promises';
 import { createEnrichStage, type EnrichStage } from '../pipeline/enrich.js';
 import { EmailEnricher } from './email.js';
 import type { Enricher } from './enricher.js';
-import { asnEnricher, emailEnricher, geoEnricher, networkEnricher, passwordEnricher, requestScanEnricher, threatEnricher, userAgentEnricher } from './enrichers.js';
+import {
+  asnEnricher,
+  emailEnricher,
+  geoEnricher,
+  networkEnricher,
+  passwordEnricher,
+  requestScanEnricher,
+  threatEnricher,
+  userAgentEnricher,
+} from './enrichers.js';
 import { FeedStore } from './feeds/feed-store.js';
 import { openAsnDatabase, type AsnDatabase } from './geoip/asn.js';
 import { openCityDatabase, type CityDatabase } from './geoip/city.js';
@@ -90,7 +99,12 @@ async function timed<T>(open: () => Promise<T>): Promise<Part<T>> {
 export async function createEnrichment(options: EnrichmentOptions): Promise<EnrichmentService> {
   const started = performance.now();
   const { logger } = options;
-  const cityFiles = options.geoipCity ? options.geoipCity.split(',').map((s) => s.trim()).filter(Boolean) : defaultCityFiles();
+  const cityFiles = options.geoipCity
+    ? options.geoipCity
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : defaultCityFiles();
   const asnLocation = options.geoipAsn ?? packageDir('@ip-location-db/asn');
 
   const [city, asn, feeds] = await Promise.all([
@@ -104,7 +118,8 @@ export async function createEnrichment(options: EnrichmentOptions): Promise<Enri
   ]);
   if (city.error) logger.warn({ files: cityFiles, error: city.error }, 'GeoIP city database unavailable; events get no location');
   if (asn.error) logger.warn({ location: asnLocation, error: asn.error }, 'ASN database unavailable; events get no ASN and hosting-ASN feeds cannot match');
-  if (feeds?.error) logger.warn({ dir: options.feedsDir, error: feeds.error }, 'threat-intel feed folder unavailable; no Tor, blocklist or hosting-ASN signals');
+  if (feeds?.error)
+    logger.warn({ dir: options.feedsDir, error: feeds.error }, 'threat-intel feed folder unavailable; no Tor, blocklist or hosting-ASN signals');
 
   const breached = BreachedPasswords.open({ hashFile: options.breachedHashFile, logger });
   const userAgents = new UserAgentCache();
@@ -129,7 +144,11 @@ export async function createEnrichment(options: EnrichmentOptions): Promise<Enri
   logger.info({ startupMs, enrichers: enrichers.map((e) => e.name) }, 'enrichment ready');
 
   const part = <T extends { status(): Record<string, unknown> }>(p: Part<T> | undefined, extra: Record<string, unknown> = {}) =>
-    p === undefined ? { enabled: false, reason: 'not configured' } : p.value ? { enabled: true, openMs: p.ms, ...extra, ...p.value.status() } : { enabled: false, reason: p.error };
+    p === undefined
+      ? { enabled: false, reason: 'not configured' }
+      : p.value
+        ? { enabled: true, openMs: p.ms, ...extra, ...p.value.status() }
+        : { enabled: false, reason: p.error };
 
   return {
     stage,

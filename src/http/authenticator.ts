@@ -4,7 +4,8 @@ import type { Store } from '../storage/store.js';
 import type { Clock } from '../util/clock.js';
 import { hashKey, looksLikeKey, sameHash } from '../accounts/keys.js';
 
-export type AuthResult = { readonly ok: true; readonly ctx: AccountContext; readonly allowedOrigins: readonly string[] } | { readonly ok: false; readonly message: string };
+export type AuthResult =
+  { readonly ok: true; readonly ctx: AccountContext; readonly allowedOrigins: readonly string[] } | { readonly ok: false; readonly message: string };
 
 interface CacheEntry {
   readonly result: AuthResult;

@@ -33,7 +33,8 @@ export interface Rejection {
   readonly retryAfter?: number;
 }
 
-export const reject = (code: ErrorCode, message: string, details?: readonly ErrorDetail[]): Rejection => (details ? { code, message, details } : { code, message });
+export const reject = (code: ErrorCode, message: string, details?: readonly ErrorDetail[]): Rejection =>
+  details ? { code, message, details } : { code, message };
 
 /** Thrown inside route handlers to short-circuit with a coded error; rendered by the error handler. */
 export class ApiError extends Error {

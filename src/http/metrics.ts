@@ -4,7 +4,12 @@ import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'vigil_process_' });
-  const requests = new Counter({ name: 'vigil_http_requests_total', help: 'HTTP requests by route, method and status', labelNames: ['route', 'method', 'status'], registers: [registry] });
+  const requests = new Counter({
+    name: 'vigil_http_requests_total',
+    help: 'HTTP requests by route, method and status',
+    labelNames: ['route', 'method', 'status'],
+    registers: [registry],
+  });
   const requestDuration = new Histogram({
     name: 'vigil_http_request_duration_seconds',
     help: 'HTTP request duration by route',
@@ -30,10 +35,31 @@ export function createMetrics() {
       children.count.inc();
       children.duration.observe(seconds);
     },
-    events: new Counter({ name: 'vigil_events_total', help: 'Events by outcome (accepted, dropped_quota, duplicate, rejected_*)', labelNames: ['outcome'], registers: [registry] }),
-    commitGroupSize: new Histogram({ name: 'vigil_commit_group_events', help: 'Events written per commit group', buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000], registers: [registry] }),
-    commitDuration: new Histogram({ name: 'vigil_commit_duration_seconds', help: 'Commit group transaction time', labelNames: ['ok'], buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1], registers: [registry] }),
-    alerts: new Counter({ name: 'vigil_alerts_total', help: 'Alerts raised (opened) or updated, by type', labelNames: ['type', 'opened'], registers: [registry] }),
+    events: new Counter({
+      name: 'vigil_events_total',
+      help: 'Events by outcome (accepted, dropped_quota, duplicate, rejected_*)',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    commitGroupSize: new Histogram({
+      name: 'vigil_commit_group_events',
+      help: 'Events written per commit group',
+      buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000],
+      registers: [registry],
+    }),
+    commitDuration: new Histogram({
+      name: 'vigil_commit_duration_seconds',
+      help: 'Commit group transaction time',
+      labelNames: ['ok'],
+      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1],
+      registers: [registry],
+    }),
+    alerts: new Counter({
+      name: 'vigil_alerts_total',
+      help: 'Alerts raised (opened) or updated, by type',
+      labelNames: ['type', 'opened'],
+      registers: [registry],
+    }),
   };
 }
 

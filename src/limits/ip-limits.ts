@@ -26,10 +26,7 @@ function matches(addr: Address, range: IpLimitOverride['range']): boolean {
  * the override of the most specific range holding the address (the first listed on a
  * tie), else the default. Answers are cached per address string (bounded).
  */
-export function ipLimitResolver(config: {
-  ipLimitPerMinute: number;
-  ipLimits: readonly IpLimitOverride[];
-}): (ip: string) => number {
+export function ipLimitResolver(config: { ipLimitPerMinute: number; ipLimits: readonly IpLimitOverride[] }): (ip: string) => number {
   const fallback = config.ipLimitPerMinute;
   if (config.ipLimits.length === 0) return () => fallback;
   const bySpecificity = [...config.ipLimits].sort((a, b) => b.range[1] - a.range[1]);

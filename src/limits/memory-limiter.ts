@@ -55,9 +55,7 @@ export class MemoryRateLimiter implements RateLimiter {
       const status = this.status(this.keys, slot, limits.rpm, minuteUsed, now);
       const minuteRetry = minuteExcess > 0 ? retryAfter(this.keys, slot, MINUTE, MINUTE_WINDOW, minuteExcess, now) : 0;
       const secondRetry = secondExcess > 0 ? retryAfter(this.keys, slot, SECOND, SECOND_WINDOW, secondExcess, now) : 0;
-      return minuteRetry >= secondRetry
-        ? rejected(status, minuteRetry, 'key_minute')
-        : rejected(status, secondRetry, 'key_second');
+      return minuteRetry >= secondRetry ? rejected(status, minuteRetry, 'key_minute') : rejected(status, secondRetry, 'key_second');
     }
     this.keys.add(slot, MINUTE, events);
     this.keys.add(slot, SECOND, 1);

@@ -65,15 +65,18 @@ export function parsePlans(json: string, base: PlanTable = DEFAULT_PLANS): PlanT
     }
     if (spec.overage_usd_per_1000 !== undefined) {
       const v = spec.overage_usd_per_1000;
-      if (v !== null && (typeof v !== 'number' || !Number.isFinite(v) || v < 0)) throw new PlanFileError(`plans.${name}.overage_usd_per_1000 must be a number >= 0 or null`);
+      if (v !== null && (typeof v !== 'number' || !Number.isFinite(v) || v < 0))
+        throw new PlanFileError(`plans.${name}.overage_usd_per_1000 must be a number >= 0 or null`);
       next.overageUsdPer1000 = v;
     }
     for (const required of ['rpm', 'eps', 'batchMax', 'monthlyCap'] as const) {
-      if (next[required] === undefined) throw new PlanFileError(`new plan "${name}" needs ${required === 'batchMax' ? 'batch_max' : required === 'monthlyCap' ? 'monthly_cap' : required}`);
+      if (next[required] === undefined)
+        throw new PlanFileError(`new plan "${name}" needs ${required === 'batchMax' ? 'batch_max' : required === 'monthlyCap' ? 'monthly_cap' : required}`);
     }
     if ((next.rpm as number) < 1 || (next.eps as number) < 1) throw new PlanFileError(`plans.${name}: rpm and eps must be at least 1`);
     // A batch counts each event per minute: one larger than the RPM could never be accepted (429 forever).
-    if ((next.batchMax as number) > (next.rpm as number)) throw new PlanFileError(`plans.${name}: batch_max (${next.batchMax as number}) must not exceed rpm (${next.rpm as number})`);
+    if ((next.batchMax as number) > (next.rpm as number))
+      throw new PlanFileError(`plans.${name}: batch_max (${next.batchMax as number}) must not exceed rpm (${next.rpm as number})`);
     table[name] = Object.freeze({
       overage: 'bill',
       priceUsdMonth: 0,

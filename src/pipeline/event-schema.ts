@@ -14,7 +14,14 @@ const text = (maxLength: number, description: string) => Type.Optional(Type.Stri
 export const EventSchema = Type.Object(
   {
     event: Type.String({ maxLength: 100, pattern: EVENT_TYPE_PATTERN, description: 'Event type, e.g. auth.login.failure or custom.billing.refund' }),
-    event_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.:-]+$', description: 'Idempotency key: a repeat within 7 days returns the first answer' })),
+    event_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        pattern: '^[A-Za-z0-9_.:-]+$',
+        description: 'Idempotency key: a repeat within 7 days returns the first answer',
+      }),
+    ),
     timestamp: Type.Optional(
       Type.Union([Type.String({ maxLength: 40, description: 'ISO 8601' }), Type.Number({ description: 'Unix milliseconds' })], {
         description: 'When the event happened; default: time received; more than 24 h in the future is rejected',
@@ -38,13 +45,18 @@ export const EventSchema = Type.Object(
       ),
     ),
     metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Free-form object, at most 32 levels deep and 16 KiB serialised' })),
-    password_sha1: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{40}$', description: 'SHA-1 of the password, checked against breached lists then discarded' })),
+    password_sha1: Type.Optional(
+      Type.String({ pattern: '^[0-9a-fA-F]{40}$', description: 'SHA-1 of the password, checked against breached lists then discarded' }),
+    ),
   },
   { additionalProperties: true, description: 'Unknown top-level fields are kept in metadata.extra' },
 );
 export type EventBody = Static<typeof EventSchema>;
 
-export const BatchSchema = Type.Object({ events: Type.Array(EventSchema, { description: 'Starter: at most 50; Pro and Business: at most 100' }) }, { additionalProperties: false });
+export const BatchSchema = Type.Object(
+  { events: Type.Array(EventSchema, { description: 'Starter: at most 50; Pro and Business: at most 100' }) },
+  { additionalProperties: false },
+);
 
 export const RiskSchema = Type.Object({
   score: Type.Integer({ minimum: 0, maximum: 100 }),

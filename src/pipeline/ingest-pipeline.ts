@@ -212,7 +212,9 @@ export function createIngestPipeline(deps: IngestDeps) {
       if (fresh.length > 0) quota = await deps.quota.reserve(accountId, period, fresh.length, ctx.plan);
       for (const i of fresh.slice(quota.accepted)) results[i] = { status: 'dropped' };
       // Detection of the accepted events runs as one batch (pipelined on a remote state store).
-      const accepted = fresh.slice(0, quota.accepted).map((i) => ({ i, eventId: newId('evt', now), event: deps.enrich(deps.classify(events[i] as ValidatedEvent)) }));
+      const accepted = fresh
+        .slice(0, quota.accepted)
+        .map((i) => ({ i, eventId: newId('evt', now), event: deps.enrich(deps.classify(events[i] as ValidatedEvent)) }));
       const detections = await deps.detect.many(accepted, ctx);
       for (const [n, { i, eventId: id, event: enriched }] of accepted.entries()) {
         const validated = events[i] as ValidatedEvent;

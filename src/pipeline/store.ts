@@ -20,7 +20,8 @@ export type EventResult =
 
 const NO_TAGS: readonly string[] = Object.freeze([]);
 const NO_ALERTS: readonly never[] = Object.freeze([]);
-const tagsOf = (event: ScoredEvent): readonly string[] => (event.classification.inferred.length === 0 ? NO_TAGS : event.classification.inferred.map((t) => `inferred:${t}`));
+const tagsOf = (event: ScoredEvent): readonly string[] =>
+  event.classification.inferred.length === 0 ? NO_TAGS : event.classification.inferred.map((t) => `inferred:${t}`);
 
 /** The catalog hands out one family set per combination: its array form is made once, not per event. */
 const familyArrays = new WeakMap<ReadonlySet<string>, readonly string[]>();

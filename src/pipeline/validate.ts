@@ -6,7 +6,20 @@ import type { RequestInfo, ValidatedEvent } from './types.js';
 
 const compiled = TypeCompiler.Compile(EventSchema);
 
-const KNOWN_FIELDS = new Set(['event', 'event_id', 'timestamp', 'actor_id', 'email', 'ip', 'user_agent', 'session_id', 'host', 'request', 'metadata', 'password_sha1']);
+const KNOWN_FIELDS = new Set([
+  'event',
+  'event_id',
+  'timestamp',
+  'actor_id',
+  'email',
+  'ip',
+  'user_agent',
+  'session_id',
+  'host',
+  'request',
+  'metadata',
+  'password_sha1',
+]);
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 const MAX_METADATA_DEPTH = 32;
 const MAX_METADATA_BYTES = 16 * 1024;
@@ -33,7 +46,11 @@ function schemaErrors(body: unknown): ErrorDetail[] {
     const field = fieldOf(error.path);
     if (seen.has(field)) continue;
     seen.add(field);
-    errors.push({ field, message: field === 'event' && typeof error.value === 'string' ? EVENT_TYPE_RULE : `${field} ${error.message.charAt(0).toLowerCase()}${error.message.slice(1)}` });
+    errors.push({
+      field,
+      message:
+        field === 'event' && typeof error.value === 'string' ? EVENT_TYPE_RULE : `${field} ${error.message.charAt(0).toLowerCase()}${error.message.slice(1)}`,
+    });
   }
   return errors;
 }
@@ -81,7 +98,8 @@ function describeStructure(body: Record<string, unknown>): ErrorDetail[] {
   const stack: { value: unknown; depth: number; path: string }[] = [{ value: body, depth: 0, path: '' }];
   while (stack.length > 0) {
     const { value, depth, path } = stack.pop() as { value: unknown; depth: number; path: string };
-    if (typeof value === 'string' && value.includes('\u0000')) return [{ field: path || '(body)', message: `${path} must not contain the NUL character (U+0000)` }];
+    if (typeof value === 'string' && value.includes('\u0000'))
+      return [{ field: path || '(body)', message: `${path} must not contain the NUL character (U+0000)` }];
     if (value === null || typeof value !== 'object') continue;
     if (depth > MAX_METADATA_DEPTH) {
       const field = /^[^.[]+/.exec(path)?.[0] ?? 'metadata';
@@ -122,7 +140,8 @@ function parseTimestamp(value: string | number | undefined, receivedAt: number):
     ms = Math.trunc(value);
     if (ms < EARLIEST_TIMESTAMP_MS) return { field: 'timestamp', message: 'timestamp must be Unix milliseconds after 2000-01-01 (this looks like seconds)' };
   } else {
-    if (!ISO_8601.test(value)) return { field: 'timestamp', message: 'timestamp must be an ISO 8601 date-time such as 2026-01-31T12:00:00Z, or Unix milliseconds' };
+    if (!ISO_8601.test(value))
+      return { field: 'timestamp', message: 'timestamp must be an ISO 8601 date-time such as 2026-01-31T12:00:00Z, or Unix milliseconds' };
     ms = Date.parse(value);
     if (Number.isNaN(ms)) return { field: 'timestamp', message: 'timestamp is not a valid date' };
     if (ms < EARLIEST_TIMESTAMP_MS) return { field: 'timestamp', message: 'timestamp must be after 2000-01-01' };
@@ -171,7 +190,10 @@ export function validateEvent(body: unknown, ctx: ValidateContext): ValidationRe
   }
   if (hasExtra) metadata = { ...metadata, extra: metadata.extra !== undefined ? { ...(metadata.extra as object), ...extra } : extra };
   if (metadataTooLarge(metadata)) {
-    errors.push({ field: 'metadata', message: `metadata must be at most ${MAX_METADATA_BYTES} bytes serialised (unknown top-level fields count, they are kept in metadata.extra)` });
+    errors.push({
+      field: 'metadata',
+      message: `metadata must be at most ${MAX_METADATA_BYTES} bytes serialised (unknown top-level fields count, they are kept in metadata.extra)`,
+    });
   }
   if (errors.length > 0) return { ok: false, errors };
 

@@ -30,7 +30,8 @@ const isScore = (v: unknown): v is number => typeof v === 'number' && Number.isI
  * effective value, default when absent). `field` names are paths under `risk`.
  */
 export function validateRiskSettings(value: unknown, defaults: RiskThresholds = DEFAULT_THRESHOLDS): RiskSettingsResult {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { ok: false, errors: [{ field: 'risk', message: 'risk must be an object {"challenge": 50, "block": 80}' }] };
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return { ok: false, errors: [{ field: 'risk', message: 'risk must be an object {"challenge": 50, "block": 80}' }] };
   const input = value as Record<string, unknown>;
   const errors: SettingsError[] = [];
   for (const key of Object.keys(input)) {
@@ -40,16 +41,25 @@ export function validateRiskSettings(value: unknown, defaults: RiskThresholds = 
     if (input[key] !== undefined && !isScore(input[key])) errors.push({ field: `risk.${key}`, message: `risk.${key} must be a whole number from 1 to 100` });
   }
   if (errors.length > 0) return { ok: false, errors };
-  const settings: RiskSettings = { ...(input.challenge !== undefined ? { challenge: input.challenge as number } : {}), ...(input.block !== undefined ? { block: input.block as number } : {}) };
+  const settings: RiskSettings = {
+    ...(input.challenge !== undefined ? { challenge: input.challenge as number } : {}),
+    ...(input.block !== undefined ? { block: input.block as number } : {}),
+  };
   const effective = resolve(settings, defaults);
   if (effective.challenge >= effective.block) {
     const field = settings.challenge !== undefined ? 'risk.challenge' : 'risk.block';
-    return { ok: false, errors: [{ field, message: `the challenge threshold (${effective.challenge}) must be below the block threshold (${effective.block})` }] };
+    return {
+      ok: false,
+      errors: [{ field, message: `the challenge threshold (${effective.challenge}) must be below the block threshold (${effective.block})` }],
+    };
   }
   return { ok: true, value: settings };
 }
 
-const resolve = (settings: RiskSettings, defaults: RiskThresholds): RiskThresholds => ({ challenge: settings.challenge ?? defaults.challenge, block: settings.block ?? defaults.block });
+const resolve = (settings: RiskSettings, defaults: RiskThresholds): RiskThresholds => ({
+  challenge: settings.challenge ?? defaults.challenge,
+  block: settings.block ?? defaults.block,
+});
 
 const cache = new WeakMap<object, RiskThresholds>();
 

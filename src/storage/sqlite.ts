@@ -58,7 +58,9 @@ export class SqliteStore extends KyselyStore {
     } catch (err) {
       throw translate('findIdempotency', err);
     }
-    return row && { accountId: row.account_id, eventId: row.event_id, response: JSON.parse(row.response) as IdempotencyRow['response'], createdAt: row.created_at };
+    return (
+      row && { accountId: row.account_id, eventId: row.event_id, response: JSON.parse(row.response) as IdempotencyRow['response'], createdAt: row.created_at }
+    );
   }
 
   override async commit(batch: CommitBatch): Promise<void> {

@@ -21,7 +21,10 @@ const SPEC_TABLE: ReadonlyArray<readonly [number, string]> = [
     10,
     '`auth.login.failure`, `auth.password.changed`, `auth.oauth.connected`, `account.suspended`, `data.bulk_import`, `data.downloaded`, `admin.config.changed`, `server.user.created`, `server.user.deleted`, `server.user.sudo`, `server.cron.modified`',
   ],
-  [8, '`auth.password.reset_requested`, `auth.oauth.disconnected`, `data.modified`, `admin.settings.updated`, `admin.api_key.revoked`, `server.ssh.login.failure`, `server.firewall.rule_added`'],
+  [
+    8,
+    '`auth.password.reset_requested`, `auth.oauth.disconnected`, `data.modified`, `admin.settings.updated`, `admin.api_key.revoked`, `server.ssh.login.failure`, `server.firewall.rule_added`',
+  ],
   [5, '`auth.session.revoked`, `auth.token.revoked`, `data.accessed`, `admin.billing.updated`, `admin.api_key.created`, `api.rate_limited`'],
   [3, '`api.request.failed`, `server.process.executed`, `server.container.started`'],
 ];

@@ -1,6 +1,12 @@
 import type { CatalogInput, DetectorFamily, DetectorSpec } from '../../src/catalog/types.js';
 
-const detector = (name: string, families: DetectorFamily[], generic = false): DetectorSpec => ({ name, families, description: name, alertTypes: [`${name}.alert`], generic });
+const detector = (name: string, families: DetectorFamily[], generic = false): DetectorSpec => ({
+  name,
+  families,
+  description: name,
+  alertTypes: [`${name}.alert`],
+  generic,
+});
 
 /** A stand-in for the detection module's declarations: design 7.1 names, plausible families. */
 export const FIXTURE_INPUT: CatalogInput = {
@@ -28,7 +34,14 @@ export const FIXTURE_INPUT: CatalogInput = {
     detector('kill_chain', ['authentication', 'account', 'privilege', 'data', 'admin', 'host', 'perimeter', 'credential']),
   ],
   alertTypes: [
-    { type: 'auth.brute_force.account', detector: 'brute_force', severity: 'high', points: 35, mitre: ['T1110.001'], description: 'Many failures for one actor.' },
+    {
+      type: 'auth.brute_force.account',
+      detector: 'brute_force',
+      severity: 'high',
+      points: 35,
+      mitre: ['T1110.001'],
+      description: 'Many failures for one actor.',
+    },
     { type: 'network.tor_exit_node', detector: 'threat_intel', severity: 'medium', points: 20, mitre: ['T1090.003'], description: 'Tor exit node.' },
   ],
   killChains: [{ type: 'chain.account_takeover', subject: 'actor', windowMs: 3_600_000, stages: [{ name: 'credential_attack', description: 'x' }] }],

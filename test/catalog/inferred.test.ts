@@ -14,7 +14,15 @@ interface Case {
   readonly metadata?: Record<string, unknown>;
 }
 const classify = (c: Case, type = 'api.request') =>
-  catalog.classify({ type, occurredAt: 0, receivedAt: 0, metadata: c.metadata ?? {}, request: c.request, actorId: c.actorId, email: c.email } as ValidatedEvent);
+  catalog.classify({
+    type,
+    occurredAt: 0,
+    receivedAt: 0,
+    metadata: c.metadata ?? {},
+    request: c.request,
+    actorId: c.actorId,
+    email: c.email,
+  } as ValidatedEvent);
 
 const RULES: Record<InferredType, { positive: Case[]; negative: Case[] }> = {
   'auth.failure': {
@@ -200,7 +208,14 @@ describe('catalog document', () => {
     expect(doc.families).toHaveLength(10);
     expect(doc.families.find((f: { name: string }) => f.name === 'host').detectors).toContain('ssh_brute_force');
     expect(doc.detectors).toHaveLength(21);
-    expect(doc.alert_types[0]).toEqual({ type: 'auth.brute_force.account', detector: 'brute_force', severity: 'high', points: 35, mitre: ['T1110.001'], description: 'Many failures for one actor.' });
+    expect(doc.alert_types[0]).toEqual({
+      type: 'auth.brute_force.account',
+      detector: 'brute_force',
+      severity: 'high',
+      points: 35,
+      mitre: ['T1110.001'],
+      description: 'Many failures for one actor.',
+    });
     expect(doc.kill_chains[0]).toMatchObject({ type: 'chain.account_takeover', subject: 'actor', window_ms: 3_600_000 });
     expect(doc.custom.detectors).toEqual(['threat_intel', 'request_scanner']);
   });

@@ -33,7 +33,9 @@ async function vigil(...argv: string[]): Promise<{ code: number; stdout: string;
 async function withApp<T>(fn: (inject: (key: string) => Promise<number>) => Promise<T>): Promise<T> {
   const t = await testApp({ VIGIL_DATA_DIR: dataDir });
   try {
-    return await fn(async (key) => (await t.vigil.app.inject({ method: 'POST', url: '/v1/events', headers: bearer(key), payload: { event: 'auth.login' } })).statusCode);
+    return await fn(
+      async (key) => (await t.vigil.app.inject({ method: 'POST', url: '/v1/events', headers: bearer(key), payload: { event: 'auth.login' } })).statusCode,
+    );
   } finally {
     await t.close();
   }
@@ -99,7 +101,10 @@ describe('vigil CLI', () => {
 
   it('keys revoke: the key answers 401 from then on', async () => {
     expect(await cli('keys', 'revoke', keyId)).toEqual([`revoked ${keyId}`]);
-    const line = (await cli('keys', 'list', '--account', accountId)).join('\n').split('\n').find((l) => l.startsWith(keyId));
+    const line = (await cli('keys', 'list', '--account', accountId))
+      .join('\n')
+      .split('\n')
+      .find((l) => l.startsWith(keyId));
     expect(line).toMatch(/\d{4}-\d{2}-\d{2}T/);
     expect(await withApp((send) => send(key))).toBe(401);
   });

@@ -100,7 +100,16 @@ describe('loadConfig', () => {
       VIGIL_GEOIP_CITY: aFile,
       VIGIL_SQLITE_SYNCHRONOUS: 'normal',
     });
-    expect(c).toMatchObject({ port: 0, host: '::', dataDir: ':memory:', initialPlan: 'starter', redisCluster: true, trustProxy: ['10.0.0.0/8', '192.168.1.1'], feedsDir: dir, geoipCity: aFile });
+    expect(c).toMatchObject({
+      port: 0,
+      host: '::',
+      dataDir: ':memory:',
+      initialPlan: 'starter',
+      redisCluster: true,
+      trustProxy: ['10.0.0.0/8', '192.168.1.1'],
+      feedsDir: dir,
+      geoipCity: aFile,
+    });
     expect(c.plans.pro?.rpm).toBe(5000);
     expect(c.plans.pro?.batchMax).toBe(100);
     expect(c.ipLimits.map((o) => [o.cidr, o.perMinute])).toEqual([
@@ -110,7 +119,11 @@ describe('loadConfig', () => {
   });
 
   it('treats empty values as unset', () => {
-    expect(loadConfig({ VIGIL_PORT: '', VIGIL_ADMIN_TOKEN: '  ', VIGIL_DATABASE_URL: '' })).toMatchObject({ port: 8080, adminToken: undefined, databaseUrl: undefined });
+    expect(loadConfig({ VIGIL_PORT: '', VIGIL_ADMIN_TOKEN: '  ', VIGIL_DATABASE_URL: '' })).toMatchObject({
+      port: 8080,
+      adminToken: undefined,
+      databaseUrl: undefined,
+    });
   });
 
   it.each(BAD)('%s=%j is a ConfigError naming the variable', (variable, value, says) => {

@@ -34,7 +34,15 @@ export function stateStoreContract(name: string, factory: () => Promise<StateSto
 
     describe('window.add', () => {
       const add = (at: number, amount?: number, maxEntries?: number) =>
-        one({ kind: 'window.add', key: `${p}w`, field: 'f', at, windowMs: 5 * MIN, ...(amount === undefined ? {} : { amount }), ...(maxEntries === undefined ? {} : { maxEntries }) });
+        one({
+          kind: 'window.add',
+          key: `${p}w`,
+          field: 'f',
+          at,
+          windowMs: 5 * MIN,
+          ...(amount === undefined ? {} : { amount }),
+          ...(maxEntries === undefined ? {} : { maxEntries }),
+        });
 
       it('counts entries inside the window and forgets older ones', async () => {
         for (let i = 0; i < 9; i++) expect((await add(T0 + i * 1000)).sum).toBe(i + 1);
@@ -80,7 +88,15 @@ export function stateStoreContract(name: string, factory: () => Promise<StateSto
 
     describe('distinct.add', () => {
       const add = (at: number, member?: string, fewTries?: number) =>
-        one({ kind: 'distinct.add', key: `${p}d`, field: 'f', at, windowMs: 10 * MIN, ...(member === undefined ? {} : { member }), ...(fewTries === undefined ? {} : { fewTries }) });
+        one({
+          kind: 'distinct.add',
+          key: `${p}d`,
+          field: 'f',
+          at,
+          windowMs: 10 * MIN,
+          ...(member === undefined ? {} : { member }),
+          ...(fewTries === undefined ? {} : { fewTries }),
+        });
 
       it('counts distinct members in the window', async () => {
         expect(await add(T0, 'a')).toMatchObject({ distinct: 1, memberSeen: false });
@@ -102,8 +118,16 @@ export function stateStoreContract(name: string, factory: () => Promise<StateSto
       it('remove deletes a member and answers the rest', async () => {
         await add(T0, 'a');
         await add(T0 + 1, 'b');
-        expect(await one({ kind: 'distinct.add', key: `${p}d`, field: 'f', at: T0 + 2, windowMs: 10 * MIN, member: 'a', remove: true })).toEqual({ distinct: 1, few: 0, memberSeen: true });
-        expect(await one({ kind: 'distinct.add', key: `${p}d`, field: 'f', at: T0 + 3, windowMs: 10 * MIN, member: 'zz', remove: true })).toEqual({ distinct: 1, few: 0, memberSeen: false });
+        expect(await one({ kind: 'distinct.add', key: `${p}d`, field: 'f', at: T0 + 2, windowMs: 10 * MIN, member: 'a', remove: true })).toEqual({
+          distinct: 1,
+          few: 0,
+          memberSeen: true,
+        });
+        expect(await one({ kind: 'distinct.add', key: `${p}d`, field: 'f', at: T0 + 3, windowMs: 10 * MIN, member: 'zz', remove: true })).toEqual({
+          distinct: 1,
+          few: 0,
+          memberSeen: false,
+        });
         expect((await add(T0 + 4, 'a')).memberSeen).toBe(false);
       });
 
@@ -181,13 +205,25 @@ export function stateStoreContract(name: string, factory: () => Promise<StateSto
 
     describe('alert.open and alert.peek', () => {
       const open = (at: number, id: string, eventId?: string, maxEventIds?: number) =>
-        one({ kind: 'alert.open', key: `${p}a`, field: 'auth.brute_force.account', at, id, windowMs: 5 * MIN, ...(eventId ? { eventId } : {}), ...(maxEventIds ? { maxEventIds } : {}) });
+        one({
+          kind: 'alert.open',
+          key: `${p}a`,
+          field: 'auth.brute_force.account',
+          at,
+          id,
+          windowMs: 5 * MIN,
+          ...(eventId ? { eventId } : {}),
+          ...(maxEventIds ? { maxEventIds } : {}),
+        });
       const peek = (at: number) => one({ kind: 'alert.peek', key: `${p}a`, field: 'auth.brute_force.account', at, windowMs: 5 * MIN });
 
       it('opens once, then updates the open alert within the window', async () => {
         expect(await peek(T0)).toEqual({ alert: null });
         expect(await open(T0, 'alr_1', 'evt_1')).toEqual({ opened: true, alert: { id: 'alr_1', count: 1, firstSeen: T0, lastSeen: T0, eventIds: ['evt_1'] } });
-        expect(await open(T0 + 4 * MIN, 'alr_2', 'evt_2')).toEqual({ opened: false, alert: { id: 'alr_1', count: 2, firstSeen: T0, lastSeen: T0 + 4 * MIN, eventIds: ['evt_1', 'evt_2'] } });
+        expect(await open(T0 + 4 * MIN, 'alr_2', 'evt_2')).toEqual({
+          opened: false,
+          alert: { id: 'alr_1', count: 2, firstSeen: T0, lastSeen: T0 + 4 * MIN, eventIds: ['evt_1', 'evt_2'] },
+        });
         expect((await peek(T0 + 8 * MIN)).alert?.id).toBe('alr_1');
         expect(await open(T0 + 10 * MIN, 'alr_3')).toMatchObject({ opened: true, alert: { id: 'alr_3', count: 1, eventIds: [] } });
       });
@@ -232,7 +268,16 @@ export function stateStoreContract(name: string, factory: () => Promise<StateSto
       expect(await one({ kind: 'delete', key, field: 'c2' })).toEqual({ deleted: false });
       const reads = await store.run([
         ...Array.from({ length: 6 }, (_, i) => ({ kind: 'counter.add' as const, key, field: `c${i}`, at: T0, amount: 0, ttlMs: MIN })),
-        ...Array.from({ length: 6 }, (_, i) => ({ kind: 'seen.add' as const, key, field: `s${i}`, member: `m${i}`, at: T0 + 1, withinMs: MIN, ttlMs: MIN, readOnly: true })),
+        ...Array.from({ length: 6 }, (_, i) => ({
+          kind: 'seen.add' as const,
+          key,
+          field: `s${i}`,
+          member: `m${i}`,
+          at: T0 + 1,
+          withinMs: MIN,
+          ttlMs: MIN,
+          readOnly: true,
+        })),
         ...Array.from({ length: 6 }, (_, i) => ({ kind: 'last.swap' as const, key, field: `l${i}`, at: T0 + 10, ttlMs: MIN })),
         { kind: 'window.add', key, field: 'w', at: T0 + 1, windowMs: MIN, amount: 0 },
       ]);

@@ -545,7 +545,15 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         const a = alertRow('acc_a', { eventIds: ['evt_1'] });
         const b = alertRow('acc_a', { subject: 'user_2' });
         await store.commit(batch({ alerts: [{ alert: b, opened: true }] }));
-        const step = (n: number, over: Partial<typeof a> = {}) => ({ ...a, count: n, lastSeen: T0 + n, eventIds: Array.from({ length: n }, (_, i) => `evt_${i + 1}`), details: { seen: n }, severity: n > 2 ? 'critical' : 'high', ...over });
+        const step = (n: number, over: Partial<typeof a> = {}) => ({
+          ...a,
+          count: n,
+          lastSeen: T0 + n,
+          eventIds: Array.from({ length: n }, (_, i) => `evt_${i + 1}`),
+          details: { seen: n },
+          severity: n > 2 ? 'critical' : 'high',
+          ...over,
+        });
         await store.commit(
           batch({
             alerts: [
@@ -560,7 +568,17 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         expect(await store.getAlert('acc_a', a.id)).toEqual(step(3));
         expect(await store.getAlert('acc_a', b.id)).toEqual({ ...b, count: 3, details: { seen: 3 } });
         const c = alertRow('acc_a', { subject: 'user_3' });
-        await expect(store.commit(batch({ alerts: [{ alert: step(4), opened: false }, { alert: c, opened: true }, { alert: c, opened: true }] }))).rejects.toBeInstanceOf(StoreRejectedError);
+        await expect(
+          store.commit(
+            batch({
+              alerts: [
+                { alert: step(4), opened: false },
+                { alert: c, opened: true },
+                { alert: c, opened: true },
+              ],
+            }),
+          ),
+        ).rejects.toBeInstanceOf(StoreRejectedError);
         expect(await store.getAlert('acc_a', a.id)).toEqual(step(3));
         expect(await store.getAlert('acc_a', c.id)).toBeUndefined();
       });

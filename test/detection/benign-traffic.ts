@@ -66,7 +66,12 @@ export function benignDay(users: readonly User[], dayStart: number, seed: number
   const r = rng(seed);
   const out: EventSpec[] = [];
   for (const u of users) {
-    const geo = (jitterKm = 5) => ({ country: u.city.country, lat: u.city.lat + (r() - 0.5) * jitterKm * 0.018, lon: u.city.lon + (r() - 0.5) * jitterKm * 0.018, radius: 10 + Math.floor(r() * 40) });
+    const geo = (jitterKm = 5) => ({
+      country: u.city.country,
+      lat: u.city.lat + (r() - 0.5) * jitterKm * 0.018,
+      lon: u.city.lon + (r() - 0.5) * jitterKm * 0.018,
+      radius: 10 + Math.floor(r() * 40),
+    });
     const login = (at: number, ipAddr: string, ua: string, session: string) => {
       // Occasional typos: one or two failures just before the success.
       if (r() < 0.06) {
@@ -93,7 +98,16 @@ export function benignDay(users: readonly User[], dayStart: number, seed: number
       }
       if (u.exporter) {
         t += 10 * MIN;
-        out.push({ type: 'data.exported', at: t, actor: u.id, ip: officeIp, ua: u.device, geo: geo(), session, metadata: { rows: 50 + Math.floor(r() * 5000), bytes: 20_000 + Math.floor(r() * 5_000_000) } });
+        out.push({
+          type: 'data.exported',
+          at: t,
+          actor: u.id,
+          ip: officeIp,
+          ua: u.device,
+          geo: geo(),
+          session,
+          metadata: { rows: 50 + Math.floor(r() * 5000), bytes: 20_000 + Math.floor(r() * 5_000_000) },
+        });
       }
       out.push({ type: 'auth.logout', at: t + MIN, actor: u.id, ip: officeIp, session });
     }
@@ -110,13 +124,26 @@ export function benignDay(users: readonly User[], dayStart: number, seed: number
       const other = CITIES[(u.cityIndex + 3) % CITIES.length] as User['city'];
       const last = out.reduce((m, e) => (e.actor === u.id ? Math.max(m, e.at as number) : m), 0);
       const flight = (haversineKm(u.city.lat, u.city.lon, other.lat, other.lon) / 800 + 2) * HOUR;
-      out.push({ type: 'auth.login.success', at: last + flight, actor: u.id, ip: ip(185, 2000 + u.cityIndex, 7), ua: u.mobile ?? u.device, geo: { country: other.country, lat: other.lat, lon: other.lon, radius: 20 } });
+      out.push({
+        type: 'auth.login.success',
+        at: last + flight,
+        actor: u.id,
+        ip: ip(185, 2000 + u.cityIndex, 7),
+        ua: u.mobile ?? u.device,
+        geo: { country: other.country, lat: other.lat, lon: other.lon, radius: 20 },
+      });
     }
     if (r() < 0.1) {
       const at = dayStart + 10 * HOUR + Math.floor(r() * 6 * HOUR);
       for (let k = 0; k < 20; k++) {
         const status = r() < 0.05 ? 404 : 200;
-        out.push({ type: 'api.request', at: at + k * 30_000, actor: u.id, ip: u.homeIp, request: { method: 'GET', path: `/api/v1/items/${Math.floor(r() * 50)}`, status } });
+        out.push({
+          type: 'api.request',
+          at: at + k * 30_000,
+          actor: u.id,
+          ip: u.homeIp,
+          request: { method: 'GET', path: `/api/v1/items/${Math.floor(r() * 50)}`, status },
+        });
       }
     }
   }

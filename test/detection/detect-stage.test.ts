@@ -37,8 +37,13 @@ describe('detect stage', () => {
   it('writes alert rows with the triggering event ids, and returns hits with the same ids', async () => {
     const results = await playAll(failures(11));
     const opened = results[9];
-    expect(opened?.alerts).toEqual([{ id: expect.stringMatching(/^alr_/), type: 'auth.brute_force.account', severity: 'high', subject: 'actor:alice', opened: true, detector: 'brute_force' }]);
-    expect(opened?.writes[0]).toMatchObject({ opened: true, alert: { accountId: 'acc_test', status: 'open', count: 1, actorId: 'alice', eventIds: ['evt_9'], details: { failures: 10, threshold: 10 } } });
+    expect(opened?.alerts).toEqual([
+      { id: expect.stringMatching(/^alr_/), type: 'auth.brute_force.account', severity: 'high', subject: 'actor:alice', opened: true, detector: 'brute_force' },
+    ]);
+    expect(opened?.writes[0]).toMatchObject({
+      opened: true,
+      alert: { accountId: 'acc_test', status: 'open', count: 1, actorId: 'alice', eventIds: ['evt_9'], details: { failures: 10, threshold: 10 } },
+    });
     const updated = results[10]?.writes[0];
     expect(updated).toMatchObject({ opened: false, alert: { id: opened?.alerts[0]?.id, count: 2, eventIds: ['evt_9', 'evt_10'] } });
     expect(updated?.alert.lastSeen).toBe(updated!.alert.firstSeen + 10_000);
@@ -55,7 +60,20 @@ describe('detect stage', () => {
 
   it('sends a benign event in one batch and no batch at all when nothing applies', async () => {
     const { store, batches } = countingStore();
-    await playAll([{ type: 'auth.login.success', actor: 'alice', ip: '203.0.113.10', ua: 'Chrome/Windows', geo: { country: 'FR', lat: 48.85, lon: 2.35, radius: 10 }, session: 's1' }], {}, store);
+    await playAll(
+      [
+        {
+          type: 'auth.login.success',
+          actor: 'alice',
+          ip: '203.0.113.10',
+          ua: 'Chrome/Windows',
+          geo: { country: 'FR', lat: 48.85, lon: 2.35, radius: 10 },
+          session: 's1',
+        },
+      ],
+      {},
+      store,
+    );
     expect(batches).toHaveLength(1);
     expect(batches[0]).toBeGreaterThan(3);
     await playAll([{ type: 'custom.thing.done', actor: 'alice' }], {}, store);
@@ -63,7 +81,11 @@ describe('detect stage', () => {
   });
 
   it('links the stages of a kill chain to their events and alerts', async () => {
-    const results = await playAll([...failures(10), { type: 'auth.login.success', actor: 'alice', ip: '198.51.100.66', at: 180_000 }, { type: 'auth.mfa.disabled', actor: 'alice', ip: '198.51.100.66', at: 1_200_000 }]);
+    const results = await playAll([
+      ...failures(10),
+      { type: 'auth.login.success', actor: 'alice', ip: '198.51.100.66', at: 180_000 },
+      { type: 'auth.mfa.disabled', actor: 'alice', ip: '198.51.100.66', at: 1_200_000 },
+    ]);
     const last = results.at(-1);
     const chain = last?.writes.find((w) => w.alert.type === 'chain.account_takeover');
     expect(chain?.alert.details).toMatchObject({
@@ -101,7 +123,15 @@ describe('detect stage', () => {
   it('silences detectors through actor, ASN and country allowlists, and disabled detectors', async () => {
     const travel = (extra: Partial<EventSpec>): EventSpec[] => [
       { type: 'auth.login.success', actor: 'alice', ip: '203.0.113.10', geo: { country: 'FR', lat: 48.85, lon: 2.35, radius: 10 }, ...extra },
-      { type: 'auth.login.success', actor: 'alice', ip: '198.51.100.10', at: 1_800_000, geo: { country: 'US', lat: 40.71, lon: -74, radius: 10 }, asn: 64500, ...extra },
+      {
+        type: 'auth.login.success',
+        actor: 'alice',
+        ip: '198.51.100.10',
+        at: 1_800_000,
+        geo: { country: 'US', lat: 40.71, lon: -74, radius: 10 },
+        asn: 64500,
+        ...extra,
+      },
     ];
     const fired = async (settings: Record<string, unknown>) => (await playAll(travel({}), settings)).flatMap((r) => r.alerts.map((a) => a.type));
     expect(await fired({})).toEqual(['auth.impossible_travel']);

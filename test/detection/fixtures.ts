@@ -34,7 +34,10 @@ export function loadScenarios(root = FIXTURES_ROOT): { name: string; scenario: S
 }
 
 function fill<T>(value: T, i: number): T {
-  if (typeof value === 'string') return value.replace(/\{i(?:([%/])(\d+))?\}/g, (_, op?: string, n?: string) => String(op === '%' ? i % Number(n) : op === '/' ? Math.floor(i / Number(n)) : i)) as T;
+  if (typeof value === 'string')
+    return value.replace(/\{i(?:([%/])(\d+))?\}/g, (_, op?: string, n?: string) =>
+      String(op === '%' ? i % Number(n) : op === '/' ? Math.floor(i / Number(n)) : i),
+    ) as T;
   if (Array.isArray(value)) return value.map((v) => fill(v, i)) as T;
   if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v, i)])) as T;
   return value;

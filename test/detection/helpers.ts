@@ -93,9 +93,12 @@ export function enriched(spec: EventSpec, base = T0): EnrichedEvent {
   const enrichment: { -readonly [K in keyof Enrichment]: Enrichment[K] } = {};
   if (spec.geo) enrichment.geo = { country: spec.geo.country, latitude: spec.geo.lat, longitude: spec.geo.lon, accuracyRadiusKm: spec.geo.radius };
   if (spec.asn !== undefined) enrichment.asn = { number: spec.asn };
-  if (spec.tor || spec.blocklists || spec.hosting) enrichment.threat = { torExit: spec.tor ?? false, blocklists: spec.blocklists ?? [], hostingAsn: spec.hosting ?? false };
-  if (spec.ua !== undefined || spec.scanner !== undefined) enrichment.userAgent = { family: spec.ua ?? 'Other', automated: spec.scanner !== undefined, ...(spec.scanner ? { scanner: spec.scanner } : {}) };
-  if (spec.email !== undefined) enrichment.email = { domain: spec.email.split('@')[1] ?? '', normalized: spec.email.toLowerCase(), disposable: spec.disposable ?? false };
+  if (spec.tor || spec.blocklists || spec.hosting)
+    enrichment.threat = { torExit: spec.tor ?? false, blocklists: spec.blocklists ?? [], hostingAsn: spec.hosting ?? false };
+  if (spec.ua !== undefined || spec.scanner !== undefined)
+    enrichment.userAgent = { family: spec.ua ?? 'Other', automated: spec.scanner !== undefined, ...(spec.scanner ? { scanner: spec.scanner } : {}) };
+  if (spec.email !== undefined)
+    enrichment.email = { domain: spec.email.split('@')[1] ?? '', normalized: spec.email.toLowerCase(), disposable: spec.disposable ?? false };
   if (spec.breached !== undefined) enrichment.breachedPassword = spec.breached;
   if (spec.scan) enrichment.scan = spec.scan;
   return {
@@ -116,5 +119,10 @@ export function enriched(spec: EventSpec, base = T0): EnrichedEvent {
 
 export function accountContext(settings: Record<string, unknown> = {}, id = 'acc_test'): AccountContext {
   const plan = DEFAULT_PLANS.business ?? Object.values(DEFAULT_PLANS)[0];
-  return { account: { id, name: 'Test', plan: 'business', createdAt: 0, settings }, plan: plan as AccountContext['plan'], keyId: 'key_test', keyKind: 'secret' };
+  return {
+    account: { id, name: 'Test', plan: 'business', createdAt: 0, settings },
+    plan: plan as AccountContext['plan'],
+    keyId: 'key_test',
+    keyKind: 'secret',
+  };
 }

@@ -26,7 +26,8 @@ describe('noise', () => {
     const serious = [...byType].filter(([type]) => ['high', 'critical'].includes(alertSpec(type).severity));
     expect(events).toBeGreaterThan(50_000);
     // The day really contains the awkward parts: typos, exports, resets, API 404s, travellers (seen as new countries).
-    for (const type of ['auth.login.failure', 'data.exported', 'auth.password.reset_requested', 'api.request', 'data.accessed']) expect(seen.get(type) ?? 0, type).toBeGreaterThan(10);
+    for (const type of ['auth.login.failure', 'data.exported', 'auth.password.reset_requested', 'api.request', 'data.accessed'])
+      expect(seen.get(type) ?? 0, type).toBeGreaterThan(10);
     expect(byType.get('auth.new_country') ?? 0).toBeGreaterThan(10);
     expect(serious, JSON.stringify(Object.fromEntries(byType))).toEqual([]);
     await state.close();

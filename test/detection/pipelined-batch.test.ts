@@ -33,7 +33,13 @@ class LaterAnsweringStore implements StateStore {
 }
 
 const failures = (n: number) => Array.from({ length: n }, (_, i) => ({ type: 'auth.login.failure', actor: 'victim', ip: `203.0.113.${i}`, at: i * 1000 }));
-const bruteForce = (d: readonly Detection[]) => d.map((x) => x.alerts.filter((a) => a.type === 'auth.brute_force.account').map((a) => (a.opened ? 'opened' : 'updated')).join());
+const bruteForce = (d: readonly Detection[]) =>
+  d.map((x) =>
+    x.alerts
+      .filter((a) => a.type === 'auth.brute_force.account')
+      .map((a) => (a.opened ? 'opened' : 'updated'))
+      .join(),
+  );
 
 describe('a batch detected pipelined', () => {
   it.each(scenarios)('$name: same alerts as one by one', ({ scenario }) => sameAsOneByOne(scenario, () => new LaterAnsweringStore()));

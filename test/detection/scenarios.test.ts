@@ -51,15 +51,22 @@ describe('detector scenarios', () => {
     const raised = new Set(writes.map((w) => w.alert.type));
     for (const type of scenario.expect.absent ?? []) expect(raised.has(type), `${type} must stay quiet: ${scenario.description}`).toBe(false);
     for (const [type, n] of Object.entries(scenario.expect.opened ?? {})) expect(opened.filter((t) => t === type).length, `${type} opened`).toBe(n);
-    for (const [type, n] of Object.entries(scenario.expect.count ?? {})) expect(writes.filter((w) => w.alert.type === type).at(-1)?.alert.count, `${type} count`).toBe(n);
+    for (const [type, n] of Object.entries(scenario.expect.count ?? {}))
+      expect(writes.filter((w) => w.alert.type === type).at(-1)?.alert.count, `${type} count`).toBe(n);
   });
 
   it('fires every alert type in some scenario and keeps each quiet in another', () => {
     const fired = new Set(scenarios.flatMap((s) => s.scenario.expect.alerts));
     const quiet = new Set(scenarios.flatMap((s) => s.scenario.expect.absent ?? []));
     const known = ALERT_TYPES.map((a) => a.type);
-    expect(known.filter((t) => !fired.has(t)), 'never fired').toEqual([]);
-    expect(known.filter((t) => !quiet.has(t)), 'never shown quiet').toEqual([]);
+    expect(
+      known.filter((t) => !fired.has(t)),
+      'never fired',
+    ).toEqual([]);
+    expect(
+      known.filter((t) => !quiet.has(t)),
+      'never shown quiet',
+    ).toEqual([]);
     for (const t of [...fired, ...quiet]) expect(known, 'fixture names an unknown alert type').toContain(t);
   });
 });

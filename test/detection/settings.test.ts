@@ -6,7 +6,11 @@ describe('detection settings validation', () => {
     const result = validateDetectionSettings({
       detectors: { brute_force: { account_failures: 5, enabled: true }, impossible_travel: { enabled: false } },
       allowlists: {
-        ips: [{ value: '10.1.2.3/8', detectors: ['impossible_travel'], note: 'VPN' }, { value: '2001:db8::1', detectors: ['*'] }, { value: '::ffff:192.0.2.1', detectors: ['*'] }],
+        ips: [
+          { value: '10.1.2.3/8', detectors: ['impossible_travel'], note: 'VPN' },
+          { value: '2001:db8::1', detectors: ['*'] },
+          { value: '::ffff:192.0.2.1', detectors: ['*'] },
+        ],
         asns: [{ value: 13335, detectors: ['threat_intel'] }],
         actors: [{ value: 'svc-backup', detectors: ['bulk_export', 'bulk_export'] }],
         countries: [{ value: 'fr', detectors: ['geo_device_anomaly'] }],
@@ -17,7 +21,11 @@ describe('detection settings validation', () => {
       value: {
         detectors: { brute_force: { account_failures: 5, enabled: true }, impossible_travel: { enabled: false } },
         allowlists: {
-          ips: [{ value: '10.0.0.0/8', detectors: ['impossible_travel'], note: 'VPN' }, { value: '2001:db8::1/128', detectors: ['*'] }, { value: '192.0.2.1/32', detectors: ['*'] }],
+          ips: [
+            { value: '10.0.0.0/8', detectors: ['impossible_travel'], note: 'VPN' },
+            { value: '2001:db8::1/128', detectors: ['*'] },
+            { value: '192.0.2.1/32', detectors: ['*'] },
+          ],
           asns: [{ value: 13335, detectors: ['threat_intel'] }],
           actors: [{ value: 'svc-backup', detectors: ['bulk_export'] }],
           countries: [{ value: 'FR', detectors: ['geo_device_anomaly'] }],
@@ -60,8 +68,14 @@ describe('detection settings validation', () => {
   });
 
   it('rejects parts of the wrong shape', () => {
-    expect(validateDetectionSettings({ detectors: [], allowlists: 'x' })).toEqual({ ok: false, errors: ['detectors must be an object', 'allowlists must be an object'] });
-    expect(validateDetectionSettings({ allowlists: { ips: new Array(1001).fill({ value: '10.0.0.1', detectors: ['*'] }) } })).toEqual({ ok: false, errors: ['allowlists.ips must be an array of at most 1000 entries'] });
+    expect(validateDetectionSettings({ detectors: [], allowlists: 'x' })).toEqual({
+      ok: false,
+      errors: ['detectors must be an object', 'allowlists must be an object'],
+    });
+    expect(validateDetectionSettings({ allowlists: { ips: new Array(1001).fill({ value: '10.0.0.1', detectors: ['*'] }) } })).toEqual({
+      ok: false,
+      errors: ['allowlists.ips must be an array of at most 1000 entries'],
+    });
     expect(validateDetectionSettings({})).toEqual({ ok: true, value: {} });
   });
 });
@@ -76,7 +90,10 @@ describe('compiled settings', () => {
     const settings = {
       detectors: { brute_force: { ip_failures: 50 }, api_abuse: { enabled: false } },
       allowlists: {
-        ips: [{ value: '10.0.0.0/8', detectors: ['impossible_travel'] }, { value: '2001:db8::/32', detectors: ['brute_force'] }],
+        ips: [
+          { value: '10.0.0.0/8', detectors: ['impossible_travel'] },
+          { value: '2001:db8::/32', detectors: ['brute_force'] },
+        ],
         asns: [{ value: 64500, detectors: ['threat_intel'] }],
         actors: [{ value: 'svc', detectors: ['bulk_export'] }],
         countries: [{ value: 'FR', detectors: ['geo_device_anomaly'] }],
@@ -92,6 +109,11 @@ describe('compiled settings', () => {
     expect([...(c.silenced({ ip: '2001:db8:1::5' }) ?? [])]).toEqual(['brute_force']);
     expect(c.silenced({ ip: '11.0.0.1' })).toBeNull();
     expect(c.silenced({ ip: 'not-an-ip' })).toBeNull();
-    expect([...(c.silenced({ ip: '10.0.0.1', asn: 64500, actorId: 'svc', country: 'FR' }) ?? [])].sort()).toEqual(['bulk_export', 'geo_device_anomaly', 'impossible_travel', 'threat_intel']);
+    expect([...(c.silenced({ ip: '10.0.0.1', asn: 64500, actorId: 'svc', country: 'FR' }) ?? [])].sort()).toEqual([
+      'bulk_export',
+      'geo_device_anomaly',
+      'impossible_travel',
+      'threat_intel',
+    ]);
   });
 });

@@ -36,7 +36,11 @@ describe('detection catalogue', () => {
 
   it('uses only the 10 families; threat_intel and request_scanner are generic', () => {
     for (const d of DETECTOR_SPECS) for (const f of d.families) expect(DETECTOR_FAMILIES).toContain(f);
-    expect(DETECTOR_SPECS.filter((d) => d.generic).map((d) => d.name).sort()).toEqual(['request_scanner', 'threat_intel']);
+    expect(
+      DETECTOR_SPECS.filter((d) => d.generic)
+        .map((d) => d.name)
+        .sort(),
+    ).toEqual(['request_scanner', 'threat_intel']);
   });
 
   it('documents thresholds with defaults inside their bounds', () => {

@@ -9,8 +9,17 @@ import { parseAddress } from '../../src/enrichment/ip/address.js';
 
 let dir: string;
 let cacheDir: string;
-const V4 = ['16777216,16777471,13335,"Cloudflare, Inc."', '134744064,134744319,15169,Google LLC', '35309568,35313663,201907,"LLC ""SPUTNIK"""', 'garbage line', '134744320,134744575,15169,Google LLC'].join('\n');
-const V6 = ['2001:4860::,2001:4860:ffff:ffff:ffff:ffff:ffff:ffff,15169,Google LLC', '2606:4700::,2606:4700:ffff:ffff:ffff:ffff:ffff:ffff,13335,"Cloudflare, Inc."'].join('\r\n');
+const V4 = [
+  '16777216,16777471,13335,"Cloudflare, Inc."',
+  '134744064,134744319,15169,Google LLC',
+  '35309568,35313663,201907,"LLC ""SPUTNIK"""',
+  'garbage line',
+  '134744320,134744575,15169,Google LLC',
+].join('\n');
+const V6 = [
+  '2001:4860::,2001:4860:ffff:ffff:ffff:ffff:ffff:ffff,15169,Google LLC',
+  '2606:4700::,2606:4700:ffff:ffff:ffff:ffff:ffff:ffff,13335,"Cloudflare, Inc."',
+].join('\r\n');
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'vigil-asn-'));

@@ -14,7 +14,22 @@ const addr = (ip: string) => parseAddress(ip)!;
 
 describe('parseIpFeed', () => {
   it('reads addresses, CIDRs, ranges, IPv6, comments; counts malformed lines', () => {
-    const feed = parseIpFeed(['# header', '', '1.2.3.4', '10.0.0.0/8 # inline', '5.6.7.0/24 ; SBL1', '2001:db8::/32', '2001:db8:1::1', '9.9.9.1-9.9.9.9', '1.2.3', 'hello', '1.2.3.4/40', '  8.8.8.8  '].join('\n'));
+    const feed = parseIpFeed(
+      [
+        '# header',
+        '',
+        '1.2.3.4',
+        '10.0.0.0/8 # inline',
+        '5.6.7.0/24 ; SBL1',
+        '2001:db8::/32',
+        '2001:db8:1::1',
+        '9.9.9.1-9.9.9.9',
+        '1.2.3',
+        'hello',
+        '1.2.3.4/40',
+        '  8.8.8.8  ',
+      ].join('\n'),
+    );
     expect(feed.ranges).toEqual([
       { version: 4, first: 0x01020304, last: 0x01020304 },
       { version: 4, first: 0x0a000000, last: 0x0affffff },
@@ -35,7 +50,8 @@ describe('parseIpFeed', () => {
   });
 
   it("reads Tor's exit-addresses format", () => {
-    const text = 'ExitNode 0011BD2485AD45D984EC4159C88FC066E5E3300E\nPublished 2024-01-01 00:00:00\nLastStatus 2024-01-01 01:00:00\nExitAddress 162.247.74.201 2024-01-01 01:04:35\n';
+    const text =
+      'ExitNode 0011BD2485AD45D984EC4159C88FC066E5E3300E\nPublished 2024-01-01 00:00:00\nLastStatus 2024-01-01 01:00:00\nExitAddress 162.247.74.201 2024-01-01 01:04:35\n';
     const feed = parseIpFeed(text);
     expect(feed.ranges).toEqual([{ version: 4, first: 0xa2f74ac9, last: 0xa2f74ac9 }]);
     expect(feed.malformed).toBe(0);
@@ -118,10 +134,15 @@ describe('FeedSnapshot', () => {
         return `10.${(base >> 4) & 255}.${(base & 15) * 16}.0/${bits}`.replace(/^10\./, `${(l % 2) + 44}.`);
       }),
     );
-    const feeds = lists.map((lines, l) => ({ file: `blocklist-${l}.txt`, name: `blocklist-${l}`, kind: 'blocklist' as const, ip: parseIpFeed(lines.join('\n')) }));
+    const feeds = lists.map((lines, l) => ({
+      file: `blocklist-${l}.txt`,
+      name: `blocklist-${l}`,
+      kind: 'blocklist' as const,
+      ip: parseIpFeed(lines.join('\n')),
+    }));
     const snap = FeedSnapshot.build(feeds);
     for (let k = 0; k < 3000; k++) {
-      const v = (0x2c000000 + ((k * 2246822519) >>> 0) % 0x02000000) >>> 0;
+      const v = (0x2c000000 + (((k * 2246822519) >>> 0) % 0x02000000)) >>> 0;
       const a = { version: 4 as const, w0: 0, w1: 0, w2: 0, w3: v };
       const expected = feeds.filter((f) => f.ip.ranges.some((r) => v >= (r.first as number) && v <= (r.last as number))).map((f) => f.name);
       expect(snap.lookup(a, undefined).blocklists).toEqual(expected);
@@ -144,7 +165,11 @@ describe('FeedStore', () => {
   it('loads the fixture folder and reports per-file counts and malformed lines', async () => {
     await cp(FIXTURES, dir, { recursive: true });
     store = await FeedStore.open({ dir, logger: silent, watch: false });
-    const status = store.status() as { feeds: { file: string; kind: string; entries: number; malformed: number; url?: string }[]; malformedLines: number; hostingAsns: number };
+    const status = store.status() as {
+      feeds: { file: string; kind: string; entries: number; malformed: number; url?: string }[];
+      malformedLines: number;
+      hostingAsns: number;
+    };
     const byFile = Object.fromEntries(status.feeds.map((f) => [f.file, f]));
     expect(byFile['tor-exit-nodes.txt']).toMatchObject({ kind: 'tor', entries: 6, malformed: 0, url: 'https://check.torproject.org/torbulkexitlist' });
     expect(byFile['blocklist-example.txt']).toMatchObject({ kind: 'blocklist', entries: 5, malformed: 2 });

@@ -16,10 +16,12 @@ function recorders() {
   const city: CityDatabase = { lookup: (ip) => (asked.push(`city:${ip}`), { country: 'ZZ' }), status: () => ({}) };
   const asn: AsnDatabase = { lookup: (_a, ip) => (asked.push(`asn:${ip}`), { number: 64500 }), status: () => ({}) };
   const snapshot = FeedSnapshot.build([{ file: 'blocklist.txt', name: 'blocklist', kind: 'blocklist', ip: parseIpFeed('0.0.0.0/0\n::/0\n') }]);
-  const feeds = { get snapshot() {
-    asked.push('feeds');
-    return snapshot;
-  } } as unknown as FeedStore;
+  const feeds = {
+    get snapshot() {
+      asked.push('feeds');
+      return snapshot;
+    },
+  } as unknown as FeedStore;
   const stage = createEnrichStage([networkEnricher, geoEnricher(city), asnEnricher(asn), threatEnricher(feeds)]);
   return { asked, stage };
 }

@@ -7,7 +7,14 @@ const FIREFOX_LINUX = 'Mozilla/5.0 (X11; Linux x86_64; rv:121.0) Gecko/20100101 
 
 describe('parseUserAgent', () => {
   it('reads browser, OS and device type of ordinary browsers', () => {
-    expect(parseUserAgent(CHROME_WIN)).toEqual({ browser: 'Chrome', browserVersion: '120.0.0.0', os: 'Windows', deviceType: 'desktop', family: 'Chrome/Windows', automated: false });
+    expect(parseUserAgent(CHROME_WIN)).toEqual({
+      browser: 'Chrome',
+      browserVersion: '120.0.0.0',
+      os: 'Windows',
+      deviceType: 'desktop',
+      family: 'Chrome/Windows',
+      automated: false,
+    });
     expect(parseUserAgent(SAFARI_IPHONE)).toMatchObject({ browser: 'Safari', os: 'iOS', deviceType: 'mobile', family: 'Safari/iOS', automated: false });
     expect(parseUserAgent(FIREFOX_LINUX)).toMatchObject({ browser: 'Firefox', os: 'Linux', automated: false });
   });
@@ -30,14 +37,19 @@ describe('parseUserAgent', () => {
     expect(info.family).toBe(scanner);
   });
 
-  it.each(['curl/8.4.0', 'python-requests/2.31.0', 'Go-http-client/1.1', 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/120.0.0.0 Safari/537.36', 'okhttp/4.9.0', 'Googlebot/2.1 (+http://www.google.com/bot.html)', 'Wget/1.21.4'])(
-    'flags %j as automation, not as a scanner',
-    (ua) => {
-      const info = parseUserAgent(ua);
-      expect(info.automated).toBe(true);
-      expect(info.scanner).toBeUndefined();
-    },
-  );
+  it.each([
+    'curl/8.4.0',
+    'python-requests/2.31.0',
+    'Go-http-client/1.1',
+    'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/120.0.0.0 Safari/537.36',
+    'okhttp/4.9.0',
+    'Googlebot/2.1 (+http://www.google.com/bot.html)',
+    'Wget/1.21.4',
+  ])('flags %j as automation, not as a scanner', (ua) => {
+    const info = parseUserAgent(ua);
+    expect(info.automated).toBe(true);
+    expect(info.scanner).toBeUndefined();
+  });
 
   it('names non-browser clients by their product token', () => {
     expect(parseUserAgent('curl/8.4.0').family).toBe('curl');
@@ -46,7 +58,9 @@ describe('parseUserAgent', () => {
 
   it('does not flag browsers whose text merely resembles a tool name', () => {
     expect(parseUserAgent(CHROME_WIN).scanner).toBeUndefined();
-    expect(parseUserAgent('Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36').automated).toBe(false);
+    expect(
+      parseUserAgent('Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36').automated,
+    ).toBe(false);
   });
 
   it('parses only a prefix of very long agents', () => {

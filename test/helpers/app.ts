@@ -47,7 +47,10 @@ export interface TestApp {
  * The real app on in-memory SQLite (or a given store), with a manual clock and the
  * admin API enabled. Requests go through Fastify inject: the whole HTTP lifecycle.
  */
-export async function testApp(env: Record<string, string> = {}, options: { store?: Store; clock?: ManualClock; logger?: FastifyBaseLogger } = {}): Promise<TestApp> {
+export async function testApp(
+  env: Record<string, string> = {},
+  options: { store?: Store; clock?: ManualClock; logger?: FastifyBaseLogger } = {},
+): Promise<TestApp> {
   const clock = options.clock ?? new ManualClock();
   const scaleOut = SCALE_OUT && !options.store ? await scaleOutBackends(clock) : undefined;
   const config = loadConfig({ VIGIL_DATA_DIR: ':memory:', VIGIL_ADMIN_TOKEN: ADMIN_TOKEN, VIGIL_SQLITE_SYNCHRONOUS: 'normal', ...scaleOut?.env, ...env });

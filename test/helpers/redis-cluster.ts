@@ -50,11 +50,28 @@ export async function startTestCluster(suite: string): Promise<TestCluster | und
       const port = await freePort();
       ports.push(port);
       const nodeDir = mkdtempSync(join(dir, `node-${port}-`));
-      const args = ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--dir', nodeDir, '--save', '', '--appendonly', 'no'];
+      const args = [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        'nodes.conf',
+        '--dir',
+        nodeDir,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+      ];
       nodes.push(spawn('redis-server', args, { stdio: 'ignore' }));
     }
     for (const port of ports) await until(() => cli(port, 'ping').stdout.trim() === 'PONG', `node ${port} answering`);
-    const create = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8' });
+    const create = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], {
+      encoding: 'utf8',
+    });
     if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`);
     for (const port of ports) await until(() => cli(port, 'cluster', 'info').stdout.includes('cluster_state:ok'), `cluster_state:ok on ${port}`);
   } catch (err) {

@@ -48,7 +48,11 @@ describe('admin API (design 3.1)', () => {
     expect(listRes.body).not.toContain(secret.key.slice(12));
     const keys = listRes.json().data;
     expect(keys).toHaveLength(2);
-    expect(keys.find((k: { id: string }) => k.id === publishable.id)).toMatchObject({ kind: 'publishable', allowed_origins: ['https://shop.example'], revoked_at: null });
+    expect(keys.find((k: { id: string }) => k.id === publishable.id)).toMatchObject({
+      kind: 'publishable',
+      allowed_origins: ['https://shop.example'],
+      revoked_at: null,
+    });
     for (const k of keys) expect(k).not.toHaveProperty('key');
     // The key works at once.
     expect((await postEvent(t, secret.key, { event: 'auth.login' })).statusCode).toBe(202);

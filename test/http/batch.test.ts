@@ -33,13 +33,7 @@ describe('POST /v1/events/batch', () => {
 
   it('is all or nothing: invalid events anywhere reject the batch with per-index details', async () => {
     const acct = await t.account('pro');
-    const events = [
-      { event: 'auth.login' },
-      { event: 'Bad' },
-      { event: 'auth.login', ip: 'nope' },
-      { event: 'auth.login' },
-      { actor_id: 'no type' },
-    ];
+    const events = [{ event: 'auth.login' }, { event: 'Bad' }, { event: 'auth.login', ip: 'nope' }, { event: 'auth.login' }, { actor_id: 'no type' }];
     const body = expectError(await postEvent(t, acct.secret, { events }, BATCH), 400, 'INVALID_EVENT');
     expect(body.details?.map((d) => [d.index, d.field])).toEqual([
       [1, 'event'],

@@ -67,6 +67,10 @@ describe('browsers: publishable keys and CORS', () => {
   it('read endpoints get no CORS answer: secret keys do not belong in browsers', async () => {
     const res = await t.vigil.app.inject({ method: 'GET', url: '/v1/events', headers: { ...bearer(acct.secret), origin: 'https://shop.example' } });
     expect(res.headers['access-control-allow-origin']).toBeUndefined();
-    expectError(await t.vigil.app.inject({ method: 'GET', url: '/v1/events', headers: { ...bearer(acct.publishable), origin: 'https://shop.example' } }), 403, 'FORBIDDEN');
+    expectError(
+      await t.vigil.app.inject({ method: 'GET', url: '/v1/events', headers: { ...bearer(acct.publishable), origin: 'https://shop.example' } }),
+      403,
+      'FORBIDDEN',
+    );
   });
 });

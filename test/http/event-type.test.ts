@@ -81,7 +81,12 @@ describe('event type format (interface 6.1) through POST /v1/events', () => {
   });
 
   it('the same rules apply to each event of a batch, reported by index', async () => {
-    const res = await postEvent(t, key, { events: [{ event: 'auth.login' }, { event: 'a.b.c.d.e' }, { event: 'x.y' }, { event: 'Bad.type' }] }, '/v1/events/batch');
+    const res = await postEvent(
+      t,
+      key,
+      { events: [{ event: 'auth.login' }, { event: 'a.b.c.d.e' }, { event: 'x.y' }, { event: 'Bad.type' }] },
+      '/v1/events/batch',
+    );
     const body = expectError(res, 400, 'INVALID_EVENT');
     expect(body.details?.map((d) => [d.index, d.field])).toEqual([
       [1, 'event'],

@@ -48,7 +48,9 @@ describe('idempotent event_id (design 3.2)', () => {
     expect(JSON.stringify(batchBody.results[0])).toBe(first.body);
     expect(batchFirst.headers['content-type']).toBe('application/json; charset=utf-8');
     const batchAgain = await postEvent(t, acct.secret, { events: batch.events.slice(0, 2) }, BATCH);
-    expect(batchAgain.body).toBe(`{"status":"accepted","accepted":2,"results":[${JSON.stringify(batchBody.results[0])},${JSON.stringify(batchBody.results[1])}]}`);
+    expect(batchAgain.body).toBe(
+      `{"status":"accepted","accepted":2,"results":[${JSON.stringify(batchBody.results[0])},${JSON.stringify(batchBody.results[1])}]}`,
+    );
   });
 
   it('a repeat with different content still answers the original result', async () => {
@@ -74,7 +76,11 @@ describe('idempotent event_id (design 3.2)', () => {
   it('concurrent batches sharing event_ids store each event_id once', async () => {
     const acct = await t.account('pro');
     const batch = (offset: number) => ({ events: Array.from({ length: 10 }, (_, i) => ({ event: 'custom.sync.item', event_id: `item-${i + offset}` })) });
-    const answers = await Promise.all([postEvent(t, acct.secret, batch(0), BATCH), postEvent(t, acct.secret, batch(5), BATCH), postEvent(t, acct.secret, batch(0), BATCH)]);
+    const answers = await Promise.all([
+      postEvent(t, acct.secret, batch(0), BATCH),
+      postEvent(t, acct.secret, batch(5), BATCH),
+      postEvent(t, acct.secret, batch(0), BATCH),
+    ]);
     for (const a of answers) expect(a.statusCode).toBe(202);
     const stored = await allEvents(t, acct.secret);
     expect(stored).toHaveLength(15);
@@ -92,7 +98,12 @@ describe('idempotent event_id (design 3.2)', () => {
 
   it('within one batch: the repeat answers the first occurrence and is not stored again', async () => {
     const acct = await t.account('pro');
-    const res = await postEvent(t, acct.secret, { events: [{ event: 'custom.a.b', event_id: 'dup' }, { event: 'custom.c.d' }, { event: 'custom.a.b', event_id: 'dup' }] }, BATCH);
+    const res = await postEvent(
+      t,
+      acct.secret,
+      { events: [{ event: 'custom.a.b', event_id: 'dup' }, { event: 'custom.c.d' }, { event: 'custom.a.b', event_id: 'dup' }] },
+      BATCH,
+    );
     expect(res.statusCode).toBe(202);
     const body = res.json();
     expect(body.results).toHaveLength(3);
@@ -106,7 +117,17 @@ describe('idempotent event_id (design 3.2)', () => {
   it('a batch repeating a single event sent earlier answers its first result', async () => {
     const acct = await t.account('pro');
     const single = await postEvent(t, acct.secret, { event: 'custom.a.b', event_id: 'early' });
-    const res = await postEvent(t, acct.secret, { events: [{ event: 'custom.a.b', event_id: 'early' }, { event: 'custom.a.b', event_id: 'late' }] }, BATCH);
+    const res = await postEvent(
+      t,
+      acct.secret,
+      {
+        events: [
+          { event: 'custom.a.b', event_id: 'early' },
+          { event: 'custom.a.b', event_id: 'late' },
+        ],
+      },
+      BATCH,
+    );
     expect(res.json().results[0]).toEqual(single.json());
     expect(await allEvents(t, acct.secret)).toHaveLength(2);
     expect(await usedThisMonth(t, acct.secret)).toBe(2);

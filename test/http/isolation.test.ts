@@ -37,7 +37,10 @@ describe('account isolation', () => {
     t = await roomyApp();
     a = await t.account('pro');
     b = await t.account('pro');
-    for (const [name, acct] of [['a', a], ['b', b]] as const) {
+    for (const [name, acct] of [
+      ['a', a],
+      ['b', b],
+    ] as const) {
       for (let i = 0; i < 3; i++) {
         const res = await postEvent(t, acct.secret, { event: 'auth.login.failure', actor_id: 'shared-actor', ip: '192.0.2.1', event_id: `e${i}` });
         ids[name]?.push(res.json().id);

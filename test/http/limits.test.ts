@@ -307,7 +307,6 @@ describe('monthly quota', () => {
 const redis = await connectTestRedis('http-limits');
 
 describeWithRedis('two instances sharing Redis (VIGIL_REDIS_URL) behave as one', redis, ({ prefix }) => {
-
   /** Two apps on one store and one Redis, each with its own in-process state (built once). */
   let built: Promise<[TestApp, TestApp]> | undefined;
   async function pair(): Promise<[TestApp, TestApp]> {
@@ -355,7 +354,12 @@ describeWithRedis('two instances sharing Redis (VIGIL_REDIS_URL) behave as one',
   it('the Free monthly cap is shared: one instance drops what the other filled', async () => {
     const [a, b] = await pair();
     const { id, secret } = await a.account('free');
-    await a.services.store.commit({ events: [], alerts: [], idempotency: [], usage: [{ accountId: id, period: '2026-01', day: '2026-01-01', used: 2_498, dropped: 0 }] });
+    await a.services.store.commit({
+      events: [],
+      alerts: [],
+      idempotency: [],
+      usage: [{ accountId: id, period: '2026-01', day: '2026-01-01', used: 2_498, dropped: 0 }],
+    });
     const ip = uniqueIp();
     expect((await send(a, secret, { ip })).json().status).toBe('accepted');
     expect((await send(b, secret, { ip })).json().status).toBe('accepted');

@@ -105,7 +105,8 @@ describe('operations endpoints', () => {
 
   it('/docs answers 200 with HTML', async () => {
     const res = await get('/docs');
-    const final = res.statusCode === 302 ? await get(String(res.headers.location).startsWith('/') ? String(res.headers.location) : `/docs/${res.headers.location}`) : res;
+    const final =
+      res.statusCode === 302 ? await get(String(res.headers.location).startsWith('/') ? String(res.headers.location) : `/docs/${res.headers.location}`) : res;
     expect(final.statusCode).toBe(200);
     expect(final.headers['content-type']).toMatch(/text\/html/);
   });

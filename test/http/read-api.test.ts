@@ -27,7 +27,11 @@ describe('read API: GET /v1/events filters and cursor pagination', () => {
   afterAll(() => t.close());
 
   const idsOf = (list: Record<string, unknown>[]) => list.map((e) => e.id as string).sort();
-  const expected = (pred: (e: (typeof sent)[number]) => boolean) => sent.filter(pred).map((e) => e.id).sort();
+  const expected = (pred: (e: (typeof sent)[number]) => boolean) =>
+    sent
+      .filter(pred)
+      .map((e) => e.id)
+      .sort();
 
   it('pages cover every event exactly once, newest first', async () => {
     for (const limit of [1, 5, 10, 36, 37, 50]) {
@@ -97,7 +101,19 @@ describe('read API: GET /v1/events filters and cursor pagination', () => {
     const now = t.clock.now();
     const row = (score: number, tags: string[]): EventRow => {
       const id = newId('evt', now);
-      return { id, accountId: acct.id, type: 'custom.scored.x', eventId: null, occurredAt: now, receivedAt: now, actorId: null, ip: null, riskScore: score, tags, doc: { id, event: 'custom.scored.x' } };
+      return {
+        id,
+        accountId: acct.id,
+        type: 'custom.scored.x',
+        eventId: null,
+        occurredAt: now,
+        receivedAt: now,
+        actorId: null,
+        ip: null,
+        riskScore: score,
+        tags,
+        doc: { id, event: 'custom.scored.x' },
+      };
     };
     const rows = [row(10, []), row(55, ['inferred:auth.failure']), row(90, ['inferred:auth.failure', 'inferred:rate.limited'])];
     await t.services.store.commit({ events: rows, alerts: [], usage: [], idempotency: [] });
@@ -118,20 +134,14 @@ describe('read API: GET /v1/events filters and cursor pagination', () => {
     expect(doc.risk).toMatchObject({ score: expect.any(Number), level: expect.any(String), action: expect.any(String) });
   });
 
-  it.each([
-    ['limit=0'],
-    ['limit=501'],
-    ['limit=abc'],
-    ['min_risk=101'],
-    ['min_risk=-1'],
-    ['since=yesterday'],
-    ['until=2026-99-99'],
-    ['unknown_filter=1'],
-  ])('bad query %s: 400 with the error shape', async (query) => {
-    const res = await getJson(t, acct.secret, `/v1/events?${query}`);
-    expect(res.statusCode).toBe(400);
-    expectError(res, 400, res.json().error);
-  });
+  it.each([['limit=0'], ['limit=501'], ['limit=abc'], ['min_risk=101'], ['min_risk=-1'], ['since=yesterday'], ['until=2026-99-99'], ['unknown_filter=1']])(
+    'bad query %s: 400 with the error shape',
+    async (query) => {
+      const res = await getJson(t, acct.secret, `/v1/events?${query}`);
+      expect(res.statusCode).toBe(400);
+      expectError(res, 400, res.json().error);
+    },
+  );
 
   it('GET /v1/usage reports the month', async () => {
     const body = (await getJson(t, acct.secret, '/v1/usage')).json();

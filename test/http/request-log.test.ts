@@ -7,11 +7,28 @@ import { faultyStore } from './support.js';
 /** The app on a faulty in-memory store, logging JSON lines at `level` into `lines`. */
 async function loggingApp(level: string) {
   const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(...chunk.toString().trim().split('\n').map((l: string) => JSON.parse(l) as Record<string, unknown>)), done()) });
+  const sink = new Writable({
+    write: (chunk, _enc, done) => (
+      lines.push(
+        ...chunk
+          .toString()
+          .trim()
+          .split('\n')
+          .map((l: string) => JSON.parse(l) as Record<string, unknown>),
+      ),
+      done()
+    ),
+  });
   const { store, faults } = faultyStore();
   const t = await testApp({}, { store, logger: pino({ level }, sink) });
   const { secret } = await t.account();
-  const send = () => t.vigil.app.inject({ method: 'POST', url: '/v1/events', headers: bearer(secret), payload: { event: 'auth.login.success', actor_id: 'u1', ip: '203.0.113.9' } });
+  const send = () =>
+    t.vigil.app.inject({
+      method: 'POST',
+      url: '/v1/events',
+      headers: bearer(secret),
+      payload: { event: 'auth.login.success', actor_id: 'u1', ip: '203.0.113.9' },
+    });
   return { lines, faults, send, close: () => t.close() };
 }
 

@@ -11,7 +11,12 @@ describe('smoke', () => {
   afterAll(() => t.close());
 
   it('accepts an event and stores it', async () => {
-    const res = await t.vigil.app.inject({ method: 'POST', url: '/v1/events', headers: bearer(key), payload: { event: 'auth.login.failure', actor_id: 'u1', ip: '8.8.8.8' } });
+    const res = await t.vigil.app.inject({
+      method: 'POST',
+      url: '/v1/events',
+      headers: bearer(key),
+      payload: { event: 'auth.login.failure', actor_id: 'u1', ip: '8.8.8.8' },
+    });
     expect(res.statusCode).toBe(202);
     const body = res.json();
     expect(body.status).toBe('accepted');

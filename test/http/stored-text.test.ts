@@ -28,8 +28,20 @@ describe('stored JSON text (SQLite file)', () => {
     const acct = await t.account('pro');
     const answers = new Map<string, { body: string; json: Record<string, unknown> }>();
     const events = [
-      ...Array.from({ length: 12 }, (_, i) => ({ event: 'auth.login.failure', actor_id: 'victim', ip: '185.220.101.1', event_id: `fail-${i}`, user_agent: 'sqlmap/1.7' })),
-      { event: 'api.request', actor_id: 'u"q\\1', ip: '8.8.8.8', event_id: 'scan-1', request: { method: 'get', path: "/items/1' or 1=1--", query: 'q=<script>alert(1)</script>' } },
+      ...Array.from({ length: 12 }, (_, i) => ({
+        event: 'auth.login.failure',
+        actor_id: 'victim',
+        ip: '185.220.101.1',
+        event_id: `fail-${i}`,
+        user_agent: 'sqlmap/1.7',
+      })),
+      {
+        event: 'api.request',
+        actor_id: 'u"q\\1',
+        ip: '8.8.8.8',
+        event_id: 'scan-1',
+        request: { method: 'get', path: "/items/1' or 1=1--", query: 'q=<script>alert(1)</script>' },
+      },
       { event: 'custom.app.thing', metadata: { note: 'quote " backslash \\ line\u2028sep é 😀', n: 1.5e-7, list: [1, null, true] }, extra_field: 'kept' },
     ];
     for (const event of events) {

@@ -21,7 +21,13 @@ export function roomyApp(env: Record<string, string> = {}, options: Parameters<t
   return testApp({ VIGIL_PLANS_FILE: highLimitPlansFile(), VIGIL_IP_LIMITS: '127.0.0.0/8=100000000', ...env }, options);
 }
 
-export async function postEvent(t: TestApp, key: string, payload: unknown, url = '/v1/events', headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+export async function postEvent(
+  t: TestApp,
+  key: string,
+  payload: unknown,
+  url = '/v1/events',
+  headers: Record<string, string> = {},
+): Promise<LightMyRequestResponse> {
   return t.vigil.app.inject({ method: 'POST', url, headers: { ...bearer(key), ...headers }, payload: payload as object });
 }
 
@@ -34,7 +40,11 @@ export async function getJson(t: TestApp, key: string, url: string): Promise<Lig
 }
 
 /** Asserts the design 3.3 error shape and returns the body. */
-export function expectError(res: LightMyRequestResponse, status: number, code: string): Record<string, unknown> & { details?: { index?: number; field: string; message: string }[] } {
+export function expectError(
+  res: LightMyRequestResponse,
+  status: number,
+  code: string,
+): Record<string, unknown> & { details?: { index?: number; field: string; message: string }[] } {
   expect({ status: res.statusCode, body: res.body }).toMatchObject({ status });
   expect(res.headers['content-type']).toMatch(/^application\/json/);
   const body = res.json();

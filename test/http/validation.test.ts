@@ -113,7 +113,13 @@ describe('event field validation (design 4)', () => {
     });
 
     it('in a batch, reported with the index', async () => {
-      const res = await postRaw(t, acct.secret, '{"events":[{"event":"auth.login"},{"event":"auth.login","metadata":{"__proto__":{}}}]}', 'application/json', '/v1/events/batch');
+      const res = await postRaw(
+        t,
+        acct.secret,
+        '{"events":[{"event":"auth.login"},{"event":"auth.login","metadata":{"__proto__":{}}}]}',
+        'application/json',
+        '/v1/events/batch',
+      );
       const err = expectError(res, 400, 'INVALID_EVENT');
       expect(err.details?.[0]).toMatchObject({ index: 1, field: 'metadata.__proto__' });
     });
@@ -185,7 +191,12 @@ describe('event field validation (design 4)', () => {
     });
 
     it('edge values accepted', async () => {
-      const doc = await accepted({ event: 'auth.login', event_id: 'A'.repeat(64), actor_id: 'a'.repeat(256), request: { method: 'get', path: '/'.repeat(2048), status: 599 } });
+      const doc = await accepted({
+        event: 'auth.login',
+        event_id: 'A'.repeat(64),
+        actor_id: 'a'.repeat(256),
+        request: { method: 'get', path: '/'.repeat(2048), status: 599 },
+      });
       expect(doc.event_id).toBe('A'.repeat(64));
       expect((doc.request as { method: string }).method).toBe('GET');
     });
@@ -193,7 +204,13 @@ describe('event field validation (design 4)', () => {
 
   it('password_sha1 is never in the stored event or any response', async () => {
     const hash = '5BAA61E4C9B93F3F0682250B6CF8331B7EE68FD8';
-    const res = await postEvent(t, acct.secret, { event: 'auth.login.success', actor_id: 'pw-user', email: 'p@example.com', password_sha1: hash, event_id: 'pw-1' });
+    const res = await postEvent(t, acct.secret, {
+      event: 'auth.login.success',
+      actor_id: 'pw-user',
+      email: 'p@example.com',
+      password_sha1: hash,
+      event_id: 'pw-1',
+    });
     expect(res.statusCode).toBe(202);
     const replay = await postEvent(t, acct.secret, { event: 'auth.login.success', password_sha1: hash, event_id: 'pw-1' });
     const one = await getJson(t, acct.secret, `/v1/events/${res.json().id}`);
@@ -207,23 +224,47 @@ describe('event field validation (design 4)', () => {
 
   describe('publishable keys', () => {
     it('fill ip from the connecting address when the event has none', async () => {
-      const res = await t.vigil.app.inject({ method: 'POST', url: '/v1/events', remoteAddress: '203.0.113.50', headers: { authorization: `Bearer ${acct.publishable}` }, payload: { event: 'auth.login' } });
+      const res = await t.vigil.app.inject({
+        method: 'POST',
+        url: '/v1/events',
+        remoteAddress: '203.0.113.50',
+        headers: { authorization: `Bearer ${acct.publishable}` },
+        payload: { event: 'auth.login' },
+      });
       expect(res.statusCode).toBe(202);
       expect((await getJson(t, acct.secret, `/v1/events/${res.json().id}`)).json().ip).toBe('203.0.113.50');
     });
 
     it('keep an ip the event carries', async () => {
-      const res = await t.vigil.app.inject({ method: 'POST', url: '/v1/events', remoteAddress: '203.0.113.50', headers: { authorization: `Bearer ${acct.publishable}` }, payload: { event: 'auth.login', ip: '8.8.4.4' } });
+      const res = await t.vigil.app.inject({
+        method: 'POST',
+        url: '/v1/events',
+        remoteAddress: '203.0.113.50',
+        headers: { authorization: `Bearer ${acct.publishable}` },
+        payload: { event: 'auth.login', ip: '8.8.4.4' },
+      });
       expect((await getJson(t, acct.secret, `/v1/events/${res.json().id}`)).json().ip).toBe('8.8.4.4');
     });
 
     it('secret keys (servers) do not: the connecting address is the server, not the user', async () => {
-      const res = await t.vigil.app.inject({ method: 'POST', url: '/v1/events', remoteAddress: '203.0.113.50', headers: { authorization: `Bearer ${acct.secret}` }, payload: { event: 'auth.login' } });
+      const res = await t.vigil.app.inject({
+        method: 'POST',
+        url: '/v1/events',
+        remoteAddress: '203.0.113.50',
+        headers: { authorization: `Bearer ${acct.secret}` },
+        payload: { event: 'auth.login' },
+      });
       expect((await getJson(t, acct.secret, `/v1/events/${res.json().id}`)).json().ip).toBeUndefined();
     });
 
     it('an IPv4-mapped connecting address is stored as IPv4', async () => {
-      const res = await t.vigil.app.inject({ method: 'POST', url: '/v1/events', remoteAddress: '::ffff:198.51.100.9', headers: { authorization: `Bearer ${acct.publishable}` }, payload: { event: 'auth.login' } });
+      const res = await t.vigil.app.inject({
+        method: 'POST',
+        url: '/v1/events',
+        remoteAddress: '::ffff:198.51.100.9',
+        headers: { authorization: `Bearer ${acct.publishable}` },
+        payload: { event: 'auth.login' },
+      });
       expect(res.statusCode).toBe(202);
       expect((await getJson(t, acct.secret, `/v1/events/${res.json().id}`)).json().ip).toBe('198.51.100.9');
     });

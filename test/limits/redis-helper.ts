@@ -53,4 +53,3 @@ export function describeWithRedis(name: string, redis: TestRedis | undefined, bo
     body(redis);
   });
 }
-

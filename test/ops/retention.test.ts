@@ -8,7 +8,19 @@ const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 5, 15);
 
 function event(id: string, accountId: string, receivedAt: number): EventRow {
-  return { id, accountId, type: 'auth.login.success', eventId: null, occurredAt: receivedAt, receivedAt, actorId: 'u', ip: null, riskScore: 0, tags: [], doc: {} };
+  return {
+    id,
+    accountId,
+    type: 'auth.login.success',
+    eventId: null,
+    occurredAt: receivedAt,
+    receivedAt,
+    actorId: 'u',
+    ip: null,
+    riskScore: 0,
+    tags: [],
+    doc: {},
+  };
 }
 
 describe('retention', () => {

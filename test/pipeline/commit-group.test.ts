@@ -44,10 +44,11 @@ class RecordingStore {
   }
 }
 
-const settled = async <T>(p: Promise<T>) => p.then(
-  (value) => ({ ok: true as const, value }),
-  (error: unknown) => ({ ok: false as const, error }),
-);
+const settled = async <T>(p: Promise<T>) =>
+  p.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
 
 describe('CommitGroup', () => {
   afterEach(() => vi.useRealTimers());

@@ -77,7 +77,6 @@ export async function startService(dataDir: string, env: Record<string, string> 
   return { child, base: `http://127.0.0.1:${port}`, lines, stderr, exited };
 }
 
- 
 type Json = any;
 
 export async function api(base: string, method: string, path: string, key: string, body?: unknown): Promise<{ status: number; json: Json }> {

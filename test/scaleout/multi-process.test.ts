@@ -17,7 +17,16 @@ const redis = await connectTestRedis('multi-process');
 function plans(dir: string): string {
   const file = join(dir, 'plans.json');
   const roomy = { eps: 100_000, batch_max: 0 };
-  writeFileSync(file, JSON.stringify({ plans: { tight: { ...roomy, rpm: 20, monthly_cap: 100_000 }, capped: { ...roomy, rpm: 100_000, monthly_cap: 12, overage: 'drop' }, pro: { eps: 100_000 } } }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      plans: {
+        tight: { ...roomy, rpm: 20, monthly_cap: 100_000 },
+        capped: { ...roomy, rpm: 100_000, monthly_cap: 12, overage: 'drop' },
+        pro: { eps: 100_000 },
+      },
+    }),
+  );
   return file;
 }
 

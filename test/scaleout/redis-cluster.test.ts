@@ -51,7 +51,11 @@ if (!cluster || !client) {
 
     it('a service process with VIGIL_REDIS_CLUSTER=on keeps its limits and detection state on the cluster', async () => {
       const servicePrefix = `${prefix}service:`;
-      const service = await startService(tempDir('vigil-cluster-service-'), { VIGIL_REDIS_URL: cluster.url, VIGIL_REDIS_CLUSTER: 'on', VIGIL_REDIS_PREFIX: servicePrefix });
+      const service = await startService(tempDir('vigil-cluster-service-'), {
+        VIGIL_REDIS_URL: cluster.url,
+        VIGIL_REDIS_CLUSTER: 'on',
+        VIGIL_REDIS_PREFIX: servicePrefix,
+      });
       try {
         const { key } = await provision(service.base, 'pro');
         const events = Array.from({ length: 12 }, (_, i) => ({ event: 'auth.login.failure', actor_id: 'victim', ip: `203.0.113.${i}` }));
@@ -72,7 +76,9 @@ if (!cluster || !client) {
 
     it('spreads records over the masters (each record on its own slot, not all on one node)', async () => {
       const store = new RedisStateStore(client, { prefix: `${prefix}spread:` });
-      await store.run(Array.from({ length: 30 }, (_, i) => ({ kind: 'counter.add', key: `acct|c|actor:u${i}`, field: 'n', at: 0, amount: 1, ttlMs: 60_000 }) as const));
+      await store.run(
+        Array.from({ length: 30 }, (_, i) => ({ kind: 'counter.add', key: `acct|c|actor:u${i}`, field: 'n', at: 0, amount: 1, ttlMs: 60_000 }) as const),
+      );
       const perNode = await Promise.all(client.nodes('master').map((node) => node.keys(`${prefix}spread:*`)));
       expect(perNode.flat()).toHaveLength(30);
       for (const keys of perNode) expect(keys.length).toBeGreaterThan(0);

@@ -28,7 +28,8 @@ describeWithRedis('Redis unreachable: local state, degraded marking, recovery', 
     await proxy.stop();
   });
 
-  const send = (i: number) => t.vigil.app.inject({ method: 'POST', url: '/v1/events', headers: bearer(key), payload: { event: 'auth.login.success', actor_id: `u${i}` } });
+  const send = (i: number) =>
+    t.vigil.app.inject({ method: 'POST', url: '/v1/events', headers: bearer(key), payload: { event: 'auth.login.success', actor_id: `u${i}` } });
 
   it('serves from Redis, then from local state while it is away, then from Redis again; every 202 is stored', async () => {
     const ok = await send(1);

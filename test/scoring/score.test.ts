@@ -16,8 +16,21 @@ const ctx = (settings: Record<string, unknown> = {}): AccountContext => ({
   keyKind: 'secret',
 });
 
-const classification = (baseScore: number, inferred: InferredType[] = []): Classification => ({ predefined: true, baseScore, inferred, families: new Set(), detectors: [] });
-const alert = (type: string, severity: Severity, detector = 'brute_force'): AlertHit => ({ id: `al_${type}`, type, severity, subject: 'actor:u1', opened: true, detector });
+const classification = (baseScore: number, inferred: InferredType[] = []): Classification => ({
+  predefined: true,
+  baseScore,
+  inferred,
+  families: new Set(),
+  detectors: [],
+});
+const alert = (type: string, severity: Severity, detector = 'brute_force'): AlertHit => ({
+  id: `al_${type}`,
+  type,
+  severity,
+  subject: 'actor:u1',
+  opened: true,
+  detector,
+});
 
 function event(opts: { type?: string; base?: number; inferred?: InferredType[]; enrichment?: Enrichment; alerts?: AlertHit[] }): DetectedEvent {
   return {
@@ -46,7 +59,10 @@ describe('composite score (design 8)', () => {
   });
 
   it('adds Tor +25 and blocklist +30 even on a base-0 event', () => {
-    const r = score(event({ type: 'custom.checkout', enrichment: { threat: { torExit: true, blocklists: ['firehol_level1', 'blocklist-x'], hostingAsn: false } } }), ctx());
+    const r = score(
+      event({ type: 'custom.checkout', enrichment: { threat: { torExit: true, blocklists: ['firehol_level1', 'blocklist-x'], hostingAsn: false } } }),
+      ctx(),
+    );
     expect(r.breakdown).toEqual([
       { source: 'threat_intel.tor_exit', points: 25 },
       { source: 'threat_intel.blocklist', points: 30 },
@@ -109,7 +125,12 @@ describe('composite score (design 8)', () => {
 
   it('caps at 100 with a cap line, so the breakdown still sums to the score', () => {
     const r = score(
-      event({ type: 'server.container.escape_attempt', base: 60, enrichment: { threat: { torExit: true, blocklists: ['b'], hostingAsn: false } }, alerts: [alert('host.container_escape', 'critical', 'container_security')] }),
+      event({
+        type: 'server.container.escape_attempt',
+        base: 60,
+        enrichment: { threat: { torExit: true, blocklists: ['b'], hostingAsn: false } },
+        alerts: [alert('host.container_escape', 'critical', 'container_security')],
+      }),
       ctx(),
     );
     expect(r.score).toBe(100);
@@ -134,7 +155,10 @@ describe('composite score (design 8)', () => {
             event({
               type: 'auth.login.failure',
               base,
-              enrichment: { threat: { torExit: tor, blocklists: block ? ['b'] : [], hostingAsn: hosting }, scan: classes.map((c) => ({ class: c, location: 'path' })) },
+              enrichment: {
+                threat: { torExit: tor, blocklists: block ? ['b'] : [], hostingAsn: hosting },
+                scan: classes.map((c) => ({ class: c, location: 'path' })),
+              },
               alerts: alerts.map(([s, d], i) => alert(`a${i}`, s, d)),
             }),
             ctx(),

@@ -10,7 +10,17 @@ const expectSameAsDate = (ms: number) => {
 
 describe('iso-time matches Date#toISOString', () => {
   it('at day, month and year edges, before 1970 and outside years 0-9999, in any order', () => {
-    const edges = [0, -1, 1, DAY - 1, DAY, Date.UTC(2026, 0, 31, 23, 59, 59, 999), Date.UTC(2026, 1, 1), Date.UTC(2024, 1, 29, 12), Date.UTC(9999, 11, 31, 23, 59, 59, 999)];
+    const edges = [
+      0,
+      -1,
+      1,
+      DAY - 1,
+      DAY,
+      Date.UTC(2026, 0, 31, 23, 59, 59, 999),
+      Date.UTC(2026, 1, 1),
+      Date.UTC(2024, 1, 29, 12),
+      Date.UTC(9999, 11, 31, 23, 59, 59, 999),
+    ];
     const extended = [Date.UTC(10_000, 0, 1), -62_198_755_200_001, 8.64e15, -8.64e15];
     for (const ms of [...edges, ...extended, ...edges.reverse()]) expectSameAsDate(ms);
   });

@@ -26,7 +26,8 @@ export const accountTakeoverSignals: Detector = {
     const peeks: Slot<AlertPeekResult>[] = [];
     if (sensitive) {
       const windowMs = th(t, 'change_window_minutes') * MINUTE;
-      for (const type of NEW_LOGIN_ALERTS) peeks.push(ctx.ops.add({ kind: 'alert.peek', key: ctx.alertKey(`actor:${f.actor}`), field: type, at: f.at, windowMs }));
+      for (const type of NEW_LOGIN_ALERTS)
+        peeks.push(ctx.ops.add({ kind: 'alert.peek', key: ctx.alertKey(`actor:${f.actor}`), field: type, at: f.at, windowMs }));
     }
     const who = f.actor ?? f.event.enrichment.email?.normalized ?? f.event.email;
     let perActor: Slot<WindowResult> | undefined;
@@ -34,23 +35,35 @@ export const accountTakeoverSignals: Detector = {
     if (reset) {
       const windowMs = th(t, 'reset_window_minutes') * MINUTE;
       if (who !== undefined) perActor = ctx.ops.add({ kind: 'window.add', key: ctx.key('w', `actor:${who}`), field: 'resets', at: f.at, windowMs });
-      if (f.ip !== undefined && who !== undefined) perIp = ctx.ops.add({ kind: 'distinct.add', key: ctx.key('w', `ip:${f.ip}`), field: 'resets', at: f.at, windowMs, member: who });
+      if (f.ip !== undefined && who !== undefined)
+        perIp = ctx.ops.add({ kind: 'distinct.add', key: ctx.key('w', `ip:${f.ip}`), field: 'resets', at: f.at, windowMs, member: who });
     }
     return (answers) => {
       for (let i = 0; i < peeks.length; i++) {
         const alert = answers.get(peeks[i] as Slot<AlertPeekResult>).alert;
         if (alert === null || alert.lastSeen > f.at) continue;
-        ctx.raise('account.change_after_new_login', `actor:${f.actor}`, { change: f.type, after: NEW_LOGIN_ALERTS[i], login_alert: alert.id, minutes_after_login: Math.round((f.at - alert.lastSeen) / MINUTE) });
+        ctx.raise('account.change_after_new_login', `actor:${f.actor}`, {
+          change: f.type,
+          after: NEW_LOGIN_ALERTS[i],
+          login_alert: alert.id,
+          minutes_after_login: Math.round((f.at - alert.lastSeen) / MINUTE),
+        });
         break;
       }
       const minutes = th(t, 'reset_window_minutes');
       if (perActor !== undefined) {
         const resets = answers.get(perActor).sum;
-        if (resets >= th(t, 'resets_per_actor')) ctx.raise('account.password_reset_abuse', `actor:${who}`, { resets, threshold: th(t, 'resets_per_actor'), window_minutes: minutes });
+        if (resets >= th(t, 'resets_per_actor'))
+          ctx.raise('account.password_reset_abuse', `actor:${who}`, { resets, threshold: th(t, 'resets_per_actor'), window_minutes: minutes });
       }
       if (perIp !== undefined) {
         const actors = answers.get(perIp).distinct;
-        if (actors >= th(t, 'reset_actors_per_ip')) ctx.raise('account.password_reset_abuse', `ip:${f.ip}`, { distinct_actors: actors, threshold: th(t, 'reset_actors_per_ip'), window_minutes: minutes });
+        if (actors >= th(t, 'reset_actors_per_ip'))
+          ctx.raise('account.password_reset_abuse', `ip:${f.ip}`, {
+            distinct_actors: actors,
+            threshold: th(t, 'reset_actors_per_ip'),
+            window_minutes: minutes,
+          });
       }
     };
   },

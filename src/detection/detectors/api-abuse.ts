@@ -28,11 +28,13 @@ export const apiAbuse: Detector = {
       const minutes = th(t, 'window_minutes');
       if (denied !== undefined) {
         const n = answers.get(denied).sum;
-        if (n >= th(t, 'unauthorized')) ctx.raise('api.unauthorized_burst', `ip:${f.ip}`, { denied: n, threshold: th(t, 'unauthorized'), window_minutes: minutes });
+        if (n >= th(t, 'unauthorized'))
+          ctx.raise('api.unauthorized_burst', `ip:${f.ip}`, { denied: n, threshold: th(t, 'unauthorized'), window_minutes: minutes });
       }
       if (paths !== undefined) {
         const n = answers.get(paths).distinct;
-        if (n >= th(t, 'distinct_paths')) ctx.raise('api.enumeration', `ip:${f.ip}`, { distinct_paths: n, threshold: th(t, 'distinct_paths'), window_minutes: minutes });
+        if (n >= th(t, 'distinct_paths'))
+          ctx.raise('api.enumeration', `ip:${f.ip}`, { distinct_paths: n, threshold: th(t, 'distinct_paths'), window_minutes: minutes });
       }
     };
   },

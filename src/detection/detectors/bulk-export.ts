@@ -19,7 +19,12 @@ export const bulkExport: Detector = {
     const bytes = numberOf(f.event.metadata, BYTES_KEYS);
     const subject = primarySubject(f);
     if ((rows !== undefined && rows >= th(t, 'rows')) || (bytes !== undefined && bytes >= th(t, 'megabytes') * 1e6)) {
-      ctx.raise('data.bulk_export', subject, { rows: rows ?? null, bytes: bytes ?? null, rows_threshold: th(t, 'rows'), megabytes_threshold: th(t, 'megabytes') });
+      ctx.raise('data.bulk_export', subject, {
+        rows: rows ?? null,
+        bytes: bytes ?? null,
+        rows_threshold: th(t, 'rows'),
+        megabytes_threshold: th(t, 'megabytes'),
+      });
     }
     const windowMs = th(t, 'window_minutes') * MINUTE;
     const key = ctx.key('w', subject);
@@ -30,7 +35,13 @@ export const bulkExport: Detector = {
       const count = answers.get(exports).sum;
       const total = rowSum === undefined ? 0 : answers.get(rowSum).sum;
       if (count >= th(t, 'volume_exports') || total >= th(t, 'volume_rows')) {
-        ctx.raise('data.exfiltration_volume', subject, { exports: count, rows: total, volume_exports: th(t, 'volume_exports'), volume_rows: th(t, 'volume_rows'), window_minutes: th(t, 'window_minutes') });
+        ctx.raise('data.exfiltration_volume', subject, {
+          exports: count,
+          rows: total,
+          volume_exports: th(t, 'volume_exports'),
+          volume_rows: th(t, 'volume_rows'),
+          window_minutes: th(t, 'window_minutes'),
+        });
       }
     };
   },

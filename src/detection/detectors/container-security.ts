@@ -7,7 +7,13 @@ const HOST_EXPOSING_MOUNTS = ['/var/run/docker.sock', '/run/containerd/container
 function mountsOf(meta: Readonly<Record<string, unknown>>): string[] {
   const raw = meta.mounts ?? meta.volumes ?? meta.binds;
   if (!Array.isArray(raw)) return [];
-  return raw.map((m) => (typeof m === 'string' ? m : typeof m === 'object' && m !== null ? String((m as Record<string, unknown>).source ?? (m as Record<string, unknown>).src ?? '') : ''));
+  return raw.map((m) =>
+    typeof m === 'string'
+      ? m
+      : typeof m === 'object' && m !== null
+        ? String((m as Record<string, unknown>).source ?? (m as Record<string, unknown>).src ?? '')
+        : '',
+  );
 }
 
 /** host.container_escape: an escape attempt, or a privileged container started with the host root, runtime socket or host PID namespace. */
@@ -17,7 +23,10 @@ export const containerSecurity: Detector = {
     const f = ctx.facts;
     const meta = f.event.metadata;
     if (f.type === 'server.container.escape_attempt') {
-      ctx.raise('host.container_escape', hostSubject(f), { container: meta.container ?? meta.container_id ?? meta.image ?? null, technique: meta.technique ?? null });
+      ctx.raise('host.container_escape', hostSubject(f), {
+        container: meta.container ?? meta.container_id ?? meta.image ?? null,
+        technique: meta.technique ?? null,
+      });
       return;
     }
     if (f.type !== 'server.container.started' || meta.privileged !== true) return;
@@ -25,7 +34,10 @@ export const containerSecurity: Detector = {
     const hostRoot = mounts.some((m) => m === '/' || m.startsWith('/:'));
     const exposing = mounts.find((m) => HOST_EXPOSING_MOUNTS.some((p) => m.startsWith(p)));
     if (hostRoot || exposing !== undefined || meta.pid === 'host') {
-      ctx.raise('host.container_escape', hostSubject(f), { container: meta.container ?? meta.image ?? null, technique: hostRoot ? 'privileged_host_root_mount' : exposing !== undefined ? 'privileged_runtime_socket' : 'privileged_host_pid' });
+      ctx.raise('host.container_escape', hostSubject(f), {
+        container: meta.container ?? meta.image ?? null,
+        technique: hostRoot ? 'privileged_host_root_mount' : exposing !== undefined ? 'privileged_runtime_socket' : 'privileged_host_pid',
+      });
     }
   },
 };

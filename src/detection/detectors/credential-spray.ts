@@ -24,12 +24,22 @@ export const credentialSpray: Detector = {
         if (actors >= threshold) ctx.raise(SPRAY, `ip:${f.ip}`, { distinct_actors: actors, threshold, window_minutes: th(t, 'window_minutes') });
       };
     }
-    const spraying = ctx.ops.add({ kind: 'alert.peek', key: ctx.alertKey(`ip:${f.ip}`), field: SPRAY, at: f.at, windowMs: alertSpec(SPRAY).windowMs ?? windowMs });
+    const spraying = ctx.ops.add({
+      kind: 'alert.peek',
+      key: ctx.alertKey(`ip:${f.ip}`),
+      field: SPRAY,
+      at: f.at,
+      windowMs: alertSpec(SPRAY).windowMs ?? windowMs,
+    });
     if (f.actor !== undefined) ctx.ops.add({ kind: 'distinct.add', key, field: 'spray', at: f.at, windowMs, member: f.actor, remove: true });
     return (answers) => {
       const alert = answers.get(spraying).alert;
       if (alert === null || alert.lastSeen > f.at) return;
-      ctx.raise('auth.credential_stuffing_success', f.actor !== undefined ? `actor:${f.actor}` : `ip:${f.ip}`, { ip: f.ip, spray_alert: alert.id, spray_since: new Date(alert.firstSeen).toISOString() });
+      ctx.raise('auth.credential_stuffing_success', f.actor !== undefined ? `actor:${f.actor}` : `ip:${f.ip}`, {
+        ip: f.ip,
+        spray_alert: alert.id,
+        spray_since: new Date(alert.firstSeen).toISOString(),
+      });
     };
   },
 };

@@ -16,7 +16,10 @@ export const distributedAttack: Detector = {
       return;
     }
     if (!f.loginFailure) return;
-    const onActor = f.actor === undefined ? undefined : ctx.ops.add({ kind: 'distinct.add', key: ctx.key('w', `actor:${f.actor}`), field: 'ips', at: f.at, windowMs, member: f.ip });
+    const onActor =
+      f.actor === undefined
+        ? undefined
+        : ctx.ops.add({ kind: 'distinct.add', key: ctx.key('w', `actor:${f.actor}`), field: 'ips', at: f.at, windowMs, member: f.ip });
     const botnetIps = th(t, 'botnet_distinct_ips');
     const acrossAccount = ctx.ops.add({
       kind: 'distinct.add',
@@ -32,11 +35,18 @@ export const distributedAttack: Detector = {
       if (onActor !== undefined) {
         const ips = answers.get(onActor).distinct;
         const threshold = th(t, 'distinct_ips');
-        if (ips >= threshold) ctx.raise('auth.distributed_brute_force', `actor:${f.actor}`, { distinct_ips: ips, threshold, window_minutes: th(t, 'window_minutes') });
+        if (ips >= threshold)
+          ctx.raise('auth.distributed_brute_force', `actor:${f.actor}`, { distinct_ips: ips, threshold, window_minutes: th(t, 'window_minutes') });
       }
       const { few, distinct } = answers.get(acrossAccount);
       if (few >= botnetIps) {
-        ctx.raise('auth.botnet_campaign', `account:${f.accountId}`, { low_rate_ips: few, failing_ips: distinct, threshold: botnetIps, max_tries: th(t, 'botnet_max_tries'), window_minutes: th(t, 'window_minutes') });
+        ctx.raise('auth.botnet_campaign', `account:${f.accountId}`, {
+          low_rate_ips: few,
+          failing_ips: distinct,
+          threshold: botnetIps,
+          max_tries: th(t, 'botnet_max_tries'),
+          window_minutes: th(t, 'window_minutes'),
+        });
       }
     };
   },

@@ -14,8 +14,14 @@ export const geoDeviceAnomaly: Detector = {
     const memoryMs = th(t, 'memory_days') * DAY;
     const key = ctx.key('p', `actor:${f.actor}`);
     const logins = ctx.ops.add({ kind: 'counter.add', key, field: 'logins', at: f.at, amount: 1, ttlMs: memoryMs });
-    const country = f.country === undefined || f.anonymising ? undefined : ctx.ops.add({ kind: 'seen.add', key, field: 'countries', member: f.country, at: f.at, withinMs: memoryMs, ttlMs: memoryMs });
-    const device = f.uaFamily === undefined ? undefined : ctx.ops.add({ kind: 'seen.add', key, field: 'devices', member: f.uaFamily, at: f.at, withinMs: memoryMs, ttlMs: memoryMs });
+    const country =
+      f.country === undefined || f.anonymising
+        ? undefined
+        : ctx.ops.add({ kind: 'seen.add', key, field: 'countries', member: f.country, at: f.at, withinMs: memoryMs, ttlMs: memoryMs });
+    const device =
+      f.uaFamily === undefined
+        ? undefined
+        : ctx.ops.add({ kind: 'seen.add', key, field: 'devices', member: f.uaFamily, at: f.at, withinMs: memoryMs, ttlMs: memoryMs });
     return (answers) => {
       const known = answers.get(logins).value - 1;
       if (known < th(t, 'min_known_logins')) return;

@@ -2,10 +2,27 @@ import type { Detector } from '../detector.js';
 import { hostSubject } from '../facts.js';
 import { PATH_KEYS, textOf } from '../metadata.js';
 
-const SENSITIVE_EXACT = new Set(['/etc/passwd', '/etc/shadow', '/etc/group', '/etc/gshadow', '/etc/sudoers', '/etc/ssh/sshd_config', '/etc/ld.so.preload', '/etc/pam.conf']);
+const SENSITIVE_EXACT = new Set([
+  '/etc/passwd',
+  '/etc/shadow',
+  '/etc/group',
+  '/etc/gshadow',
+  '/etc/sudoers',
+  '/etc/ssh/sshd_config',
+  '/etc/ld.so.preload',
+  '/etc/pam.conf',
+]);
 const SENSITIVE_PREFIXES = ['/etc/sudoers.d/', '/etc/pam.d/', '/root/.ssh/', '/etc/security/'];
 const SENSITIVE_SUFFIXES = ['/.ssh/authorized_keys', '/.ssh/authorized_keys2'];
-const PERSISTENCE_PREFIXES = ['/etc/cron', '/var/spool/cron/', '/etc/systemd/system/', '/etc/init.d/', '/etc/rc.local', '/etc/profile.d/', '/lib/systemd/system/'];
+const PERSISTENCE_PREFIXES = [
+  '/etc/cron',
+  '/var/spool/cron/',
+  '/etc/systemd/system/',
+  '/etc/init.d/',
+  '/etc/rc.local',
+  '/etc/profile.d/',
+  '/lib/systemd/system/',
+];
 const FILE_CHANGE_TYPES = new Set(['server.file.created', 'server.file.modified', 'server.file.deleted', 'server.file.permission_changed']);
 const PERSISTENCE_TYPES = new Set(['server.cron.added', 'server.cron.modified', 'server.network.listener.opened', 'server.kernel.module_loaded']);
 
@@ -25,7 +42,10 @@ export const hostIntegrity: Detector = {
       return;
     }
     if (PERSISTENCE_TYPES.has(f.type)) {
-      ctx.raise('host.persistence', subject, { mechanism: f.type, detail: textOf(f.event.metadata, ['command', 'schedule', 'port', 'module', 'name', ...PATH_KEYS]) ?? f.event.metadata.port ?? null });
+      ctx.raise('host.persistence', subject, {
+        mechanism: f.type,
+        detail: textOf(f.event.metadata, ['command', 'schedule', 'port', 'module', 'name', ...PATH_KEYS]) ?? f.event.metadata.port ?? null,
+      });
       return;
     }
     if (!FILE_CHANGE_TYPES.has(f.type)) return;

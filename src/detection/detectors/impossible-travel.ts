@@ -42,7 +42,16 @@ export const impossibleTravel: Detector = {
       const hours = Math.abs(f.at - prev.at) / 3_600_000;
       const speedKmh = hours === 0 ? Infinity : effectiveKm / hours;
       if (speedKmh <= th(t, 'max_speed_kmh')) return;
-      const [first, second] = prev.at <= f.at ? [{ fix: before, at: prev.at }, { fix, at: f.at }] : [{ fix, at: f.at }, { fix: before, at: prev.at }];
+      const [first, second] =
+        prev.at <= f.at
+          ? [
+              { fix: before, at: prev.at },
+              { fix, at: f.at },
+            ]
+          : [
+              { fix, at: f.at },
+              { fix: before, at: prev.at },
+            ];
       ctx.raise('auth.impossible_travel', `actor:${f.actor}`, {
         from: place(first.fix, first.at),
         to: place(second.fix, second.at),
@@ -56,4 +65,10 @@ export const impossibleTravel: Detector = {
   },
 };
 
-const place = (fix: Fix, at: number) => ({ country: fix[4] || null, latitude: fix[0], longitude: fix[1], accuracy_radius_km: fix[2] < 0 ? null : fix[2], at: new Date(at).toISOString() });
+const place = (fix: Fix, at: number) => ({
+  country: fix[4] || null,
+  latitude: fix[0],
+  longitude: fix[1],
+  accuracy_radius_km: fix[2] < 0 ? null : fix[2],
+  at: new Date(at).toISOString(),
+});

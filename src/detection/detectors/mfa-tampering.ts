@@ -17,14 +17,16 @@ export const mfaTampering: Detector = {
   detect(ctx, t) {
     const f = ctx.facts;
     if (f.type === 'auth.mfa.disabled' || inferredMfaOff(f)) ctx.raise('auth.mfa_disabled', primarySubject(f), { via: f.type });
-    if (f.type === 'auth.mfa.bypass_attempted') ctx.raise('auth.mfa_bypass_attempt', primarySubject(f), { ip: f.ip ?? null, method: f.event.metadata.method ?? null });
+    if (f.type === 'auth.mfa.bypass_attempted')
+      ctx.raise('auth.mfa_bypass_attempt', primarySubject(f), { ip: f.ip ?? null, method: f.event.metadata.method ?? null });
     if (f.type !== 'auth.mfa.challenge_failed' || f.actor === undefined) return;
     const windowMs = th(t, 'window_minutes') * MINUTE;
     const slot = ctx.ops.add({ kind: 'window.add', key: ctx.key('w', `actor:${f.actor}`), field: 'mfa_fail', at: f.at, windowMs });
     return (answers) => {
       const failures = answers.get(slot).sum;
       const threshold = th(t, 'fatigue_failures');
-      if (failures >= threshold) ctx.raise('auth.mfa_fatigue', `actor:${f.actor}`, { challenge_failures: failures, threshold, window_minutes: th(t, 'window_minutes') });
+      if (failures >= threshold)
+        ctx.raise('auth.mfa_fatigue', `actor:${f.actor}`, { challenge_failures: failures, threshold, window_minutes: th(t, 'window_minutes') });
     };
   },
 };

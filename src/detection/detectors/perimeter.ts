@@ -21,6 +21,7 @@ export const perimeter: Detector = {
     if (f.type !== 'server.firewall.rule_added') return;
     const action = String(meta.action ?? meta.target ?? meta.policy ?? '').toLowerCase();
     const source = String(meta.source ?? meta.src ?? meta.from ?? '').toLowerCase();
-    if (ACCEPTING.has(action) && OPEN_SOURCES.has(source)) ctx.raise('host.firewall_weakened', hostSubject(f), { change: 'open_rule_added', rule: meta.rule ?? null, port: meta.port ?? null });
+    if (ACCEPTING.has(action) && OPEN_SOURCES.has(source))
+      ctx.raise('host.firewall_weakened', hostSubject(f), { change: 'open_rule_added', rule: meta.rule ?? null, port: meta.port ?? null });
   },
 };

@@ -12,7 +12,9 @@ export const privilegeEscalation: Detector = {
   detect(ctx) {
     const f = ctx.facts;
     if (f.type === 'admin.user.impersonated') {
-      ctx.raise('privilege.impersonation', primarySubject(f), { target: f.event.metadata.target_user ?? f.event.metadata.target ?? f.event.metadata.impersonated ?? null });
+      ctx.raise('privilege.impersonation', primarySubject(f), {
+        target: f.event.metadata.target_user ?? f.event.metadata.target ?? f.event.metadata.impersonated ?? null,
+      });
       return;
     }
     if (!isRoleChange(f) || f.type === 'admin.role.deleted') return;

@@ -22,8 +22,10 @@ export const sessionAnomaly: Detector = {
     let device: Slot<SeenResult> | undefined;
     let novel: Slot<LastResult> | undefined;
     // An anonymising hop says nothing about where the session holder is.
-    if (f.country !== undefined && !f.anonymising) country = ctx.ops.add({ kind: 'seen.add', key, field: 'countries', member: f.country, at: f.at, withinMs: sessionMs, ttlMs: sessionMs });
-    if (f.uaFamily !== undefined) device = ctx.ops.add({ kind: 'seen.add', key, field: 'devices', member: f.uaFamily, at: f.at, withinMs: sessionMs, ttlMs: sessionMs });
+    if (f.country !== undefined && !f.anonymising)
+      country = ctx.ops.add({ kind: 'seen.add', key, field: 'countries', member: f.country, at: f.at, withinMs: sessionMs, ttlMs: sessionMs });
+    if (f.uaFamily !== undefined)
+      device = ctx.ops.add({ kind: 'seen.add', key, field: 'devices', member: f.uaFamily, at: f.at, withinMs: sessionMs, ttlMs: sessionMs });
     if (isRoleChange(f)) novel = ctx.ops.add({ kind: 'last.swap', key, field: 'novel', at: f.at, ttlMs: sessionMs });
     if (country === undefined && device === undefined && novel === undefined) return;
     return (answers) => {
@@ -43,7 +45,13 @@ export const sessionAnomaly: Detector = {
         });
       }
       const marker = novel === undefined ? null : answers.get(novel).previous;
-      if (marker !== null) ctx.raise('session.privilege_change', subject, { change: f.type, session_began_from_new: marker.value, session_login_at: new Date(marker.at).toISOString(), actor: f.actor ?? null });
+      if (marker !== null)
+        ctx.raise('session.privilege_change', subject, {
+          change: f.type,
+          session_began_from_new: marker.value,
+          session_login_at: new Date(marker.at).toISOString(),
+          actor: f.actor ?? null,
+        });
     };
   },
 };

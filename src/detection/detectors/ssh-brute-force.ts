@@ -18,7 +18,13 @@ export const sshBruteForce: Detector = {
       return (answers) => {
         const failures = answers.get(slot).sum;
         if (failures < th(t, 'failures')) return;
-        ctx.raise('host.ssh_brute_force', `host:${f.host}`, { ip: f.ip, failures, threshold: th(t, 'failures'), window_minutes: th(t, 'window_minutes'), user: f.actor ?? null });
+        ctx.raise('host.ssh_brute_force', `host:${f.host}`, {
+          ip: f.ip,
+          failures,
+          threshold: th(t, 'failures'),
+          window_minutes: th(t, 'window_minutes'),
+          user: f.actor ?? null,
+        });
         ctx.after.add({ kind: 'last.swap', key, field: 'ssh_brute', at: f.at, value: failures, ttlMs: AFTER_FAILURES_WINDOW_MS });
       };
     }
@@ -27,7 +33,12 @@ export const sshBruteForce: Detector = {
     return (answers) => {
       const mark = answers.get(slot).previous;
       if (mark === null || mark.at > f.at || f.at - mark.at > AFTER_FAILURES_WINDOW_MS) return;
-      ctx.raise('host.ssh_login_after_failures', `host:${f.host}`, { ip: f.ip, user: f.actor ?? null, failures: mark.value, brute_force_at: new Date(mark.at).toISOString() });
+      ctx.raise('host.ssh_login_after_failures', `host:${f.host}`, {
+        ip: f.ip,
+        user: f.actor ?? null,
+        failures: mark.value,
+        brute_force_at: new Date(mark.at).toISOString(),
+      });
     };
   },
 };

@@ -27,7 +27,11 @@ export function classifyCommand(command: string): string | undefined {
   if (cmd.includes('$(curl') || cmd.includes('$(wget') || cmd.includes('`curl') || cmd.includes('`wget')) return 'download_and_execute';
   const decodes = cmd.includes('base64 -d') || cmd.includes('base64 --decode') || cmd.includes('base64 -d');
   if (decodes && (segments.slice(1).some(runsShell) || cmd.includes('eval'))) return 'encoded_command';
-  if ((tokens.includes('powershell') || tokens.includes('powershell.exe') || tokens.includes('pwsh')) && tokens.some((t) => t === '-enc' || t === '-e' || t === '-encodedcommand' || t === '-ec')) return 'encoded_command';
+  if (
+    (tokens.includes('powershell') || tokens.includes('powershell.exe') || tokens.includes('pwsh')) &&
+    tokens.some((t) => t === '-enc' || t === '-e' || t === '-encodedcommand' || t === '-ec')
+  )
+    return 'encoded_command';
   if (cmd.includes('b64decode') && (cmd.includes('exec(') || cmd.includes('eval('))) return 'encoded_command';
   return undefined;
 }
@@ -41,6 +45,10 @@ export const suspiciousProcess: Detector = {
     const command = textOf(f.event.metadata, COMMAND_KEYS);
     const technique = command === undefined ? undefined : classifyCommand(command);
     if (technique === undefined && f.type !== 'server.process.suspicious') return;
-    ctx.raise('host.suspicious_process', hostSubject(f), { technique: technique ?? 'reported_by_agent', command: command?.slice(0, 512) ?? null, user: f.actor ?? null });
+    ctx.raise('host.suspicious_process', hostSubject(f), {
+      technique: technique ?? 'reported_by_agent',
+      command: command?.slice(0, 512) ?? null,
+      user: f.actor ?? null,
+    });
   },
 };

@@ -116,7 +116,9 @@ export class FeedStore {
         this.timer = setTimeout(() => void this.reload(), this.options.debounceMs ?? 250);
         this.timer.unref();
       });
-      this.watcher.on('error', (err) => this.options.logger.warn({ err, dir: this.options.dir }, 'threat-intel feed folder watch failed; feeds will not reload'));
+      this.watcher.on('error', (err) =>
+        this.options.logger.warn({ err, dir: this.options.dir }, 'threat-intel feed folder watch failed; feeds will not reload'),
+      );
     } catch (err) {
       this.options.logger.warn({ err, dir: this.options.dir }, 'cannot watch the threat-intel feed folder; feeds will not reload');
     }
@@ -162,7 +164,10 @@ export class FeedStore {
     this.loadedAt = Date.now();
     this.lastError = undefined;
     this.reloads++;
-    this.options.logger.info({ dir: this.options.dir, ranges: snapshot.ranges, hostingAsns: snapshot.hostingAsnCount, feeds: statuses.length }, 'threat-intel feeds loaded');
+    this.options.logger.info(
+      { dir: this.options.dir, ranges: snapshot.ranges, hostingAsns: snapshot.hostingAsnCount, feeds: statuses.length },
+      'threat-intel feeds loaded',
+    );
     for (const listener of this.listeners) listener();
   }
 
@@ -179,10 +184,16 @@ export class FeedStore {
       const text = await readFile(path, 'utf8');
       const name = basename(config.file, extname(config.file));
       const feed: LoadedFeed =
-        config.kind === 'hosting_asn' ? { file: config.file, name, kind: config.kind, asn: parseAsnFeed(text) } : { file: config.file, name, kind: config.kind, ip: parseIpFeed(text) };
+        config.kind === 'hosting_asn'
+          ? { file: config.file, name, kind: config.kind, asn: parseAsnFeed(text) }
+          : { file: config.file, name, kind: config.kind, ip: parseIpFeed(text) };
       const state: FileState = { config, mtimeMs: info.mtimeMs, size: info.size, feed };
       const status = statusOf(base, state);
-      if (status.malformed > 0) this.options.logger.warn({ file: config.file, malformed: status.malformed, samples: status.malformedSamples }, 'threat-intel feed has malformed lines (skipped)');
+      if (status.malformed > 0)
+        this.options.logger.warn(
+          { file: config.file, malformed: status.malformed, samples: status.malformedSamples },
+          'threat-intel feed has malformed lines (skipped)',
+        );
       return { state, status };
     } catch (err) {
       const error = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (err as Error).message;
@@ -196,5 +207,12 @@ export class FeedStore {
 function statusOf(base: { file: string; kind: string; url?: string }, state: FileState): FileStatus {
   const parsed = state.feed.ip ?? state.feed.asn;
   const entries = state.feed.ip ? state.feed.ip.ranges.length : (state.feed.asn?.asns.length ?? 0);
-  return { ...base, entries, malformed: parsed?.malformed ?? 0, malformedSamples: parsed?.samples ?? [], bytes: state.size, modifiedAt: new Date(state.mtimeMs).toISOString() };
+  return {
+    ...base,
+    entries,
+    malformed: parsed?.malformed ?? 0,
+    malformedSamples: parsed?.samples ?? [],
+    bytes: state.size,
+    modifiedAt: new Date(state.mtimeMs).toISOString(),
+  };
 }

@@ -73,9 +73,11 @@ export function parseManifest(text: string): Manifest {
     const entry = (raw ?? {}) as Record<string, unknown>;
     const where = `${MANIFEST_FILE} feeds[${i}]`;
     const file = entry.file;
-    if (typeof file !== 'string' || !SAFE_FILE.test(file) || file === MANIFEST_FILE) return void errors.push(`${where}: "file" must be a plain file name in the feeds folder`);
+    if (typeof file !== 'string' || !SAFE_FILE.test(file) || file === MANIFEST_FILE)
+      return void errors.push(`${where}: "file" must be a plain file name in the feeds folder`);
     const kind = entry.kind ?? kindFromName(file);
-    if (typeof kind !== 'string' || !(FEED_KINDS as readonly string[]).includes(kind)) return void errors.push(`${where}: "kind" must be one of ${FEED_KINDS.join(', ')}`);
+    if (typeof kind !== 'string' || !(FEED_KINDS as readonly string[]).includes(kind))
+      return void errors.push(`${where}: "kind" must be one of ${FEED_KINDS.join(', ')}`);
     let url: string | undefined;
     if (entry.url !== undefined) {
       try {

@@ -13,7 +13,8 @@ export interface LoadedFeed {
   readonly asn?: ParsedAsnFeed;
 }
 
-const freeze = (torExit: boolean, blocklists: readonly string[], hostingAsn: boolean): ThreatIntel => Object.freeze({ torExit, blocklists: Object.freeze(blocklists), hostingAsn });
+const freeze = (torExit: boolean, blocklists: readonly string[], hostingAsn: boolean): ThreatIntel =>
+  Object.freeze({ torExit, blocklists: Object.freeze(blocklists), hostingAsn });
 const CLEAN = freeze(false, [], false);
 const HOSTING_ONLY = freeze(false, [], true);
 

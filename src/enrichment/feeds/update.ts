@@ -69,7 +69,8 @@ async function updateOne(dir: string, feed: FeedConfig & { url: string }, fetchI
   }
   const parsed = feed.kind === 'hosting_asn' ? parseAsnFeed(text) : parseIpFeed(text);
   const entries = 'asns' in parsed ? parsed.asns.length : parsed.ranges.length;
-  if (entries === 0) return { ...failed(`no valid entries in the download (${parsed.malformed} malformed lines); kept the old file`), malformed: parsed.malformed };
+  if (entries === 0)
+    return { ...failed(`no valid entries in the download (${parsed.malformed} malformed lines); kept the old file`), malformed: parsed.malformed };
   const target = join(dir, feed.file);
   const temporary = join(dir, `.${feed.file}.${process.pid}.tmp`);
   try {

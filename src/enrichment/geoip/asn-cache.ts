@@ -58,11 +58,19 @@ export async function readAsnCache(path: string): Promise<CachedAsn | undefined>
 
 export async function writeAsnCache(path: string, cacheDir: string, table: IntervalTable, infos: readonly AsnInfo[]): Promise<void> {
   const arrays = table.arrays();
-  const header = Buffer.from(JSON.stringify({ infos: infos.map((i) => (i.organization ? [i.number, i.organization] : [i.number])), lengths: ARRAYS.map((n) => arrays[n].length) }));
+  const header = Buffer.from(
+    JSON.stringify({ infos: infos.map((i) => (i.organization ? [i.number, i.organization] : [i.number])), lengths: ARRAYS.map((n) => arrays[n].length) }),
+  );
   const prefix = MAGIC.length + 4 + header.length;
   const length = Buffer.alloc(4);
   length.writeUInt32LE(header.length);
-  const parts = [Buffer.from(MAGIC, 'latin1'), length, header, Buffer.alloc((4 - (prefix % 4)) % 4), ...ARRAYS.map((n) => Buffer.from(arrays[n].buffer, arrays[n].byteOffset, arrays[n].byteLength))];
+  const parts = [
+    Buffer.from(MAGIC, 'latin1'),
+    length,
+    header,
+    Buffer.alloc((4 - (prefix % 4)) % 4),
+    ...ARRAYS.map((n) => Buffer.from(arrays[n].buffer, arrays[n].byteOffset, arrays[n].byteLength)),
+  ];
   await mkdir(cacheDir, { recursive: true });
   const temporary = `${path}.${process.pid}.tmp`;
   try {

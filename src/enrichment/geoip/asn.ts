@@ -30,7 +30,8 @@ export async function openAsnDatabase(location: string, options: { cacheDir?: st
   const started = performance.now();
   const cachePath = options.cacheDir ? await asnCachePath(options.cacheDir, files) : undefined;
   const cached = cachePath ? await readAsnCache(cachePath) : undefined;
-  if (cached) return new CsvAsnDatabase(cached.table, cached.infos, { files, cache: cachePath, fromCache: true, loadMs: Math.round(performance.now() - started) });
+  if (cached)
+    return new CsvAsnDatabase(cached.table, cached.infos, { files, cache: cachePath, fromCache: true, loadMs: Math.round(performance.now() - started) });
   const builder = new IntervalTableBuilder();
   const pool = new AsnInfoPool();
   let malformed = 0;
@@ -38,11 +39,22 @@ export async function openAsnDatabase(location: string, options: { cacheDir?: st
   const table = builder.build();
   let cacheError: string | undefined;
   if (cachePath && options.cacheDir) await writeAsnCache(cachePath, options.cacheDir, table, pool.infos).catch((err: Error) => (cacheError = err.message));
-  return new CsvAsnDatabase(table, pool.infos, { files, malformed, overlaps: builder.overlaps, fromCache: false, ...(cachePath ? { cache: cachePath } : {}), ...(cacheError ? { cacheError } : {}), loadMs: Math.round(performance.now() - started) });
+  return new CsvAsnDatabase(table, pool.infos, {
+    files,
+    malformed,
+    overlaps: builder.overlaps,
+    fromCache: false,
+    ...(cachePath ? { cache: cachePath } : {}),
+    ...(cacheError ? { cacheError } : {}),
+    loadMs: Math.round(performance.now() - started),
+  });
 }
 
 async function csvFiles(location: string): Promise<string[]> {
-  const paths = location.split(',').map((p) => p.trim()).filter(Boolean);
+  const paths = location
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
   if (paths.length === 1 && (await stat(paths[0] as string)).isDirectory()) {
     const present = new Set(await readdir(paths[0] as string));
     return FOLDER_FILES.flatMap((choices) => choices.find((f) => present.has(f)) ?? []).map((f) => join(paths[0] as string, f));
@@ -73,7 +85,9 @@ async function openAsnMmdb(file: string): Promise<AsnDatabase> {
     lookup(_address, text) {
       const r = reader.get(text);
       if (!r || typeof r.autonomous_system_number !== 'number') return undefined;
-      return r.autonomous_system_organization ? { number: r.autonomous_system_number, organization: r.autonomous_system_organization } : { number: r.autonomous_system_number };
+      return r.autonomous_system_organization
+        ? { number: r.autonomous_system_number, organization: r.autonomous_system_organization }
+        : { number: r.autonomous_system_number };
     },
     status: () => ({ source: 'mmdb', file, databaseType: reader.metadata.databaseType, built: reader.metadata.buildEpoch.toISOString() }),
   };

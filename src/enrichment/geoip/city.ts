@@ -64,7 +64,9 @@ export async function openCityDatabase(files: readonly string[]): Promise<CityDa
   const readers: OpenReader[] = await Promise.all(
     files.map(async (file) => {
       const records = new GenerationCache<string | number, unknown>(10_000);
-      const reader = new Reader<Response>(await readWholeFile(file), { cache: { get: (offset) => records.peek(offset), set: (offset, record) => records.put(offset, record) } });
+      const reader = new Reader<Response>(await readWholeFile(file), {
+        cache: { get: (offset) => records.peek(offset), set: (offset, record) => records.put(offset, record) },
+      });
       return { file, reader, ipVersion: reader.metadata.ipVersion };
     }),
   );
@@ -84,7 +86,12 @@ export async function openCityDatabase(files: readonly string[]): Promise<CityDa
   return {
     lookup: (ip, version) => (version === 4 ? cache.get(ip, lookupV4) : cache.get(ip, lookupV6)) ?? undefined,
     status: () => ({
-      files: readers.map((r) => ({ file: r.file, ipVersion: r.ipVersion, databaseType: r.reader.metadata.databaseType, built: r.reader.metadata.buildEpoch.toISOString() })),
+      files: readers.map((r) => ({
+        file: r.file,
+        ipVersion: r.ipVersion,
+        databaseType: r.reader.metadata.databaseType,
+        built: r.reader.metadata.buildEpoch.toISOString(),
+      })),
     }),
   };
 }

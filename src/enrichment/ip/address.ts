@@ -160,7 +160,7 @@ export function formatAddress(a: Address): string {
   const groups = [a.w0 >>> 16, a.w0 & 0xffff, a.w1 >>> 16, a.w1 & 0xffff, a.w2 >>> 16, a.w2 & 0xffff, a.w3 >>> 16, a.w3 & 0xffff];
   let bestStart = -1;
   let bestLength = 1;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     if (groups[i] !== 0) {
       i++;
       continue;
@@ -173,7 +173,11 @@ export function formatAddress(a: Address): string {
     }
     i = j;
   }
-  const hex = (from: number, to: number) => groups.slice(from, to).map((g) => (g as number).toString(16)).join(':');
+  const hex = (from: number, to: number) =>
+    groups
+      .slice(from, to)
+      .map((g) => (g as number).toString(16))
+      .join(':');
   if (bestStart < 0) return hex(0, 8);
   return `${hex(0, bestStart)}::${hex(bestStart + bestLength, 8)}`;
 }

@@ -15,7 +15,14 @@ export interface IntervalArrays {
  * Immutable once built: a reload builds a new table and swaps the reference.
  */
 export class IntervalTable {
-  static readonly EMPTY = new IntervalTable(new Uint32Array(0), new Uint32Array(0), new Int32Array(0), new Uint32Array(0), new Uint32Array(0), new Int32Array(0));
+  static readonly EMPTY = new IntervalTable(
+    new Uint32Array(0),
+    new Uint32Array(0),
+    new Int32Array(0),
+    new Uint32Array(0),
+    new Uint32Array(0),
+    new Int32Array(0),
+  );
 
   constructor(
     private readonly v4Start: Uint32Array,
@@ -35,7 +42,8 @@ export class IntervalTable {
   static fromArrays(a: IntervalArrays): IntervalTable {
     const n4 = a.v4Value.length;
     const n6 = a.v6Value.length;
-    if (a.v4Start.length !== n4 || a.v4End.length !== n4 || a.v6Start.length !== n6 * 4 || a.v6End.length !== n6 * 4) throw new Error('interval arrays of inconsistent lengths');
+    if (a.v4Start.length !== n4 || a.v4End.length !== n4 || a.v6Start.length !== n6 * 4 || a.v6End.length !== n6 * 4)
+      throw new Error('interval arrays of inconsistent lengths');
     return new IntervalTable(a.v4Start, a.v4End, a.v4Value, a.v6Start, a.v6End, a.v6Value);
   }
 
@@ -141,7 +149,17 @@ export class IntervalTableBuilder {
 
   addV6(first: bigint, last: bigint, value: number): void {
     const word = (v: bigint, shift: bigint) => Number((v >> shift) & W);
-    this.addV6Words(word(first, 96n), word(first, 64n), word(first, 32n), word(first, 0n), word(last, 96n), word(last, 64n), word(last, 32n), word(last, 0n), value);
+    this.addV6Words(
+      word(first, 96n),
+      word(first, 64n),
+      word(first, 32n),
+      word(first, 0n),
+      word(last, 96n),
+      word(last, 64n),
+      word(last, 32n),
+      word(last, 0n),
+      value,
+    );
   }
 
   build(): IntervalTable {

@@ -82,7 +82,12 @@ function v6Boundaries(ranges: readonly LabelledCidr[]): Boundaries<bigint> {
 }
 
 /** Walks the boundaries, emitting each piece of the address space where the set of lists is constant. */
-function sweep<T extends number | bigint>(boundaries: Boundaries<T>, one: T, setId: (active: ReadonlyMap<number, number>) => number, emit: (first: T, last: T, value: number) => void): void {
+function sweep<T extends number | bigint>(
+  boundaries: Boundaries<T>,
+  one: T,
+  setId: (active: ReadonlyMap<number, number>) => number,
+  emit: (first: T, last: T, value: number) => void,
+): void {
   const active = new Map<number, number>();
   let open: { first: T; value: number } | undefined;
   let i = 0;

@@ -21,7 +21,12 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
   // Shared by both routes and named in OpenAPI (components.schemas.Event) for client generators.
   app.addSchema({ ...EventSchema, $id: 'Event' });
   const EventRef = { $ref: 'Event#' };
-  const BatchBody = { type: 'object', required: ['events'], additionalProperties: false, properties: { events: { type: 'array', items: EventRef, description: 'Starter: at most 50; Pro and Business: at most 100' } } };
+  const BatchBody = {
+    type: 'object',
+    required: ['events'],
+    additionalProperties: false,
+    properties: { events: { type: 'array', items: EventRef, description: 'Starter: at most 50; Pro and Business: at most 100' } },
+  };
   const onSend = rateLimitHeaderHook(deps.limiter, deps.clock);
 
   async function handle(kind: IngestInput['kind'], request: FastifyRequest, reply: FastifyReply) {

@@ -50,14 +50,24 @@ const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 function parseTime(value: string | undefined, field: string): number | undefined {
   if (value === undefined) return undefined;
   const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
-  if (!Number.isFinite(ms)) throw new ApiError({ code: 'INVALID_REQUEST', message: `${field} must be an ISO 8601 date-time or Unix milliseconds`, details: [{ field, message: 'not a time' }] });
+  if (!Number.isFinite(ms))
+    throw new ApiError({
+      code: 'INVALID_REQUEST',
+      message: `${field} must be an ISO 8601 date-time or Unix milliseconds`,
+      details: [{ field, message: 'not a time' }],
+    });
   return ms;
 }
 
 /** Ajv's integer check lets `1e400` (Infinity) through its maximum; the store cannot bind it. */
 function pageLimit(value: number | undefined): number {
   if (value === undefined) return 50;
-  if (!Number.isSafeInteger(value)) throw new ApiError({ code: 'INVALID_REQUEST', message: 'limit must be an integer from 1 to 500', details: [{ field: 'limit', message: 'not an integer from 1 to 500' }] });
+  if (!Number.isSafeInteger(value))
+    throw new ApiError({
+      code: 'INVALID_REQUEST',
+      message: 'limit must be an integer from 1 to 500',
+      details: [{ field: 'limit', message: 'not an integer from 1 to 500' }],
+    });
   return value;
 }
 

@@ -42,7 +42,8 @@ function view(account: Account) {
 
 /** Validates a PATCH body: every problem, each with its field path. */
 function validatePatch(body: unknown): { ok: true; value: Partial<Record<Part, unknown>> } | { ok: false; errors: ErrorDetail[] } {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return { ok: false, errors: [{ field: '(body)', message: 'settings must be a JSON object' }] };
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    return { ok: false, errors: [{ field: '(body)', message: 'settings must be a JSON object' }] };
   const input = body as Record<string, unknown>;
   const errors: ErrorDetail[] = [];
   for (const key of Object.keys(input)) {
@@ -79,7 +80,9 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: SettingsRoute
     return account;
   };
 
-  app.get('/v1/settings', { config: { access: 'read' }, schema: schema('The account settings, effective values and defaults') }, async (request) => view(await accountOf(request)));
+  app.get('/v1/settings', { config: { access: 'read' }, schema: schema('The account settings, effective values and defaults') }, async (request) =>
+    view(await accountOf(request)),
+  );
 
   app.patch('/v1/settings', {
     config: { access: 'read' },
