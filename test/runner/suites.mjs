@@ -1,0 +1,9 @@
+// Every test suite of the repository, run in this order by `npm test`.
+// command(reportFile, extraArgs) returns the argv; report names the runner's report format.
+export const SUITES = [
+  {
+    name: 'service',
+    report: 'vitest-json',
+    command: (report, extra) => ['npx', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...extra],
+  },
+];
