@@ -9,8 +9,8 @@ import { deleteKeysWithPrefix } from '../test/helpers/redis-keys.js';
 import { Redis } from 'ioredis';
 import { MemoryQuotaCounter } from '../src/limits/memory-quota.js';
 import { MemoryRateLimiter } from '../src/limits/memory-limiter.js';
-import { RedisQuotaCounter } from '../src/limits/redis-quota.js';
-import { RedisRateLimiter } from '../src/limits/redis-limiter.js';
+import { RedisQuotaCounter } from '../src/redis/quota-counter.js';
+import { RedisRateLimiter } from '../src/redis/rate-limiter.js';
 import type { RateLimiter } from '../src/limits/types.js';
 
 const T0 = Date.UTC(2026, 0, 15, 12, 0, 0);

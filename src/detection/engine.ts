@@ -9,6 +9,7 @@
 import type { AccountContext } from '../pipeline/account-context.js';
 import type { EnrichedEvent } from '../pipeline/types.js';
 import type { AlertWrite } from '../storage/types.js';
+import { scopedKey, type AccountScope } from '../event/tenancy.js';
 import { newId } from '../util/ids.js';
 import type { Clock } from '../util/clock.js';
 import type { AlertHit } from './types.js';
@@ -18,7 +19,6 @@ import { eventFacts, type EventFacts } from './facts.js';
 import { ChainRun } from './kill-chains.js';
 import { compileSettings, isSilenced, type CompiledSettings } from './settings.js';
 import { alertSpec } from './specs.js';
-import { MemoryStateStore } from './memory-state-store.js';
 import type { AlertOpenResult, LastSwapOp, StateStore } from './state-store.js';
 
 export interface DetectionResult {
@@ -33,7 +33,7 @@ export const NO_DETECTION: DetectionResult = Object.freeze({
 const NO_ANSWERS = new Answers([]);
 
 /** The state record holding a subject's open alerts, under an account's key scope (StateStore.scope). */
-const alertStateKey = (scope: string, subject: string): string => `${scope}|alerts|${subject}`;
+const alertStateKey = (scope: AccountScope, subject: string): string => scopedKey(scope, 'alerts', subject);
 
 class EventRun implements DetectContext {
   readonly ops = new OpBatch();
@@ -44,7 +44,7 @@ class EventRun implements DetectContext {
   constructor(
     readonly facts: EventFacts,
     readonly settings: CompiledSettings,
-    private readonly scope: string,
+    private readonly scope: AccountScope,
   ) {
     this.prefix = `${scope}|`;
   }
@@ -81,7 +81,7 @@ interface Opening {
 
 /** In-process stores answer synchronously; skipping the promise matters at 100k events/s. */
 function runBatch(state: StateStore, batch: OpBatch): Answers | Promise<Answers> {
-  if (state instanceof MemoryStateStore) return new Answers(state.runSync(batch.ops));
+  if (state.runSync) return new Answers(state.runSync(batch.ops));
   return state.run(batch.ops).then((results) => new Answers(results));
 }
 

@@ -1,4 +1,5 @@
 import { getHeapStatistics } from 'node:v8';
+import { accountScope, assertScopedKey, localScopeAlias, type AccountScope } from '../event/tenancy.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import {
   DEFAULT_ALERT_MAX_EVENT_IDS,
@@ -126,7 +127,7 @@ export class MemoryStateStore implements StateStore {
   readonly kind = 'memory' as const;
   private readonly records = new Map<string, Rec>();
   /** Account id -> its key scope (see scope()). */
-  private readonly scopes = new Map<string, string>();
+  private readonly scopes = new Map<string, AccountScope>();
   /** Interned seen-set members (see intern()). */
   private readonly members = new Map<string, string>();
   /** First slot of the field the last write()/readField() found: saves returning a pair per op. */
@@ -167,16 +168,21 @@ export class MemoryStateStore implements StateStore {
   runSync(ops: readonly StateOp[]): StateResult[] {
     this.nowSec = this.seconds();
     const out: StateResult[] = new Array(ops.length);
-    for (let i = 0; i < ops.length; i++) out[i] = this.apply(ops[i] as StateOp);
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops[i] as StateOp;
+      assertScopedKey(op.key);
+      out[i] = this.apply(op);
+    }
     if (this.sweepPerRun > 0) this.sweep(this.sweepPerRun);
     return out;
   }
 
   /** Short aliases (`#0`, `#1`, ...): every key holds one, and only aliases, so two accounts never share a key. */
-  scope(accountId: string): string {
+  scope(accountId: string): AccountScope {
     let alias = this.scopes.get(accountId);
     if (alias === undefined) {
-      alias = `#${this.scopes.size.toString(36)}`;
+      accountScope(accountId);
+      alias = localScopeAlias(this.scopes.size);
       this.scopes.set(accountId, alias);
     }
     return alias;

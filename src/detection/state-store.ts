@@ -1,5 +1,7 @@
+import type { AccountScope } from '../event/tenancy.js';
+
 /**
- * Detection state primitives (design 2 and 7): the window state detectors share across events
+ * Detection state primitives: the window state detectors share across events
  * and, with a shared backend, across instances.
  *
  * Batchable by construction: the detect stage collects one event's operations and sends them in
@@ -15,7 +17,8 @@
  * Addressing: `key` names a record (one subject and one purpose, e.g. `a1|fail|actor:u1`), `field`
  * a value inside it. Fields of one record should share a lifetime; a store may keep a record as
  * one unit (memory: one map entry; Redis: one hash, or one key per field) that lives as long as
- * its longest `ttlMs`. Keys are opaque to the store; callers scope them by account.
+ * its longest `ttlMs`. Keys are opaque to the store beyond their account scope (`scope`), which
+ * the store checks on every op.
  *
  * Ops without `ttlMs` keep their record at least `windowMs` of wall time after the write.
  * Every value stored is JSON-serialisable. Ops never throw for missing state; `run` rejects only
@@ -211,12 +214,19 @@ export interface StateStore {
    * (every instance must agree); the in-process store a short process-local alias, unique per
    * account, since a 30-character id repeated in the keys of a million actors costs tens of MB.
    */
-  scope(accountId: string): string;
+  scope(accountId: string): AccountScope;
   /**
    * Runs the ops in order, as one batch (one round trip for a remote store); answers one result per
    * op, at the same index. Ops of one batch see the effects of earlier ops of the same batch.
+   * Every op's key must start with an account scope (`assertScopedKey`); a key without one throws.
    */
   run<const T extends readonly StateOp[]>(ops: T): Promise<ResultsOf<T>>;
+  /**
+   * Present on stores that answer in-process: the same as `run` without the promise, so that
+   * detection skips an event-loop turn per batch. Remote stores leave it out, and callers then
+   * pipeline the batches of a request's events instead.
+   */
+  runSync?(ops: readonly StateOp[]): StateResult[];
   /** Throws when the backend cannot be reached. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -2,7 +2,6 @@ import type { AlertWrite } from '../storage/types.js';
 import type { AlertHit } from '../detection/types.js';
 import type { StateStore } from '../detection/state-store.js';
 import { detectEvent } from '../detection/engine.js';
-import { MemoryStateStore } from '../detection/memory-state-store.js';
 import { detectPipelined, type BatchItem } from '../detection/pipelined-batch.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { AccountContext } from './account-context.js';
@@ -42,7 +41,7 @@ export function createDetectStage(deps: DetectDeps): DetectStage {
   const { state } = deps;
   const one = (event: EnrichedEvent, ctx: AccountContext, eventId?: string) => detectEvent(state, clock, event, ctx, eventId);
   async function many(events: readonly BatchItem[], ctx: AccountContext): Promise<Detection[]> {
-    if (events.length > 1 && !(state instanceof MemoryStateStore)) return detectPipelined(state, clock, events, ctx);
+    if (events.length > 1 && !state.runSync) return detectPipelined(state, clock, events, ctx);
     // The in-process store answers synchronously: one after the other costs no round trips.
     const out: Detection[] = [];
     for (const { event, eventId } of events) out.push(await one(event, ctx, eventId));

@@ -42,7 +42,7 @@ function lastStates(sorted: readonly AlertWrite[]): AlertWrite[] {
   const out: AlertWrite[] = [];
   for (const write of sorted) {
     const previous = out[out.length - 1];
-    if (write.opened || previous === undefined || previous.alert.id !== write.alert.id) {
+    if (write.opened || previous === undefined || previous.alert.id !== write.alert.id || previous.alert.accountId !== write.alert.accountId) {
       out.push(write);
       continue;
     }
@@ -64,7 +64,10 @@ export function planCommit(batch: CommitBatch): CommitPlan {
   const sortedKeys = <T>(m: Map<string, T>): T[] => [...m.keys()].sort(byKey).map((k) => m.get(k) as T);
   return {
     // Stable: an alert opened and then updated in the same group keeps that order.
-    alerts: batch.alerts.length > 1 ? lastStates([...batch.alerts].sort((a, b) => byKey(a.alert.id, b.alert.id))) : batch.alerts,
+    alerts:
+      batch.alerts.length > 1
+        ? lastStates([...batch.alerts].sort((a, b) => byKey(a.alert.accountId, b.alert.accountId) || byKey(a.alert.id, b.alert.id)))
+        : batch.alerts,
     monthly: sortedKeys(monthly),
     daily: sortedKeys(daily),
     idempotency: sortedKeys(lastPerKey),

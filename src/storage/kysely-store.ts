@@ -337,6 +337,7 @@ export class KyselyStore implements Store {
           .updateTable('alerts')
           .set({ count: cols.count, last_seen: cols.last_seen, event_ids: cols.event_ids, details: cols.details, severity: cols.severity })
           .where('id', '=', cols.id)
+          .where('account_id', '=', cols.account_id)
           .execute();
       }
     }

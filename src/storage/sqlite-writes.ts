@@ -50,7 +50,7 @@ export function toSqliteWrites(batch: CommitBatch): SqliteWrites {
             JSON.stringify(a.eventIds),
             JSON.stringify(a.details),
           ]
-        : [a.count, a.lastSeen, JSON.stringify(a.eventIds), JSON.stringify(a.details), a.severity, a.id],
+        : [a.count, a.lastSeen, JSON.stringify(a.eventIds), JSON.stringify(a.details), a.severity, a.id, a.accountId],
     })),
     monthly: plan.monthly.map((u) => [u.account_id, u.period, u.used, u.dropped]),
     daily: plan.daily.map((u) => [u.account_id, u.day, u.used, u.dropped]),
@@ -66,7 +66,7 @@ const SQL = {
   alertOpen:
     'insert into alerts (id, account_id, type, severity, subject, status, count, first_seen, last_seen, actor_id, event_ids, details) ' +
     'values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-  alertUpdate: 'update alerts set count = ?, last_seen = ?, event_ids = ?, details = ?, severity = ? where id = ?',
+  alertUpdate: 'update alerts set count = ?, last_seen = ?, event_ids = ?, details = ?, severity = ? where id = ? and account_id = ?',
   monthly:
     'insert into usage_monthly (account_id, period, used, dropped) values (?, ?, ?, ?) ' +
     'on conflict (account_id, period) do update set used = usage_monthly.used + excluded.used, dropped = usage_monthly.dropped + excluded.dropped',

@@ -24,7 +24,7 @@ export function stateStoreContract(name: string, factory: () => Promise<StateSto
     beforeEach(async () => {
       h = await factory();
       store = h.store;
-      p = `contract:${randomUUID()}:`;
+      p = `acc_${randomUUID().replaceAll('-', '')}|contract-`;
     });
     afterEach(async () => {
       await store.close();

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryStateStore } from '../../src/detection/memory-state-store.js';
-import { RedisStateStore } from '../../src/detection/redis-state-store.js';
+import { RedisStateStore } from '../../src/redis/state-store.js';
 import type { StateOp, StateResult, StateStore } from '../../src/detection/state-store.js';
 import type { Detection } from '../../src/pipeline/detect.js';
 import { connectTestRedis, describeWithRedis } from '../limits/redis-helper.js';

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { RedisStateStore } from '../../src/detection/redis-state-store.js';
+import { RedisStateStore } from '../../src/redis/state-store.js';
 import { stateStoreContract } from '../contract/state-store.contract.js';
 import { connectTestRedis, describeWithRedis } from '../limits/redis-helper.js';
 
@@ -13,13 +13,13 @@ describeWithRedis('RedisStateStore', redis, (r) => {
     const store = new RedisStateStore(r.client, { prefix });
     const at = Date.UTC(2026, 0, 15);
     await store.run([
-      { kind: 'window.add', key: 'a1|fail|actor:u{1}', field: 'n', at, windowMs: 300_000 },
-      { kind: 'seen.add', key: 'a1|country|actor:u1', field: 'c', member: 'FR', at, withinMs: 1_000, ttlMs: 90 * 86_400_000 },
-      { kind: 'alert.peek', key: 'a1|alert|none', field: 'x', at, windowMs: 1_000 },
-      { kind: 'window.add', key: 'a1|none', field: 'n', at, windowMs: 1_000, amount: 0 },
+      { kind: 'window.add', key: 'acc_1|fail|actor:u{1}', field: 'n', at, windowMs: 300_000 },
+      { kind: 'seen.add', key: 'acc_1|country|actor:u1', field: 'c', member: 'FR', at, withinMs: 1_000, ttlMs: 90 * 86_400_000 },
+      { kind: 'alert.peek', key: 'acc_1|alert|none', field: 'x', at, windowMs: 1_000 },
+      { kind: 'window.add', key: 'acc_1|none', field: 'n', at, windowMs: 1_000, amount: 0 },
     ] as const);
     const keys = (await r.client.keys(`${prefix}*`)).sort();
-    expect(keys).toEqual([`${prefix}st:{a1|country|actor:u1}`, `${prefix}st:{a1|fail|actor:u%7b1%7d}`, `${prefix}st:{a1|fail|actor:u%7b1%7d}:w:n`]);
+    expect(keys).toEqual([`${prefix}st:{acc_1|country|actor:u1}`, `${prefix}st:{acc_1|fail|actor:u%7b1%7d}`, `${prefix}st:{acc_1|fail|actor:u%7b1%7d}:w:n`]);
     const ttls = await Promise.all(keys.map((k) => r.client.pttl(k)));
     expect(ttls[0]).toBeGreaterThan(89 * 86_400_000);
     for (const ttl of ttls.slice(1)) {
@@ -34,15 +34,15 @@ describeWithRedis('RedisStateStore', redis, (r) => {
     const at = Date.UTC(2026, 0, 15);
     const fill = () =>
       store.run([
-        { kind: 'window.add', key: 'k', field: 'w', at, windowMs: 60_000 },
-        { kind: 'distinct.add', key: 'k', field: 'd', at, windowMs: 60_000, member: 'm' },
+        { kind: 'window.add', key: 'acc_t|k', field: 'w', at, windowMs: 60_000 },
+        { kind: 'distinct.add', key: 'acc_t|k', field: 'd', at, windowMs: 60_000, member: 'm' },
       ] as const);
     await fill();
     expect(await r.client.keys(`${prefix}*`)).toHaveLength(4);
-    expect(await store.run([{ kind: 'delete', key: 'k', field: 'd' }])).toEqual([{ deleted: true }]);
+    expect(await store.run([{ kind: 'delete', key: 'acc_t|k', field: 'd' }])).toEqual([{ deleted: true }]);
     expect(await r.client.keys(`${prefix}*`)).toHaveLength(2);
     await fill();
-    expect(await store.run([{ kind: 'delete', key: 'k', field: '*' }])).toEqual([{ deleted: true }]);
+    expect(await store.run([{ kind: 'delete', key: 'acc_t|k', field: '*' }])).toEqual([{ deleted: true }]);
     expect(await r.client.keys(`${prefix}*`)).toEqual([]);
   });
 });

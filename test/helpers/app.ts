@@ -3,7 +3,9 @@ import { buildApp, type VigilApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { createServices, type Services } from '../../src/services.js';
 import type { Store } from '../../src/storage/store.js';
+import type { EnrichmentService } from '../../src/enrichment/index.js';
 import { ManualClock } from '../../src/util/clock.js';
+import { deleteKeysWithPrefix, unscopedKeys } from './redis-keys.js';
 
 /**
  * VIGIL_TEST_MODE=scaleout (the `scaleout` vitest project) runs the same HTTP suites on
@@ -19,14 +21,19 @@ async function scaleOutBackends(clock: ManualClock) {
   return {
     store,
     env: { VIGIL_REDIS_URL: REDIS_URL, VIGIL_REDIS_PREFIX: prefix },
+    /** Drops the schema and the keys; throws if any key the test wrote lacks an account scope. */
     async cleanup() {
       const admin = adminPool();
       await dropSchema(admin, schema).finally(() => admin.end());
       const { Redis } = await import('ioredis');
       const client = new Redis(REDIS_URL);
-      const keys = await client.keys(`${prefix}*`);
-      if (keys.length > 0) await client.del(...keys);
-      client.disconnect();
+      try {
+        const unscoped = await unscopedKeys(client, prefix);
+        if (unscoped.length > 0) throw new Error(`Redis keys without an account scope: ${unscoped.slice(0, 5).join(', ')}`);
+      } finally {
+        await deleteKeysWithPrefix(client, prefix);
+        client.disconnect();
+      }
     },
   };
 }
@@ -49,12 +56,12 @@ export interface TestApp {
  */
 export async function testApp(
   env: Record<string, string> = {},
-  options: { store?: Store; clock?: ManualClock; logger?: FastifyBaseLogger } = {},
+  options: { store?: Store; clock?: ManualClock; logger?: FastifyBaseLogger; enrichment?: EnrichmentService } = {},
 ): Promise<TestApp> {
   const clock = options.clock ?? new ManualClock();
   const scaleOut = SCALE_OUT && !options.store ? await scaleOutBackends(clock) : undefined;
   const config = loadConfig({ VIGIL_DATA_DIR: ':memory:', VIGIL_ADMIN_TOKEN: ADMIN_TOKEN, VIGIL_SQLITE_SYNCHRONOUS: 'normal', ...scaleOut?.env, ...env });
-  const services = await createServices(config, { clock, store: options.store ?? scaleOut?.store, logger: options.logger });
+  const services = await createServices(config, { clock, store: options.store ?? scaleOut?.store, logger: options.logger, enrichment: options.enrichment });
   const vigil = await buildApp(services);
   return {
     vigil,

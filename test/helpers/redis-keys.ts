@@ -9,3 +9,31 @@ export async function deleteKeysWithPrefix(client: Redis, prefix: string): Promi
     if (keys.length > 0) await client.del(...keys);
   } while (cursor !== '0');
 }
+
+/**
+ * Every key layout the service writes under its prefix. Detection records and quota counters
+ * carry the account id; a rate-limit window belongs to one API key (ids are unique and bound to
+ * one account) or, for the per-address cap that holds across accounts by design, to an address.
+ */
+const KEY_LAYOUTS: readonly RegExp[] = [
+  /^st:\{acc_[0-9A-Za-z]+\|[^|{}]+\|[^{}]*\}(?::[wdt]:[^:]+)?$/,
+  /^quota:\{acc_[0-9A-Za-z]+\}:\d{4}-\d{2}$/,
+  /^rl:k:\{key_[0-9A-Za-z]+\}$/,
+  /^rl:ip:\{[0-9a-fA-F.:]+\}$/,
+];
+const POISON = /\[object|undefined|null/;
+
+/** The keys under `prefix` that do not follow a known, account-scoped layout. */
+export async function unscopedKeys(client: Redis, prefix: string): Promise<string[]> {
+  const bad: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    cursor = next;
+    for (const key of keys) {
+      const rest = key.slice(prefix.length);
+      if (POISON.test(rest) || !KEY_LAYOUTS.some((layout) => layout.test(rest))) bad.push(key);
+    }
+  } while (cursor !== '0');
+  return bad;
+}

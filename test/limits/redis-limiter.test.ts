@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
-import { RedisRateLimiter } from '../../src/limits/redis-limiter.js';
-import { hashTag, RedisScript } from '../../src/limits/redis-script.js';
+import { RedisRateLimiter } from '../../src/redis/rate-limiter.js';
+import { hashTag, RedisScript } from '../../src/redis/script.js';
 import { limiterContract, T0 } from '../contract/limiter.contract.js';
 import { connectTestRedis, describeWithRedis } from './redis-helper.js';
 

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { monthEnd, RedisQuotaCounter } from '../../src/limits/redis-quota.js';
+import { monthEnd, RedisQuotaCounter } from '../../src/redis/quota-counter.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { quotaContract } from '../contract/limiter.contract.js';
 import { connectTestRedis, describeWithRedis } from './redis-helper.js';

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { connectTestRedis, describeWithRedis, REDIS_URL } from '../limits/redis-helper.js';
 import { api, provision, startService, tempDir, type Service } from '../process/service.js';
+import { unscopedKeys } from '../helpers/redis-keys.js';
 import { adminPool, describePostgres, dropSchema, freshSchema, PG_URL } from '../storage/pg-helpers.js';
 
 const redis = await connectTestRedis('multi-process');
@@ -96,6 +97,17 @@ describePostgres('two service processes, one service', () => {
         expect(list).toHaveLength(1);
         expect(list[0]).toMatchObject({ id: [...ids][0], count: 5 }); // opened by the 10th failure, updated by the 11th to 14th
       }
+    });
+    it('two accounts reusing one actor and address across both processes: no alert crosses, every key is account-scoped', async () => {
+      const a = await provision(services[0]!.base, 'pro');
+      const b = await provision(services[1]!.base, 'pro');
+      const failure = { event: 'auth.login.failure', actor_id: 'shared-alice', ip: '198.51.100.7' };
+      for (let n = 0; n < 6; n++) expect((await post(n, a.key, failure)).status).toBe(202);
+      const inB: string[][] = [];
+      for (let n = 0; n < 6; n++) inB.push((((await post(n, b.key, failure)).json.alerts ?? []) as { type: string }[]).map((x) => x.type));
+      expect(inB).toEqual(Array(6).fill([]));
+      expect((await api(services[0]!.base, 'GET', '/v1/alerts', b.key)).json.data).toEqual([]);
+      expect(await unscopedKeys(r.client, r.prefix)).toEqual([]);
     });
   });
 });

@@ -5,10 +5,10 @@
  */
 import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisStateStore } from '../../src/detection/redis-state-store.js';
-import { RedisRateLimiter } from '../../src/limits/redis-limiter.js';
-import { RedisQuotaCounter } from '../../src/limits/redis-quota.js';
-import { openRedis } from '../../src/services.js';
+import { RedisStateStore } from '../../src/redis/state-store.js';
+import { RedisRateLimiter } from '../../src/redis/rate-limiter.js';
+import { RedisQuotaCounter } from '../../src/redis/quota-counter.js';
+import { openRedis } from '../../src/redis/backend.js';
 import { limiterContract, quotaContract } from '../contract/limiter.contract.js';
 import { stateStoreContract } from '../contract/state-store.contract.js';
 import { sameAsOneByOne } from '../detection/batch-replay.js';
@@ -77,7 +77,7 @@ if (!cluster || !client) {
     it('spreads records over the masters (each record on its own slot, not all on one node)', async () => {
       const store = new RedisStateStore(client, { prefix: `${prefix}spread:` });
       await store.run(
-        Array.from({ length: 30 }, (_, i) => ({ kind: 'counter.add', key: `acct|c|actor:u${i}`, field: 'n', at: 0, amount: 1, ttlMs: 60_000 }) as const),
+        Array.from({ length: 30 }, (_, i) => ({ kind: 'counter.add', key: `acc_t|c|actor:u${i}`, field: 'n', at: 0, amount: 1, ttlMs: 60_000 }) as const),
       );
       const perNode = await Promise.all(client.nodes('master').map((node) => node.keys(`${prefix}spread:*`)));
       expect(perNode.flat()).toHaveLength(30);

@@ -1,6 +1,6 @@
 import { systemClock, type Clock } from '../util/clock.js';
-import { hashTag, RedisScript, type RedisClient } from './redis-script.js';
-import type { QuotaCounter, QuotaDecision, QuotaPlan, UsageSeed } from './types.js';
+import { hashTag, RedisScript, type RedisClient } from './script.js';
+import type { QuotaCounter, QuotaDecision, QuotaPlan, UsageSeed } from '../limits/types.js';
 
 /** Mirrors quota-math.ts. Replies {-1, 0} when the month is not seeded yet. */
 const RESERVE_LUA = `

@@ -1,6 +1,7 @@
 import type { ChainableCommander, Cluster, Redis } from 'ioredis';
-import { hashTag } from '../limits/redis-script.js';
-import { STATE_OP_LUA } from './redis-state-store.lua.js';
+import { accountScope, assertScopedKey, type AccountScope } from '../event/tenancy.js';
+import { hashTag } from './script.js';
+import { STATE_OP_LUA } from './state-store.lua.js';
 import {
   DEFAULT_ALERT_MAX_EVENT_IDS,
   DEFAULT_DISTINCT_MAX_MEMBERS,
@@ -14,7 +15,7 @@ import {
   type StateResult,
   type StateStore,
   type StateValue,
-} from './state-store.js';
+} from '../detection/state-store.js';
 
 export interface RedisStateStoreOptions {
   /** Prefix of every key this store writes. Default 'vigil:'. */
@@ -60,8 +61,8 @@ export class RedisStateStore implements StateStore {
     return out as ResultsOf<T>;
   }
 
-  scope(accountId: string): string {
-    return accountId;
+  scope(accountId: string): AccountScope {
+    return accountScope(accountId);
   }
 
   async ping(): Promise<void> {
@@ -75,6 +76,7 @@ export class RedisStateStore implements StateStore {
    * sub-keys of the record (same hash tag, so the same cluster slot).
    */
   private callOf(op: StateOp): (string | number)[] {
+    assertScopedKey(op.key);
     const record = `${this.prefix}st:${hashTag(op.key)}`;
     if (op.kind === 'window.add') return [2, record, `${record}:w:${op.field}`, ...argsOf(op)];
     if (op.kind === 'distinct.add') return [3, record, `${record}:d:${op.field}`, `${record}:t:${op.field}`, ...argsOf(op)];

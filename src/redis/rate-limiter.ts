@@ -1,8 +1,8 @@
-import { allowed, rejected } from './decisions.js';
-import { SLIDING_WINDOW_LUA } from './redis-limiter.lua.js';
-import { hashTag, RedisScript, type RedisClient } from './redis-script.js';
-import type { KeyLimits, LimitDecision, LimitReason, RateLimiter, WindowStatus } from './types.js';
-import { MINUTE_WINDOW, SECOND_WINDOW, type WindowShape } from './windows.js';
+import { allowed, rejected } from '../limits/decisions.js';
+import { SLIDING_WINDOW_LUA } from './rate-limiter.lua.js';
+import { hashTag, RedisScript, type RedisClient } from './script.js';
+import type { KeyLimits, LimitDecision, LimitReason, RateLimiter, WindowStatus } from '../limits/types.js';
+import { MINUTE_WINDOW, SECOND_WINDOW, type WindowShape } from '../limits/windows.js';
 
 export interface RedisRateLimiterOptions {
   /** Prefix of every key this limiter writes. Default 'vigil:'. */

@@ -4,9 +4,9 @@
  * string whose entries live in sorted sets KEYS[2..3] named `<record>:w|d|t:<field>`, so a hot
  * window costs O(log n), not a decode of every entry); the rules are those of
  * memory-state-store.ts, which is the reference. ARGV[1] kind, ARGV[2] field, ARGV[3] event
- * time, then the kind's own arguments (redis-state-store.ts lists them). Every write extends the
+ * time, then the kind's own arguments (state-store.ts lists them). Every write extends the
  * record's lifetime to at least its ttl; reads never create a record. Answers one string that
- * redis-state-store.ts decodes per kind.
+ * state-store.ts decodes per kind.
  */
 export const STATE_OP_LUA = `
 local K = KEYS[1]
