@@ -144,13 +144,16 @@ func (c *Client) Track(ctx context.Context, e Event) (res Result, err error) {
 	defer c.end()
 	defer func() {
 		if p := recover(); p != nil {
-			res, err = c.rejected(res.EventID, fmt.Errorf("unexpected panic: %v", p))
+			var derr *DeliveryError
+			res, derr = c.rejected(res.EventID, fmt.Errorf("unexpected panic: %v", p))
+			err = derr
 		}
 	}()
 	ev, encErr := c.encode(e)
 	res.EventID = ev.id
 	if encErr != nil {
-		return c.rejected(ev.id, encErr)
+		res, derr := c.rejected(ev.id, encErr)
+		return res, derr
 	}
 	c.mu.Lock()
 	if c.closed {
@@ -174,7 +177,11 @@ func (c *Client) Track(ctx context.Context, e Event) (res Result, err error) {
 		return Result{Outcome: OutcomeBuffered, EventID: ev.id}, nil
 	}
 	c.mu.Unlock()
-	return c.deliverOne(ctx, ev, g == gateProbe)
+	res, derr := c.deliverOne(ctx, ev, g == gateProbe)
+	if derr != nil {
+		return res, derr
+	}
+	return res, nil
 }
 
 // TrackBatch delivers events in chunks of the batch size, in order (or buffers them in
@@ -352,7 +359,7 @@ func (c *Client) encode(e Event) (ev encodedEvent, err error) {
 	return ev, err
 }
 
-func (c *Client) rejected(id string, cause error) (Result, error) {
+func (c *Client) rejected(id string, cause error) (Result, *DeliveryError) {
 	c.mu.Lock()
 	c.stats.Rejected++
 	c.mu.Unlock()
@@ -591,7 +598,7 @@ func batchBody(events []encodedEvent) []byte {
 	return b.Bytes()
 }
 
-func (c *Client) deliverOne(ctx context.Context, ev encodedEvent, probe bool) (Result, error) {
+func (c *Client) deliverOne(ctx context.Context, ev encodedEvent, probe bool) (Result, *DeliveryError) {
 	d := c.post(ctx, c.eventsURL, ev.body, probe)
 	c.mu.Lock()
 	c.stats.add(d.outcome, 1)
@@ -600,10 +607,7 @@ func (c *Client) deliverOne(ctx context.Context, ev encodedEvent, probe bool) (R
 	if d.outcome == OutcomeAccepted {
 		res.Risk = d.risk
 	}
-	if err := c.errorOf(d); err != nil {
-		return res, err
-	}
-	return res, nil
+	return res, c.errorOf(d)
 }
 
 func (c *Client) errorOf(d delivery) *DeliveryError {
@@ -721,14 +725,11 @@ func parseAnswer(status int, body []byte) delivery {
 	return d
 }
 
-func firstOf(first *DeliveryError, err error) *DeliveryError {
-	if first != nil || err == nil {
+func firstOf(first, next *DeliveryError) *DeliveryError {
+	if first != nil {
 		return first
 	}
-	if d, ok := err.(*DeliveryError); ok {
-		return d
-	}
-	return &DeliveryError{Outcome: OutcomeRejected, Err: err}
+	return next
 }
 
 func merge(into *BatchResult, from BatchResult) {
