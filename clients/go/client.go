@@ -47,6 +47,7 @@ type Client struct {
 	timer            Timer
 	timerGen         uint64
 	jobs             []job
+	queued           int // events in jobs not finished yet
 	working          bool
 	busy             int
 	idle             chan struct{}
@@ -100,6 +101,7 @@ func New(apiKey string, opts ...Option) (*Client, error) {
 		batchSize:     DefaultBatchSize,
 		bufferSize:    DefaultBufferSize,
 		flushInterval: DefaultFlushInterval,
+		queueLimit:    DefaultQueueLimit,
 		clock:         SystemClock{},
 		sleep:         sleepContext,
 	}
@@ -455,12 +457,38 @@ func (c *Client) takeBufferLocked() []encodedEvent {
 }
 
 func (c *Client) enqueueLocked(j job) {
+	n := j.size()
+	if over := c.queued + n - c.cfg.queueLimit; over > 0 && n > 0 {
+		// Deliveries are slower than the application produces events: the newest events are
+		// dropped rather than memory growing without bound.
+		if over > n {
+			over = n
+		}
+		c.stats.Dropped += int64(over)
+		if j.single != nil {
+			j.single = nil
+		} else {
+			j.events = j.events[:n-over]
+		}
+		if j.size() == 0 && j.done == nil {
+			return
+		}
+	}
+	c.queued += j.size()
 	c.jobs = append(c.jobs, j)
 	c.busy++
 	if !c.working {
 		c.working = true
 		go c.work()
 	}
+}
+
+// size is how many events a job sends.
+func (j job) size() int {
+	if j.single != nil {
+		return 1
+	}
+	return len(j.events)
 }
 
 // work runs queued jobs in order and ends when the queue is empty, so an idle client holds
@@ -481,6 +509,9 @@ func (c *Client) work() {
 		if j.done != nil {
 			close(j.done)
 		}
+		c.mu.Lock()
+		c.queued -= j.size()
+		c.mu.Unlock()
 		c.end()
 	}
 }

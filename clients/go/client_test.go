@@ -474,3 +474,39 @@ func TestSystemClockTimersFlushTheBuffer(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestQueueLimitDropsTheNewestEventsWhenDeliveryLagsBehind(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	received := 0
+	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ Events []json.RawMessage }
+		_ = json.NewDecoder(r.Body).Decode(&in)
+		<-release
+		mu.Lock()
+		received += len(in.Events)
+		mu.Unlock()
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer svc.Close()
+	c := mustNew(t, WithBaseURL(svc.URL), WithTimeout(time.Minute), WithBuffering(2, time.Hour), WithQueueLimit(3))
+	for i := 0; i < 6; i++ {
+		if res, err := c.Track(context.Background(), Event{Event: "data.accessed"}); err != nil || res.Outcome != OutcomeBuffered {
+			t.Fatalf("%+v %v", res, err)
+		}
+	}
+	// Three flushes of two events against a limit of three waiting events: one is dropped
+	// from the second flush, both from the third.
+	if s := c.Stats(); s.Dropped != 3 {
+		t.Fatalf("stats %+v", s)
+	}
+	close(release)
+	if err := c.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if s := c.Stats(); received != 3 || s.Accepted != 3 {
+		t.Fatalf("received %d, stats %+v", received, s)
+	}
+}

@@ -18,6 +18,7 @@ const (
 	DefaultBatchSize     = 100
 	DefaultBufferSize    = 100
 	DefaultFlushInterval = 5 * time.Second
+	DefaultQueueLimit    = 10000
 )
 
 // Option configures a Client (see New).
@@ -33,6 +34,7 @@ type config struct {
 	buffered      bool
 	bufferSize    int
 	flushInterval time.Duration
+	queueLimit    int
 	clock         Clock
 	sleep         func(context.Context, time.Duration) error
 	onError       func(error)
@@ -125,6 +127,19 @@ func WithBuffering(size int, interval time.Duration) Option {
 		if interval > 0 {
 			c.flushInterval = interval
 		}
+		return nil
+	}
+}
+
+// WithQueueLimit bounds how many events wait for a background delivery (buffered batches,
+// middleware reports) when the service answers slower than the application produces them;
+// beyond it new events are dropped and counted (default DefaultQueueLimit).
+func WithQueueLimit(n int) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("vigil: queue limit must be 1 or more, got %d", n)
+		}
+		c.queueLimit = n
 		return nil
 	}
 }

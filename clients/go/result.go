@@ -93,7 +93,7 @@ type Stats struct {
 	Rejected    int64 // events answered a 4xx that is not retried
 	Failed      int64 // events given up after the retries, and probes without answer
 	RateLimited int64 // events in requests answered 429
-	Dropped     int64 // events not sent because of a cooldown (or handed over after Close)
+	Dropped     int64 // events not sent: cooldown, queue limit, or handed over after Close
 	Retries     int64 // retry requests sent
 	Probes      int64 // probe requests sent during cooldowns
 	InCooldown  bool  // the client is in a cooldown now
