@@ -40,5 +40,12 @@
 // errors.As (*DeliveryError) or simply ignore: a security signal never breaks the request
 // that produced it.
 //
-// A Client is safe for concurrent use by multiple goroutines.
+// # net/http
+//
+// Client.Middleware records the end user's address (behind trusted proxies), user agent,
+// method, path and response status of each request; Client.TrackRequest sends an event about
+// the request with those fields filled, and ReportResponses sends one for chosen statuses.
+//
+// A Client is safe for concurrent use by multiple goroutines. Close it at shutdown: it sends
+// what is buffered and waits for deliveries in progress.
 package vigil
