@@ -6,4 +6,15 @@ export const SUITES = [
     report: 'vitest-json',
     command: (report, extra) => ['npx', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...extra],
   },
+  {
+    // The Go client: unit tests, the conformance scenarios against the kit's scripted server and
+    // integration tests against the real service (both started with node). Go's module proxy is
+    // off (the client has no dependencies) and its caches live under /tmp, so a clean clone works.
+    name: 'client-go',
+    report: 'go-json',
+    cwd: 'clients/go',
+    requires: ['go', 'node'],
+    env: { GOPROXY: 'off', GOFLAGS: '-mod=mod', GOCACHE: '/tmp/vigil-go-cache', GOPATH: '/tmp/vigil-go-path', GOTOOLCHAIN: 'local' },
+    command: () => ['go', 'test', '-json', '-count=1', './...'],
+  },
 ];

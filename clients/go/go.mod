@@ -1,0 +1,3 @@
+module github.com/vigil-security/vigil/clients/go
+
+go 1.19
