@@ -433,6 +433,7 @@ class Client:
     # Buffered mode (callers hold the lock)
 
     def _enqueue(self, events: Sequence[Dict[str, Any]]) -> None:
+        self._start_worker()
         for event in events:
             self._buffer.append(event)
             if len(self._buffer) >= self._buffer_size:
@@ -462,6 +463,10 @@ class Client:
             # After close() nothing runs in the background: the caller's thread sends.
             self._run_job(kind, payload)
             return
+        self._start_worker().submit(kind, payload)
+
+    def _start_worker(self) -> _Worker:
+        """The sender thread, started with the first buffered event, and the exit hook that flushes."""
         if self._worker is None:
             self._worker = _Worker(self)
             # A client dropped without close() takes its sender thread with it.
@@ -475,7 +480,7 @@ class Client:
 
             self._at_exit = close_at_exit
             atexit.register(close_at_exit)
-        self._worker.submit(kind, payload)
+        return self._worker
 
     def _run_job(self, kind: str, payload: Any) -> None:
         if kind == "probe":
