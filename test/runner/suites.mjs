@@ -6,4 +6,13 @@ export const SUITES = [
     report: 'vitest-json',
     command: (report, extra) => ['npx', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...extra],
   },
+  {
+    // The Python client: unit tests, conformance scenarios against the kit's scripted server,
+    // Flask and Django integrations, and integration tests against the real service.
+    name: 'client-python',
+    report: 'junit',
+    requires: ['node', '/usr/bin/python3'],
+    cwd: 'clients/python',
+    command: (report) => ['/usr/bin/python3', '-m', 'pytest', '-q', `--junitxml=${report}`],
+  },
 ];
