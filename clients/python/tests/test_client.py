@@ -67,6 +67,22 @@ class TestTrack:
         make_client(server).track({"event": "custom.thing.done", "timestamp": moment})
         assert server.requests()[0]["body"]["timestamp"] == "2026-01-02T03:04:05+00:00"
 
+    def test_a_buffered_event_is_sent_as_it_was_when_tracked(self, server: ScriptedServer) -> None:
+        client = make_client(server, buffered=True, flush_interval=3600)
+        event = {"event": "data.exported", "metadata": {"rows": 10}}
+        client.track(event)
+        event["metadata"]["rows"] = 99999
+        client.close()
+        assert server.requests()[0]["body"]["events"][0]["metadata"] == {"rows": 10}
+
+    def test_an_event_that_cannot_be_json_is_rejected_without_a_request(self, server: ScriptedServer) -> None:
+        client = make_client(server)
+        assert client.track({"event": "custom.x.y", "metadata": {"ratio": float("nan")}}).outcome is vigil.Outcome.REJECTED
+        circular: Dict[str, Any] = {"event": "custom.x.y"}
+        circular["metadata"] = circular
+        assert client.track(circular).outcome is vigil.Outcome.REJECTED
+        assert server.requests() == []
+
     def test_an_event_that_is_not_a_mapping_is_a_rejected_result(self, server: ScriptedServer) -> None:
         client = make_client(server)
         result = client.track(["not", "an", "event"])  # type: ignore[arg-type]
@@ -121,7 +137,9 @@ class TestRetries:
 
         def other_thread_meets_429(_seconds: float) -> None:
             server.script(RATE_LIMITED)
-            threading.Thread(target=client.track, args=({"event": "auth.logout"},)).run()
+            other = threading.Thread(target=client.track, args=({"event": "auth.logout"},))
+            other.start()
+            other.join()
 
         client = make_client(server, sleep=other_thread_meets_429)
         server.script({"status": 500})

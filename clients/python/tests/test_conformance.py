@@ -39,10 +39,15 @@ def client_for(options: Dict[str, Any], base_url: str, clock: FakeClock) -> vigi
     return vigil.Client(base_url=base_url, clock=clock, sleep=lambda _seconds: None, **kwargs)
 
 
+MISSING = object()
+
+
 def mismatch(expected: Any, actual: Any, where: str, ids: Dict[str, str]) -> Optional[str]:
     """The kit's matching rules (``<any>``, ``<id:NAME>``, subset objects, exact arrays); None when it matches."""
+    if actual is MISSING:
+        return f"{where}: missing"
     if expected == "<any>":
-        return f"{where}: missing" if actual is None else None
+        return None
     if isinstance(expected, str) and expected.startswith("<id:") and expected.endswith(">"):
         name = expected[4:-1]
         if not isinstance(actual, str) or not actual:
@@ -66,9 +71,7 @@ def mismatch(expected: Any, actual: Any, where: str, ids: Dict[str, str]) -> Opt
         if not isinstance(actual, dict):
             return f"{where}: expected an object, got {actual!r}"
         for key, value in expected.items():
-            if key not in actual and value is not None:
-                return f"{where}.{key}: missing"
-            problem = mismatch(value, actual.get(key), f"{where}.{key}", ids)
+            problem = mismatch(value, actual.get(key, MISSING), f"{where}.{key}", ids)
             if problem:
                 return problem
         return None
@@ -133,3 +136,16 @@ def test_every_scenario_file_is_replayed() -> None:
 @pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem.split("-", 1)[1] for p in SCENARIOS])
 def test_scenario(path: Any, server: ScriptedServer) -> None:
     replay(json.loads(path.read_text()), server)
+
+
+def test_the_matcher_rejects_what_the_kit_says_differs() -> None:
+    ids: Dict[str, str] = {}
+    assert mismatch({"a": 1}, {"a": 1, "b": 2}, "x", ids) is None
+    assert mismatch({"a": None}, {}, "x", ids) is not None
+    assert mismatch({"in_cooldown": False}, {"in_cooldown": 0}, "x", ids) is not None
+    assert mismatch([1, 2], [1, 2, 3], "x", ids) is not None
+    assert mismatch("<any>", None, "x", ids) is None and mismatch({"k": "<any>"}, {}, "x", ids) is not None
+    assert mismatch("<id:a>", "id-1", "x", ids) is None and mismatch("<id:a>", "id-1", "x", ids) is None
+    assert mismatch("<id:a>", "id-2", "x", ids) is not None, "a name stays bound to its id"
+    assert mismatch("<id:b>", "id-1", "x", ids) is not None, "two names never share an id"
+    assert mismatch("<id:c>", "", "x", ids) is not None

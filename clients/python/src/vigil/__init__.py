@@ -9,15 +9,15 @@
 
 import logging
 
+from ._version import __version__
 from .client import COOLDOWN, PROBE_PERIOD, Client
 from .context import current_request, request_context
 from .errors import DeliveryError, RateLimitedError, VigilError
 from .results import BatchResult, Outcome, RiskDecision, Stats, TrackResult
 from .transport import Answer, Clock, HTTPAnswer, NoAnswer, SystemClock, Transport, urllib_transport
 
-__version__ = "0.1.0"
-
 __all__ = [
+    "__version__",
     "COOLDOWN",
     "PROBE_PERIOD",
     "Answer",

@@ -17,6 +17,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ._version import __version__
 from .context import current_request
 from .errors import DeliveryError, RateLimitedError
 from .results import BatchResult, Outcome, RiskDecision, Stats, TrackResult
@@ -171,7 +172,7 @@ class Client:
         self._headers = {
             "Content-Type": "application/json",
             "Authorization": f"Bearer {api_key}",
-            "User-Agent": "vigil-python/0.1.0",
+            "User-Agent": f"vigil-python/{__version__}",
         }
         self._timeout = timeout
         self._max_retries = max(0, max_retries)
@@ -320,7 +321,9 @@ class Client:
     def _prepare(self, event: Event) -> Dict[str, Any]:
         if not isinstance(event, Mapping):
             raise TypeError(f"an event is a mapping, not {type(event).__name__}")
-        prepared = {**current_request(), **event}
+        # A JSON round trip: the event is checked once here, sent as the caller had it when the
+        # call was made (a buffered event is not changed by later edits), and datetimes become ISO 8601.
+        prepared: Dict[str, Any] = json.loads(json.dumps({**current_request(), **event}, default=_json_default, allow_nan=False))
         if not prepared.get("event_id"):
             prepared["event_id"] = uuid7()
         return prepared
@@ -402,7 +405,7 @@ class Client:
 
     def _post(self, path: str, payload: Any, probe: bool) -> _Delivery:
         """One request and its retries. A probe is a single attempt whose answer decides the cooldown."""
-        body = json.dumps(payload, separators=(",", ":"), default=_json_default).encode("utf-8")
+        body = json.dumps(payload, separators=(",", ":")).encode("utf-8")
         if probe:
             with self._lock:
                 self._counts["probes"] += 1
