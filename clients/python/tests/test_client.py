@@ -117,9 +117,13 @@ class TestRaiseErrors:
         assert client.track({"event": "auth.logout"}).outcome is vigil.Outcome.DROPPED
         assert len(server.requests()) == 1
 
-    def test_an_event_that_is_not_a_mapping_raises_type_error(self, server: ScriptedServer) -> None:
+    def test_an_event_that_cannot_be_sent_raises_type_or_value_error(self, server: ScriptedServer) -> None:
+        client = make_client(server, raise_errors=True)
         with pytest.raises(TypeError):
-            make_client(server, raise_errors=True).track("auth.logout")  # type: ignore[arg-type]
+            client.track("auth.logout")  # type: ignore[arg-type]
+        with pytest.raises(ValueError):
+            client.track({"event": "custom.x.y", "metadata": {"ratio": float("inf")}})
+        assert server.requests() == []
 
 
 class TestRetries:

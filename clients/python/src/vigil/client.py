@@ -161,8 +161,8 @@ class Client:
         :param flush_interval: buffered mode: send this many seconds after the first event entered an empty buffer.
         :param retry_base: retry ``n`` (from 0) waits a random time between half and all of ``retry_base * 2**n`` seconds.
         :param raise_errors: raise :class:`vigil.DeliveryError` (or :class:`vigil.RateLimitedError`)
-            when an event is rejected, given up or rate limited, and ``TypeError`` for an event that is
-            not a mapping, instead of returning the outcome.
+            when an event is rejected, given up or rate limited, ``TypeError`` for an event that is
+            not a mapping and ``ValueError`` for one that cannot be JSON, instead of returning the outcome.
         :param clock: time source (``now()`` and ``call_later()``); the default reads ``time.monotonic``.
         :param sleep: waits between retries; the default is ``time.sleep``.
         :param random: jitter source in [0, 1); the default is ``random.random``.
@@ -197,6 +197,7 @@ class Client:
         self._closed = False
         self._counts = dict.fromkeys(("accepted", "rejected", "failed", "rate_limited", "dropped", "retries", "probes"), 0)
         self._at_exit: Optional[Callable[[], None]] = None
+        self._stop_worker_on_collect: Optional[weakref.finalize] = None
         if hasattr(os, "register_at_fork"):
             this = weakref.ref(self)
             os.register_at_fork(after_in_child=lambda: _after_fork(this))
@@ -473,7 +474,7 @@ class Client:
         if self._worker is None:
             self._worker = _Worker(self)
             # A client dropped without close() takes its sender thread with it.
-            weakref.finalize(self, self._worker.stop, 0)
+            self._stop_worker_on_collect = weakref.finalize(self, self._worker.stop, 0)
             this = weakref.ref(self)
 
             def close_at_exit() -> None:
@@ -492,7 +493,11 @@ class Client:
             self._send_events(payload)
 
     def _reset_after_fork(self) -> None:
-        # The parent process owns the buffered events and its sender thread does not exist here.
+        # The parent process owns the buffered events, and its sender thread (whose lock may have
+        # been held at the fork) does not exist here.
+        if self._stop_worker_on_collect is not None:
+            self._stop_worker_on_collect.detach()
+            self._stop_worker_on_collect = None
         self._lock = threading.RLock()
         self._buffer = []
         self._timer = None
