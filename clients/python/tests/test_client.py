@@ -62,6 +62,17 @@ class TestTrack:
         assert request["headers"]["content-type"] == "application/json"
         assert request["body"] == {"event": "auth.login.failure", "actor_id": "user-1", "event_id": result.event_id}
 
+    def test_the_type_and_fields_can_be_given_as_keywords(self, server: ScriptedServer) -> None:
+        client = make_client(server)
+        assert client.track("auth.login.failure", actor_id="user-2", email="a@example.com").ok
+        base = {"event": "auth.login.success", "actor_id": "user-3"}
+        assert client.track(base, actor_id="user-4").ok and base["actor_id"] == "user-3"
+        assert client.track(event="auth.logout", actor_id="user-5").ok
+        sent = [r["body"] for r in server.requests()]
+        assert (sent[2]["event"], sent[2]["actor_id"]) == ("auth.logout", "user-5")
+        assert {k: sent[0][k] for k in ("event", "actor_id", "email")} == {"event": "auth.login.failure", "actor_id": "user-2", "email": "a@example.com"}
+        assert (sent[1]["event"], sent[1]["actor_id"]) == ("auth.login.success", "user-4")
+
     def test_datetimes_are_sent_as_iso_8601(self, server: ScriptedServer) -> None:
         moment = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
         make_client(server).track({"event": "custom.thing.done", "timestamp": moment})
@@ -120,7 +131,7 @@ class TestRaiseErrors:
     def test_an_event_that_cannot_be_sent_raises_type_or_value_error(self, server: ScriptedServer) -> None:
         client = make_client(server, raise_errors=True)
         with pytest.raises(TypeError):
-            client.track("auth.logout")  # type: ignore[arg-type]
+            client.track(["auth.logout"])  # type: ignore[arg-type]
         with pytest.raises(ValueError):
             client.track({"event": "custom.x.y", "metadata": {"ratio": float("inf")}})
         assert server.requests() == []

@@ -15,7 +15,7 @@ import uuid
 import weakref
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._version import __version__
 from .context import current_request
@@ -204,15 +204,25 @@ class Client:
 
     # Public interface
 
-    def track(self, event: Event) -> TrackResult:
+    def track(self, event: Union[str, Event, None] = None, /, **fields: Any) -> TrackResult:
         """Sends one event and returns what happened to it.
+
+        ``event`` is the event type with its fields as keywords
+        (``track("auth.login.failure", actor_id="user-42")``), or a mapping of every field
+        whose keys the keywords add to or override, or absent (``track(event="...", ...)``).
 
         Direct mode waits for the service's answer: an accepted event comes with its risk
         decision. Buffered mode returns at once with outcome ``buffered``. An ``event_id``
-        is added when the event has none; the event passed in is not modified.
+        is added when the event has none; the mapping passed in is not modified.
         """
         event_id = ""
         try:
+            if event is None:
+                event = fields
+            elif isinstance(event, str):
+                event = {"event": event, **fields}
+            elif fields and isinstance(event, Mapping):
+                event = {**event, **fields}
             prepared = self._prepare(event)
             event_id = prepared["event_id"]
             with self._lock:
