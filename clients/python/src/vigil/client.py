@@ -14,7 +14,6 @@ import time
 import uuid
 import weakref
 from collections import deque
-from dataclasses import dataclass
 from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._version import __version__
@@ -34,8 +33,8 @@ PROBE_PERIOD = 300.0
 
 # The cooldown arithmetic runs on whole milliseconds of the clock, so that period boundaries
 # are exact whatever the floating-point seconds the clock returns.
-_COOLDOWN_MS = 3_600_000
-_PROBE_PERIOD_MS = 300_000
+_COOLDOWN_MS = round(COOLDOWN * 1000)
+_PROBE_PERIOD_MS = round(PROBE_PERIOD * 1000)
 
 _SEND, _PROBE, _DROP = "send", "probe", "drop"
 
@@ -56,7 +55,7 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class _Delivery:
     outcome: Outcome
     status: Optional[int]
