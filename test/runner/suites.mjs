@@ -17,4 +17,13 @@ export const SUITES = [
     env: { GOPROXY: 'off', GOFLAGS: '-mod=mod', GOCACHE: '/tmp/vigil-go-cache', GOPATH: '/tmp/vigil-go-path', GOTOOLCHAIN: 'local' },
     command: () => ['go', 'test', '-json', '-count=1', './...'],
   },
+  {
+    // The Python client: unit tests, conformance scenarios against the kit's scripted server,
+    // Flask and Django integrations, and integration tests against the real service.
+    name: 'client-python',
+    report: 'junit',
+    requires: ['node', '/usr/bin/python3'],
+    cwd: 'clients/python',
+    command: (report) => ['/usr/bin/python3', '-m', 'pytest', '-q', `--junitxml=${report}`],
+  },
 ];

@@ -1,0 +1,155 @@
+"""WSGI and ASGI middleware: events tracked while serving a request carry its ip, user agent,
+method and path; answers with chosen statuses (401, 403...) can be tracked as well.
+
+Flask::
+
+    app.wsgi_app = vigil.middleware.WSGIMiddleware(app.wsgi_app, client, track_statuses={401, 403})
+
+Django (``wsgi.py`` or ``asgi.py``)::
+
+    application = vigil.middleware.WSGIMiddleware(get_wsgi_application(), client)
+    application = vigil.middleware.ASGIMiddleware(get_asgi_application(), client)
+
+The ip is the address the server saw (``REMOTE_ADDR`` or the ASGI ``client``). Behind a
+reverse proxy, let the framework or server rewrite it from the proxy's headers first (for
+example Werkzeug's ``ProxyFix`` or uvicorn's ``--proxy-headers``), so that a client cannot
+choose its own address.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Awaitable, Callable, Collection, Dict, Iterable, List, Mapping, MutableMapping, Optional
+
+from .client import Client
+from .context import request_context
+
+__all__ = ["ASGIMiddleware", "WSGIMiddleware"]
+
+WSGIApp = Callable[[Dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+ASGIApp = Callable[[MutableMapping[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
+
+
+def _request(method: str, path: str, query: str) -> Dict[str, Any]:
+    request: Dict[str, Any] = {"method": method, "path": path or "/"}
+    if query:
+        request["query"] = query
+    return request
+
+
+class _Tracking:
+    """What both middlewares share: the client and the statuses whose answers become events."""
+
+    def __init__(self, client: Optional[Client], track_statuses: Collection[int], event: str) -> None:
+        if track_statuses and client is None:
+            raise ValueError("track_statuses needs a client")
+        self.client = client
+        self.track_statuses = frozenset(track_statuses)
+        self.event = event
+
+    def answer_event(self, fields: Mapping[str, Any], status: Optional[int]) -> Optional[Dict[str, Any]]:
+        if status is None or status not in self.track_statuses:
+            return None
+        event = {"event": self.event, **fields}
+        event["request"] = {**fields["request"], "status": status}
+        return event
+
+
+class WSGIMiddleware:
+    """Wraps a WSGI application (Flask's ``app.wsgi_app``, Django's ``get_wsgi_application()``).
+
+    :param client: the client that tracks answers with a status in ``track_statuses``.
+    :param track_statuses: statuses whose answers are tracked as ``event`` (default none).
+        The service infers failed logins from ``api.request`` events answered 401 or 403 on
+        authentication paths. With a direct-mode client the event is sent before the answer
+        is returned: use a buffered client to keep it off the request path.
+    :param event: the event type of those answers.
+    """
+
+    def __init__(
+        self,
+        app: WSGIApp,
+        client: Optional[Client] = None,
+        *,
+        track_statuses: Collection[int] = (),
+        event: str = "api.request",
+    ) -> None:
+        self.app = app
+        self._tracking = _Tracking(client, track_statuses, event)
+
+    def __call__(self, environ: Dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        path = environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "")
+        fields = {
+            "ip": environ.get("REMOTE_ADDR") or None,
+            "user_agent": environ.get("HTTP_USER_AGENT") or None,
+            "request": _request(environ.get("REQUEST_METHOD", "GET"), path, environ.get("QUERY_STRING", "")),
+        }
+        statuses: List[int] = []
+
+        def recording_start_response(status: str, headers: Any, exc_info: Any = None) -> Any:
+            try:
+                statuses.append(int(status.split(" ", 1)[0]))
+            except ValueError:
+                pass
+            return start_response(status, headers, exc_info) if exc_info is not None else start_response(status, headers)
+
+        with request_context(**fields):
+            body = self.app(environ, recording_start_response)
+            event = self._tracking.answer_event(
+                {k: v for k, v in fields.items() if v}, statuses[-1] if statuses else None
+            )
+            if event is not None and self._tracking.client is not None:
+                self._tracking.client.track(event)
+        return body
+
+
+class ASGIMiddleware:
+    """Wraps an ASGI application (Django's ``get_asgi_application()``, Starlette, Quart...).
+
+    Same parameters as :class:`WSGIMiddleware`. Answers are tracked on the default executor's
+    threads, never on the event loop. Inside ``async`` views, call ``track`` through
+    ``await asyncio.to_thread(client.track, event)`` or use a buffered client: a direct-mode
+    ``track`` waits for the service.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        client: Optional[Client] = None,
+        *,
+        track_statuses: Collection[int] = (),
+        event: str = "api.request",
+    ) -> None:
+        self.app = app
+        self._tracking = _Tracking(client, track_statuses, event)
+
+    async def __call__(
+        self,
+        scope: MutableMapping[str, Any],
+        receive: Callable[[], Awaitable[Any]],
+        send: Callable[[Any], Awaitable[None]],
+    ) -> None:
+        if scope.get("type") != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
+        peer = scope.get("client")
+        path = scope.get("root_path", "") + scope.get("path", "")
+        fields = {
+            "ip": peer[0] if peer else None,
+            "user_agent": headers.get("user-agent"),
+            "request": _request(scope.get("method", "GET"), path, (scope.get("query_string") or b"").decode("latin-1")),
+        }
+        statuses: List[int] = []
+
+        async def recording_send(message: Any) -> None:
+            if message.get("type") == "http.response.start":
+                statuses.append(int(message["status"]))
+            await send(message)
+
+        with request_context(**fields):
+            await self.app(scope, receive, recording_send)
+        event = self._tracking.answer_event({k: v for k, v in fields.items() if v}, statuses[-1] if statuses else None)
+        client = self._tracking.client
+        if event is not None and client is not None:
+            await asyncio.get_running_loop().run_in_executor(None, client.track, event)
