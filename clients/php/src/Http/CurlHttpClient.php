@@ -6,7 +6,12 @@ namespace Vigil\Http;
 
 use CurlHandle;
 
-/** The default transport: ext-curl, one handle reused so that connections are kept alive. */
+/**
+ * The default transport: ext-curl. Every attempt opens its own connection: libcurl silently
+ * resends a request whose reused connection was closed before an answer, which would turn
+ * one attempt into two (and a probe into a retried probe). Event requests are few per PHP
+ * request, so exact attempt counts are worth more than keep-alive here.
+ */
 final class CurlHttpClient implements HttpClient
 {
     private ?CurlHandle $handle = null;
@@ -29,6 +34,8 @@ final class CurlHttpClient implements HttpClient
             CURLOPT_TIMEOUT_MS => max(1, $timeoutMs),
             CURLOPT_CONNECTTIMEOUT_MS => max(1, $timeoutMs),
             CURLOPT_NOSIGNAL => true,
+            CURLOPT_FRESH_CONNECT => true,
+            CURLOPT_FORBID_REUSE => true,
             CURLOPT_FOLLOWLOCATION => false,
             CURLOPT_HEADERFUNCTION => static function ($curl, string $line) use (&$received): int {
                 $colon = strpos($line, ':');
@@ -41,12 +48,7 @@ final class CurlHttpClient implements HttpClient
         ]);
         $body = curl_exec($handle);
         if ($body === false) {
-            $message = curl_error($handle);
-            // A handle that failed mid-request may hold a broken connection: start afresh.
-            curl_close($handle);
-            $this->handle = null;
-
-            throw new NetworkException($message !== '' ? $message : 'no answer');
+            throw new NetworkException(curl_error($handle) ?: 'no answer');
         }
 
         return new Response((int) curl_getinfo($handle, CURLINFO_RESPONSE_CODE), $received, (string) $body);
