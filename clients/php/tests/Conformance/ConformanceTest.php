@@ -7,15 +7,16 @@ namespace Vigil\Tests\Conformance;
 use PHPUnit\Framework\TestCase;
 use stdClass;
 use Vigil\Tests\Support\NodeProcess;
+use Vigil\Tests\Support\ScriptedServer;
 
 /** Every scenario of the conformance kit, replayed against the scripted server: one test each. */
 final class ConformanceTest extends TestCase
 {
-    private static ?NodeProcess $server = null;
+    private static ?ScriptedServer $server = null;
 
     public static function setUpBeforeClass(): void
     {
-        self::$server = new NodeProcess('clients/conformance/server.mjs');
+        self::$server = new ScriptedServer();
     }
 
     public static function tearDownAfterClass(): void
@@ -38,7 +39,7 @@ final class ConformanceTest extends TestCase
     /** @dataProvider scenarios */
     public function testScenario(stdClass $scenario): void
     {
-        $replayer = new ScenarioReplayer('http://127.0.0.1:' . self::$server->ready['port']);
+        $replayer = new ScenarioReplayer(self::$server);
         $replayer->replay($scenario);
         $this->addToAssertionCount(count($scenario->steps));
     }

@@ -8,6 +8,7 @@ use RuntimeException;
 use stdClass;
 use Vigil\DeliveryMode;
 use Vigil\Tests\Support\FakeClock;
+use Vigil\Tests\Support\ScriptedServer;
 use Vigil\VigilClient;
 
 /**
@@ -35,7 +36,7 @@ final class ScenarioReplayer
     /** @var array<string, string> */
     private array $ids = [];
 
-    public function __construct(private readonly string $serverUrl)
+    public function __construct(private readonly ScriptedServer $server)
     {
     }
 
@@ -45,12 +46,12 @@ final class ScenarioReplayer
         $clock = new FakeClock();
         $client = new VigilClient(...$this->clientArguments($scenario->client, $clock));
         $last = null;
-        $this->control('POST', '/__reset', new stdClass());
+        $this->server->reset();
         foreach ($scenario->steps as $index => $step) {
             $where = sprintf('%s step %d (%s)', $scenario->name, $index + 1, $step->op);
             switch ($step->op) {
                 case 'script':
-                    $this->control('POST', '/__script', ['responses' => $step->responses]);
+                    $this->server->script($step->responses);
                     break;
                 case 'track':
                     $last = $client->track(self::toArray($step->event))->toArray();
@@ -71,7 +72,7 @@ final class ScenarioReplayer
                     $client->flush();
                     break;
                 case 'expect_requests':
-                    $requests = $this->control('GET', '/__requests')->requests;
+                    $requests = $this->server->requests();
                     $seen = implode(', ', array_map(static fn (stdClass $r): string => "$r->method $r->path", $requests)) ?: 'none';
                     if (count($requests) !== count($step->requests)) {
                         throw new RuntimeException(sprintf('%s: expected %d requests, got %d (%s)', $where, count($step->requests), count($requests), $seen));
@@ -97,7 +98,7 @@ final class ScenarioReplayer
     {
         $arguments = [
             'apiKey' => self::DEFAULT_API_KEY,
-            'baseUrl' => $this->serverUrl,
+            'baseUrl' => $this->server->url,
             'clock' => $clock,
             'sleep' => static function (int $ms): void {
             },
@@ -169,26 +170,6 @@ final class ScenarioReplayer
         if (!$same) {
             throw new RuntimeException(sprintf('%s: expected %s, got %s', $where, json_encode($expected), json_encode($actual)));
         }
-    }
-
-    private function control(string $method, string $path, mixed $body = null): stdClass
-    {
-        $curl = curl_init($this->serverUrl . $path);
-        curl_setopt_array($curl, [
-            CURLOPT_CUSTOMREQUEST => $method,
-            CURLOPT_RETURNTRANSFER => true,
-            CURLOPT_TIMEOUT => 10,
-            CURLOPT_HTTPHEADER => ['Content-Type: application/json'],
-        ]);
-        if ($body !== null) {
-            curl_setopt($curl, CURLOPT_POSTFIELDS, json_encode($body, JSON_THROW_ON_ERROR));
-        }
-        $answer = curl_exec($curl);
-        if (!is_string($answer)) {
-            throw new RuntimeException("scripted server: $method $path failed: " . curl_error($curl));
-        }
-
-        return json_decode($answer, false, 512, JSON_THROW_ON_ERROR);
     }
 
     /** @return array<string, mixed> */
