@@ -10,7 +10,7 @@ use Illuminate\Contracts\Events\Dispatcher;
 use Illuminate\Routing\Router;
 use Illuminate\Support\ServiceProvider;
 use Vigil\DeliveryMode;
-use Vigil\Laravel\Listeners\AuthEventSubscriber;
+use Vigil\Laravel\Listeners\AuthEventListener;
 use Vigil\Laravel\Middleware\AddRequestContext;
 use Vigil\State\FileStateStore;
 use Vigil\State\InMemoryStateStore;
@@ -61,7 +61,11 @@ final class VigilServiceProvider extends ServiceProvider
         $this->app->make(Router::class)->aliasMiddleware('vigil.context', AddRequestContext::class);
 
         if ($this->app->make('config')->get('vigil.auth_events')) {
-            $this->app->make(Dispatcher::class)->subscribe(AuthEventSubscriber::class);
+            // Listeners given as [class, method] are built on the first event, not at boot.
+            $events = $this->app->make(Dispatcher::class);
+            foreach (AuthEventListener::LISTENERS as $event => $method) {
+                $events->listen($event, [AuthEventListener::class, $method]);
+            }
         }
 
         $this->app->terminating(function (): void {

@@ -9,7 +9,6 @@ use Illuminate\Auth\Events\Login;
 use Illuminate\Auth\Events\Logout;
 use Illuminate\Auth\Events\PasswordReset;
 use Illuminate\Contracts\Auth\Authenticatable;
-use Illuminate\Contracts\Events\Dispatcher;
 use Vigil\VigilClient;
 
 /**
@@ -17,21 +16,21 @@ use Vigil\VigilClient;
  * only the login identifier (email or username) of a failed attempt, so brute-force and
  * credential-spray detection can count it.
  */
-final class AuthEventSubscriber
+final class AuthEventListener
 {
     /** Credential keys that identify who tried to log in; everything else (the password) stays here. */
     private const IDENTIFIERS = ['email', 'username', 'login'];
 
+    /** Laravel event => method of this class, registered by the service provider. */
+    public const LISTENERS = [
+        Login::class => 'onLogin',
+        Failed::class => 'onFailed',
+        Logout::class => 'onLogout',
+        PasswordReset::class => 'onPasswordReset',
+    ];
+
     public function __construct(private readonly VigilClient $vigil)
     {
-    }
-
-    public function subscribe(Dispatcher $events): void
-    {
-        $events->listen(Login::class, [self::class, 'onLogin']);
-        $events->listen(Failed::class, [self::class, 'onFailed']);
-        $events->listen(Logout::class, [self::class, 'onLogout']);
-        $events->listen(PasswordReset::class, [self::class, 'onPasswordReset']);
     }
 
     public function onLogin(Login $event): void
