@@ -6,4 +6,12 @@ export const SUITES = [
     report: 'vitest-json',
     command: (report, extra) => ['npx', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...extra],
   },
+  {
+    // The PHP client: unit tests, every conformance scenario, the Laravel integration and the real service.
+    name: 'client-php',
+    report: 'junit',
+    requires: ['php', 'phpunit', 'node'],
+    cwd: 'clients/php',
+    command: (report) => ['phpunit', '--log-junit', report],
+  },
 ];
