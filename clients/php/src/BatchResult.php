@@ -32,7 +32,7 @@ final class BatchResult
 
     public function total(): int
     {
-        return $this->accepted + $this->rejected + $this->failed + $this->rateLimited + $this->dropped + $this->buffered;
+        return array_sum($this->toArray());
     }
 
     /** @return array<string, int> */

@@ -23,7 +23,11 @@ final class TrackResult
         return $this->outcome === Outcome::Accepted;
     }
 
-    /** @return array{outcome: string, status: ?int, risk: ?array{score: int, level: string, action: string}, event_id: string} */
+    /**
+     * The result with snake_case keys, as logged or serialised.
+     *
+     * @return array{outcome: string, status: ?int, risk: ?array<string, int|string>, event_id: string}
+     */
     public function toArray(): array
     {
         return [

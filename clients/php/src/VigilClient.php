@@ -56,21 +56,29 @@ final class VigilClient
     /** @var array<string, mixed> */
     private array $context = [];
     /** @var array<string, int> */
-    private array $counts = ['accepted' => 0, 'rejected' => 0, 'failed' => 0, 'rate_limited' => 0, 'dropped' => 0, 'retries' => 0, 'probes' => 0];
+    private array $counts = [
+        'accepted' => 0,
+        'rejected' => 0,
+        'failed' => 0,
+        'rate_limited' => 0,
+        'dropped' => 0,
+        'retries' => 0,
+        'probes' => 0,
+    ];
 
     /**
-     * @param string                  $apiKey          secret key (vgl_sk_...) for server-side use
-     * @param string                  $baseUrl         the service's address, without /v1
-     * @param int                     $timeoutMs       per attempt, connection included
-     * @param int                     $maxRetries      retries after the first attempt for 5xx, network errors and timeouts
-     * @param int                     $batchSize       events per batch request: your plan's batch size (Starter 50, Pro and Business 100)
-     * @param int                     $bufferSize      buffered mode: flush when this many events wait
-     * @param int                     $flushIntervalMs buffered mode: flush this long after the first event entered an empty buffer
-     * @param int                     $retryBaseMs     backoff before retry n: a random value between half and all of retryBaseMs × 2^n
-     * @param bool                    $throwOnFailure  throw DeliveryException when an event is rejected or given up (direct mode)
-     * @param bool                    $flushOnShutdown buffered mode: flush what is left when PHP shuts down
-     * @param (Closure(int): void)|null $sleep         waits between retries (milliseconds)
-     * @param (Closure(): float)|null $random          a number in [0, 1) for the backoff jitter
+     * @param string $apiKey secret key (vgl_sk_...) for server-side use
+     * @param string $baseUrl the service's address, without /v1
+     * @param int $timeoutMs per attempt, connection included
+     * @param int $maxRetries retries after the first attempt for 5xx, network errors and timeouts
+     * @param int $batchSize events per batch request: the plan's batch size (Starter 50, Pro and Business 100)
+     * @param int $bufferSize buffered mode: flush when this many events wait
+     * @param int $flushIntervalMs buffered mode: flush this long after the first event entered an empty buffer
+     * @param int $retryBaseMs backoff before retry n: a random value between half and all of retryBaseMs × 2^n
+     * @param bool $throwOnFailure throw DeliveryException when an event is rejected or given up (direct mode)
+     * @param bool $flushOnShutdown buffered mode: flush what is left when PHP shuts down
+     * @param (Closure(int): void)|null $sleep waits between retries (milliseconds)
+     * @param (Closure(): float)|null $random a number in [0, 1) for the backoff jitter
      */
     public function __construct(
         string $apiKey,
@@ -145,7 +153,7 @@ final class VigilClient
             }
         } catch (Throwable $e) {
             $this->counts['rejected']++;
-            $this->logger?->error('Vigil: could not track an event: {message}', ['message' => $e->getMessage(), 'exception' => $e]);
+            $this->logFailure('track an event', $e);
             $result = new TrackResult(Outcome::Rejected, null, null, $eventId);
         }
         if ($this->throwOnFailure && ($result->outcome === Outcome::Rejected || $result->outcome === Outcome::Failed)) {
@@ -194,7 +202,7 @@ final class VigilClient
             return BatchResult::fromCounts($counts);
         } catch (Throwable $e) {
             $this->counts['rejected'] += $count;
-            $this->logger?->error('Vigil: could not track a batch: {message}', ['message' => $e->getMessage(), 'exception' => $e]);
+            $this->logFailure('track a batch', $e);
 
             return new BatchResult(rejected: $count);
         }
@@ -208,7 +216,7 @@ final class VigilClient
 
             return $events === [] ? new BatchResult() : $this->sendEvents($events);
         } catch (Throwable $e) {
-            $this->logger?->error('Vigil: could not flush: {message}', ['message' => $e->getMessage(), 'exception' => $e]);
+            $this->logFailure('flush', $e);
 
             return new BatchResult();
         }
@@ -303,7 +311,9 @@ final class VigilClient
             return;
         }
         $this->counts['dropped'] += count($this->takeBuffer());
-        $this->logger?->warning('Vigil: answered 429, events are dropped for one hour except one probe every 5 minutes');
+        $this->logger?->warning(
+            'Vigil: answered 429, events are dropped for one hour except one probe every 5 minutes',
+        );
     }
 
     /** @param list<array<string, mixed>> $events */
@@ -369,7 +379,11 @@ final class VigilClient
         $this->counts[$outcome->value]++;
         $risk = $outcome === Outcome::Accepted ? RiskDecision::fromResponseBody($body) : null;
         if ($outcome === Outcome::Rejected || $outcome === Outcome::Failed) {
-            $this->logger?->warning('Vigil: event {event_id} {outcome} (status {status})', ['event_id' => $event['event_id'], 'outcome' => $outcome->value, 'status' => $status ?? 'none']);
+            $this->logger?->warning('Vigil: event {event_id} {outcome} (status {status})', [
+                'event_id' => $event['event_id'],
+                'outcome' => $outcome->value,
+                'status' => $status ?? 'none',
+            ]);
         }
 
         return new TrackResult($outcome, $status, $risk, $event['event_id']);
@@ -383,11 +397,15 @@ final class VigilClient
      */
     private function post(string $path, mixed $payload, ?int $probeOf): array
     {
-        $request = new Request('POST', $this->baseUrl . $path, $this->headers, json_encode($payload, JSON_THROW_ON_ERROR | JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_INVALID_UTF8_SUBSTITUTE));
+        $body = json_encode(
+            $payload,
+            JSON_THROW_ON_ERROR | JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_INVALID_UTF8_SUBSTITUTE,
+        );
+        $request = new Request('POST', $this->baseUrl . $path, $this->headers, $body);
         if ($probeOf !== null) {
             $this->counts['probes']++;
         }
-        for ($attempt = 0; ; $attempt++) {
+        for ($attempt = 0; true; $attempt++) {
             $status = null;
             try {
                 $response = $this->http->sendRequest($request, $this->timeoutMs);
@@ -399,7 +417,9 @@ final class VigilClient
                 }
                 if ($probeOf !== null) {
                     $this->state->endCooldown($probeOf);
-                    $this->logger?->info('Vigil: a probe was answered {status}, delivery resumes', ['status' => $status]);
+                    $this->logger?->info('Vigil: a probe was answered {status}, delivery resumes', [
+                        'status' => $status,
+                    ]);
                 }
                 if ($status < 300) {
                     return [Outcome::Accepted, $status, $response->body];
@@ -420,5 +440,11 @@ final class VigilClient
             }
             $this->counts['retries']++;
         }
+    }
+
+    /** A bug or an unexpected value caught on its way to the caller: logged, never thrown. */
+    private function logFailure(string $what, Throwable $e): void
+    {
+        $this->logger?->error("Vigil: could not $what: {message}", ['message' => $e->getMessage(), 'exception' => $e]);
     }
 }

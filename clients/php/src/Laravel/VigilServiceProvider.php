@@ -55,7 +55,10 @@ final class VigilServiceProvider extends ServiceProvider
     public function boot(): void
     {
         if ($this->app->runningInConsole()) {
-            $this->publishes([__DIR__ . '/../../config/vigil.php' => $this->app->configPath('vigil.php')], 'vigil-config');
+            $this->publishes(
+                [__DIR__ . '/../../config/vigil.php' => $this->app->configPath('vigil.php')],
+                'vigil-config',
+            );
         }
 
         $this->app->make(Router::class)->aliasMiddleware('vigil.context', AddRequestContext::class);

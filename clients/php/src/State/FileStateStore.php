@@ -64,7 +64,9 @@ final class FileStateStore implements StateStore
 
     public function batchUnavailable(): bool
     {
-        return $this->update(static fn (array $state): array => [$state, (bool) ($state['batch_unavailable'] ?? false)]);
+        return $this->update(
+            static fn (array $state): array => [$state, (bool) ($state['batch_unavailable'] ?? false)],
+        );
     }
 
     public function markBatchUnavailable(): void

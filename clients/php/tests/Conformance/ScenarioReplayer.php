@@ -73,9 +73,15 @@ final class ScenarioReplayer
                     break;
                 case 'expect_requests':
                     $requests = $this->server->requests();
-                    $seen = implode(', ', array_map(static fn (stdClass $r): string => "$r->method $r->path", $requests)) ?: 'none';
                     if (count($requests) !== count($step->requests)) {
-                        throw new RuntimeException(sprintf('%s: expected %d requests, got %d (%s)', $where, count($step->requests), count($requests), $seen));
+                        $seen = array_map(static fn (stdClass $r): string => "$r->method $r->path", $requests);
+                        throw new RuntimeException(sprintf(
+                            '%s: expected %d requests, got %d (%s)',
+                            $where,
+                            count($step->requests),
+                            count($requests),
+                            implode(', ', $seen) ?: 'none',
+                        ));
                     }
                     foreach ($step->requests as $i => $expected) {
                         $this->assertMatches($expected, $requests[$i], "$where: request " . ($i + 1));
@@ -129,14 +135,15 @@ final class ScenarioReplayer
             }
             if (isset($this->ids[$name])) {
                 if ($this->ids[$name] !== $actual) {
-                    throw new RuntimeException("$where: expected the id bound to $name ({$this->ids[$name]}), got $actual");
+                    $bound = $this->ids[$name];
+                    throw new RuntimeException("$where: expected the id bound to $name ($bound), got $actual");
                 }
 
                 return;
             }
             $other = array_search($actual, $this->ids, true);
             if ($other !== false) {
-                throw new RuntimeException("$where: id $actual is already bound to $other, expected a new one for $name");
+                throw new RuntimeException("$where: id $actual is bound to $other, expected a new one for $name");
             }
             $this->ids[$name] = $actual;
 
@@ -144,7 +151,8 @@ final class ScenarioReplayer
         }
         if (is_array($expected)) {
             if (!is_array($actual) || count($actual) !== count($expected)) {
-                throw new RuntimeException(sprintf('%s: expected %d items, got %s', $where, count($expected), is_array($actual) ? count($actual) : json_encode($actual)));
+                $got = is_array($actual) ? count($actual) : json_encode($actual);
+                throw new RuntimeException(sprintf('%s: expected %d items, got %s', $where, count($expected), $got));
             }
             foreach ($expected as $i => $item) {
                 $this->assertMatches($item, $actual[$i], "{$where}[$i]");
@@ -168,7 +176,7 @@ final class ScenarioReplayer
             ? $expected == $actual
             : $expected === $actual;
         if (!$same) {
-            throw new RuntimeException(sprintf('%s: expected %s, got %s', $where, json_encode($expected), json_encode($actual)));
+            throw new RuntimeException("$where: expected " . json_encode($expected) . ', got ' . json_encode($actual));
         }
     }
 

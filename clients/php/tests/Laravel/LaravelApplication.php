@@ -11,7 +11,6 @@ use Illuminate\Contracts\Debug\ExceptionHandler;
 use Illuminate\Contracts\Http\Kernel as KernelContract;
 use Illuminate\Foundation\Application;
 use Illuminate\Foundation\Exceptions\Handler;
-use Illuminate\Foundation\Http\Kernel;
 use Illuminate\Support\Facades\Facade;
 use Monolog\Handler\NullHandler;
 use Vigil\Laravel\VigilServiceProvider;
@@ -29,7 +28,10 @@ final class LaravelApplication
         $app->instance('config', new Repository([
             'app' => ['debug' => false, 'env' => 'testing'],
             'cache' => ['default' => 'test', 'stores' => ['test' => $cache], 'prefix' => 'test'],
-            'logging' => ['default' => 'null', 'channels' => ['null' => ['driver' => 'monolog', 'handler' => NullHandler::class]]],
+            'logging' => [
+                'default' => 'null',
+                'channels' => ['null' => ['driver' => 'monolog', 'handler' => NullHandler::class]],
+            ],
             'vigil' => $vigil,
         ]));
         $app->singleton(KernelContract::class, TestKernel::class);
@@ -43,10 +45,4 @@ final class LaravelApplication
 
         return $app;
     }
-}
-
-/** The HTTP kernel without the bootstrappers that read .env and config files. */
-final class TestKernel extends Kernel
-{
-    protected $bootstrappers = [];
 }

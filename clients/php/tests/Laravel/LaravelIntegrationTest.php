@@ -43,7 +43,9 @@ final class LaravelIntegrationTest extends TestCase
     /** @param array<string, mixed> $config */
     private function app(array $config = [], array $cache = ['driver' => 'array']): Application
     {
-        return LaravelApplication::create($config + ['api_key' => 'vgl_sk_laravel', 'base_url' => self::$server->url], $cache);
+        $config += ['api_key' => 'vgl_sk_laravel', 'base_url' => self::$server->url];
+
+        return LaravelApplication::create($config, $cache);
     }
 
     /** Handles one request through the HTTP kernel, then terminates it as public/index.php does. */
@@ -63,7 +65,7 @@ final class LaravelIntegrationTest extends TestCase
         $result = Vigil::track(['event' => 'auth.login.failure', 'actor_id' => 'user-1']);
 
         $this->assertSame($app->make(VigilClient::class), $app->make('vigil'));
-        $this->assertSame(2000, $app['config']->get('vigil.timeout_ms'), 'defaults merged under the application config');
+        $this->assertSame(2000, $app['config']->get('vigil.timeout_ms'), 'defaults merged under the app config');
         $this->assertSame(Outcome::Accepted, $result->outcome);
         $this->assertNotNull($result->risk);
         [$request] = self::$server->requests();
@@ -80,10 +82,9 @@ final class LaravelIntegrationTest extends TestCase
             return new Response('invalid credentials', 401);
         })->middleware('vigil.context');
 
-        $status = $this->handle($app, Request::create('/login', 'POST', ['email' => 'ann@example.com', 'password' => 'hunter2'], [], [], [
-            'REMOTE_ADDR' => '203.0.113.7',
-            'HTTP_USER_AGENT' => 'Mozilla/5.0 (test)',
-        ]));
+        $form = ['email' => 'ann@example.com', 'password' => 'hunter2'];
+        $server = ['REMOTE_ADDR' => '203.0.113.7', 'HTTP_USER_AGENT' => 'Mozilla/5.0 (test)'];
+        $status = $this->handle($app, Request::create('/login', 'POST', $form, [], [], $server));
         Vigil::track(['event' => 'custom.after.request']);
 
         $this->assertSame(401, $status);
@@ -148,15 +149,19 @@ final class LaravelIntegrationTest extends TestCase
         $requests = self::$server->requests();
         $this->assertCount(1, $requests);
         $this->assertSame('/v1/events/batch', $requests[0]->path);
-        $this->assertSame(['198.51.100.4', '198.51.100.4'], array_map(static fn ($e) => $e->ip, $requests[0]->body->events));
+        $ips = array_map(static fn ($e) => $e->ip, $requests[0]->body->events);
+        $this->assertSame(['198.51.100.4', '198.51.100.4'], $ips);
     }
 
     public function testWorkersSharingTheCacheShareTheCooldown(): void
     {
-        $cache = ['driver' => 'file', 'path' => sys_get_temp_dir() . '/vigil-laravel-cache-' . bin2hex(random_bytes(4))];
+        $directory = sys_get_temp_dir() . '/vigil-laravel-cache-' . bin2hex(random_bytes(4));
+        $cache = ['driver' => 'file', 'path' => $directory];
         $worker1 = $this->app(['state' => 'cache'], $cache)->make(VigilClient::class);
         $worker2 = $this->app(['state' => 'cache'], $cache)->make(VigilClient::class);
-        self::$server->script([['status' => 429, 'body' => ['error' => 'RATE_LIMITED', 'message' => 'wait', 'retry_after' => 60]]]);
+        self::$server->script([
+            ['status' => 429, 'body' => ['error' => 'RATE_LIMITED', 'message' => 'wait', 'retry_after' => 60]],
+        ]);
 
         $first = $worker1->track(['event' => 'auth.login.failure']);
         $second = $worker2->track(['event' => 'auth.login.failure']);

@@ -40,7 +40,9 @@ final class RealService
         ]);
         $answer = curl_exec($curl);
 
-        return json_decode(is_string($answer) ? $answer : 'null', true) ?? throw new RuntimeException("GET $pathAndQuery failed");
+        $decoded = is_string($answer) ? json_decode($answer, true) : null;
+
+        return is_array($decoded) ? $decoded : throw new RuntimeException("GET $pathAndQuery failed");
     }
 
     public function stop(): void

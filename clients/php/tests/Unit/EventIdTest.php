@@ -13,7 +13,8 @@ final class EventIdTest extends TestCase
     {
         $id = EventId::generate(1_800_000_000_123);
 
-        $this->assertMatchesRegularExpression('/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/', $id);
+        $uuidV7 = '/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/';
+        $this->assertMatchesRegularExpression($uuidV7, $id);
         $this->assertSame(1_800_000_000_123, hexdec(str_replace('-', '', substr($id, 0, 13))));
     }
 

@@ -11,7 +11,9 @@ final class RiskDecisionTest extends TestCase
 {
     public function testReadsTheDecisionOfAnAcceptedEvent(): void
     {
-        $risk = RiskDecision::fromResponseBody('{"id":"evt_1","status":"accepted","risk":{"score":85,"level":"critical","action":"block","breakdown":[]}}');
+        $risk = RiskDecision::fromResponseBody(
+            '{"id":"evt_1","status":"accepted","risk":{"score":85,"level":"critical","action":"block","breakdown":[]}}',
+        );
 
         $this->assertNotNull($risk);
         $this->assertSame(['score' => 85, 'level' => 'critical', 'action' => 'block'], $risk->toArray());

@@ -18,7 +18,10 @@ use Vigil\VigilClient;
 /** What the conformance scenarios do not cover, through real HTTP against the scripted server. */
 final class VigilClientTest extends TestCase
 {
-    private const RATE_LIMITED = ['status' => 429, 'body' => ['error' => 'RATE_LIMITED', 'message' => 'retry in 60 seconds', 'retry_after' => 60]];
+    private const RATE_LIMITED = [
+        'status' => 429,
+        'body' => ['error' => 'RATE_LIMITED', 'message' => 'retry in 60 seconds', 'retry_after' => 60],
+    ];
 
     private static ScriptedServer $server;
     private FakeClock $clock;
@@ -109,7 +112,9 @@ final class VigilClientTest extends TestCase
     public function testThrowOnFailureRaisesForRejectedAndFailedEventsOnly(): void
     {
         $client = $this->client(['throwOnFailure' => true, 'maxRetries' => 0]);
-        self::$server->script([['status' => 400, 'body' => ['error' => 'INVALID_EVENT', 'message' => 'bad type', 'request_id' => 'r']]]);
+        self::$server->script([
+            ['status' => 400, 'body' => ['error' => 'INVALID_EVENT', 'message' => 'bad type', 'request_id' => 'r']],
+        ]);
 
         try {
             $client->track(['event' => 'Not Valid']);
@@ -127,7 +132,11 @@ final class VigilClientTest extends TestCase
     public function testContextFillsFieldsTheEventLeavesOut(): void
     {
         $client = $this->client();
-        $client->setContext(['ip' => '203.0.113.9', 'user_agent' => 'curl/8', 'request' => ['method' => 'POST', 'path' => '/login']]);
+        $client->setContext([
+            'ip' => '203.0.113.9',
+            'user_agent' => 'curl/8',
+            'request' => ['method' => 'POST', 'path' => '/login'],
+        ]);
 
         $client->track(['event' => 'auth.login.failure', 'ip' => '198.51.100.1']);
         $client->setContext([]);
@@ -223,6 +232,7 @@ final class VigilClientTest extends TestCase
         $requests = self::$server->requests();
         $this->assertCount(1, $requests);
         $this->assertSame('/v1/events/batch', $requests[0]->path);
-        $this->assertSame(['auth.login.failure', 'auth.logout'], array_map(static fn ($e) => $e->event, $requests[0]->body->events));
+        $types = array_map(static fn ($e) => $e->event, $requests[0]->body->events);
+        $this->assertSame(['auth.login.failure', 'auth.logout'], $types);
     }
 }

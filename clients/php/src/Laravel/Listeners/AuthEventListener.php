@@ -72,6 +72,7 @@ final class AuthEventListener
                 $fields['email'] = $email;
             }
         }
-        $this->vigil->track(['event' => $type] + $fields + ['metadata' => array_filter($metadata, static fn ($v): bool => $v !== null)]);
+        $metadata = array_filter($metadata, static fn ($value): bool => $value !== null);
+        $this->vigil->track(['event' => $type] + $fields + ['metadata' => $metadata]);
     }
 }
