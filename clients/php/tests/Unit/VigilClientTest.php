@@ -187,6 +187,23 @@ final class VigilClientTest extends TestCase
         $this->assertNull($client->flushDueAt());
     }
 
+    public function testEventsBufferedBehindABatchAnswered429AreDroppedNotSent(): void
+    {
+        $client = $this->client(['mode' => DeliveryMode::Buffered, 'bufferSize' => 3]);
+        self::$server->script([self::RATE_LIMITED]);
+
+        $client->trackBatch(array_fill(0, 5, ['event' => 'auth.login.failure']));
+        $this->clock->advance(10_000);
+        $client->poll();
+        $client->flush();
+
+        $this->assertCount(1, self::$server->requests(), 'the first 3 events went out and met the 429');
+        $this->assertSame(['rate_limited' => 3, 'dropped' => 2], array_intersect_key(
+            $client->stats()->toArray(),
+            ['rate_limited' => 0, 'dropped' => 0],
+        ));
+    }
+
     public function testTrackBatchTakesAnyIterable(): void
     {
         $events = (static function () {
