@@ -7,6 +7,8 @@ namespace Vigil\Laravel;
 use Illuminate\Contracts\Cache\Factory as CacheFactory;
 use Illuminate\Contracts\Container\Container;
 use Illuminate\Contracts\Events\Dispatcher;
+use Illuminate\Queue\Events\JobExceptionOccurred;
+use Illuminate\Queue\Events\JobProcessed;
 use Illuminate\Routing\Router;
 use Illuminate\Support\ServiceProvider;
 use Vigil\DeliveryMode;
@@ -20,8 +22,8 @@ use Vigil\VigilClient;
 /**
  * Registers one VigilClient per application (the `Vigil` facade), its config file, the
  * `vigil.context` middleware and the auth event listeners, and flushes the client when the
- * application terminates: after the response has been sent, so a buffered client costs the
- * user nothing.
+ * application terminates (after the response has been sent, so a buffered client costs the
+ * user nothing) and after each queued job.
  */
 final class VigilServiceProvider extends ServiceProvider
 {
@@ -63,19 +65,23 @@ final class VigilServiceProvider extends ServiceProvider
 
         $this->app->make(Router::class)->aliasMiddleware('vigil.context', AddRequestContext::class);
 
+        $events = $this->app->make(Dispatcher::class);
         if ($this->app->make('config')->get('vigil.auth_events')) {
             // Listeners given as [class, method] are built on the first event, not at boot.
-            $events = $this->app->make(Dispatcher::class);
             foreach (AuthEventListener::LISTENERS as $event => $method) {
                 $events->listen($event, [AuthEventListener::class, $method]);
             }
         }
 
-        $this->app->terminating(function (): void {
+        // A web request ends after its response has been sent; a queued job ends in a worker
+        // that lives on, so each job's events leave when the job is done.
+        $flush = function (): void {
             if ($this->app->resolved(VigilClient::class)) {
                 $this->app->make(VigilClient::class)->flush();
             }
-        });
+        };
+        $this->app->terminating($flush);
+        $events->listen([JobProcessed::class, JobExceptionOccurred::class], $flush);
     }
 
     private static function stateStore(Container $app, string $kind, ?string $cacheStore, string $apiKey): StateStore

@@ -13,6 +13,9 @@ use Illuminate\Contracts\Http\Kernel;
 use Illuminate\Foundation\Application;
 use Illuminate\Http\Request;
 use Illuminate\Http\Response;
+use Illuminate\Queue\Events\JobExceptionOccurred;
+use Illuminate\Queue\Events\JobProcessed;
+use Illuminate\Queue\Jobs\SyncJob;
 use PHPUnit\Framework\TestCase;
 use Vigil\BatchResult;
 use Vigil\Laravel\Facades\Vigil;
@@ -151,6 +154,23 @@ final class LaravelIntegrationTest extends TestCase
         $this->assertSame('/v1/events/batch', $requests[0]->path);
         $ips = array_map(static fn ($e) => $e->ip, $requests[0]->body->events);
         $this->assertSame(['198.51.100.4', '198.51.100.4'], $ips);
+    }
+
+    public function testAQueueWorkerSendsEachJobsEventsWhenTheJobEnds(): void
+    {
+        $app = $this->app(['mode' => 'buffered', 'state' => 'memory']);
+        $job = new SyncJob($app, '{"job":"ExportReport"}', 'sync', 'default');
+
+        Vigil::track(['event' => 'data.exported', 'actor_id' => 'job-1']);
+        $app['events']->dispatch(new JobProcessed('sync', $job));
+        Vigil::track(['event' => 'data.exported', 'actor_id' => 'job-2']);
+        $app['events']->dispatch(new JobExceptionOccurred('sync', $job, new \RuntimeException('export failed')));
+
+        $batches = array_map(
+            static fn ($r) => array_map(static fn ($e) => $e->actor_id, $r->body->events),
+            self::$server->requests(),
+        );
+        $this->assertSame([['job-1'], ['job-2']], $batches);
     }
 
     public function testWorkersSharingTheCacheShareTheCooldown(): void

@@ -68,6 +68,7 @@ final class FileStateStoreTest extends TestCase
             var_export($this->path, true),
         );
         $processes = [];
+        $outputs = [];
         for ($i = 0; $i < 8; $i++) {
             $processes[] = proc_open([PHP_BINARY, '-r', $code], [1 => ['pipe', 'w']], $pipes);
             $outputs[] = $pipes[1];
