@@ -26,4 +26,12 @@ export const SUITES = [
     cwd: 'clients/python',
     command: (report) => ['/usr/bin/python3', '-m', 'pytest', '-q', `--junitxml=${report}`],
   },
+  {
+    // The PHP client: unit tests, every conformance scenario, the Laravel integration and the real service.
+    name: 'client-php',
+    report: 'junit',
+    requires: ['php', 'phpunit', 'node'],
+    cwd: 'clients/php',
+    command: (report) => ['phpunit', '--log-junit', report],
+  },
 ];

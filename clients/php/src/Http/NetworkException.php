@@ -1,0 +1,12 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Vigil\Http;
+
+use RuntimeException;
+
+/** No answer came back: connection refused or reset, DNS failure, or the timeout elapsed. */
+final class NetworkException extends RuntimeException
+{
+}

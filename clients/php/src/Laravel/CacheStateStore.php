@@ -1,0 +1,67 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Vigil\Laravel;
+
+use Illuminate\Contracts\Cache\Repository;
+use Vigil\State\StateStore;
+use Vigil\VigilClient;
+
+/**
+ * The client's shared state in a Laravel cache store: every worker and every server using
+ * the same store honours one cooldown and sends one probe per period between them. add()
+ * is atomic in Laravel's stores (Redis, Memcached, database, file), which is what makes
+ * the start of a cooldown and the claim of a probe happen once.
+ */
+final class CacheStateStore implements StateStore
+{
+    /** Entries outlive the cooldown a little; the client decides when a cooldown is over. */
+    private const TTL_SECONDS = VigilClient::COOLDOWN_MS / 1000 + 600;
+    /** The plan is asked again for a batch endpoint after a day (plans get upgraded). */
+    private const BATCH_TTL_SECONDS = 86_400;
+
+    public function __construct(private readonly Repository $cache, private readonly string $prefix)
+    {
+    }
+
+    public static function forApiKey(Repository $cache, string $apiKey): self
+    {
+        return new self($cache, 'vigil:' . substr(hash('sha256', $apiKey), 0, 16) . ':');
+    }
+
+    public function cooldownStart(): ?int
+    {
+        $start = $this->cache->get($this->prefix . 'cooldown');
+
+        return is_numeric($start) ? (int) $start : null;
+    }
+
+    public function startCooldown(int $nowMs): bool
+    {
+        return $this->cache->add($this->prefix . 'cooldown', $nowMs, self::TTL_SECONDS);
+    }
+
+    public function claimProbe(int $cooldownStart, int $period): bool
+    {
+        return $this->cooldownStart() === $cooldownStart
+            && $this->cache->add($this->prefix . "probe:$cooldownStart:$period", 1, self::TTL_SECONDS);
+    }
+
+    public function endCooldown(int $cooldownStart): void
+    {
+        if ($this->cooldownStart() === $cooldownStart) {
+            $this->cache->forget($this->prefix . 'cooldown');
+        }
+    }
+
+    public function batchUnavailable(): bool
+    {
+        return (bool) $this->cache->get($this->prefix . 'batch-unavailable', false);
+    }
+
+    public function markBatchUnavailable(): void
+    {
+        $this->cache->put($this->prefix . 'batch-unavailable', true, self::BATCH_TTL_SECONDS);
+    }
+}

@@ -1,0 +1,26 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Vigil\Laravel\Facades;
+
+use Illuminate\Support\Facades\Facade;
+use Vigil\VigilClient;
+
+/**
+ * @method static \Vigil\TrackResult track(array $event)
+ * @method static \Vigil\BatchResult trackBatch(iterable $events)
+ * @method static \Vigil\BatchResult flush()
+ * @method static void poll()
+ * @method static void setContext(array $fields)
+ * @method static \Vigil\Stats stats()
+ *
+ * @see VigilClient
+ */
+final class Vigil extends Facade
+{
+    protected static function getFacadeAccessor(): string
+    {
+        return VigilClient::class;
+    }
+}

@@ -1,0 +1,47 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Vigil;
+
+/** The service's verdict on one accepted event. */
+final class RiskDecision
+{
+    public function __construct(
+        /** Composite risk score, 0 to 100. */
+        public readonly int $score,
+        /** low, medium, high or critical. */
+        public readonly string $level,
+        /** allow, challenge or block, after the account's thresholds. */
+        public readonly string $action,
+    ) {
+    }
+
+    /** The decision in a 202 body, or null when the body has none (not JSON, no risk object). */
+    public static function fromResponseBody(string $body): ?self
+    {
+        $decoded = json_decode($body, true);
+        $risk = is_array($decoded) ? ($decoded['risk'] ?? null) : null;
+        if (!is_array($risk) || !is_int($risk['score'] ?? null)) {
+            return null;
+        }
+
+        return new self($risk['score'], (string) ($risk['level'] ?? ''), (string) ($risk['action'] ?? ''));
+    }
+
+    public function shouldBlock(): bool
+    {
+        return $this->action === 'block';
+    }
+
+    public function shouldChallenge(): bool
+    {
+        return $this->action === 'challenge';
+    }
+
+    /** @return array{score: int, level: string, action: string} */
+    public function toArray(): array
+    {
+        return ['score' => $this->score, 'level' => $this->level, 'action' => $this->action];
+    }
+}

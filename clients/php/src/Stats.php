@@ -1,0 +1,44 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Vigil;
+
+/** Counters since the client was created. */
+final class Stats
+{
+    public function __construct(
+        /** Events answered 2xx. */
+        public readonly int $accepted,
+        /** Events answered a non-retryable 4xx. */
+        public readonly int $rejected,
+        /** Events given up after the retries, and probes without an answer. */
+        public readonly int $failed,
+        /** Events in requests answered 429. */
+        public readonly int $rateLimited,
+        /** Events not sent because of a cooldown. */
+        public readonly int $dropped,
+        /** Retry requests sent (first attempts not counted). */
+        public readonly int $retries,
+        /** Probe requests sent during cooldowns. */
+        public readonly int $probes,
+        /** Whether the client is in a 429 cooldown now, on its clock. */
+        public readonly bool $inCooldown,
+    ) {
+    }
+
+    /** @return array<string, int|bool> */
+    public function toArray(): array
+    {
+        return [
+            'accepted' => $this->accepted,
+            'rejected' => $this->rejected,
+            'failed' => $this->failed,
+            'rate_limited' => $this->rateLimited,
+            'dropped' => $this->dropped,
+            'retries' => $this->retries,
+            'probes' => $this->probes,
+            'in_cooldown' => $this->inCooldown,
+        ];
+    }
+}

@@ -1,0 +1,450 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Vigil;
+
+use Closure;
+use Psr\Log\LoggerInterface;
+use Throwable;
+use Vigil\Clock\Clock;
+use Vigil\Clock\SystemClock;
+use Vigil\Exception\DeliveryException;
+use Vigil\Http\CurlHttpClient;
+use Vigil\Http\HttpClient;
+use Vigil\Http\NetworkException;
+use Vigil\Http\Request;
+use Vigil\State\InMemoryStateStore;
+use Vigil\State\StateStore;
+use WeakReference;
+
+/**
+ * Sends security events to Vigil: one at a time, in batches (falling back to single events
+ * when the plan has no batch endpoint), or through a buffer flushed by count, by time, on
+ * flush() and at the end of the PHP request. No answer, body or network failure makes a
+ * method throw into the caller (unless the client is built with `throwOnFailure: true`):
+ * a security signal must never break the request that produced it.
+ *
+ * On the first 429 the client stays silent for one hour, except for one probe per 5-minute
+ * period: the first event produced in that period, sent alone. A probe answered with
+ * anything but 429 ends the cooldown at once. Events produced during the cooldown are
+ * dropped and counted, never queued. The cooldown lives in the StateStore, so processes
+ * that share one (a file, the Laravel cache) share the silence.
+ */
+final class VigilClient
+{
+    /** After the first 429 nothing but probes is sent for this long. */
+    public const COOLDOWN_MS = 3_600_000;
+    /** During a cooldown at most one probe is sent per period of this length, counted from its start. */
+    public const PROBE_PERIOD_MS = 300_000;
+    public const VERSION = '0.1.0';
+
+    private readonly string $baseUrl;
+    /** @var array<string, string> */
+    private readonly array $headers;
+    private readonly HttpClient $http;
+    private readonly StateStore $state;
+    private readonly Clock $clock;
+    /** @var Closure(int): void */
+    private readonly Closure $sleep;
+    /** @var Closure(): float */
+    private readonly Closure $random;
+
+    /** @var list<array<string, mixed>> */
+    private array $buffer = [];
+    private ?int $flushDueAt = null;
+    /** @var array<string, mixed> */
+    private array $context = [];
+    /** @var array<string, int> */
+    private array $counts = [
+        'accepted' => 0,
+        'rejected' => 0,
+        'failed' => 0,
+        'rate_limited' => 0,
+        'dropped' => 0,
+        'retries' => 0,
+        'probes' => 0,
+    ];
+
+    /**
+     * @param string $apiKey secret key (vgl_sk_...) for server-side use
+     * @param string $baseUrl the service's address, without /v1
+     * @param int $timeoutMs per attempt, connection included
+     * @param int $maxRetries retries after the first attempt for 5xx, network errors and timeouts
+     * @param int $batchSize events per batch request: the plan's batch size (Starter 50, Pro and Business 100)
+     * @param int $bufferSize buffered mode: flush when this many events wait
+     * @param int $flushIntervalMs buffered mode: flush this long after the first event entered an empty buffer
+     * @param int $retryBaseMs backoff before retry n: a random value between half and all of retryBaseMs × 2^n
+     * @param bool $throwOnFailure throw DeliveryException when an event is rejected or given up (direct mode)
+     * @param bool $flushOnShutdown buffered mode: flush what is left when PHP shuts down
+     * @param (Closure(int): void)|null $sleep waits between retries (milliseconds)
+     * @param (Closure(): float)|null $random a number in [0, 1) for the backoff jitter
+     */
+    public function __construct(
+        string $apiKey,
+        string $baseUrl = 'http://localhost:8080',
+        private readonly int $timeoutMs = 2000,
+        private readonly int $maxRetries = 2,
+        private readonly int $batchSize = 100,
+        private readonly DeliveryMode $mode = DeliveryMode::Direct,
+        private readonly int $bufferSize = 100,
+        private readonly int $flushIntervalMs = 5000,
+        private readonly int $retryBaseMs = 200,
+        private readonly bool $throwOnFailure = false,
+        bool $flushOnShutdown = true,
+        ?HttpClient $http = null,
+        ?StateStore $state = null,
+        ?Clock $clock = null,
+        ?Closure $sleep = null,
+        ?Closure $random = null,
+        private readonly ?LoggerInterface $logger = null,
+    ) {
+        $this->baseUrl = rtrim($baseUrl, '/');
+        $this->headers = [
+            'Authorization' => 'Bearer ' . $apiKey,
+            'Content-Type' => 'application/json',
+            'Accept' => 'application/json',
+            'User-Agent' => 'vigil-php/' . self::VERSION,
+        ];
+        $this->http = $http ?? new CurlHttpClient();
+        $this->state = $state ?? new InMemoryStateStore();
+        $this->clock = $clock ?? new SystemClock();
+        $this->sleep = $sleep ?? static function (int $ms): void {
+            usleep($ms * 1000);
+        };
+        $this->random = $random ?? static fn (): float => mt_rand() / (mt_getrandmax() + 1);
+        if ($this->mode === DeliveryMode::Buffered && $flushOnShutdown) {
+            $client = WeakReference::create($this);
+            register_shutdown_function(static function () use ($client): void {
+                $client->get()?->flush();
+            });
+        }
+    }
+
+    /**
+     * Sends one event and returns what the service said, with its risk decision (direct
+     * mode), or buffers it (buffered mode). An event without `event_id` gets one.
+     *
+     * @param array<string, mixed> $event at least `event`, the event type (e.g. auth.login.failure)
+     *
+     * @throws DeliveryException only with `throwOnFailure: true`
+     */
+    public function track(array $event): TrackResult
+    {
+        $eventId = is_string($event['event_id'] ?? null) ? $event['event_id'] : '';
+        try {
+            $event = $this->prepare($event);
+            $eventId = $event['event_id'];
+            $this->poll();
+            $gate = $this->gate();
+            if ($gate === Gate::Drop) {
+                $this->counts['dropped']++;
+
+                return new TrackResult(Outcome::Dropped, null, null, $eventId);
+            }
+            if ($gate === Gate::Send && $this->mode === DeliveryMode::Buffered) {
+                $this->enqueue([$event]);
+
+                return new TrackResult(Outcome::Buffered, null, null, $eventId);
+            }
+            $result = $this->deliverOne($event, $gate === Gate::Probe);
+            if ($this->mode === DeliveryMode::Buffered) {
+                return new TrackResult(Outcome::Buffered, null, null, $eventId);
+            }
+        } catch (Throwable $e) {
+            $this->counts['rejected']++;
+            $this->logFailure('track an event', $e);
+            $result = new TrackResult(Outcome::Rejected, null, null, $eventId);
+        }
+        if ($this->throwOnFailure && ($result->outcome === Outcome::Rejected || $result->outcome === Outcome::Failed)) {
+            throw new DeliveryException($result);
+        }
+
+        return $result;
+    }
+
+    /**
+     * Sends events in chunks of `batchSize` (or buffers them) and counts what happened to them.
+     *
+     * @param iterable<array<string, mixed>> $events
+     */
+    public function trackBatch(iterable $events): BatchResult
+    {
+        $count = 0;
+        try {
+            $list = [];
+            foreach ($events as $event) {
+                $count++;
+                $list[] = $this->prepare($event);
+            }
+            if ($list === []) {
+                return new BatchResult();
+            }
+            $this->poll();
+            $gate = $this->gate();
+            if ($gate === Gate::Send && $this->mode === DeliveryMode::Buffered) {
+                $this->enqueue($list);
+
+                return new BatchResult(buffered: count($list));
+            }
+            if ($gate === Gate::Send) {
+                return $this->sendEvents($list);
+            }
+            $dropped = $gate === Gate::Probe ? count($list) - 1 : count($list);
+            $this->counts['dropped'] += $dropped;
+            $counts = [Outcome::Dropped->value => $dropped];
+            if ($gate === Gate::Probe) {
+                $probe = $this->deliverOne($list[0], true);
+                $outcome = $this->mode === DeliveryMode::Buffered ? Outcome::Buffered : $probe->outcome;
+                $counts[$outcome->value] = ($counts[$outcome->value] ?? 0) + 1;
+            }
+
+            return BatchResult::fromCounts($counts);
+        } catch (Throwable $e) {
+            $this->counts['rejected'] += $count;
+            $this->logFailure('track a batch', $e);
+
+            return new BatchResult(rejected: $count);
+        }
+    }
+
+    /** Sends what the buffer holds (buffered mode) and counts what happened to it. */
+    public function flush(): BatchResult
+    {
+        try {
+            $events = $this->takeBuffer();
+
+            return $events === [] ? new BatchResult() : $this->sendEvents($events);
+        } catch (Throwable $e) {
+            $this->logFailure('flush', $e);
+
+            return new BatchResult();
+        }
+    }
+
+    /**
+     * Flushes the buffer when its flush interval has elapsed. PHP has no timers: track() and
+     * trackBatch() call it, and a long-running worker calls it from its loop.
+     */
+    public function poll(): void
+    {
+        if ($this->flushDueAt !== null && $this->clock->nowMs() >= $this->flushDueAt) {
+            $this->flush();
+        }
+    }
+
+    /** When the buffer is due to be flushed (client clock, ms), or null when it is empty. */
+    public function flushDueAt(): ?int
+    {
+        return $this->flushDueAt;
+    }
+
+    /**
+     * Fields added to every event that does not set them itself, such as the ip, user_agent
+     * and request of the HTTP request being served. Replaces the previous context.
+     *
+     * @param array<string, mixed> $fields
+     */
+    public function setContext(array $fields): void
+    {
+        $this->context = $fields;
+    }
+
+    public function stats(): Stats
+    {
+        return new Stats(
+            $this->counts['accepted'],
+            $this->counts['rejected'],
+            $this->counts['failed'],
+            $this->counts['rate_limited'],
+            $this->counts['dropped'],
+            $this->counts['retries'],
+            $this->counts['probes'],
+            $this->cooldownStart() !== null,
+        );
+    }
+
+    /**
+     * @param array<string, mixed> $event
+     *
+     * @return array<string, mixed>&array{event_id: string}
+     */
+    private function prepare(array $event): array
+    {
+        $event += $this->context;
+        if (!is_string($event['event_id'] ?? null) || $event['event_id'] === '') {
+            $event['event_id'] = EventId::generate($this->clock->nowMs());
+        }
+
+        return $event;
+    }
+
+    /** Start of the running cooldown, or null; a cooldown an hour old ends here. */
+    private function cooldownStart(): ?int
+    {
+        $start = $this->state->cooldownStart();
+        if ($start !== null && $this->clock->nowMs() - $start >= self::COOLDOWN_MS) {
+            $this->state->endCooldown($start);
+            $this->logger?->info('Vigil: the 429 cooldown is over, delivery resumes');
+
+            return null;
+        }
+
+        return $start;
+    }
+
+    /** Whether an event produced now is sent, sent as this period's probe, or dropped. */
+    private function gate(): Gate
+    {
+        $start = $this->cooldownStart();
+        if ($start === null) {
+            return Gate::Send;
+        }
+        $period = intdiv($this->clock->nowMs() - $start, self::PROBE_PERIOD_MS);
+
+        return $period > 0 && $this->state->claimProbe($start, $period) ? Gate::Probe : Gate::Drop;
+    }
+
+    private function enterCooldown(): void
+    {
+        if ($this->cooldownStart() !== null || !$this->state->startCooldown($this->clock->nowMs())) {
+            return;
+        }
+        $this->counts['dropped'] += count($this->takeBuffer());
+        $this->logger?->warning(
+            'Vigil: answered 429, events are dropped for one hour except one probe every 5 minutes',
+        );
+    }
+
+    /** @param list<array<string, mixed>> $events */
+    private function enqueue(array $events): void
+    {
+        foreach ($events as $event) {
+            if ($this->buffer === []) {
+                $this->flushDueAt = $this->clock->nowMs() + $this->flushIntervalMs;
+            }
+            $this->buffer[] = $event;
+            if (count($this->buffer) >= $this->bufferSize) {
+                $this->flush();
+            }
+        }
+    }
+
+    /** @return list<array<string, mixed>> */
+    private function takeBuffer(): array
+    {
+        $events = $this->buffer;
+        $this->buffer = [];
+        $this->flushDueAt = null;
+
+        return $events;
+    }
+
+    /** @param list<array<string, mixed>> $events */
+    private function sendEvents(array $events): BatchResult
+    {
+        $counts = [];
+        $total = count($events);
+        for ($i = 0; $i < $total;) {
+            if ($this->cooldownStart() !== null) {
+                $this->counts['dropped'] += $total - $i;
+                $counts['dropped'] = ($counts['dropped'] ?? 0) + $total - $i;
+                break;
+            }
+            if ($this->state->batchUnavailable()) {
+                $outcome = $this->deliverOne($events[$i], false)->outcome->value;
+                $counts[$outcome] = ($counts[$outcome] ?? 0) + 1;
+                $i++;
+                continue;
+            }
+            $chunk = array_slice($events, $i, max(1, $this->batchSize));
+            [$outcome, $status] = $this->post('/v1/events/batch', ['events' => $chunk], null);
+            // The plan has no batch endpoint (Free): the same events go one by one, now and from now on.
+            if ($status === 403) {
+                $this->state->markBatchUnavailable();
+                continue;
+            }
+            $this->counts[$outcome->value] += count($chunk);
+            $counts[$outcome->value] = ($counts[$outcome->value] ?? 0) + count($chunk);
+            $i += count($chunk);
+        }
+
+        return BatchResult::fromCounts($counts);
+    }
+
+    /** @param array<string, mixed>&array{event_id: string} $event */
+    private function deliverOne(array $event, bool $probe): TrackResult
+    {
+        [$outcome, $status, $body] = $this->post('/v1/events', $event, $probe ? $this->state->cooldownStart() : null);
+        $this->counts[$outcome->value]++;
+        $risk = $outcome === Outcome::Accepted ? RiskDecision::fromResponseBody($body) : null;
+        if ($outcome === Outcome::Rejected || $outcome === Outcome::Failed) {
+            $this->logger?->warning('Vigil: event {event_id} {outcome} (status {status})', [
+                'event_id' => $event['event_id'],
+                'outcome' => $outcome->value,
+                'status' => $status ?? 'none',
+            ]);
+        }
+
+        return new TrackResult($outcome, $status, $risk, $event['event_id']);
+    }
+
+    /**
+     * One request with its retries. A probe ($probeOf: the start of its cooldown) is a single
+     * attempt whose answer decides the cooldown.
+     *
+     * @return array{0: Outcome, 1: ?int, 2: string} outcome, last status, body
+     */
+    private function post(string $path, mixed $payload, ?int $probeOf): array
+    {
+        $body = json_encode(
+            $payload,
+            JSON_THROW_ON_ERROR | JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_INVALID_UTF8_SUBSTITUTE,
+        );
+        $request = new Request('POST', $this->baseUrl . $path, $this->headers, $body);
+        if ($probeOf !== null) {
+            $this->counts['probes']++;
+        }
+        for ($attempt = 0; true; $attempt++) {
+            $status = null;
+            try {
+                $response = $this->http->sendRequest($request, $this->timeoutMs);
+                $status = $response->status;
+                if ($status === 429) {
+                    $this->enterCooldown();
+
+                    return [Outcome::RateLimited, $status, $response->body];
+                }
+                if ($probeOf !== null) {
+                    $this->state->endCooldown($probeOf);
+                    $this->logger?->info('Vigil: a probe was answered {status}, delivery resumes', [
+                        'status' => $status,
+                    ]);
+                }
+                if ($status < 300) {
+                    return [Outcome::Accepted, $status, $response->body];
+                }
+                if ($status < 500) {
+                    return [Outcome::Rejected, $status, $response->body];
+                }
+            } catch (NetworkException) {
+                // No answer: retried like a 5xx.
+            }
+            if ($probeOf !== null || $attempt >= $this->maxRetries) {
+                return [Outcome::Failed, $status, ''];
+            }
+            ($this->sleep)((int) round($this->retryBaseMs * 2 ** $attempt * (0.5 + ($this->random)() / 2)));
+            // Another process may have met a 429 meanwhile: a cooldown stops the retries too.
+            if ($this->cooldownStart() !== null) {
+                return [Outcome::Dropped, $status, ''];
+            }
+            $this->counts['retries']++;
+        }
+    }
+
+    /** A bug or an unexpected value caught on its way to the caller: logged, never thrown. */
+    private function logFailure(string $what, Throwable $e): void
+    {
+        $this->logger?->error("Vigil: could not $what: {message}", ['message' => $e->getMessage(), 'exception' => $e]);
+    }
+}
