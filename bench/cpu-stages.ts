@@ -15,7 +15,7 @@ import { loadConfig } from '../src/config/config.js';
 import { createClassifyStage } from '../src/pipeline/classify.js';
 import { IDEMPOTENCY_WINDOW_MS } from '../src/pipeline/ingest-pipeline.js';
 import { eventResultJson, toEventResult, toEventRow, type EventResult } from '../src/pipeline/store.js';
-import type { EnrichedEvent, ScoredEvent, ValidatedEvent } from '../src/pipeline/types.js';
+import type { EnrichedEvent, ScoredEvent, ValidatedEvent } from '../src/event/types.js';
 import { validateEvent } from '../src/pipeline/validate.js';
 import { createServices } from '../src/services.js';
 import { toSqliteWrites } from '../src/storage/sqlite-writes.js';

@@ -17,7 +17,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { MemoryStateStore } from '../src/detection/memory-state-store.js';
 import { createDetectStage } from '../src/pipeline/detect.js';
-import type { EnrichedEvent } from '../src/pipeline/types.js';
+import type { EnrichedEvent } from '../src/event/types.js';
 import { ManualClock } from '../src/util/clock.js';
 import { newId } from '../src/util/ids.js';
 import { benignDay, benignUsers, rng } from '../test/detection/benign-traffic.js';

@@ -7,10 +7,10 @@
 import { buildCatalog } from '../src/catalog/catalog.js';
 import { createEnrichment } from '../src/enrichment/index.js';
 import { DEFAULT_PLANS } from '../src/limits/plans.js';
-import type { AccountContext } from '../src/pipeline/account-context.js';
+import type { AccountContext } from '../src/event/account.js';
 import { createClassifyStage } from '../src/pipeline/classify.js';
 import { createScoreStage } from '../src/pipeline/score.js';
-import type { ValidatedEvent } from '../src/pipeline/types.js';
+import type { ValidatedEvent } from '../src/event/types.js';
 import { FIXTURE_INPUT } from '../test/catalog/fixture-input.js';
 
 const total = Number(process.argv[2] ?? 200_000);
@@ -121,7 +121,7 @@ const q = (p: number) => (samples[Math.min(total - 1, Math.floor(p * total))] as
 // Lookup cost of the feed table alone, at 100k ranges.
 const { FeedSnapshot } = await import('../src/enrichment/feeds/snapshot.js');
 const { parseIpFeed } = await import('../src/enrichment/feeds/parse.js');
-const { parseAddress } = await import('../src/enrichment/ip/address.js');
+const { parseAddress } = await import('../src/util/ip.js');
 const lines: string[] = [];
 // 80k distinct IPv4 /24s and 20k IPv6 /48s, every other block, so none merge.
 for (let i = 0; i < 80_000; i++) lines.push(`${20 + ((2 * i) >> 16)}.${((2 * i) >> 8) & 255}.${(2 * i) & 255}.0/24`);

@@ -14,7 +14,7 @@ import { loadConfig } from '../src/config/config.js';
 import { MemoryStateStore } from '../src/detection/memory-state-store.js';
 import { createClassifyStage } from '../src/pipeline/classify.js';
 import { createDetectStage } from '../src/pipeline/detect.js';
-import type { ValidatedEvent } from '../src/pipeline/types.js';
+import type { ValidatedEvent } from '../src/event/types.js';
 import { validateEvent } from '../src/pipeline/validate.js';
 import { createServices } from '../src/services.js';
 import { ManualClock } from '../src/util/clock.js';

@@ -14,7 +14,7 @@ import { CommitGroup } from '../src/pipeline/commit-group.js';
 import { createClassifyStage } from '../src/pipeline/classify.js';
 import { toEventResult, toEventRow } from '../src/pipeline/store.js';
 import { validateEvent } from '../src/pipeline/validate.js';
-import type { ValidatedEvent } from '../src/pipeline/types.js';
+import type { ValidatedEvent } from '../src/event/types.js';
 import { createServices } from '../src/services.js';
 import { newId } from '../src/util/ids.js';
 import { benchEvent } from './workload.js';

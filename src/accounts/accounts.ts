@@ -1,6 +1,7 @@
 import type { PlanTable } from '../limits/plans.js';
 import type { Store } from '../storage/store.js';
-import type { Account, ApiKeyRecord, KeyKind } from '../storage/types.js';
+import type { ApiKeyRecord } from '../storage/types.js';
+import type { Account, KeyKind } from '../event/account.js';
 import { generateKey } from './keys.js';
 import type { Clock } from '../util/clock.js';
 import { newId } from '../util/ids.js';

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { KeyKind } from '../storage/types.js';
+import type { KeyKind } from '../event/account.js';
 
 const PREFIX: Record<KeyKind, string> = { secret: 'vgl_sk_', publishable: 'vgl_pk_' };
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';

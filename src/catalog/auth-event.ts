@@ -1,4 +1,4 @@
-import type { Classification } from './types.js';
+import type { Classification } from '../event/classification.js';
 
 /**
  * An authentication event for scoring and threat intel (design 8: "hosting ASN on an auth event"):

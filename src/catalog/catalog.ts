@@ -1,8 +1,8 @@
-import type { ValidatedEvent } from '../pipeline/types.js';
+import type { ValidatedEvent } from '../event/types.js';
 import { AGENT_TYPES, BASE_SCORES, STANDARD_TYPES, type EventTypeSpec } from './event-types.js';
 import { FAMILY_DESCRIPTIONS } from './families.js';
 import { INFERRED_RULES, inferTypes } from './inferred-rules.js';
-import { DETECTOR_FAMILIES, INFERRED_TYPES, type CatalogInput, type Classification, type DetectorFamily, type InferredType } from './types.js';
+import { DETECTOR_FAMILIES, INFERRED_TYPES, type CatalogInput, type Classification, type DetectorFamily, type InferredType } from '../event/classification.js';
 
 /** The catalog built once at start-up. */
 export interface Catalog {

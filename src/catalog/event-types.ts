@@ -1,4 +1,4 @@
-import type { DetectorFamily } from './types.js';
+import type { DetectorFamily } from '../event/classification.js';
 
 export type EventTypeKind = 'standard' | 'agent';
 

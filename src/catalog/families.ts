@@ -1,4 +1,4 @@
-import type { DetectorFamily } from './types.js';
+import type { DetectorFamily } from '../event/classification.js';
 
 export const FAMILY_DESCRIPTIONS: Readonly<Record<DetectorFamily, string>> = {
   authentication: 'Login attempts and their outcomes: brute force, spraying, travel and location anomalies.',

@@ -1,5 +1,5 @@
-import type { ValidatedEvent } from '../pipeline/types.js';
-import type { DetectorFamily, InferredType } from './types.js';
+import type { ValidatedEvent } from '../event/types.js';
+import type { DetectorFamily, InferredType } from '../event/classification.js';
 
 /** What the rules look at, computed once per event. */
 export interface RequestFacts {

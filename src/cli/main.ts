@@ -3,7 +3,7 @@ import { Accounts } from '../accounts/accounts.js';
 import { ConfigError, loadConfig, type Config } from '../config/config.js';
 import { openStore } from '../services.js';
 import type { Store } from '../storage/store.js';
-import type { KeyKind } from '../storage/types.js';
+import type { KeyKind } from '../event/account.js';
 import { systemClock } from '../util/clock.js';
 import { updateFeeds } from '../enrichment/feeds/update.js';
 import { prepareAsnCache } from '../enrichment/index.js';

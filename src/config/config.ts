@@ -1,13 +1,8 @@
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import ipaddr from 'ipaddr.js';
+import { parseAddress, parseCidr } from '../util/ip.js';
+import type { IpLimitOverride } from '../limits/ip-limits.js';
 import { loadPlans, PlanFileError, type PlanTable } from '../limits/plans.js';
-
-export interface IpLimitOverride {
-  readonly cidr: string;
-  readonly range: [ipaddr.IPv4 | ipaddr.IPv6, number];
-  readonly perMinute: number;
-}
 
 export interface Config {
   readonly port: number;
@@ -73,23 +68,12 @@ function optional(env: Env, name: string): string | undefined {
   return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
 }
 
-export function parseCidr(text: string): [ipaddr.IPv4 | ipaddr.IPv6, number] {
-  const trimmed = text.trim();
-  if (trimmed.includes('/')) return ipaddr.parseCIDR(trimmed);
-  const addr = ipaddr.parse(trimmed);
-  return [addr, addr.kind() === 'ipv4' ? 32 : 128];
-}
-
 function cidrList(env: Env, name: string): string[] {
   const raw = optional(env, name);
   if (!raw) return [];
   return raw.split(',').map((part) => {
     const item = part.trim();
-    try {
-      parseCidr(item);
-    } catch {
-      throw new ConfigError(name, `must be a comma-separated list of IP addresses or CIDRs; "${item}" is neither`);
-    }
+    if (parseCidr(item) === undefined) throw new ConfigError(name, `must be a comma-separated list of IP addresses or CIDRs; "${item}" is neither`);
     return item;
   });
 }
@@ -102,13 +86,9 @@ function ipLimits(env: Env): IpLimitOverride[] {
     if (!cidr || !value || !/^\d+$/.test(value) || Number(value) < 1) {
       throw new ConfigError('VIGIL_IP_LIMITS', `must look like "127.0.0.1/32=1000000,10.0.0.0/8=6000"; "${part.trim()}" does not`);
     }
-    let range: [ipaddr.IPv4 | ipaddr.IPv6, number];
-    try {
-      range = parseCidr(cidr);
-    } catch {
-      throw new ConfigError('VIGIL_IP_LIMITS', `"${cidr}" is not an IP address or CIDR`);
-    }
-    return { cidr, range, perMinute: Number(value) };
+    const range = parseCidr(cidr);
+    if (range?.bits === undefined) throw new ConfigError('VIGIL_IP_LIMITS', `"${cidr}" is not an IP address or CIDR`);
+    return { cidr, range: { ...range, bits: range.bits }, perMinute: Number(value) };
   });
 }
 
@@ -159,7 +139,7 @@ const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?
 function host(env: Env): string {
   const raw = optional(env, 'VIGIL_HOST');
   if (raw === undefined) return '0.0.0.0';
-  if (!ipaddr.isValid(raw) && !HOST_NAME.test(raw))
+  if (parseAddress(raw) === undefined && !HOST_NAME.test(raw))
     throw new ConfigError('VIGIL_HOST', `must be an IP address (0.0.0.0, ::, 127.0.0.1) or a host name, got "${raw}"`);
   return raw;
 }

@@ -6,13 +6,13 @@
  *      kill-chain stages met by alerts;
  *   3. only if a chain completed in batch 2: the chain alert's deduplication.
  */
-import type { AccountContext } from '../pipeline/account-context.js';
-import type { EnrichedEvent } from '../pipeline/types.js';
+import type { AccountContext } from '../event/account.js';
+import type { EnrichedEvent } from '../event/types.js';
 import type { AlertWrite } from '../storage/types.js';
 import { scopedKey, type AccountScope } from '../event/tenancy.js';
 import { newId } from '../util/ids.js';
 import type { Clock } from '../util/clock.js';
-import type { AlertHit } from './types.js';
+import type { AlertHit } from '../event/alert.js';
 import { Answers, OpBatch, type DetectContext, type Judge, type Raised, type Slot } from './detector.js';
 import { DETECTORS, KILL_CHAIN_DETECTOR } from './detectors/index.js';
 import { eventFacts, type EventFacts } from './facts.js';

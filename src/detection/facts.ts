@@ -2,8 +2,8 @@
  * What detectors ask of an event, worked out once: which kind of login it is, its subjects and
  * network signals. Keeps the per-detector code to the decision it makes.
  */
-import type { InferredType } from '../catalog/types.js';
-import type { EnrichedEvent } from '../pipeline/types.js';
+import type { InferredType } from '../event/classification.js';
+import type { EnrichedEvent } from '../event/types.js';
 
 const LOGIN_SUCCESS_TYPES = new Set(['auth.login.success', 'auth.sso.login']);
 const ANONYMISING_FEED = /tor|vpn|proxy|anonym/i;

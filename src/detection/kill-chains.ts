@@ -4,7 +4,7 @@
  * burst counted in state. Type stages are marked in the first batch; alert and burst stages, and
  * the type stages after them, in the second; so most events need one round trip.
  */
-import type { KillChainSpec } from '../catalog/types.js';
+import type { KillChainSpec } from '../event/classification.js';
 import { MINUTE, th, type Answers, type DetectContext, type OpBatch, type Raised, type Slot, type Thresholds } from './detector.js';
 import { SENSITIVE_CHANGE_TYPES } from './detectors/account-takeover-signals.js';
 import { isExport } from './detectors/bulk-export.js';

@@ -15,8 +15,8 @@
  *     earlier event has sent its last batch (and the events after it wait with it).
  * Every other op (windows, distinct sets, seen sets, counters) is never written by a later batch.
  */
-import type { AccountContext } from '../pipeline/account-context.js';
-import type { EnrichedEvent } from '../pipeline/types.js';
+import type { AccountContext } from '../event/account.js';
+import type { EnrichedEvent } from '../event/types.js';
 import type { Clock } from '../util/clock.js';
 import { Answers, type OpBatch } from './detector.js';
 import { EventDetection, NO_DETECTION, type DetectionResult } from './engine.js';

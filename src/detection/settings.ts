@@ -10,8 +10,8 @@
  * `compileSettings` turns stored settings into the form the detect stage reads, once per settings
  * object.
  */
-import ipaddr from 'ipaddr.js';
-import type { ThresholdSpec } from '../catalog/types.js';
+import { cidrContains, formatCidr, parseAddress, parseCidr, type Cidr } from '../util/ip.js';
+import type { ThresholdSpec } from '../event/classification.js';
 import { DETECTOR_SPECS } from './specs.js';
 
 export type AllowlistKind = 'ips' | 'asns' | 'actors' | 'countries';
@@ -147,14 +147,12 @@ function validateEntry(kind: AllowlistKind, entry: unknown, path: string, errors
 function validateEntryValue(kind: AllowlistKind, v: unknown, path: string, errors: string[]): string | number | undefined {
   switch (kind) {
     case 'ips': {
-      const cidr = typeof v === 'string' ? parseIpOrCidr(v) : undefined;
-      if (cidr === undefined) {
+      const cidr = typeof v === 'string' ? parseCidr(v.trim()) : undefined;
+      if (cidr?.bits === undefined) {
         errors.push(`${path} must be an IP address or CIDR (e.g. 203.0.113.7 or 10.0.0.0/8)`);
         return undefined;
       }
-      const text = `${cidr[0].toString()}/${cidr[1]}`;
-      const network = cidr[0].kind() === 'ipv4' ? ipaddr.IPv4.networkAddressFromCIDR(text) : ipaddr.IPv6.networkAddressFromCIDR(text);
-      return `${network.toString()}/${cidr[1]}`;
+      return formatCidr({ ...cidr, bits: cidr.bits });
     }
     case 'asns':
       if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 4_294_967_295) {
@@ -177,23 +175,7 @@ function validateEntryValue(kind: AllowlistKind, v: unknown, path: string, error
   }
 }
 
-type Cidr = [ipaddr.IPv4 | ipaddr.IPv6, number];
-
 /** An address or CIDR as a range (a bare address is a /32 or /128); IPv4-mapped IPv6 becomes IPv4. */
-function parseIpOrCidr(text: string): Cidr | undefined {
-  try {
-    if (text.includes('/')) {
-      const [addr, bits] = ipaddr.parseCIDR(text);
-      if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96) return [(addr as ipaddr.IPv6).toIPv4Address(), bits - 96];
-      return [addr, bits];
-    }
-    const addr = ipaddr.process(text);
-    return [addr, addr.kind() === 'ipv4' ? 32 : 128];
-  } catch {
-    return undefined;
-  }
-}
-
 /** What an event is matched on to find the detectors silenced for it. */
 export interface AllowlistSubject {
   readonly ip?: string;
@@ -267,7 +249,7 @@ function compile(value: DetectionSettings): CompiledSettings {
 function compileAllowlists(lists: Allowlists): (subject: AllowlistSubject) => Silenced | null {
   const ranges: { range: Cidr; detectors: readonly string[] }[] = [];
   for (const e of lists.ips ?? []) {
-    const range = parseIpOrCidr(String(e.value));
+    const range = parseCidr(String(e.value));
     if (range) ranges.push({ range, detectors: e.detectors });
   }
   const byAsn = indexEntries(lists.asns, (v) => Number(v));
@@ -287,7 +269,7 @@ function compileAllowlists(lists: Allowlists): (subject: AllowlistSubject) => Si
     if (ranges.length > 0 && subject.ip !== undefined) {
       const addr = parseAddress(subject.ip);
       if (addr !== undefined) {
-        for (const r of ranges) if (r.range[0].kind() === addr.kind() && addr.match(r.range)) add(r.detectors);
+        for (const r of ranges) if (cidrContains(r.range, addr)) add(r.detectors);
       }
     }
     return out;
@@ -301,14 +283,6 @@ function indexEntries<K>(entries: readonly AllowlistEntry[] | undefined, key: (v
     map.set(k, [...(map.get(k) ?? []), ...e.detectors]);
   }
   return map;
-}
-
-function parseAddress(ip: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
-  try {
-    return ipaddr.process(ip);
-  } catch {
-    return undefined;
-  }
 }
 
 /** True when the set silences this detector. */

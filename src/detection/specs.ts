@@ -3,8 +3,8 @@
  * catalog serves it at GET /v1/catalog and the detect stage reads thresholds, severities and
  * windows from it, so what is documented is what runs.
  */
-import type { AlertTypeSpec, DetectorFamily, DetectorSpec, KillChainSpec, Severity, ThresholdSpec } from '../catalog/types.js';
-import { DETECTOR_FAMILIES } from '../catalog/types.js';
+import type { AlertTypeSpec, DetectorFamily, DetectorSpec, KillChainSpec, Severity, ThresholdSpec } from '../event/classification.js';
+import { DETECTOR_FAMILIES } from '../event/classification.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;

@@ -1,5 +1,5 @@
 import { disposableEmailBlocklistSet } from 'disposable-email-domains-js';
-import type { EmailInfo } from './types.js';
+import type { EmailInfo } from '../event/enrichment.js';
 
 /** Providers that ignore dots in the local part. */
 const DOTLESS = new Set(['gmail.com', 'googlemail.com']);

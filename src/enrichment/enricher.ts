@@ -1,6 +1,6 @@
-import type { ClassifiedEvent } from '../pipeline/types.js';
-import type { Address } from './ip/address.js';
-import type { Enrichment } from './types.js';
+import type { ClassifiedEvent } from '../event/types.js';
+import type { Address } from '../util/ip.js';
+import type { Enrichment } from '../event/enrichment.js';
 
 export type EnrichmentDraft = { -readonly [K in keyof Enrichment]: Enrichment[K] };
 

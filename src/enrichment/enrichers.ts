@@ -4,7 +4,7 @@ import type { EmailEnricher } from './email.js';
 import type { FeedStore } from './feeds/feed-store.js';
 import type { AsnDatabase } from './geoip/asn.js';
 import type { CityDatabase } from './geoip/city.js';
-import { parseAddress, type Address } from './ip/address.js';
+import { parseAddress, type Address } from '../util/ip.js';
 import { addressScope } from './ip/scope.js';
 import type { BreachedPasswords } from './password/breached.js';
 import type { UserAgentCache } from './user-agent.js';

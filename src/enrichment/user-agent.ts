@@ -1,7 +1,7 @@
 import Bowser from 'bowser';
 import { isbot } from 'isbot';
 import { GenerationCache } from './generation-cache.js';
-import type { UserAgentInfo } from './types.js';
+import type { UserAgentInfo } from '../event/enrichment.js';
 
 /** Offensive scanners and attack tools, by the token they put in the user agent. */
 const SCANNERS: readonly (readonly [token: string, name: string])[] = [

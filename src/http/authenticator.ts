@@ -1,5 +1,5 @@
 import type { PlanTable } from '../limits/plans.js';
-import type { AccountContext } from '../pipeline/account-context.js';
+import type { AccountContext } from '../event/account.js';
 import type { Store } from '../storage/store.js';
 import type { Clock } from '../util/clock.js';
 import { hashKey, looksLikeKey, sameHash } from '../accounts/keys.js';

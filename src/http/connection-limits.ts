@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import ipaddr from 'ipaddr.js';
+import { cidrContains, parseAddress, parseCidr, type Cidr } from '../util/ip.js';
 
 export interface ConnectionLimits {
   /** Open connections allowed per source address; more are closed on arrival. */
@@ -23,15 +23,11 @@ export interface ConnectionCounter {
  */
 export function limitConnectionsPerIp(server: Server, limits: ConnectionLimits): ConnectionCounter {
   const open = new Map<string, number>();
-  const exempt = limits.exempt.map((cidr) =>
-    cidr.includes('/')
-      ? ipaddr.parseCIDR(cidr)
-      : ([ipaddr.parse(cidr), ipaddr.parse(cidr).kind() === 'ipv4' ? 32 : 128] as [ipaddr.IPv4 | ipaddr.IPv6, number]),
-  );
+  const exempt = limits.exempt.map(parseCidr).filter((c): c is Cidr => c !== undefined);
   const isExempt = (ip: string): boolean => {
-    if (exempt.length === 0 || !ipaddr.isValid(ip)) return false;
-    const parsed = ipaddr.process(ip);
-    return exempt.some(([range, bits]) => parsed.kind() === range.kind() && parsed.match(range, bits));
+    if (exempt.length === 0) return false;
+    const parsed = parseAddress(ip);
+    return parsed !== undefined && exempt.some((range) => cidrContains(range, parsed));
   };
   let refused = 0;
   server.on('connection', (socket: Socket) => {

@@ -1,5 +1,5 @@
 import type { WindowStatus } from '../limits/types.js';
-import type { AccountContext } from '../pipeline/account-context.js';
+import type { AccountContext } from '../event/account.js';
 
 /** What the guards learned about a request, read by handlers and the header hook. */
 export interface RequestState {

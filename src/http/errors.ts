@@ -1,5 +1,7 @@
-/** The error codes of design 3.3 (plus INVALID_REQUEST for malformed query strings and admin bodies). */
-export const ERROR_STATUS = {
+import type { ErrorCode, Rejection } from '../event/rejection.js';
+
+/** The HTTP status of each error code. */
+export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   INVALID_JSON: 400,
   INVALID_EVENT: 400,
   INVALID_REQUEST: 400,
@@ -14,27 +16,7 @@ export const ERROR_STATUS = {
   RATE_LIMITED: 429,
   INTERNAL: 500,
   UNAVAILABLE: 503,
-} as const;
-
-export type ErrorCode = keyof typeof ERROR_STATUS;
-
-export interface ErrorDetail {
-  readonly index?: number;
-  readonly field: string;
-  readonly message: string;
-}
-
-/** An expected rejection, carried as a value until the HTTP layer renders it. */
-export interface Rejection {
-  readonly code: ErrorCode;
-  readonly message: string;
-  readonly details?: readonly ErrorDetail[];
-  /** Seconds, for 429 and 503. */
-  readonly retryAfter?: number;
-}
-
-export const reject = (code: ErrorCode, message: string, details?: readonly ErrorDetail[]): Rejection =>
-  details ? { code, message, details } : { code, message };
+};
 
 /** Thrown inside route handlers to short-circuit with a coded error; rendered by the error handler. */
 export class ApiError extends Error {

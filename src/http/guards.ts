@@ -4,7 +4,8 @@ import type { Clock } from '../util/clock.js';
 import { presentedKey, type Authenticator } from './authenticator.js';
 import './context.js';
 import { allowOrigin } from './cors.js';
-import { ApiError, type Rejection } from './errors.js';
+import { ApiError } from './errors.js';
+import { type Rejection } from '../event/rejection.js';
 
 /** Who may call a route. `ingest`: any valid key; `read`: secret keys only. */
 export type Access = 'public' | 'ingest' | 'read' | 'admin';

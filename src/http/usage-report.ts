@@ -1,4 +1,4 @@
-import type { Plan } from '../limits/plans.js';
+import type { Plan } from '../event/account.js';
 import type { UsageRow } from '../storage/types.js';
 
 /** GET /v1/usage body: the month in UTC, counts against the cap, overage and its estimated cost. */

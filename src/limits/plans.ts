@@ -1,19 +1,5 @@
 import { readFileSync } from 'node:fs';
-
-export interface Plan {
-  readonly name: string;
-  /** Events per minute per key (sliding window). */
-  readonly rpm: number;
-  /** Requests per second per key (sliding window; a batch is one request). */
-  readonly eps: number;
-  /** Largest batch; 0 means the batch endpoint is unavailable (403). */
-  readonly batchMax: number;
-  readonly monthlyCap: number;
-  /** What happens past the monthly cap. */
-  readonly overage: 'drop' | 'bill';
-  readonly priceUsdMonth: number;
-  readonly overageUsdPer1000: number | null;
-}
+import type { Plan } from '../event/account.js';
 
 /** interface.md section 8.1. */
 export const DEFAULT_PLANS: Readonly<Record<string, Plan>> = Object.freeze({

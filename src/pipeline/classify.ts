@@ -1,4 +1,4 @@
-import type { ClassifiedEvent, ValidatedEvent } from './types.js';
+import type { ClassifiedEvent, ValidatedEvent } from '../event/types.js';
 import type { Catalog } from '../catalog/catalog.js';
 
 export type ClassifyStage = (event: ValidatedEvent) => ClassifiedEvent;

@@ -1,11 +1,11 @@
 import type { AlertWrite } from '../storage/types.js';
-import type { AlertHit } from '../detection/types.js';
+import type { AlertHit } from '../event/alert.js';
 import type { StateStore } from '../detection/state-store.js';
 import { detectEvent } from '../detection/engine.js';
 import { detectPipelined, type BatchItem } from '../detection/pipelined-batch.js';
 import { systemClock, type Clock } from '../util/clock.js';
-import type { AccountContext } from './account-context.js';
-import type { EnrichedEvent } from './types.js';
+import type { AccountContext } from '../event/account.js';
+import type { EnrichedEvent } from '../event/types.js';
 
 export interface Detection {
   /** Alerts this event raised or updated, for the response and the score. */

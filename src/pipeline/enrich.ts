@@ -1,5 +1,5 @@
 import type { EnrichContext, Enricher, EnrichmentDraft } from '../enrichment/enricher.js';
-import type { ClassifiedEvent, EnrichedEvent } from './types.js';
+import type { ClassifiedEvent, EnrichedEvent } from '../event/types.js';
 
 export type EnrichStage = (event: ClassifiedEvent) => EnrichedEvent;
 

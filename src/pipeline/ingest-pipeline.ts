@@ -14,21 +14,21 @@
  * Authentication and the per-IP cap run earlier, in the HTTP layer (src/http/guards.ts),
  * because they apply to every /v1 request, including ones whose body is never read.
  */
-import { reject, type Rejection } from '../http/errors.js';
+import { reject, type Rejection } from '../event/rejection.js';
 import { dayOf, monthOf, type QuotaCounter, type QuotaDecision, type RateLimiter, type WindowStatus } from '../limits/types.js';
 import type { Store } from '../storage/store.js';
 import { StoreUnavailableError } from '../storage/store.js';
 import type { AlertWrite, CommitBatch, EventRow, IdempotencyRow } from '../storage/types.js';
 import type { Clock } from '../util/clock.js';
 import { newId } from '../util/ids.js';
-import type { AccountContext } from './account-context.js';
+import type { AccountContext } from '../event/account.js';
 import type { ClassifyStage } from './classify.js';
 import type { CommitGroup } from './commit-group.js';
 import type { Detection, DetectStage } from './detect.js';
 import type { EnrichStage } from './enrich.js';
 import type { ScoreStage } from './score.js';
 import { toEventResult, toEventRow, type EventResult } from './store.js';
-import type { ValidatedEvent } from './types.js';
+import type { ValidatedEvent } from '../event/types.js';
 import { validateEvent } from './validate.js';
 import { InFlightEvents } from './in-flight.js';
 

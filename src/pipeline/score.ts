@@ -1,8 +1,8 @@
 import { compositeRisk } from '../scoring/composite.js';
 import { DEFAULT_THRESHOLDS, thresholdsOf, type RiskThresholds } from '../scoring/thresholds.js';
-import type { Risk } from '../scoring/types.js';
-import type { AccountContext } from './account-context.js';
-import type { DetectedEvent } from './types.js';
+import type { Risk } from '../event/risk.js';
+import type { AccountContext } from '../event/account.js';
+import type { DetectedEvent } from '../event/types.js';
 
 export type ScoreStage = (event: DetectedEvent, ctx: AccountContext) => Risk;
 

@@ -1,5 +1,5 @@
-import type { AccountContext } from './account-context.js';
-import type { ScoredEvent } from './types.js';
+import type { AccountContext } from '../event/account.js';
+import type { ScoredEvent } from '../event/types.js';
 import type { EventRow } from '../storage/types.js';
 import { isoTime } from '../util/iso-time.js';
 import { rememberJson, rememberedJson } from '../util/json-text.js';

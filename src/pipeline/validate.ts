@@ -1,8 +1,8 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { formatAddress, parseAddress } from '../enrichment/ip/address.js';
-import type { ErrorDetail } from '../http/errors.js';
+import { formatAddress, parseAddress } from '../util/ip.js';
+import type { ErrorDetail } from '../event/rejection.js';
 import { EVENT_TYPE_RULE, EventSchema, type EventBody } from './event-schema.js';
-import type { RequestInfo, ValidatedEvent } from './types.js';
+import type { RequestInfo, ValidatedEvent } from '../event/types.js';
 
 const compiled = TypeCompiler.Compile(EventSchema);
 

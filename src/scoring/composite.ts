@@ -1,8 +1,8 @@
 import { isAuthEvent } from '../catalog/auth-event.js';
-import type { DetectedEvent } from '../pipeline/types.js';
+import type { DetectedEvent } from '../event/types.js';
 import { actionOf, levelOf, type RiskThresholds } from './thresholds.js';
-import type { BreakdownLine, Risk } from './types.js';
-import type { InjectionClass } from '../enrichment/types.js';
+import type { BreakdownLine, Risk } from '../event/risk.js';
+import type { InjectionClass } from '../event/enrichment.js';
 import { INJECTION_ORDER, SCORE_WEIGHTS as W, SEVERITY_WEIGHTS, UNSCORED_DETECTORS } from './weights.js';
 
 /** The network line of each injection class, made once. */

@@ -1,4 +1,4 @@
-import type { RiskAction, RiskLevel } from './types.js';
+import type { RiskAction, RiskLevel } from '../event/risk.js';
 
 export interface RiskThresholds {
   /** Scores at or above this are `challenge` (default 50). */

@@ -1,5 +1,5 @@
-import type { Severity } from '../catalog/types.js';
-import type { InjectionClass } from '../enrichment/types.js';
+import type { Severity } from '../event/classification.js';
+import type { InjectionClass } from '../event/enrichment.js';
 
 /** design 8, every number of the composite score in one place. */
 export const SCORE_WEIGHTS = Object.freeze({

@@ -6,20 +6,8 @@ import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
 import { jsonOf } from '../util/json-text.js';
 import { StoreRejectedError, StoreUnavailableError, type NewKey, type Store } from './store.js';
-import type {
-  Account,
-  AlertFilter,
-  AlertRow,
-  AlertStatus,
-  ApiKeyRecord,
-  CommitBatch,
-  EventFilter,
-  EventRow,
-  IdempotencyRow,
-  KeyKind,
-  Page,
-  UsageRow,
-} from './types.js';
+import type { AlertFilter, AlertRow, AlertStatus, ApiKeyRecord, CommitBatch, EventFilter, EventRow, IdempotencyRow, Page, UsageRow } from './types.js';
+import type { Account, KeyKind } from '../event/account.js';
 
 type Row<T extends keyof Database> = Database[T];
 

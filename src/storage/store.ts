@@ -1,17 +1,5 @@
-import type {
-  Account,
-  AlertFilter,
-  AlertRow,
-  AlertStatus,
-  ApiKeyRecord,
-  CommitBatch,
-  EventFilter,
-  EventRow,
-  IdempotencyRow,
-  KeyKind,
-  Page,
-  UsageRow,
-} from './types.js';
+import type { AlertFilter, AlertRow, AlertStatus, ApiKeyRecord, CommitBatch, EventFilter, EventRow, IdempotencyRow, Page, UsageRow } from './types.js';
+import type { Account, KeyKind } from '../event/account.js';
 
 /**
  * Durable records. One implementation per database (SQLite, PostgreSQL), one contract

@@ -1,13 +1,4 @@
-export type KeyKind = 'secret' | 'publishable';
-
-export interface Account {
-  readonly id: string;
-  readonly name: string;
-  readonly plan: string;
-  readonly createdAt: number;
-  /** Account settings (thresholds, allowlists); validated by the settings module. */
-  readonly settings: Readonly<Record<string, unknown>>;
-}
+import type { KeyKind } from '../event/account.js';
 
 export interface ApiKeyRecord {
   readonly id: string;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { buildCatalog } from '../../src/catalog/catalog.js';
 import { AGENT_TYPES, STANDARD_TYPES } from '../../src/catalog/event-types.js';
-import { DETECTOR_FAMILIES, INFERRED_TYPES } from '../../src/catalog/types.js';
-import type { ValidatedEvent } from '../../src/pipeline/types.js';
+import { DETECTOR_FAMILIES, INFERRED_TYPES } from '../../src/event/classification.js';
+import type { ValidatedEvent } from '../../src/event/types.js';
 import { FIXTURE_INPUT } from './fixture-input.js';
 
 /** interface.md 6.3, copied row by row from the spec (not from the source). */

@@ -1,4 +1,4 @@
-import type { CatalogInput, DetectorFamily, DetectorSpec } from '../../src/catalog/types.js';
+import type { CatalogInput, DetectorFamily, DetectorSpec } from '../../src/event/classification.js';
 
 const detector = (name: string, families: DetectorFamily[], generic = false): DetectorSpec => ({
   name,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildCatalog } from '../../src/catalog/catalog.js';
-import type { InferredType } from '../../src/catalog/types.js';
-import type { RequestInfo, ValidatedEvent } from '../../src/pipeline/types.js';
+import type { InferredType } from '../../src/event/classification.js';
+import type { RequestInfo, ValidatedEvent } from '../../src/event/types.js';
 import { FIXTURE_INPUT } from './fixture-input.js';
 
 const catalog = buildCatalog(FIXTURE_INPUT);

@@ -2,11 +2,11 @@
  * Test helpers: a stand-in for the catalog's classification (families by type, detectors chosen
  * by family exactly as design 5.4 says) and a compact way to write enriched events.
  */
-import type { Classification, DetectorFamily, InferredType } from '../../src/catalog/types.js';
+import type { Classification, DetectorFamily, InferredType } from '../../src/event/classification.js';
 import { DETECTOR_SPECS } from '../../src/detection/specs.js';
-import type { Enrichment } from '../../src/enrichment/types.js';
-import type { AccountContext } from '../../src/pipeline/account-context.js';
-import type { EnrichedEvent, RequestInfo } from '../../src/pipeline/types.js';
+import type { Enrichment } from '../../src/event/enrichment.js';
+import type { AccountContext } from '../../src/event/account.js';
+import type { EnrichedEvent, RequestInfo } from '../../src/event/types.js';
 import { DEFAULT_PLANS } from '../../src/limits/plans.js';
 
 const PREFIX_FAMILIES: readonly [string, readonly DetectorFamily[]][] = [

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DETECTOR_FAMILIES } from '../../src/catalog/types.js';
+import { DETECTOR_FAMILIES } from '../../src/event/classification.js';
 import { DETECTORS, KILL_CHAIN_DETECTOR } from '../../src/detection/detectors/index.js';
 import { ALERT_TYPES, DETECTOR_SPECS, KILL_CHAINS, SEVERITY_POINTS } from '../../src/detection/specs.js';
 

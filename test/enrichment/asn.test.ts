@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { openAsnDatabase } from '../../src/enrichment/geoip/asn.js';
 import { defaultAsnCacheDir } from '../../src/enrichment/index.js';
-import { parseAddress } from '../../src/enrichment/ip/address.js';
+import { parseAddress } from '../../src/util/ip.js';
 
 let dir: string;
 let cacheDir: string;

@@ -6,7 +6,7 @@ import { FeedStore } from '../../src/enrichment/feeds/feed-store.js';
 import { kindFromName, parseManifest } from '../../src/enrichment/feeds/manifest.js';
 import { parseAsnFeed, parseIpFeed } from '../../src/enrichment/feeds/parse.js';
 import { FeedSnapshot } from '../../src/enrichment/feeds/snapshot.js';
-import { parseAddress } from '../../src/enrichment/ip/address.js';
+import { parseAddress } from '../../src/util/ip.js';
 
 const FIXTURES = new URL('../fixtures/feeds/', import.meta.url).pathname;
 const silent = { warn: () => undefined, info: () => undefined };

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEnrichment, type EnrichmentService } from '../../src/enrichment/index.js';
-import type { Enrichment, GeoInfo } from '../../src/enrichment/types.js';
+import type { Enrichment, GeoInfo } from '../../src/event/enrichment.js';
 import { classified, silentLogger } from './helpers.js';
 
 /** Real databases shipped in node_modules (DB-IP Lite city, ip-location-db ASN) and the fixture feeds. */

@@ -1,5 +1,5 @@
-import type { Classification } from '../../src/catalog/types.js';
-import type { ClassifiedEvent, ValidatedEvent } from '../../src/pipeline/types.js';
+import type { Classification } from '../../src/event/classification.js';
+import type { ClassifiedEvent, ValidatedEvent } from '../../src/event/types.js';
 
 export const silentLogger = { warn: () => undefined, info: () => undefined };
 

@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Classification, InferredType, Severity } from '../../src/catalog/types.js';
-import type { AlertHit } from '../../src/detection/types.js';
-import type { Enrichment, InjectionClass } from '../../src/enrichment/types.js';
+import type { Classification, InferredType, Severity } from '../../src/event/classification.js';
+import type { AlertHit } from '../../src/event/alert.js';
+import type { Enrichment, InjectionClass } from '../../src/event/enrichment.js';
 import { DEFAULT_PLANS } from '../../src/limits/plans.js';
-import type { AccountContext } from '../../src/pipeline/account-context.js';
+import type { AccountContext } from '../../src/event/account.js';
 import { createScoreStage } from '../../src/pipeline/score.js';
-import type { DetectedEvent } from '../../src/pipeline/types.js';
+import type { DetectedEvent } from '../../src/event/types.js';
 import { validateRiskSettings } from '../../src/scoring/thresholds.js';
 
 const ctx = (settings: Record<string, unknown> = {}): AccountContext => ({

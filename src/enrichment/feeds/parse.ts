@@ -1,4 +1,4 @@
-import { addressToBigInt, parseAddress, parseCidr, type Cidr } from '../ip/address.js';
+import { addressToBigInt, parseAddress, parseCidr, type Cidr } from '../../util/ip.js';
 
 export interface ParsedIpFeed {
   readonly ranges: readonly Cidr[];

@@ -1,7 +1,7 @@
-import type { Address } from '../ip/address.js';
+import type { Address } from '../../util/ip.js';
 import { IntervalTable } from '../ip/interval-table.js';
 import { buildLabelledTable, type LabelledCidr } from '../ip/labelled-ranges.js';
-import type { ThreatIntel } from '../types.js';
+import type { ThreatIntel } from '../../event/enrichment.js';
 import type { FeedKind } from './manifest.js';
 import type { ParsedAsnFeed, ParsedIpFeed } from './parse.js';
 

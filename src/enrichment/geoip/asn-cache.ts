@@ -3,7 +3,7 @@ import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { readWholeFile } from '../../util/read-whole-file.js';
 import { join } from 'node:path';
 import { IntervalTable, type IntervalArrays } from '../ip/interval-table.js';
-import type { AsnInfo } from '../types.js';
+import type { AsnInfo } from '../../event/enrichment.js';
 
 /**
  * The compiled ASN table in a binary file, so that a restart reads ~9 MB of typed arrays instead

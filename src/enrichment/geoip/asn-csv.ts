@@ -1,6 +1,6 @@
-import { parseAddress } from '../ip/address.js';
+import { parseAddress } from '../../util/ip.js';
 import type { IntervalTableBuilder } from '../ip/interval-table.js';
-import type { AsnInfo } from '../types.js';
+import type { AsnInfo } from '../../event/enrichment.js';
 
 export interface AsnCsvStats {
   ranges: number;

@@ -1,9 +1,9 @@
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import maxmind, { type AsnResponse, type Reader } from 'maxmind';
-import type { Address } from '../ip/address.js';
+import type { Address } from '../../util/ip.js';
 import { IntervalTableBuilder, type IntervalTable } from '../ip/interval-table.js';
-import type { AsnInfo } from '../types.js';
+import type { AsnInfo } from '../../event/enrichment.js';
 import { asnCachePath, readAsnCache, writeAsnCache } from './asn-cache.js';
 import { AsnInfoPool, readAsnCsv } from './asn-csv.js';
 

@@ -1,7 +1,7 @@
 import { Reader, type Response } from 'maxmind';
 import { readWholeFile } from '../../util/read-whole-file.js';
 import { GenerationCache } from '../generation-cache.js';
-import type { GeoInfo } from '../types.js';
+import type { GeoInfo } from '../../event/enrichment.js';
 
 /** Addresses remembered per generation: clients repeat, and a lookup walks the MMDB tree and builds a record. */
 const CACHED_ADDRESSES = 20_000;

@@ -1,4 +1,4 @@
-import type { Address } from './address.js';
+import type { Address } from '../../util/ip.js';
 
 export interface IntervalArrays {
   readonly v4Start: Uint32Array;

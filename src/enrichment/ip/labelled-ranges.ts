@@ -1,4 +1,4 @@
-import type { Cidr } from './address.js';
+import type { Cidr } from '../../util/ip.js';
 import { IntervalTable, IntervalTableBuilder } from './interval-table.js';
 
 export interface LabelledCidr {

@@ -1,5 +1,5 @@
-import type { AddressScope } from '../types.js';
-import type { Address } from './address.js';
+import type { AddressScope } from '../../event/enrichment.js';
+import type { Address } from '../../util/ip.js';
 
 type V4Block = readonly [first: number, bits: number, scope: AddressScope];
 

@@ -21,7 +21,7 @@
  * is not seen), metadata to MAX_METADATA_DEPTH / MAX_METADATA_NODES / MAX_METADATA_STRINGS, the
  * query to MAX_QUERY_PARAMS, and the event to MAX_SCANNED_PER_EVENT (256 KB) in total; every detector is a linear pass with bounded look-ahead (no regex).
  */
-import type { ScanFinding } from '../types.js';
+import type { ScanFinding } from '../../event/enrichment.js';
 import { CLASS_BITS, MAX_SCANNED_LENGTH, scanValue as scanOne, type ValueKind } from './scan-value.js';
 
 export interface ScanInput {

@@ -1,4 +1,4 @@
-import type { InjectionClass } from '../types.js';
+import type { InjectionClass } from '../../event/enrichment.js';
 import { detectCommandInjection } from './cmdi.js';
 import { normalise } from './decode.js';
 import { mayBeMalicious } from './prefilter.js';

@@ -1,7 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Accounts, AccountsResult } from '../../accounts/accounts.js';
-import type { Account, ApiKeyRecord } from '../../storage/types.js';
+import type { ApiKeyRecord } from '../../storage/types.js';
+import type { Account } from '../../event/account.js';
 import type { Store } from '../../storage/store.js';
 import { ApiError } from '../errors.js';
 import { ErrorResponses } from '../schemas.js';

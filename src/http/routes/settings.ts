@@ -4,8 +4,9 @@ import { DETECTOR_SPECS } from '../../detection/specs.js';
 import { validateDetectionSettings } from '../../detection/settings.js';
 import { DEFAULT_THRESHOLDS, thresholdsOf, validateRiskSettings } from '../../scoring/thresholds.js';
 import type { Store } from '../../storage/store.js';
-import type { Account } from '../../storage/types.js';
-import { ApiError, type ErrorDetail } from '../errors.js';
+import type { Account } from '../../event/account.js';
+import { ApiError } from '../errors.js';
+import { type ErrorDetail } from '../../event/rejection.js';
 import { ErrorResponses, KeyAuth, noValidation } from '../schemas.js';
 
 export interface SettingsRouteDeps {

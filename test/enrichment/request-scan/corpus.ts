@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { scanRequest, type ScanInput } from '../../../src/enrichment/request-scan/index.js';
-import type { InjectionClass } from '../../../src/enrichment/types.js';
+import type { InjectionClass } from '../../../src/event/enrichment.js';
 
 const dir = join(dirname(fileURLToPath(import.meta.url)), '../../fixtures/scan-corpus');
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
-import { formatAddress, parseAddress } from '../../src/enrichment/ip/address.js';
+import { formatAddress, parseAddress } from '../../src/util/ip.js';
 
 describe('formatAddress', () => {
   it('gives the canonical IPv6 text ipaddr.js gives', () => {

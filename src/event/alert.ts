@@ -1,4 +1,4 @@
-import type { Severity } from '../catalog/types.js';
+import type { Severity } from './classification.js';
 
 /** An alert raised or updated by one event, as returned in the 202 body and scored. */
 export interface AlertHit {

@@ -3,10 +3,10 @@
  *   unknown JSON -> ValidatedEvent -> ClassifiedEvent -> EnrichedEvent -> DetectedEvent -> ScoredEvent
  * Each stage returns a new, wider value; nothing downstream mutates what an earlier stage produced.
  */
-import type { Classification } from '../catalog/types.js';
-import type { Enrichment } from '../enrichment/types.js';
-import type { AlertHit } from '../detection/types.js';
-import type { Risk } from '../scoring/types.js';
+import type { Classification } from './classification.js';
+import type { Enrichment } from './enrichment.js';
+import type { AlertHit } from './alert.js';
+import type { Risk } from './risk.js';
 
 export interface RequestInfo {
   readonly method?: string;

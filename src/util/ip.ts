@@ -1,3 +1,5 @@
+/** IP addresses and CIDR blocks: the one parser every part of the service uses (limits, settings, enrichment, configuration). */
+
 /**
  * A parsed IP address as 32-bit words, most significant first. IPv4 (and IPv4-mapped IPv6,
  * `::ffff:a.b.c.d`) has version 4 and its value in `w3`, the other words 0. One object shape
@@ -120,6 +122,8 @@ export function addressToBigInt(a: Address): bigint {
 
 export interface Cidr {
   readonly version: 4 | 6;
+  /** Prefix length over the address's own width (32 or 128); absent for a `first-last` range. */
+  readonly bits?: number;
   /** First and last address of the block: numbers for IPv4, 128-bit bigints for IPv6. */
   readonly first: number | bigint;
   readonly last: number | bigint;
@@ -147,11 +151,11 @@ export function parseCidr(text: string): Cidr | undefined {
     if (v4bits < 0) return undefined;
     const size = 2 ** (32 - v4bits);
     const first = Math.floor(address.w3 / size) * size;
-    return { version: 4, first, last: first + size - 1 };
+    return { version: 4, bits: v4bits, first, last: first + size - 1 };
   }
   const hostMask = bits === 128 ? 0n : V6_MAX >> BigInt(bits);
   const first = addressToBigInt(address) & ~hostMask & V6_MAX;
-  return { version: 6, first, last: first | hostMask };
+  return { version: 6, bits, first, last: first | hostMask };
 }
 
 /** Canonical text of an address: dotted quad, or RFC 5952 IPv6 (lower case, longest zero run compressed). */
@@ -180,4 +184,24 @@ export function formatAddress(a: Address): string {
       .join(':');
   if (bestStart < 0) return hex(0, 8);
   return `${hex(0, bestStart)}::${hex(bestStart + bestLength, 8)}`;
+}
+
+/** Whether the block holds the address (an IPv4-mapped address counts as IPv4). */
+export function cidrContains(cidr: Cidr, a: Address): boolean {
+  if (cidr.version !== a.version) return false;
+  if (a.version === 4) return a.w3 >= (cidr.first as number) && a.w3 <= (cidr.last as number);
+  const value = addressToBigInt(a);
+  return value >= (cidr.first as bigint) && value <= (cidr.last as bigint);
+}
+
+function addressOfValue(version: 4 | 6, value: number | bigint): Address {
+  if (version === 4) return { version: 4, w0: 0, w1: 0, w2: 0, w3: Number(value) >>> 0 };
+  const v = BigInt(value);
+  const word = (shift: bigint) => Number((v >> shift) & 0xffffffffn) >>> 0;
+  return { version: 6, w0: word(96n), w1: word(64n), w2: word(32n), w3: word(0n) };
+}
+
+/** Canonical text of a block: its network address and prefix length, e.g. `10.0.0.0/8`, `2001:db8::/32`. */
+export function formatCidr(cidr: Cidr & { readonly bits: number }): string {
+  return `${formatAddress(addressOfValue(cidr.version, cidr.first))}/${cidr.bits}`;
 }

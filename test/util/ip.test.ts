@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import fc from 'fast-check';
 import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
-import { addressToBigInt, parseAddress, parseCidr } from '../../src/enrichment/ip/address.js';
+import { addressToBigInt, cidrContains, formatCidr, parseAddress, parseCidr, type Address, type Cidr } from '../../src/util/ip.js';
 import { addressScope } from '../../src/enrichment/ip/scope.js';
 
 describe('parseAddress', () => {
@@ -72,34 +72,50 @@ describe('parseCidr', () => {
   it('reads IPv4 and IPv6 blocks and single addresses', () => {
     expect(parseCidr('10.0.0.0/8')).toEqual({
       version: 4,
+      bits: 8,
       first: 0x0a000000,
       last: 0x0affffff,
     });
     expect(parseCidr('1.2.3.4')).toEqual({
       version: 4,
+      bits: 32,
       first: 0x01020304,
       last: 0x01020304,
     });
     expect(parseCidr('1.2.3.4/24')).toEqual({
       version: 4,
+      bits: 24,
       first: 0x01020300,
       last: 0x010203ff,
     });
     expect(parseCidr('0.0.0.0/0')).toEqual({
       version: 4,
+      bits: 0,
       first: 0,
       last: 0xffffffff,
     });
     expect(parseCidr('2001:db8::/32')).toEqual({
       version: 6,
+      bits: 32,
       first: 0x20010db8n << 96n,
       last: (0x20010db8n << 96n) | ((1n << 96n) - 1n),
     });
     expect(parseCidr('2001:db8::1')).toEqual({
       version: 6,
+      bits: 128,
       first: 0x20010db8000000000000000000000001n,
       last: 0x20010db8000000000000000000000001n,
     });
+  });
+  it('canonical text, containment, and IPv4-mapped blocks counted as IPv4', () => {
+    expect(formatCidr(parseCidr('10.1.2.3/8') as Cidr & { bits: number })).toBe('10.0.0.0/8');
+    expect(formatCidr(parseCidr('2001:DB8:0:0::1/48') as Cidr & { bits: number })).toBe('2001:db8::/48');
+    const mapped = parseCidr('::ffff:10.0.0.0/104') as Cidr;
+    expect(mapped).toMatchObject({ version: 4, bits: 8 });
+    expect(cidrContains(mapped, parseAddress('10.9.9.9') as Address)).toBe(true);
+    expect(cidrContains(mapped, parseAddress('11.0.0.1') as Address)).toBe(false);
+    expect(cidrContains(parseCidr('2001:db8::/32') as Cidr, parseAddress('2001:db8:ffff::1') as Address)).toBe(true);
+    expect(cidrContains(parseCidr('2001:db8::/32') as Cidr, parseAddress('10.0.0.1') as Address)).toBe(false);
   });
   it.each(['1.2.3.4/33', '1.2.3.4/', '1.2.3.4/a', '::/129', 'x/8', '1.2.3.4/8/8'])('rejects %j', (t) => expect(parseCidr(t)).toBeUndefined());
 });

@@ -1,0 +1,42 @@
+/**
+ * Expected rejections: values that travel from any stage to the HTTP layer, which renders them
+ * with their status (src/http/errors.ts). Only infrastructure failures throw.
+ */
+
+/** Every error code the API answers with (INVALID_REQUEST: malformed query strings and admin bodies). */
+export const ERROR_CODES = [
+  'INVALID_JSON',
+  'INVALID_EVENT',
+  'INVALID_REQUEST',
+  'BATCH_TOO_LARGE',
+  'UNAUTHORIZED',
+  'PLAN_UPGRADE_REQUIRED',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'METHOD_NOT_ALLOWED',
+  'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'RATE_LIMITED',
+  'INTERNAL',
+  'UNAVAILABLE',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export interface ErrorDetail {
+  readonly index?: number;
+  readonly field: string;
+  readonly message: string;
+}
+
+/** An expected rejection, carried as a value until the HTTP layer renders it. */
+export interface Rejection {
+  readonly code: ErrorCode;
+  readonly message: string;
+  readonly details?: readonly ErrorDetail[];
+  /** Seconds, for 429 and 503. */
+  readonly retryAfter?: number;
+}
+
+export const reject = (code: ErrorCode, message: string, details?: readonly ErrorDetail[]): Rejection =>
+  details ? { code, message, details } : { code, message };
