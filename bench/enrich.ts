@@ -92,7 +92,7 @@ function makeEvent(i: number): ValidatedEvent {
 
 const events = Array.from({ length: 4096 }, (_, i) => makeEvent(i));
 const run = (e: ValidatedEvent) => {
-  const enriched = enrichment.stage(classify(e));
+  const enriched = enrichment.enrich(classify(e));
   return score({ ...enriched, alerts: [] }, ctx).score;
 };
 

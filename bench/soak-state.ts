@@ -56,7 +56,7 @@ for (let minute = 1; minute <= MINUTES; minute++) {
     clock.advance(stepMs);
     const v = validateEvent(benchEvent(seq, ACTORS), { receivedAt: clock.now() });
     if (!v.ok) throw new Error(JSON.stringify(v.errors));
-    await detect(services.enrich(classify(v.event as ValidatedEvent)), ctx, newId('evt'));
+    await detect(services.enrichment.enrich(classify(v.event as ValidatedEvent)), ctx, newId('evt'));
     seq++;
     if (seq * stepMs >= nextSweep) {
       state.sweep(200_000);

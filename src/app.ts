@@ -22,12 +22,10 @@ import { trackRoutesFor405 } from './http/method-not-allowed.js';
 import { sameSecret } from './http/secrets.js';
 import { ipLimitResolver } from './limits/ip-limits.js';
 import type { QuotaCounter, RateLimiter } from './limits/types.js';
-import { CommitGroup } from './pipeline/commit-group.js';
-import { createClassifyStage } from './pipeline/classify.js';
-import type { DetectStage } from './pipeline/detect.js';
+import type { CommitGroup } from './pipeline/commit-group.js';
+import { composeIngestPipeline } from './pipeline/compose.js';
 import type { EnrichStage } from './pipeline/enrich.js';
-import { createIngestPipeline } from './pipeline/ingest-pipeline.js';
-import type { ScoreStage } from './pipeline/score.js';
+import type { StateStore } from './detection/state-store.js';
 import { StoreUnavailableError, type Store } from './storage/store.js';
 import { newId } from './util/ids.js';
 import type { Clock } from './util/clock.js';
@@ -39,9 +37,10 @@ export interface AppDeps {
   readonly limiter: RateLimiter;
   readonly quota: QuotaCounter;
   readonly catalog: Catalog;
-  readonly enrich: EnrichStage;
-  readonly detect: DetectStage;
-  readonly score: ScoreStage;
+  /** The enrichment service opened at start (GeoIP, ASN, feeds, ...). */
+  readonly enrichment: { readonly enrich: EnrichStage };
+  /** Detection state shared by the detectors. */
+  readonly state: StateStore;
   readonly clock: Clock;
   /** A pino logger shared with start-up code; without it the app does not log. */
   readonly logger?: FastifyBaseLogger;
@@ -132,27 +131,20 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
 
   const accounts = new Accounts(deps.store, config.plans, deps.clock);
   const authenticator = new Authenticator(deps.store, config.plans, deps.clock);
-  const commits = new CommitGroup(deps.store, {
-    windowMs: config.commitWindowMs,
-    maxEvents: config.commitMaxEvents,
-    maxInFlight: deps.store.concurrentCommits ?? 1,
-    onCommit: ({ events, durationMs, ok }) => {
-      metrics.commitGroupSize.observe(events);
-      metrics.commitDuration.observe({ ok: String(ok) }, durationMs / 1000);
+  const { pipeline, commits } = composeIngestPipeline(deps, {
+    commits: {
+      windowMs: config.commitWindowMs,
+      maxEvents: config.commitMaxEvents,
+      maxInFlight: deps.store.concurrentCommits ?? 1,
+      onCommit: ({ events, durationMs, ok }) => {
+        metrics.commitGroupSize.observe(events);
+        metrics.commitDuration.observe({ ok: String(ok) }, durationMs / 1000);
+      },
     },
-  });
-  const pipeline = createIngestPipeline({
-    limiter: deps.limiter,
-    quota: deps.quota,
-    classify: createClassifyStage(deps.catalog),
-    enrich: deps.enrich,
-    detect: deps.detect,
-    score: deps.score,
-    commits,
-    store: deps.store,
-    clock: deps.clock,
-    onEvents: (outcome, n) => metrics.events.inc({ outcome }, n),
-    degraded: deps.redisHealth ? () => (deps.redisHealth as { degraded: boolean }).degraded : undefined,
+    hooks: {
+      onEvents: (outcome, n) => metrics.events.inc({ outcome }, n),
+      degraded: deps.redisHealth ? () => (deps.redisHealth as { degraded: boolean }).degraded : undefined,
+    },
   });
   if (deps.redisHealth) {
     const health = deps.redisHealth;

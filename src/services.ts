@@ -4,14 +4,12 @@ import { buildCatalog } from './catalog/catalog.js';
 import type { Config } from './config/config.js';
 import { MemoryQuotaCounter } from './limits/memory-quota.js';
 import { MemoryRateLimiter } from './limits/memory-limiter.js';
-import { createDetectStage } from './pipeline/detect.js';
 import { createEnrichment, type EnrichmentService } from './enrichment/index.js';
 import type { EnrichmentLogger } from './enrichment/logger.js';
 import { ALERT_TYPES, DETECTOR_SPECS, KILL_CHAINS } from './detection/specs.js';
 import { MemoryStateStore } from './detection/memory-state-store.js';
 import { forgetAlert } from './detection/engine.js';
 import type { StateStore } from './detection/state-store.js';
-import { createScoreStage } from './pipeline/score.js';
 import { openSqliteStore } from './storage/sqlite.js';
 import type { Store } from './storage/store.js';
 import { systemClock, type Clock } from './util/clock.js';
@@ -92,11 +90,9 @@ export async function createServices(
     limiter,
     quota,
     catalog,
-    enrich: enrichment.stage,
-    detect: createDetectStage({ state, clock }),
-    alertClosed: (accountId, type, subject) => forgetAlert(state, accountId, type, subject),
-    score: createScoreStage(),
     enrichment,
+    state,
+    alertClosed: (accountId, type, subject) => forgetAlert(state, accountId, type, subject),
     clock,
     logger: options.logger,
     redisHealth,

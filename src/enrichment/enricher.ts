@@ -1,4 +1,4 @@
-import type { ClassifiedEvent } from '../event/types.js';
+import type { ClassifiedEvent, EnrichedEvent } from '../event/types.js';
 import type { Address } from '../util/ip.js';
 import type { Enrichment } from '../event/enrichment.js';
 
@@ -17,4 +17,24 @@ export interface EnrichContext {
 export interface Enricher {
   readonly name: string;
   enrich(event: ClassifiedEvent, out: EnrichmentDraft, ctx: EnrichContext): void;
+}
+
+/** Runs the enrichers in order; one enricher failing (a bug, not bad input) never fails the event. */
+export function runEnrichers(
+  enrichers: readonly Enricher[],
+  onError: (enricher: string, err: unknown) => void = () => undefined,
+): (event: ClassifiedEvent) => EnrichedEvent {
+  const list = [...enrichers];
+  return (event) => {
+    const out: EnrichmentDraft = {};
+    const ctx: EnrichContext = {};
+    for (const enricher of list) {
+      try {
+        enricher.enrich(event, out, ctx);
+      } catch (err) {
+        onError(enricher.name, err);
+      }
+    }
+    return { ...event, enrichment: out };
+  };
 }

@@ -2,9 +2,9 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, sep } from 'node:path';
 import { stat } from 'node:fs/promises';
-import { createEnrichStage, type EnrichStage } from '../pipeline/enrich.js';
 import { EmailEnricher } from './email.js';
-import type { Enricher } from './enricher.js';
+import { runEnrichers, type Enricher } from './enricher.js';
+import type { ClassifiedEvent, EnrichedEvent } from '../event/types.js';
 import {
   asnEnricher,
   emailEnricher,
@@ -41,7 +41,8 @@ export interface EnrichmentOptions {
 }
 
 export interface EnrichmentService {
-  readonly stage: EnrichStage;
+  /** Runs every enricher on one event. */
+  readonly enrich: (event: ClassifiedEvent) => EnrichedEvent;
   /** The feed store, for reload hooks and tests; undefined when no feed folder is configured or readable. */
   readonly feeds?: FeedStore;
   close(): Promise<void>;
@@ -135,10 +136,8 @@ export async function createEnrichment(options: EnrichmentOptions): Promise<Enri
     requestScanEnricher,
   ];
   let enricherErrors = 0;
-  const stage = createEnrichStage(enrichers, {
-    onError: (name, err) => {
-      if (enricherErrors++ < 10) logger.warn({ enricher: name, err }, 'enricher failed; event continues without its fields');
-    },
+  const enrich = runEnrichers(enrichers, (name, err) => {
+    if (enricherErrors++ < 10) logger.warn({ enricher: name, err }, 'enricher failed; event continues without its fields');
   });
   const startupMs = Math.round(performance.now() - started);
   logger.info({ startupMs, enrichers: enrichers.map((e) => e.name) }, 'enrichment ready');
@@ -151,7 +150,7 @@ export async function createEnrichment(options: EnrichmentOptions): Promise<Enri
         : { enabled: false, reason: p.error };
 
   return {
-    stage,
+    enrich,
     feeds: feeds?.value,
     async close() {
       feeds?.value?.close();

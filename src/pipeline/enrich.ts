@@ -1,26 +1,9 @@
-import type { EnrichContext, Enricher, EnrichmentDraft } from '../enrichment/enricher.js';
 import type { ClassifiedEvent, EnrichedEvent } from '../event/types.js';
 
+/** GeoIP, ASN, threat intel, user agent, email, password and request scanning, in registration order. */
 export type EnrichStage = (event: ClassifiedEvent) => EnrichedEvent;
 
-export interface EnrichStageOptions {
-  /** An enricher threw (a bug, not bad input): the event goes on without that enricher's fields. */
-  readonly onError?: (enricher: string, err: unknown) => void;
-}
-
-/** Runs the registered enrichers in order; one enricher failing never fails the event. */
-export function createEnrichStage(enrichers: readonly Enricher[] = [], options: EnrichStageOptions = {}): EnrichStage {
-  const list = [...enrichers];
-  return (event) => {
-    const out: EnrichmentDraft = {};
-    const ctx: EnrichContext = {};
-    for (const enricher of list) {
-      try {
-        enricher.enrich(event, out, ctx);
-      } catch (err) {
-        options.onError?.(enricher.name, err);
-      }
-    }
-    return { ...event, enrichment: out };
-  };
+/** The enrichment service opened at start (its data files stay loaded); the stage runs its enrichers. */
+export function createEnrichStage(enrichment: { readonly enrich: EnrichStage }): EnrichStage {
+  return enrichment.enrich;
 }

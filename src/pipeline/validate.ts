@@ -1,8 +1,9 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { formatAddress, parseAddress } from '../util/ip.js';
-import type { ErrorDetail } from '../event/rejection.js';
+import { reject, type Rejection, type ErrorDetail } from '../event/rejection.js';
 import { EVENT_TYPE_RULE, EventSchema, type EventBody } from './event-schema.js';
 import type { RequestInfo, ValidatedEvent } from '../event/types.js';
+import type { AccountContext } from '../event/account.js';
 
 const compiled = TypeCompiler.Compile(EventSchema);
 
@@ -219,3 +220,84 @@ export function validateEvent(body: unknown, ctx: ValidateContext): ValidationRe
   };
   return { ok: true, event };
 }
+
+/** A request's events, all valid, or why the whole request was refused (nothing is consumed). */
+export type ValidatedRequest = { readonly ok: true; readonly events: ValidatedEvent[] } | { readonly ok: false; readonly rejection: Rejection };
+
+/** What the HTTP layer hands the pipeline: one event's body, or a batch body. */
+export type IngestInput = { readonly kind: 'single'; readonly body: unknown } | { readonly kind: 'batch'; readonly body: unknown };
+
+export type ValidateStage = (input: IngestInput, ctx: AccountContext, connectingIp: string, receivedAt: number) => ValidatedRequest;
+
+/**
+ * Validates a single event or a whole batch (shape, plan's batch size, every event): a batch with
+ * one invalid event is refused whole, naming each problem by index.
+ */
+export const validateRequest: ValidateStage = (input, ctx, connectingIp, receivedAt) => {
+  const defaultIp = ctx.keyKind === 'publishable' ? connectingIp : undefined;
+  if (input.kind === 'single') {
+    const result = validateEvent(input.body, { receivedAt, defaultIp });
+    return result.ok
+      ? { ok: true, events: [result.event] }
+      : {
+          ok: false,
+          rejection: reject('INVALID_EVENT', result.errors[0]?.message ?? 'invalid event', result.errors),
+        };
+  }
+  const plan = ctx.plan;
+  if (plan.batchMax === 0)
+    return {
+      ok: false,
+      rejection: reject(
+        'PLAN_UPGRADE_REQUIRED',
+        `The batch endpoint is not available on the ${plan.name} plan; send events one by one to POST /v1/events or upgrade.`,
+      ),
+    };
+  const body = input.body as { events?: unknown } | null;
+  if (body === null || typeof body !== 'object' || Array.isArray(body) || !Array.isArray(body.events)) {
+    return {
+      ok: false,
+      rejection: reject('INVALID_EVENT', 'a batch must be a JSON object {"events": [event, ...]}', [{ field: 'events', message: 'events must be an array' }]),
+    };
+  }
+  const extraKeys = Object.keys(body).filter((k) => k !== 'events');
+  if (extraKeys.length > 0)
+    return {
+      ok: false,
+      rejection: reject(
+        'INVALID_EVENT',
+        `unknown field "${extraKeys[0]}" in batch body`,
+        extraKeys.map((k) => ({ field: k, message: 'unknown batch field' })),
+      ),
+    };
+  const raw = body.events;
+  if (raw.length === 0)
+    return {
+      ok: false,
+      rejection: reject('INVALID_EVENT', 'events must not be empty', [{ field: 'events', message: 'events must not be empty' }]),
+    };
+  if (raw.length > plan.batchMax) {
+    return {
+      ok: false,
+      rejection: reject(
+        'BATCH_TOO_LARGE',
+        `The ${plan.name} plan accepts at most ${plan.batchMax} events per batch; this batch has ${raw.length}. Nothing was accepted.`,
+      ),
+    };
+  }
+  const events: ValidatedEvent[] = [];
+  const details = [];
+  for (let index = 0; index < raw.length; index++) {
+    const result = validateEvent(raw[index], { receivedAt, defaultIp });
+    if (result.ok) events.push(result.event);
+    else for (const e of result.errors) details.push({ index, field: e.field, message: e.message });
+  }
+  if (details.length > 0) {
+    const first = details[0] as { index: number; message: string };
+    return {
+      ok: false,
+      rejection: reject('INVALID_EVENT', `event ${first.index}: ${first.message} (the whole batch was rejected; nothing was stored)`, details),
+    };
+  }
+  return { ok: true, events };
+};

@@ -9,7 +9,7 @@ import { classified, silentLogger } from './helpers.js';
 /** Real databases shipped in node_modules (DB-IP Lite city, ip-location-db ASN) and the fixture feeds. */
 let service: EnrichmentService;
 let feedsDir: string;
-const enrich = (fields: Parameters<typeof classified>[0]): Enrichment => service.stage(classified(fields)).enrichment;
+const enrich = (fields: Parameters<typeof classified>[0]): Enrichment => service.enrich(classified(fields)).enrichment;
 
 beforeAll(async () => {
   feedsDir = await mkdtemp(join(tmpdir(), 'vigil-geo-feeds-'));
@@ -136,14 +136,14 @@ describe('missing databases', () => {
       expect(warnings[0]).toMatch(/GeoIP/);
       expect(warnings[1]).toMatch(/ASN/);
       expect(warnings[2]).toMatch(/feed/);
-      const e = partial.stage(classified({ ip: '8.8.8.8', userAgent: 'curl/8.0' })).enrichment;
+      const e = partial.enrich(classified({ ip: '8.8.8.8', userAgent: 'curl/8.0' })).enrichment;
       expect(e.network?.scope).toBe('public');
       expect(e.geo).toBeUndefined();
       expect(e.asn).toBeUndefined();
       expect(e.threat).toBeUndefined();
       expect(e.userAgent?.automated).toBe(true);
       expect(partial.status()).toMatchObject({ geoip: { enabled: false }, asn: { enabled: false }, feeds: { enabled: false } });
-      partial.stage(classified({ ip: '1.1.1.1' }));
+      partial.enrich(classified({ ip: '1.1.1.1' }));
       expect(warnings).toHaveLength(3);
     } finally {
       await partial.close();

@@ -7,7 +7,7 @@ import { parseIpFeed } from '../../src/enrichment/feeds/parse.js';
 import type { AsnDatabase } from '../../src/enrichment/geoip/asn.js';
 import type { CityDatabase } from '../../src/enrichment/geoip/city.js';
 import { BreachedPasswords } from '../../src/enrichment/password/breached.js';
-import { createEnrichStage } from '../../src/pipeline/enrich.js';
+import { runEnrichers } from '../../src/enrichment/enricher.js';
 import { classified, silentLogger } from './helpers.js';
 
 /** Fake databases that record every address they are asked about. */
@@ -22,7 +22,7 @@ function recorders() {
       return snapshot;
     },
   } as unknown as FeedStore;
-  const stage = createEnrichStage([networkEnricher, geoEnricher(city), asnEnricher(asn), threatEnricher(feeds)]);
+  const stage = runEnrichers([networkEnricher, geoEnricher(city), asnEnricher(asn), threatEnricher(feeds)]);
   return { asked, stage };
 }
 
@@ -75,7 +75,7 @@ describe('address scope rules', () => {
 
 describe('enrich stage', () => {
   it('keeps the event fields and adds enrichment', () => {
-    const stage = createEnrichStage([networkEnricher]);
+    const stage = runEnrichers([networkEnricher]);
     const event = classified({ ip: '1.1.1.1', actorId: 'u1' });
     const out = stage(event);
     expect(out).toMatchObject({ actorId: 'u1', ip: '1.1.1.1', classification: event.classification });
@@ -90,14 +90,14 @@ describe('enrich stage', () => {
       },
     };
     const errors: string[] = [];
-    const stage = createEnrichStage([failing, networkEnricher], { onError: (name) => errors.push(name) });
+    const stage = runEnrichers([failing, networkEnricher], (name) => errors.push(name));
     expect(stage(classified({ ip: '1.1.1.1' })).enrichment.network).toBeDefined();
     expect(errors).toEqual(['broken']);
   });
 
   it('password_sha1 leaves only a boolean in the enrichment', () => {
     const hash = '5baa61e4c9b93f3f0682250b6cf8331b7ee68fd8'; // sha1("password")
-    const stage = createEnrichStage([passwordEnricher(BreachedPasswords.open({ logger: silentLogger }))]);
+    const stage = runEnrichers([passwordEnricher(BreachedPasswords.open({ logger: silentLogger }))]);
     const out = stage(classified({ passwordSha1: hash }));
     expect(out.enrichment).toEqual({ breachedPassword: true });
     expect(JSON.stringify(out.enrichment)).not.toContain(hash);

@@ -7,7 +7,6 @@ import { buildCatalog } from '../../src/catalog/catalog.js';
 import { AGENT_TYPES, BASE_SCORES, STANDARD_TYPES } from '../../src/catalog/event-types.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createEnrichment, type EnrichmentService } from '../../src/enrichment/index.js';
-import { createScoreStage } from '../../src/pipeline/score.js';
 import { createServices, type Services } from '../../src/services.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { FIXTURE_INPUT } from '../catalog/fixture-input.js';
@@ -31,7 +30,7 @@ describe.skipIf(SCALE_OUT)('catalog, enrichment and scoring over HTTP', () => {
     const config = loadConfig({ VIGIL_DATA_DIR: ':memory:', VIGIL_SQLITE_SYNCHRONOUS: 'normal', VIGIL_IP_LIMITS: '127.0.0.1/32=1000000' });
     services = await createServices(config, { clock: new ManualClock() });
     enrichment = await createEnrichment({ feedsDir, logger: { warn: () => undefined, info: () => undefined }, watchFeeds: false });
-    vigil = await buildApp({ ...services, catalog: buildCatalog(FIXTURE_INPUT), enrich: enrichment.stage, score: createScoreStage() });
+    vigil = await buildApp({ ...services, catalog: buildCatalog(FIXTURE_INPUT), enrichment });
     const account = await vigil.accounts.create('enrichment', 'business');
     if (!account.ok) throw new Error(account.message);
     const secret = await vigil.accounts.createKey(account.value.id, 'secret');

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IDEMPOTENCY_WINDOW_MS } from '../../src/pipeline/ingest-pipeline.js';
+import { IDEMPOTENCY_WINDOW_MS } from '../../src/pipeline/dedupe.js';
 import type { TestApp } from '../helpers/app.js';
 import { allEvents, postEvent, roomyApp, usedThisMonth } from './support.js';
 

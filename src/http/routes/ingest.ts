@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimiter } from '../../limits/types.js';
 import { BatchResultSchema, EventResultSchema, EventSchema } from '../../pipeline/event-schema.js';
 import type { IngestInput, IngestPipeline } from '../../pipeline/ingest-pipeline.js';
-import { batchResultJson, eventResultJson, type EventResult } from '../../pipeline/store.js';
+import { batchResultJson, eventResultJson, type EventResult } from '../../pipeline/answer.js';
 import type { Clock } from '../../util/clock.js';
 import { ApiError } from '../errors.js';
 import { rateLimitHeaderHook, setRateLimitHeaders } from '../rate-limit-headers.js';

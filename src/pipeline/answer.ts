@@ -1,0 +1,136 @@
+import type { AccountContext } from '../event/account.js';
+import type { ScoredEvent } from '../event/types.js';
+import type { EventRow } from '../storage/types.js';
+import { isoTime } from '../util/iso-time.js';
+import { rememberJson, rememberedJson } from '../util/json-text.js';
+
+/** The 202 answer for one event (design 3.2). */
+export type EventResult =
+  | {
+      readonly id: string;
+      readonly status: 'accepted';
+      readonly received_at: string;
+      readonly risk: ScoredEvent['risk'];
+      readonly tags: readonly string[];
+      readonly alerts: readonly { readonly id: string; readonly type: string; readonly severity: string }[];
+      /** Present when shared state (Redis) was unreachable: limits and detection used this instance's local state. */
+      readonly degraded?: true;
+    }
+  | { readonly status: 'dropped' };
+
+const NO_TAGS: readonly string[] = Object.freeze([]);
+const NO_ALERTS: readonly never[] = Object.freeze([]);
+const tagsOf = (event: ScoredEvent): readonly string[] =>
+  event.classification.inferred.length === 0 ? NO_TAGS : event.classification.inferred.map((t) => `inferred:${t}`);
+
+/** The catalog hands out one family set per combination: its array form is made once, not per event. */
+const familyArrays = new WeakMap<ReadonlySet<string>, readonly string[]>();
+function familiesOf(families: ReadonlySet<string>): readonly string[] {
+  let list = familyArrays.get(families);
+  if (list === undefined) {
+    list = Object.freeze([...families]);
+    familyArrays.set(families, list);
+  }
+  return list;
+}
+
+type AcceptedResult = Extract<EventResult, { status: 'accepted' }>;
+
+/**
+ * The result in the key order Fastify's serializer (fast-json-stringify) writes for
+ * EventResultSchema: required keys first, then the schema's order (the risk from compositeRisk
+ * is in RiskSchema's order too), so JSON.stringify of it is
+ * the 202 text: made here once, it is both the idempotency row's response and the reply body.
+ */
+export function toEventResult(event: ScoredEvent, degraded = false): EventResult {
+  const result: { -readonly [K in keyof AcceptedResult]: AcceptedResult[K] } = {
+    status: 'accepted',
+    id: event.id,
+    received_at: isoTime(event.receivedAt),
+    risk: event.risk,
+    tags: tagsOf(event),
+    alerts: event.alerts.length === 0 ? NO_ALERTS : event.alerts.map((a) => ({ id: a.id, type: a.type, severity: a.severity })),
+  };
+  if (degraded) result.degraded = true;
+  rememberJson(result, JSON.stringify(result));
+  return result;
+}
+
+/**
+ * The 202 text of one result, as the response schema would serialise it: remembered for a result
+ * made by toEventResult; a replayed one (parsed from an idempotency row, possibly written in another
+ * key order) or a dropped one is first rebuilt in schema order.
+ */
+export function eventResultJson(result: EventResult): string {
+  return rememberedJson(result) ?? JSON.stringify(inSchemaOrder(result));
+}
+
+function inSchemaOrder(r: EventResult): EventResult {
+  if (r.status !== 'accepted') return { status: r.status };
+  const { score, level, action, breakdown } = r.risk;
+  return {
+    status: r.status,
+    id: r.id,
+    received_at: r.received_at,
+    risk: { score, level, action, breakdown: breakdown.map(({ source, points }) => ({ source, points })) },
+    tags: r.tags,
+    alerts: r.alerts.map(({ id, type, severity }) => ({ id, type, severity })),
+    ...(r.degraded !== undefined ? { degraded: r.degraded } : {}),
+  };
+}
+
+/** The 202 body of a batch, in BatchResultSchema's key order. */
+export function batchResultJson(results: readonly EventResult[]): string {
+  let accepted = 0;
+  let list = '';
+  for (const result of results) {
+    if (result.status === 'accepted') accepted++;
+    list += (list === '' ? '' : ',') + eventResultJson(result);
+  }
+  return `{"status":"accepted","accepted":${accepted},"results":[${list}]}`;
+}
+
+/** The persisted document: what the event said, what Vigil added; never the password hash. */
+export function toEventRow(event: ScoredEvent, ctx: AccountContext, result: EventResult): EventRow {
+  const tags = result.status === 'accepted' ? result.tags : [];
+  const doc: Record<string, unknown> = {
+    id: event.id,
+    event: event.type,
+    event_id: event.eventId,
+    timestamp: isoTime(event.occurredAt),
+    received_at: isoTime(event.receivedAt),
+    actor_id: event.actorId,
+    email: event.email,
+    ip: event.ip,
+    user_agent: event.userAgent,
+    session_id: event.sessionId,
+    host: event.host,
+    request: event.request,
+    metadata: event.metadata,
+    classification: {
+      predefined: event.classification.predefined,
+      base_score: event.classification.baseScore,
+      families: familiesOf(event.classification.families),
+    },
+    enrichment: event.enrichment,
+    risk: event.risk,
+    tags,
+    alerts: result.status === 'accepted' ? result.alerts : [],
+    degraded: result.status === 'accepted' ? result.degraded : undefined,
+  };
+  return {
+    id: event.id,
+    accountId: ctx.account.id,
+    type: event.type,
+    eventId: event.eventId ?? null,
+    occurredAt: event.occurredAt,
+    receivedAt: event.receivedAt,
+    actorId: event.actorId ?? null,
+    ip: event.ip ?? null,
+    riskScore: event.risk.score,
+    tags,
+    doc,
+    // Made here, once: the writer thread gets text, and a structured clone of a string is a copy.
+    docJson: JSON.stringify(doc),
+  };
+}
