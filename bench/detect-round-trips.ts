@@ -1,5 +1,5 @@
 /**
- * Redis round trips of one request's detection (issue 6: "one round trip per event for
+ * Redis round trips of one request's detection ("one round trip per event for
  * detection state, pipelined for batches"). Batches of 100 events (benign users' traffic with
  * the firing detector scenarios mixed in) go through the detect stage on Redis twice: one event
  * after the other, and as one pipelined batch (DetectStage.many). Per batch: the round trips on

@@ -1,5 +1,5 @@
 /**
- * Detect-stage benchmark (issue 5): a mixed attack-and-benign stream through createDetectStage
+ * Detect-stage benchmark: a mixed attack-and-benign stream through createDetectStage
  * with the in-memory state store, on one core, then the memory held for a million actors and
  * how it shrinks when they go idle.
  *

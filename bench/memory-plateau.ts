@@ -1,5 +1,5 @@
 /**
- * Memory plateau (issue 7): "after 5 million events from 200,000 actors, resident memory levels
+ * Memory plateau: "after 5 million events from 200,000 actors, resident memory levels
  * off (less than 10% growth over the last million) and stays under 1 GiB".
  * Starts the built service (`node dist/src/main.js`, embedded mode: SQLite, in-memory limiter and
  * detection state; `npm run bench:memory` builds first) and sends EVENTS events of the

@@ -1,5 +1,5 @@
 /**
- * Scale-out next to embedded, in one run (issue 6): the workload of bench/run.ts against
+ * Scale-out next to embedded, in one run: the workload of bench/run.ts against
  * Vigil on SQLite + memory (one process), then on PostgreSQL + Redis with one process and with
  * two processes on two ports (connections split between them), single events and batches of
  * 100. Figures are ratios scale-out / embedded, measured on the same machine in the same run.

@@ -1,5 +1,5 @@
 /**
- * Start-up to ready (issue 7: under 2 s with GeoIP and feeds loaded): spawns the built service
+ * Start-up to ready (under 2 s with GeoIP and feeds loaded): spawns the built service
  * (`node dist/src/main.js`, run `npm run build` first) with the shipped DB-IP city and ASN data and
  * a feeds folder of realistic size (Tor exit list of 1,500 addresses, a FireHOL-style blocklist of
  * 50,000 addresses and networks, 300 hosting ASNs), and times spawn -> first GET /readyz 200.

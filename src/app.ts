@@ -111,7 +111,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     requestTimeout: 30_000,
     maxRequestsPerSocket: config.maxRequestsPerSocket,
     // Errors raised by the router before any route runs (bad percent-encoding, an over-long
-    // path parameter) still answer with the error body of design 3.3.
+    // path parameter) still answer with the error body.
     frameworkErrors: (error, request, reply) => {
       const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
       const rejection: Rejection = tooLong

@@ -1,7 +1,7 @@
 import type { Classification } from '../event/classification.js';
 
 /**
- * An authentication event for scoring and threat intel (design 8: "hosting ASN on an auth event"):
+ * An authentication event for scoring and threat intel ("hosting ASN on an auth event"):
  * an `auth.*` or SSH login type, or an event inferred as a login success or failure.
  */
 export function isAuthEvent(type: string, classification: Pick<Classification, 'inferred'>): boolean {

@@ -11,7 +11,7 @@ export interface EventTypeSpec {
 type Row = readonly [type: string, families: readonly DetectorFamily[]];
 
 /**
- * Families say which detectors may fire on a type (design 5.4):
+ * Families say which detectors may fire on a type:
  * authentication = login attempts and outcomes; credential = passwords, second factors, tokens;
  * session = session lifecycle; account = account lifecycle and profile; privilege = roles and
  * impersonation; data = data access and movement; admin = administrative changes; api = API traffic;
@@ -130,7 +130,7 @@ const spec =
 export const STANDARD_TYPES: readonly EventTypeSpec[] = STANDARD.map(spec('standard'));
 export const AGENT_TYPES: readonly EventTypeSpec[] = AGENT.map(spec('agent'));
 
-/** interface.md 6.3, row by row; every other type scores 0. */
+/** Base score of each predefined type; every other type scores 0. */
 export const BASE_SCORES: Readonly<Record<string, number>> = Object.freeze({
   ...scoreRow(60, 'server.container.escape_attempt'),
   ...scoreRow(50, 'server.log.tampered'),

@@ -24,7 +24,7 @@ export interface InferredRule {
   readonly matches: (facts: RequestFacts) => boolean;
 }
 
-/** design 5.3: "auth-related path". */
+/** An "auth-related path". */
 const AUTH_PATH_PARTS = ['/login', '/signin', '/sign-in', '/auth', '/session', '/token', '/oauth'] as const;
 const REGISTER_PATH_PARTS = ['/register', '/signup', '/sign-up'] as const;
 
@@ -36,7 +36,7 @@ const containsAny = (path: string, parts: readonly string[]): boolean => {
 export const isAuthPath = (path: string): boolean => containsAny(path, AUTH_PATH_PARTS);
 const isLogoutPath = (path: string): boolean => path.includes('/logout') || path.includes('/signout');
 
-/** interface.md 6.4, in its order. Matching is case-insensitive on the path without query string (design 5.3). */
+/** The inferred-type rules, in order. Matching is case-insensitive on the path without query string. */
 export const INFERRED_RULES: readonly InferredRule[] = [
   {
     type: 'auth.failure',

@@ -1,5 +1,5 @@
 /**
- * The five kill chains of design 7.2 as ordered stage sequences per actor or host. A stage is met
+ * The five kill chains as ordered stage sequences per actor or host. A stage is met
  * by the event's type (known before any state is read), by alerts this event raised, or by a
  * burst counted in state. Type stages are marked in the first batch; alert and burst stages, and
  * the type stages after them, in the second; so most events need one round trip.

@@ -1,5 +1,5 @@
 /**
- * Per-account detection settings (design 3.4 and 7.3): threshold overrides under
+ * Per-account detection settings: threshold overrides under
  * `settings.detectors` and allowlists under `settings.allowlists`.
  *
  *   detectors:  { "<detector>": { "enabled"?: boolean, "<threshold>"?: number } }

@@ -1,5 +1,5 @@
 /**
- * The detection catalogue (design 7): 21 detectors, 46 alert types, 5 kill chains. Data only; the
+ * The detection catalogue: 21 detectors, 46 alert types, 5 kill chains. Data only; the
  * catalog serves it at GET /v1/catalog and the detect stage reads thresholds, severities and
  * windows from it, so what is documented is what runs.
  */
@@ -10,7 +10,7 @@ const MIN = 60_000;
 const HOUR = 60 * MIN;
 const DAY = 24 * HOUR;
 
-/** Score contribution of an alert by severity (design 8). */
+/** Score contribution of an alert by severity. */
 export const SEVERITY_POINTS: Readonly<Record<Severity, number>> = { low: 10, medium: 20, high: 35, critical: 50 };
 
 const t = (name: string, dflt: number, min: number, max: number, description: string): ThresholdSpec => ({ name, default: dflt, min, max, description });
@@ -604,5 +604,5 @@ export function alertSpec(type: string): AlertTypeSpec {
   return spec;
 }
 
-/** Detectors whose alerts the score does not count as behaviour (design 8: counted by their own lines). */
+/** Detectors whose alerts the score does not count as behaviour (counted by their own lines). */
 export const SIGNAL_DETECTORS: ReadonlySet<string> = new Set(['threat_intel', 'request_scanner']);

@@ -12,7 +12,7 @@ export class EmailEnricher {
   }
 
   /**
-   * Domain, disposable flag and a normal form for counting (design 6): lower case, `+tag`
+   * Domain, disposable flag and a normal form for counting: lower case, `+tag`
    * removed, dots removed where the provider ignores them, googlemail.com read as gmail.com.
    * A disposable subdomain (x.mailinator.com) counts as disposable.
    */

@@ -30,7 +30,7 @@ export interface Classification {
   readonly detectors: readonly string[];
 }
 
-/** A per-account tunable number of a detector (design 7: defaults overridable per account). */
+/** A per-account tunable number of a detector (defaults overridable per account). */
 export interface ThresholdSpec {
   readonly name: string;
   readonly default: number;
@@ -55,7 +55,7 @@ export interface AlertTypeSpec {
   readonly type: string;
   readonly detector: string;
   readonly severity: Severity;
-  /** Score contribution (design 8: low 10, medium 20, high 35, critical 50). */
+  /** Score contribution (low 10, medium 20, high 35, critical 50). */
   readonly points: number;
   /** MITRE ATT&CK technique ids, e.g. T1110.001. */
   readonly mitre: readonly string[];

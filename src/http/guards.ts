@@ -34,7 +34,7 @@ function rateLimited(seconds: number, scope: string): Rejection {
  *   1. per-IP cap on every /v1 request (also with bad keys, so key guessing is capped);
  *   2. authentication by API key (or admin token on /admin);
  *   3. key kind and browser origin checks.
- * The per-IP cap runs before authentication (design 9 lists it after): an address over
+ * The per-IP cap runs before authentication: an address over
  * its cap must not learn whether the keys it tries are valid.
  */
 export function registerGuards(app: FastifyInstance, deps: GuardDeps): void {

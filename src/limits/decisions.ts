@@ -14,7 +14,7 @@ export function allowed(status: WindowStatus): LimitDecision {
   return { allowed: true, status };
 }
 
-/** A 429: Remaining is 0 on every rejection (interface.md section 7). */
+/** A 429: Remaining is 0 on every rejection. */
 export function rejected(status: WindowStatus, retryAfter: number, reason: LimitReason): LimitDecision {
   return { allowed: false, status: { limit: status.limit, remaining: 0, resetAt: status.resetAt }, retryAfter, reason };
 }

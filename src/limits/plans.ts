@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Plan } from '../event/account.js';
 
-/** interface.md section 8.1. */
+/** The four plans and their limits, prices and overage rules. */
 export const DEFAULT_PLANS: Readonly<Record<string, Plan>> = Object.freeze({
   free: { name: 'free', rpm: 30, eps: 5, batchMax: 0, monthlyCap: 2_500, overage: 'drop', priceUsdMonth: 0, overageUsdPer1000: null },
   starter: { name: 'starter', rpm: 500, eps: 25, batchMax: 50, monthlyCap: 25_000, overage: 'bill', priceUsdMonth: 12, overageUsdPer1000: 0.4 },
@@ -21,7 +21,7 @@ const NUMERIC_FIELDS = [
   ['price_usd_month', 'priceUsdMonth'],
 ] as const;
 
-/** Parses `VIGIL_PLANS_FILE` content (design 9) over the defaults. Throws PlanFileError with the exact problem. */
+/** Parses `VIGIL_PLANS_FILE` content over the defaults. Throws PlanFileError with the exact problem. */
 export function parsePlans(json: string, base: PlanTable = DEFAULT_PLANS): PlanTable {
   let doc: unknown;
   try {

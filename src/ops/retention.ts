@@ -4,7 +4,7 @@ import type { Clock } from '../util/clock.js';
 
 const DAY = 86_400_000;
 
-/** Days of event history kept per plan (design 13); plans added by VIGIL_PLANS_FILE default to 30. */
+/** Days of event history kept per plan; plans added by VIGIL_PLANS_FILE default to 30. */
 export const RETENTION_DAYS: Readonly<Record<string, number>> = { free: 7, starter: 30, pro: 90, business: 365 };
 export const IDEMPOTENCY_DAYS = 7;
 

@@ -4,7 +4,7 @@ import type { EventRow } from '../storage/types.js';
 import { isoTime } from '../util/iso-time.js';
 import { rememberJson, rememberedJson } from '../util/json-text.js';
 
-/** The 202 answer for one event (design 3.2). */
+/** The 202 answer for one event. */
 export type EventResult =
   | {
       readonly id: string;

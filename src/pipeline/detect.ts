@@ -35,7 +35,7 @@ export interface DetectDeps {
   readonly clock?: Clock;
 }
 
-/** Runs the detectors named in `event.classification.detectors` (design 7). */
+/** Runs the detectors named in `event.classification.detectors`. */
 export function createDetectStage(deps: DetectDeps): DetectStage {
   const clock = deps.clock ?? systemClock;
   const { state } = deps;

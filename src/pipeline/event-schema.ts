@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 
-/** interface.md 6.1: the authoritative event-type expression. */
+/** The authoritative event-type expression. */
 export const EVENT_TYPE_PATTERN = '^[a-z][a-z0-9]{0,29}(\\.[a-z][a-z0-9_]{0,29}){1,3}$';
 export const EVENT_TYPE_RULE =
   'event must match ^[a-z][a-z0-9]{0,29}(\\.[a-z][a-z0-9_]{0,29}){1,3}$: 2 to 4 dot-separated segments, each starting with a lowercase letter and at most 30 characters, lowercase letters and digits (underscores after the first segment), at most 100 characters in all';
@@ -8,7 +8,7 @@ export const EVENT_TYPE_RULE =
 const text = (maxLength: number, description: string) => Type.Optional(Type.String({ minLength: 1, maxLength, description }));
 
 /**
- * One event (design 4). The same schema validates ingestion bodies (compiled once by the
+ * One event. The same schema validates ingestion bodies (compiled once by the
  * validate stage) and documents them in the OpenAPI document.
  */
 export const EventSchema = Type.Object(

@@ -11,7 +11,7 @@ export interface ScoreSettings {
   readonly thresholds?: RiskThresholds;
 }
 
-/** Composite score of design 8 with the account's action thresholds. */
+/** Composite score with the account's action thresholds. */
 export function createScoreStage(settings: ScoreSettings = {}): ScoreStage {
   const defaults = settings.thresholds ?? DEFAULT_THRESHOLDS;
   return (event, ctx) => compositeRisk(event, thresholdsOf(ctx.account.settings, defaults));

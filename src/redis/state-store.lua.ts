@@ -1,5 +1,5 @@
 /**
- * One StateStore op on one record (design 7). KEYS[1] is the record: a hash, one field per
+ * One StateStore op on one record. KEYS[1] is the record: a hash, one field per
  * `field`, each value that field's state (JSON, or for windows and distinct sets a small meta
  * string whose entries live in sorted sets KEYS[2..3] named `<record>:w|d|t:<field>`, so a hot
  * window costs O(log n), not a decode of every entry); the rules are those of

@@ -21,7 +21,7 @@ class Lines {
 }
 
 /**
- * design 8: min(100, base + threat intel + network flags + behavioural), one breakdown line per
+ * min(100, base + threat intel + network flags + behavioural), one breakdown line per
  * source. When the sum passes 100 a final `cap` line (negative) brings it back, so the lines
  * always add up to the score and each signal still shows its full weight.
  */

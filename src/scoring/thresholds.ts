@@ -79,7 +79,7 @@ export function thresholdsOf(accountSettings: Readonly<Record<string, unknown>>,
   return thresholds;
 }
 
-/** design 8: low 0-19, medium 20-49, high 50-79, critical 80-100. */
+/** Risk levels: low 0-19, medium 20-49, high 50-79, critical 80-100. */
 export function levelOf(score: number): RiskLevel {
   return score >= 80 ? 'critical' : score >= 50 ? 'high' : score >= 20 ? 'medium' : 'low';
 }

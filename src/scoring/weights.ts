@@ -1,7 +1,7 @@
 import type { Severity } from '../event/classification.js';
 import type { InjectionClass } from '../event/enrichment.js';
 
-/** design 8, every number of the composite score in one place. */
+/** every number of the composite score in one place. */
 export const SCORE_WEIGHTS = Object.freeze({
   max: 100,
   torExit: 25,

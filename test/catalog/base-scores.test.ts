@@ -5,7 +5,7 @@ import { DETECTOR_FAMILIES, INFERRED_TYPES } from '../../src/event/classificatio
 import type { ValidatedEvent } from '../../src/event/types.js';
 import { FIXTURE_INPUT } from './fixture-input.js';
 
-/** interface.md 6.3, copied row by row from the spec (not from the source). */
+/** copied row by row from the spec (not from the source). */
 const SPEC_TABLE: ReadonlyArray<readonly [number, string]> = [
   [60, '`server.container.escape_attempt`'],
   [50, '`server.log.tampered`'],
@@ -64,7 +64,7 @@ describe('catalog counts', () => {
   });
 });
 
-describe('base scores (interface 6.3)', () => {
+describe('base scores', () => {
   it.each([...SPEC_SCORES])('%s scores %i', (type, score) => {
     const c = catalog.classify(event(type));
     expect(c.predefined).toBe(true);

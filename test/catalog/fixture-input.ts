@@ -8,7 +8,7 @@ const detector = (name: string, families: DetectorFamily[], generic = false): De
   generic,
 });
 
-/** A stand-in for the detection module's declarations: design 7.1 names, plausible families. */
+/** A stand-in for the detection module's declarations: the real names, plausible families. */
 export const FIXTURE_INPUT: CatalogInput = {
   detectors: [
     detector('brute_force', ['authentication']),

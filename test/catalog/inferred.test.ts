@@ -135,7 +135,7 @@ const RULES: Record<InferredType, { positive: Case[]; negative: Case[] }> = {
   },
 };
 
-describe('inferred types (interface 6.4, design 5.3)', () => {
+describe('inferred types', () => {
   for (const [type, { positive, negative }] of Object.entries(RULES) as [InferredType, (typeof RULES)[InferredType]][]) {
     describe(type, () => {
       it.each(positive)('matches: $name', (c) => expect(classify(c).inferred).toContain(type));

@@ -68,7 +68,7 @@ const BAD: [string, string, string][] = [
 ];
 
 describe('loadConfig', () => {
-  it('defaults (design 13)', () => {
+  it('defaults', () => {
     const c = loadConfig({});
     expect(c.port).toBe(8080);
     expect(c.host).toBe('0.0.0.0');

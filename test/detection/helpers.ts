@@ -1,6 +1,6 @@
 /**
  * Test helpers: a stand-in for the catalog's classification (families by type, detectors chosen
- * by family exactly as design 5.4 says) and a compact way to write enriched events.
+ * by family exactly as the catalog says) and a compact way to write enriched events.
  */
 import type { Classification, DetectorFamily, InferredType } from '../../src/event/classification.js';
 import { DETECTOR_SPECS } from '../../src/detection/specs.js';

@@ -4,7 +4,7 @@ import { expectError, postEvent, roomyApp } from './support.js';
 
 const admin = bearer(ADMIN_TOKEN);
 
-describe('admin API (design 3.1)', () => {
+describe('admin API', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await roomyApp();

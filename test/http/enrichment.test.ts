@@ -67,7 +67,7 @@ describe.skipIf(SCALE_OUT)('catalog, enrichment and scoring over HTTP', () => {
   const pointsOf = (r: Result, source: string) => r.risk.breakdown.find((l) => l.source === source)?.points;
 
   describe('base scores over HTTP', () => {
-    it('every predefined type gets its interface 6.3 base score (one batch of 95)', async () => {
+    it('every predefined type gets its base score (one batch of 95)', async () => {
       const types = [...STANDARD_TYPES, ...AGENT_TYPES].map((t) => t.type);
       const res = await vigil.app.inject({
         method: 'POST',

@@ -6,7 +6,7 @@ import { allEvents, expectError, faultyStore, getJson, postEvent, postRaw, roomy
 const ok = { event: 'auth.login.failure', actor_id: 'u1' };
 const batchOf = (n: number) => ({ events: Array.from({ length: n }, (_, i) => ({ event: 'custom.test.item', actor_id: `u${i}` })) });
 
-describe('error table of design 3.3', () => {
+describe('error table', () => {
   let t: TestApp;
   let pro: { id: string; secret: string; publishable: string };
   beforeAll(async () => {

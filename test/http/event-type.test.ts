@@ -5,7 +5,7 @@ import { expectError, getJson, postEvent, roomyApp } from './support.js';
 
 const seg = (n: number, first = 'a') => first + 'b'.repeat(n - 1);
 
-/** interface.md 6.1, rule by rule, with the edges. [type, valid, why] */
+/** rule by rule, with the edges. [type, valid, why] */
 const CASES: [string, boolean, string][] = [
   ['auth.login', true, 'two segments'],
   ['auth.login.failure', true, 'three segments'],
@@ -45,7 +45,7 @@ const CASES: [string, boolean, string][] = [
   ['inferred:auth.failure', false, 'colon (inferred tags are not sendable types)'],
 ];
 
-describe('event type format (interface 6.1) through POST /v1/events', () => {
+describe('event type format through POST /v1/events', () => {
   let t: TestApp;
   let key: string;
   beforeAll(async () => {

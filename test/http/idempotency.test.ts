@@ -5,7 +5,7 @@ import { allEvents, postEvent, roomyApp, usedThisMonth } from './support.js';
 
 const BATCH = '/v1/events/batch';
 
-describe('idempotent event_id (design 3.2)', () => {
+describe('idempotent event_id', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await roomyApp();

@@ -1,5 +1,5 @@
 /**
- * Limits through HTTP (interface.md 4, 7, 8; design 9): the real app on in-memory SQLite
+ * Limits through HTTP: the real app on in-memory SQLite
  * and the in-memory limiter, a manual clock, requests by Fastify inject.
  */
 import type { LightMyRequestResponse } from 'fastify';
@@ -66,7 +66,7 @@ function rateHeaders(res: LightMyRequestResponse) {
   return { limit: res.headers['x-ratelimit-limit'], remaining: res.headers['x-ratelimit-remaining'], reset: res.headers['x-ratelimit-reset'] };
 }
 
-/** The 429 of interface.md 7: headers, Remaining 0, and a body stating the seconds. */
+/** The 429: headers, Remaining 0, and a body stating the seconds. */
 function expectRateLimited(res: LightMyRequestResponse, seconds: number, limit: number): void {
   expect(res.statusCode).toBe(429);
   expect(res.headers['content-type']).toMatch(/^application\/json/);

@@ -39,7 +39,7 @@ export async function getJson(t: TestApp, key: string, url: string): Promise<Lig
   return t.vigil.app.inject({ method: 'GET', url, headers: bearer(key) });
 }
 
-/** Asserts the design 3.3 error shape and returns the body. */
+/** Asserts the documented error shape and returns the body. */
 export function expectError(
   res: LightMyRequestResponse,
   status: number,

@@ -11,7 +11,7 @@ function nest(levels: number): Record<string, unknown> {
   return value;
 }
 
-describe('event field validation (design 4)', () => {
+describe('event field validation', () => {
   let t: TestApp;
   let acct: { id: string; secret: string; publishable: string };
   beforeAll(async () => {

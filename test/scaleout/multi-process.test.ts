@@ -1,6 +1,6 @@
 /**
  * Two service processes on two ports, sharing one PostgreSQL schema and one Redis prefix, behave
- * as one service (issue 6): one key's traffic alternates between them, and its per-minute limit,
+ * as one service: one key's traffic alternates between them, and its per-minute limit,
  * its monthly quota and brute-force detection all hold jointly. Real child processes (no shared
  * memory, no shared clock), so anything kept per process would show here.
  */

@@ -1,5 +1,5 @@
 /**
- * Redis stopped and restarted under traffic (issue 6, fault tests): two instances keep
+ * Redis stopped and restarted under traffic (fault tests): two instances keep
  * answering through their local state while it is away, and every 202 is stored exactly once.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';

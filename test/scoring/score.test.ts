@@ -48,7 +48,7 @@ const score = createScoreStage();
 const clean = { torExit: false, blocklists: [], hostingAsn: false };
 const sum = (lines: readonly { points: number }[]) => lines.reduce((n, l) => n + l.points, 0);
 
-describe('composite score (design 8)', () => {
+describe('composite score', () => {
   it('is the base score alone for a plain event', () => {
     const r = score(event({ type: 'auth.mfa.disabled', base: 30 }), ctx());
     expect(r).toEqual({ score: 30, level: 'medium', action: 'allow', breakdown: [{ source: 'base', points: 30 }] });

@@ -9,7 +9,7 @@ import { roomyApp } from '../http/support.js';
 
 /**
  * Hostile bodies through the whole HTTP lifecycle (Fastify inject): whatever arrives, the
- * answer is never a 5xx and every rejection has the error shape of design 3.3.
+ * answer is never a 5xx and every rejection has the error shape.
  */
 let t: TestApp;
 let key: string;
@@ -22,7 +22,7 @@ beforeAll(async () => {
   key = (await t.account('pro')).secret;
 });
 afterAll(async () => {
-  // The closing note of issue 8 records this number.
+  // The closing note records this number.
   console.log(`hostile-input: ${tried} inputs tried; heap ${Math.round(heapAtStart / 1e6)} MB -> ${Math.round(process.memoryUsage().heapUsed / 1e6)} MB`);
   await t.close();
 });

@@ -20,7 +20,7 @@ export interface Manifest {
 
 export const MANIFEST_FILE = 'feeds.json';
 
-/** design 6: the kind of a feed without a manifest entry comes from its file name. */
+/** The kind of a feed without a manifest entry comes from its file name. */
 export function kindFromName(file: string): FeedKind | undefined {
   if (file === 'tor-exit-nodes.txt') return 'tor';
   if (file === 'hosting-asns.txt') return 'hosting_asn';

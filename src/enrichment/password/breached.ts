@@ -4,7 +4,7 @@ import { SortedHashFile } from './sorted-hash-file.js';
 
 const SHA1_HEX = /^[0-9a-fA-F]{40}$/;
 
-/** The breached-password check of design 6. The hash itself is never kept, logged or returned. */
+/** The breached-password check. The hash itself is never kept, logged or returned. */
 export class BreachedPasswords {
   private constructor(
     private readonly shipped: ReadonlySet<string>,

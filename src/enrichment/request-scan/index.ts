@@ -1,5 +1,5 @@
 /**
- * Request scanning (design 6, detector 14): SQL injection, XSS, path traversal and command
+ * Request scanning (detector 14): SQL injection, XSS, path traversal and command
  * injection in the request path, query, user agent and every string in metadata.
  *
  * Pipeline per string (scan-value.ts): a one-pass prefilter skips strings with no character or

@@ -36,7 +36,7 @@ function unwrap<T>(result: AccountsResult<T>): T {
 
 const adminSchema = (summary: string) => ({ summary, tags: ['admin'], security: [{ bearer: [] as string[] }], response: { ...ErrorResponses } });
 
-/** Admin API of design 3.1, behind VIGIL_ADMIN_TOKEN. */
+/** Admin API, behind VIGIL_ADMIN_TOKEN. */
 export function registerAdminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
   const config = { access: 'admin' as const };
   const CreateAccount = Type.Object({ name: Name, plan: PlanName }, { additionalProperties: false });

@@ -88,7 +88,7 @@ const alertView = (a: AlertRow) => ({
 
 const readRoute = (summary: string, tags: string[]) => ({ summary, tags, security: KeyAuth, response: { ...ErrorResponses } });
 
-/** Read API of design 3.4; every query is scoped to the key's account (another account's id is 404). */
+/** Read API; every query is scoped to the key's account (another account's id is 404). */
 export function registerReadRoutes(app: FastifyInstance, deps: ReadRouteDeps): void {
   const accountOf = (request: { vigil: { account?: { account: { id: string } } } }): string => {
     const id = request.vigil.account?.account.id;

@@ -71,7 +71,7 @@ function validatePatch(body: unknown): { ok: true; value: Partial<Record<Part, u
   return errors.length > 0 ? { ok: false, errors } : { ok: true, value };
 }
 
-/** GET/PATCH /v1/settings: detector thresholds, risk action thresholds and allowlists (design 3.4). */
+/** GET/PATCH /v1/settings: detector thresholds, risk action thresholds and allowlists. */
 export function registerSettingsRoutes(app: FastifyInstance, deps: SettingsRouteDeps): void {
   const schema = (summary: string) => ({ summary, tags: ['settings'], security: KeyAuth, response: { ...ErrorResponses } });
   const accountOf = async (request: { vigil: { account?: { account: { id: string } } } }) => {
