@@ -66,7 +66,7 @@ export class VigilClient {
   private cancelTimer: (() => void) | null = null;
   private sending: Promise<unknown> = Promise.resolve();
   private readonly pending = new Set<Promise<unknown>>();
-  private readonly counts: Counts = { accepted: 0, rejected: 0, failed: 0, rateLimited: 0, dropped: 0, retries: 0, probes: 0 };
+  protected readonly counts: Counts = { accepted: 0, rejected: 0, failed: 0, rateLimited: 0, dropped: 0, retries: 0, probes: 0 };
 
   constructor(options: ClientOptions) {
     this.url = (options.baseUrl ?? 'http://localhost:8080').replace(/\/+$/, '');
@@ -165,8 +165,31 @@ export class VigilClient {
     return { ...this.counts, inCooldown: this.inCooldown() };
   }
 
-  /** Events waiting in the buffer (buffered mode), for a transport that sends them another way. */
-  protected takeBuffer(): VigilEvent[] {
+  /**
+   * Empties the buffer into the requests delivery would send now (batches, or single events
+   * when the plan has no batch endpoint), for a transport that sends them another way: the
+   * browser's page-hide beacon. Nothing during a cooldown (the events are dropped, counted).
+   */
+  protected drainRequests(): { url: string; body: string; count: number }[] {
+    const events = this.takeBuffer();
+    if (this.inCooldown()) {
+      this.dropped(events.length);
+      return [];
+    }
+    const size = this.batchUnavailable ? 1 : this.batchSize;
+    const requests = [];
+    for (let i = 0; i < events.length; i += size) {
+      const chunk = events.slice(i, i + size);
+      requests.push(
+        this.batchUnavailable
+          ? { url: this.endpoint('/v1/events'), body: JSON.stringify(chunk[0]), count: 1 }
+          : { url: this.endpoint('/v1/events/batch'), body: JSON.stringify({ events: chunk }), count: chunk.length },
+      );
+    }
+    return requests;
+  }
+
+  private takeBuffer(): VigilEvent[] {
     this.cancelTimer?.();
     this.cancelTimer = null;
     const events = this.buffer;
@@ -174,7 +197,7 @@ export class VigilClient {
     return events;
   }
 
-  protected endpoint(path: string): string {
+  private endpoint(path: string): string {
     return this.url + path;
   }
 

@@ -69,7 +69,7 @@ function snakeKeys(value: unknown): unknown {
 
 /** The scenario's `client` options (snake_case) as this library's options. */
 export function clientOptions(client: Record<string, unknown>, baseUrl: string, clock: Clock): ClientOptions {
-  const options: Record<string, unknown> = { apiKey: DEFAULT_API_KEY, baseUrl, clock, sleep: async () => undefined };
+  const options: Record<string, unknown> = { apiKey: DEFAULT_API_KEY, mode: 'direct', baseUrl, clock, sleep: async () => undefined };
   for (const [key, value] of Object.entries(client)) options[camel(key)] = value;
   return options as unknown as ClientOptions;
 }
