@@ -111,6 +111,7 @@ export class VigilClient {
         return delivery;
       },
       () => ({ outcome: 'rejected', status: null, risk: null, eventId }),
+      1,
     );
   }
 
@@ -139,6 +140,7 @@ export class VigilClient {
         return result;
       },
       () => ({ ...emptyBatch(), rejected: Array.isArray(events) ? events.length : 0 }),
+      Array.isArray(events) ? events.length : 0,
     );
   }
 
@@ -147,6 +149,7 @@ export class VigilClient {
     return this.guard(
       () => this.startFlush(),
       () => undefined,
+      0,
     );
   }
 
@@ -201,16 +204,17 @@ export class VigilClient {
     return this.url + path;
   }
 
-  private guard<T>(run: () => Promise<T>, fallback: () => T): Promise<T> {
+  /** Runs a public call; an input it cannot send (not an object, not serialisable) is `rejected` events, never an exception. */
+  private guard<T>(run: () => Promise<T>, fallback: () => T, events: number): Promise<T> {
+    const reject = () => {
+      this.counts.rejected += events;
+      return fallback();
+    };
     let promise: Promise<T>;
     try {
-      promise = run().catch(() => {
-        this.counts.rejected += 1;
-        return fallback();
-      });
+      promise = run().catch(reject);
     } catch {
-      this.counts.rejected += 1;
-      promise = Promise.resolve(fallback());
+      promise = Promise.resolve(reject());
     }
     return this.watch(promise);
   }
