@@ -10,6 +10,7 @@
 //   GET  /__requests  {"requests":[{method, path, query, headers, body}, ...]} recorded since the previous call, then forgets them
 //   POST /__reset     empties the script and the record
 // Stops on SIGTERM, SIGINT, or when its stdin (if a pipe) closes.
+import { Buffer } from 'node:buffer';
 import { createServer } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { fstatSync } from 'node:fs';
@@ -68,10 +69,13 @@ function parse(text) {
   }
 }
 
+// Every answer closes its connection. An HTTP stack that sees a reused keep-alive socket reset
+// may resend the request on its own (browsers do), which would hide a scripted network error
+// behind an extra request the client never made.
 function sendJson(res, status, value, headers = {}) {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
   const contentType = typeof value === 'string' ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8';
-  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(text), ...headers });
+  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(text), connection: 'close', ...headers });
   res.end(text);
 }
 
@@ -124,6 +128,7 @@ const server = createServer(async (req, res) => {
   // part of what a client sends on purpose, so it is answered and not recorded.
   if (req.method === 'OPTIONS') {
     res.writeHead(204, {
+      connection: 'close',
       'access-control-allow-methods': 'POST',
       'access-control-allow-headers': 'Authorization, Content-Type, X-API-Key',
       'access-control-max-age': '600',

@@ -32,7 +32,8 @@ export function presentedKey(headers: Readonly<Record<string, string | string[] 
 export function beaconKey(query: unknown): { readonly key?: string; readonly refused?: string } {
   const key = (query as Record<string, unknown> | undefined)?.api_key;
   if (typeof key !== 'string' || key.length === 0) return {};
-  if (!key.startsWith('vgl_pk_')) return { refused: 'Only a publishable key (vgl_pk_…) may be sent in the URL; send a secret key in the Authorization header.' };
+  if (!key.startsWith('vgl_pk_'))
+    return { refused: 'Only a publishable key (vgl_pk_…) may be sent in the URL; send a secret key in the Authorization header.' };
   return { key };
 }
 

@@ -14,10 +14,16 @@ describe('page-hide beacons: publishable key in the URL, JSON as text/plain', ()
 
   const beacon = (url: string, payload: string, origin = 'https://shop.example') =>
     t.vigil.app.inject({ method: 'POST', url, headers: { 'content-type': 'text/plain;charset=UTF-8', origin }, payload });
-  const stored = async () => (await t.vigil.app.inject({ method: 'GET', url: '/v1/events?limit=500', headers: bearer(acct.secret) })).json().data as { event: string }[];
+  const stored = async () =>
+    (await t.vigil.app.inject({ method: 'GET', url: '/v1/events?limit=500', headers: bearer(acct.secret) })).json().data as { event: string }[];
 
   it('a batch with ?api_key=<publishable> and a text/plain JSON body is accepted and stored', async () => {
-    const body = JSON.stringify({ events: [{ event: 'custom.page.hidden', event_id: 'beacon-1' }, { event: 'custom.page.hidden', event_id: 'beacon-2' }] });
+    const body = JSON.stringify({
+      events: [
+        { event: 'custom.page.hidden', event_id: 'beacon-1' },
+        { event: 'custom.page.hidden', event_id: 'beacon-2' },
+      ],
+    });
     const res = await beacon(`/v1/events/batch?api_key=${acct.publishable}`, body);
     expect(res.statusCode).toBe(202);
     expect(res.json().accepted).toBe(2);
@@ -39,7 +45,11 @@ describe('page-hide beacons: publishable key in the URL, JSON as text/plain', ()
   });
 
   it('the key kind checks still apply: an origin the key does not list is 403', async () => {
-    expectError(await beacon(`/v1/events?api_key=${acct.publishable}`, JSON.stringify({ event: 'custom.page.left' }), 'https://evil.example'), 403, 'FORBIDDEN');
+    expectError(
+      await beacon(`/v1/events?api_key=${acct.publishable}`, JSON.stringify({ event: 'custom.page.left' }), 'https://evil.example'),
+      403,
+      'FORBIDDEN',
+    );
   });
 
   it('text/plain that is not JSON is 400 INVALID_JSON', async () => {

@@ -15,7 +15,8 @@ describe('client core over real HTTP (scripted server)', () => {
     await fetch(`${url}/__reset`, { method: 'POST' });
   });
   const script = (responses: object[]) => fetch(`${url}/__script`, { method: 'POST', body: JSON.stringify({ responses }) });
-  const requests = async () => ((await (await fetch(`${url}/__requests`)).json()) as { requests: { path: string; headers: Record<string, string> }[] }).requests;
+  const requests = async () =>
+    ((await (await fetch(`${url}/__requests`)).json()) as { requests: { path: string; headers: Record<string, string> }[] }).requests;
   const client = (options: Partial<ClientOptions> = {}) => new VigilClient({ apiKey: DEFAULT_API_KEY, baseUrl: url, clock: new FakeClock(), ...options });
 
   it('backs off between retries with jitter inside [½, 1] × 200 ms × 2^attempt', async () => {
@@ -35,7 +36,10 @@ describe('client core over real HTTP (scripted server)', () => {
       await client({ maxRetries: 1, sleep: async (ms) => void delays.add(Math.round(ms)) }).track({ event: 'auth.login.failure' });
     }
     expect(delays.size).toBeGreaterThan(1);
-    for (const d of delays) expect(d).toBeGreaterThanOrEqual(100), expect(d).toBeLessThanOrEqual(200);
+    for (const d of delays) {
+      expect(d).toBeGreaterThanOrEqual(100);
+      expect(d).toBeLessThanOrEqual(200);
+    }
   });
 
   it('never throws: an event that cannot be serialised, or is not an object, is a rejected value', async () => {

@@ -59,7 +59,8 @@ describe('conformance harness', () => {
       await expect(replay(scenario, url(), (o) => new VigilClient(o))).resolves.toBeUndefined();
       // A clock that jumps an hour and more at every reading ends the cooldown at once: the next event goes out.
       let t = 0;
-      const hasty = (o: ConstructorParameters<typeof VigilClient>[0]) => new VigilClient({ ...o, clock: { now: () => (t += 4_000_000), setTimer: () => () => {} } });
+      const hasty = (o: ConstructorParameters<typeof VigilClient>[0]) =>
+        new VigilClient({ ...o, clock: { now: () => (t += 4_000_000), setTimer: () => () => {} } });
       await expect(replay(scenario, url(), hasty)).rejects.toThrow(/first-429-enters-cooldown step/);
     });
   });

@@ -41,7 +41,10 @@ describe('Node client against the real service', () => {
 
   it('batch on Free: the 403 of the batch endpoint falls back to single events', async () => {
     const vigil = client('free');
-    const result = await vigil.trackBatch([{ event: 'auth.login.success', actor_id: 'f1' }, { event: 'auth.login.success', actor_id: 'f2' }]);
+    const result = await vigil.trackBatch([
+      { event: 'auth.login.success', actor_id: 'f1' },
+      { event: 'auth.login.success', actor_id: 'f2' },
+    ]);
     expect(result).toMatchObject({ accepted: 2, rejected: 0 });
     expect((await read('free', '/v1/usage')).used).toBe(2);
   });

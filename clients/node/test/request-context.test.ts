@@ -9,7 +9,9 @@ function serve(read: (req: IncomingMessage) => unknown): Promise<{ server: Serve
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify(read(req)));
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}` })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}` })),
+  );
 }
 
 describe('requestContext: ip, user_agent and request from an incoming request', () => {
