@@ -181,9 +181,9 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => parseJson(body as string, done));
   // navigator.sendBeacon can only send a CORS-safelisted type without a preflight: the browser
-  // client's page-hide beacon sends JSON as text/plain, which the ingestion routes accept.
+  // client's page-hide beacon sends JSON as text/plain, accepted from beacons only (key in the URL).
   app.addContentTypeParser('text/plain', { parseAs: 'string' }, (request, body, done) => {
-    if (request.routeOptions.config?.access !== 'ingest') {
+    if (request.vigil?.beacon !== true) {
       done(new ApiError({ code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the body as JSON with "Content-Type: application/json".' }), undefined);
       return;
     }

@@ -63,6 +63,7 @@ export function registerGuards(app: FastifyInstance, deps: GuardDeps): void {
       const beacon = beaconKey(request.query);
       if (beacon.refused) throw new ApiError({ code: 'UNAUTHORIZED', message: beacon.refused });
       key = beacon.key;
+      request.vigil.beacon = key !== undefined;
     }
     const auth = await deps.authenticator.authenticate(key);
     if (!auth.ok) throw new ApiError({ code: 'UNAUTHORIZED', message: auth.message });

@@ -56,6 +56,16 @@ describe('page-hide beacons: publishable key in the URL, JSON as text/plain', ()
     expectError(await beacon(`/v1/events?api_key=${acct.publishable}`, 'not json'), 400, 'INVALID_JSON');
   });
 
+  it('text/plain with the key in a header (not a beacon) is still 415', async () => {
+    const res = await t.vigil.app.inject({
+      method: 'POST',
+      url: '/v1/events',
+      headers: { ...bearer(acct.publishable), 'content-type': 'text/plain' },
+      payload: JSON.stringify({ event: 'custom.page.left' }),
+    });
+    expectError(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
+  });
+
   it('text/plain is still 415 outside the ingestion routes', async () => {
     const res = await t.vigil.app.inject({
       method: 'PATCH',
