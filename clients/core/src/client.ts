@@ -1,6 +1,6 @@
 import { uuidv7 } from './event-id.js';
 import { fetchSend, realSleep, systemClock } from './transport.js';
-import type { BatchResult, ClientOptions, ClientStats, Clock, Outcome, RiskDecision, Send, Sleep, TrackResult, VigilEvent } from './types.js';
+import type { Answer, BatchResult, ClientOptions, ClientStats, Clock, Outcome, RiskDecision, Send, Sleep, TrackResult, VigilEvent } from './types.js';
 
 /** After the first 429 nothing but probes is sent for this long. */
 export const COOLDOWN_MS = 3_600_000;
@@ -226,9 +226,15 @@ export class VigilClient {
     return promise;
   }
 
+  /**
+   * A JSON snapshot of the event with its `event_id`: what the caller changes afterwards is not
+   * sent, and an event that cannot be serialised is refused here, before it reaches a buffer.
+   */
   private withId(event: VigilEvent): VigilEvent {
     if (typeof event !== 'object' || event === null || Array.isArray(event)) throw new TypeError('an event is an object');
-    return event.event_id ? { ...event } : { ...event, event_id: uuidv7(this.clock.now()) };
+    const copy = JSON.parse(JSON.stringify(event)) as VigilEvent;
+    if (!copy.event_id) copy.event_id = uuidv7(this.clock.now());
+    return copy;
   }
 
   private dropped(n: number): number {
@@ -313,12 +319,21 @@ export class VigilClient {
     };
   }
 
+  /** One HTTP attempt; an injected transport that throws counts as no answer. */
+  private async attempt(path: string, body: string): Promise<Answer> {
+    try {
+      return await this.send(this.endpoint(path), this.headers, body, this.timeoutMs);
+    } catch (err) {
+      return { kind: 'no-answer', reason: String(err) };
+    }
+  }
+
   /** One request with its retries. A probe is a single attempt whose answer decides the cooldown. */
   private async post(path: string, payload: unknown, probe: boolean): Promise<Delivery> {
     const body = JSON.stringify(payload);
     if (probe) this.counts.probes += 1;
     for (let attempt = 0; ; attempt++) {
-      const answer = await this.send(this.endpoint(path), this.headers, body, this.timeoutMs);
+      const answer = await this.attempt(path, body);
       const status = answer.kind === 'answer' ? answer.status : null;
       if (answer.kind === 'answer') {
         if (status === 429) {

@@ -54,6 +54,41 @@ describe('client core over real HTTP (scripted server)', () => {
     expect(c.stats().rejected).toBe(4);
   });
 
+  it('buffered mode: an event that cannot be serialised is refused at once and later events still go out', async () => {
+    const circular: VigilEvent = { event: 'custom.test.loop' };
+    circular.self = circular;
+    const c = client({ mode: 'buffered', bufferSize: 2 });
+    expect((await c.track(circular)).outcome).toBe('rejected');
+    await c.track({ event: 'auth.login.success', actor_id: 'a' });
+    await c.track({ event: 'auth.login.success', actor_id: 'b' });
+    await c.idle();
+    const sent = await requests();
+    expect(sent.map((r) => r.path)).toEqual(['/v1/events/batch']);
+    expect(c.stats()).toMatchObject({ rejected: 1, accepted: 2 });
+  });
+
+  it('buffered mode sends the event as it was when tracked, not as the caller changed it later', async () => {
+    const c = client({ mode: 'buffered', bufferSize: 10 });
+    const event: VigilEvent = { event: 'auth.login.success', metadata: { step: 1 } };
+    await c.track(event);
+    (event.metadata as { step: number }).step = 2;
+    await c.flush();
+    const [request] = (await requests()) as unknown as { body: { events: VigilEvent[] } }[];
+    expect(request?.body.events[0]?.metadata).toEqual({ step: 1 });
+  });
+
+  it('a transport that throws is a network error, not an exception', async () => {
+    const c = client({
+      maxRetries: 1,
+      sleep: async () => undefined,
+      send: () => {
+        throw new Error('boom');
+      },
+    });
+    await expect(c.track({ event: 'auth.login.failure' })).resolves.toMatchObject({ outcome: 'failed', status: null });
+    expect(c.stats()).toMatchObject({ failed: 1, retries: 1 });
+  });
+
   it('a service that is not listening is a failed delivery after the retries, not an exception', async () => {
     const c = new VigilClient({ apiKey: DEFAULT_API_KEY, baseUrl: 'http://127.0.0.1:9', sleep: async () => undefined, maxRetries: 1 });
     await expect(c.track({ event: 'auth.login.failure' })).resolves.toMatchObject({ outcome: 'failed', status: null });
