@@ -1,9 +1,10 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /**
- * Two projects: every suite on the embedded default, and the HTTP functional suites again
- * in scale-out mode (PostgreSQL + Redis). Each suite that needs a server skips with a
- * message when it is absent, and fails under CI=true.
+ * Three projects: every suite on the embedded default, the HTTP functional suites again
+ * in scale-out mode (PostgreSQL + Redis), and the official clients (clients/*). Each suite
+ * that needs a server skips with a message when it is absent, and fails under CI=true.
  */
 export default defineConfig({
   test: {
@@ -20,6 +21,11 @@ export default defineConfig({
           testTimeout: 30_000,
           hookTimeout: 30_000,
         },
+      },
+      {
+        // The clients' tests run on their sources: the shared core resolves to its TypeScript.
+        resolve: { alias: { '@vigil/client-core': fileURLToPath(new URL('./clients/core/src/index.ts', import.meta.url)) } },
+        test: { name: 'clients', include: ['clients/*/test/**/*.test.ts'], testTimeout: 60_000, hookTimeout: 120_000 },
       },
     ],
   },

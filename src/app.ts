@@ -161,16 +161,26 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   }
 
   // JSON only; parsed with plain JSON.parse: prototype keys are rejected by validation, not here.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  const parseJson = (body: string, done: (err: Error | null, body?: unknown) => void) => {
     try {
-      done(null, JSON.parse(body as string));
+      done(null, JSON.parse(body));
     } catch (err) {
       const error = err as Error & { statusCode?: number; vigilJson?: boolean };
       error.statusCode = 400;
       error.vigilJson = true;
       done(error, undefined);
     }
+  };
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => parseJson(body as string, done));
+  // navigator.sendBeacon can only send a CORS-safelisted type without a preflight: the browser
+  // client's page-hide beacon sends JSON as text/plain, accepted from beacons only (key in the URL).
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (request, body, done) => {
+    if (request.vigil?.beacon !== true) {
+      done(new ApiError({ code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the body as JSON with "Content-Type: application/json".' }), undefined);
+      return;
+    }
+    parseJson(body as string, done);
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {

@@ -24,6 +24,20 @@ export function presentedKey(headers: Readonly<Record<string, string | string[] 
 }
 
 /**
+ * The key of a request sent with `navigator.sendBeacon`, which cannot set headers: the
+ * `api_key` query parameter, on the ingestion routes only. A secret key is refused there
+ * (URLs end up in proxy and browser logs); only a publishable key, which is public by design,
+ * may travel in a URL.
+ */
+export function beaconKey(query: unknown): { readonly key?: string; readonly refused?: string } {
+  const key = (query as Record<string, unknown> | undefined)?.api_key;
+  if (typeof key !== 'string' || key.length === 0) return {};
+  if (!key.startsWith('vgl_pk_'))
+    return { refused: 'Only a publishable key (vgl_pk_…) may be sent in the URL; send a secret key in the Authorization header.' };
+  return { key };
+}
+
+/**
  * Resolves API keys to accounts. Lookups are cached briefly so a login burst does not
  * hit the database per request; revocation and plan changes made through this process
  * invalidate the cache at once, and other instances see them within `ttlMs`.

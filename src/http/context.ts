@@ -7,6 +7,8 @@ export interface RequestState {
   allowedOrigins?: readonly string[];
   /** Window reported in X-RateLimit-* headers; the last check that ran decides it. */
   rateLimit?: WindowStatus;
+  /** The key came in the URL (a sendBeacon request): the body may then be JSON sent as text/plain. */
+  beacon?: boolean;
 }
 
 declare module 'fastify' {

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimiter } from '../limits/types.js';
 import type { Clock } from '../util/clock.js';
-import { presentedKey, type Authenticator } from './authenticator.js';
+import { beaconKey, presentedKey, type Authenticator } from './authenticator.js';
 import './context.js';
 import { allowOrigin } from './cors.js';
 import { ApiError } from './errors.js';
@@ -32,7 +32,8 @@ function rateLimited(seconds: number, scope: string): Rejection {
 /**
  * The request lifecycle's first step, before any body is read:
  *   1. per-IP cap on every /v1 request (also with bad keys, so key guessing is capped);
- *   2. authentication by API key (or admin token on /admin);
+ *   2. authentication by API key (or admin token on /admin); on the ingestion routes a
+ *      publishable key may also come as `?api_key=` (sendBeacon cannot set headers);
  *   3. key kind and browser origin checks.
  * The per-IP cap runs before authentication: an address over
  * its cap must not learn whether the keys it tries are valid.
@@ -58,7 +59,14 @@ export function registerGuards(app: FastifyInstance, deps: GuardDeps): void {
       return;
     }
     if (access !== 'ingest' && access !== 'read') return;
-    const auth = await deps.authenticator.authenticate(presentedKey(request.headers));
+    let key = presentedKey(request.headers);
+    if (key === undefined && access === 'ingest') {
+      const beacon = beaconKey(request.query);
+      if (beacon.refused) throw new ApiError({ code: 'UNAUTHORIZED', message: beacon.refused });
+      key = beacon.key;
+      request.vigil.beacon = key !== undefined;
+    }
+    const auth = await deps.authenticator.authenticate(key);
     if (!auth.ok) throw new ApiError({ code: 'UNAUTHORIZED', message: auth.message });
     request.vigil.account = auth.ctx;
     request.vigil.allowedOrigins = auth.allowedOrigins;

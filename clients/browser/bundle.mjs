@@ -1,0 +1,26 @@
+// Builds dist/vigil.min.js: the browser client and its core in one minified ES module, for a
+// <script type="module"> or a CDN. The size test builds the same bundle from these options.
+import { build } from 'esbuild';
+import { fileURLToPath } from 'node:url';
+
+const here = (path) => fileURLToPath(new URL(path, import.meta.url));
+
+/** esbuild options of the shipped bundle; `write: false` returns it in memory. */
+export function bundleOptions(overrides = {}) {
+  return {
+    entryPoints: [here('./src/index.ts')],
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    target: 'es2020',
+    platform: 'browser',
+    // The core is bundled from its sources, so the bundle never depends on a build order.
+    alias: { '@vigil/client-core': here('../core/src/index.ts') },
+    legalComments: 'none',
+    ...overrides,
+  };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  await build(bundleOptions({ outfile: here('./dist/vigil.min.js') }));
+}

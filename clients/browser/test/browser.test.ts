@@ -1,0 +1,172 @@
+import { existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleOptions } from '../bundle.mjs';
+import { loadScenarios, startRealService, startScriptedServer, type RealService, type Running } from '../../core/test/processes.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium) {
+  if (process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing: the browser client's tests cannot run (install the chromium package)`);
+  console.warn(`browser client tests skipped: ${CHROMIUM} is missing`);
+}
+
+/** Bytes of the shipped bundle (dist/vigil.min.js, built in memory), minified and gzipped. */
+async function shippedBundleSize(): Promise<{ minified: number; gzipped: number }> {
+  const out = await build(bundleOptions({ write: false }));
+  const code = out.outputFiles![0]!.contents;
+  return { minified: code.length, gzipped: gzipSync(code, { level: 9 }).length };
+}
+
+describe('browser client: bundle size', () => {
+  it('is under 5 KB minified and gzipped', async () => {
+    const size = await shippedBundleSize();
+    console.log(`browser bundle: ${size.minified} B minified, ${size.gzipped} B gzipped`);
+    expect(size.gzipped).toBeLessThan(5 * 1024);
+  });
+});
+
+describe.skipIf(!haveChromium)('browser client in headless Chromium', () => {
+  let site: Server;
+  let origin: string;
+  let service: Running<RealService>;
+  let scripted: Running<{ port: number }>;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    const pageBundle = await build(bundleOptions({ entryPoints: [new URL('./page.ts', import.meta.url).pathname], minify: false, write: false }));
+    const script = pageBundle.outputFiles![0]!.text;
+    // The page must come from an origin the publishable key allows: a tiny static server.
+    site = createServer((req, res) => {
+      if (req.url === '/page.js') {
+        res.writeHead(200, { 'content-type': 'text/javascript' });
+        res.end(script);
+      } else {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<!doctype html><title>vigil test page</title><script type="module" src="/page.js"></script>');
+      }
+    });
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', () => resolve()));
+    origin = `http://127.0.0.1:${(site.address() as { port: number }).port}`;
+    [service, scripted, browser] = await Promise.all([
+      startRealService(['--plan', 'pro', '--plan', 'free', '--publishable-origin', origin]),
+      startScriptedServer(),
+      chromium.launch({ executablePath: CHROMIUM, args: FLAGS }),
+    ]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await Promise.all([service?.stop(), scripted?.stop()]);
+    site?.close();
+  });
+
+  const openPage = async () => {
+    page = await browser.newPage();
+    await page.goto(origin + '/');
+    await page.waitForFunction(() => window.testPage !== undefined);
+    return page;
+  };
+  const stored = async (plan: string, actor: string) =>
+    (
+      (await (
+        await fetch(`${service.info.base}/v1/events?actor_id=${actor}`, { headers: { authorization: `Bearer ${service.info.accounts[plan]!.secret}` } })
+      ).json()) as { data: { event: string }[] }
+    ).data;
+
+  it('refuses a secret key with a clear error', async () => {
+    const p = await openPage();
+    const message = await p.evaluate((key) => {
+      try {
+        new window.testPage.VigilBrowser({ apiKey: key });
+        return 'accepted';
+      } catch (err) {
+        return (err as Error).message;
+      }
+    }, service.info.accounts.pro!.secret);
+    expect(message).toMatch(/publishable key \(vgl_pk_/);
+    expect(message).toMatch(/secret key .* must never be shipped to a browser/);
+  });
+
+  it('sends an event to the real service from the allowed origin and reads the risk decision', async () => {
+    const p = await openPage();
+    const result = await p.evaluate(
+      ({ key, base }) =>
+        new window.testPage.VigilBrowser({ apiKey: key, baseUrl: base, mode: 'direct' }).track({ event: 'auth.login.failure', actor_id: 'browser-1' }),
+      { key: service.info.accounts.pro!.publishable, base: service.info.base },
+    );
+    expect(result).toMatchObject({ outcome: 'accepted', status: 202, risk: { level: 'low', action: 'allow' } });
+    expect(await stored('pro', 'browser-1')).toHaveLength(1);
+  });
+
+  it('buffers by default and sends batches (Pro) or single events (Free)', async () => {
+    const p = await openPage();
+    const stats = await p.evaluate(
+      async ({ pro, free, base }) => {
+        const out = [];
+        for (const key of [pro, free]) {
+          const vigil = new window.testPage.VigilBrowser({ apiKey: key, baseUrl: base });
+          await vigil.trackBatch([1, 2, 3].map((n) => ({ event: 'custom.page.viewed', actor_id: 'browser-batch', metadata: { n } })));
+          await vigil.flush();
+          out.push(vigil.stats());
+        }
+        return out;
+      },
+      { pro: service.info.accounts.pro!.publishable, free: service.info.accounts.free!.publishable, base: service.info.base },
+    );
+    expect(stats.map((s) => [s.accepted, s.rejected, s.failed])).toEqual([
+      [3, 0, 0],
+      [3, 0, 0],
+    ]);
+    expect(await stored('pro', 'browser-batch')).toHaveLength(3);
+    expect(await stored('free', 'browser-batch')).toHaveLength(3);
+  });
+
+  it('hands the buffer to sendBeacon when the page is hidden, and the service stores it', async () => {
+    const p = await openPage();
+    const before = await p.evaluate(
+      ({ key, base }) => {
+        const vigil = new window.testPage.VigilBrowser({ apiKey: key, baseUrl: base, flushIntervalMs: 600_000 });
+        (window as unknown as { vigil: typeof vigil }).vigil = vigil;
+        for (const n of [1, 2, 3]) void vigil.track({ event: 'custom.page.left', actor_id: 'browser-beacon', metadata: { n } });
+        return vigil.stats();
+      },
+      { key: service.info.accounts.pro!.publishable, base: service.info.base },
+    );
+    expect(before).toMatchObject({ accepted: 0, beaconed: 0 });
+    expect(await stored('pro', 'browser-beacon')).toHaveLength(0);
+    await p.goto('about:blank');
+    let events: { event: string }[] = [];
+    for (let i = 0; i < 100 && events.length < 3; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      events = await stored('pro', 'browser-beacon');
+    }
+    expect(events).toHaveLength(3);
+    await p.close();
+  });
+
+  describe('conformance scenarios: browser client', () => {
+    let shared: Page;
+    beforeAll(async () => {
+      shared = await openPage();
+    });
+    for (const scenario of loadScenarios()) {
+      it(scenario.name, () =>
+        shared.evaluate(({ s, url }) => window.testPage.runScenario(s, url), { s: scenario, url: `http://127.0.0.1:${scripted.info.port}` }),
+      );
+    }
+  });
+});

@@ -1,0 +1,354 @@
+import { uuidv7 } from './event-id.js';
+import { fetchSend, realSleep, systemClock } from './transport.js';
+import type { Answer, BatchResult, ClientOptions, ClientStats, Clock, Outcome, RiskDecision, Send, Sleep, TrackResult, VigilEvent } from './types.js';
+
+/** After the first 429 nothing but probes is sent for this long. */
+export const COOLDOWN_MS = 3_600_000;
+/** During a cooldown at most one probe is sent per period of this length, counted from its start. */
+export const PROBE_PERIOD_MS = 300_000;
+
+type Delivered = Exclude<Outcome, 'buffered'>;
+interface Delivery {
+  readonly outcome: Delivered;
+  readonly status: number | null;
+  readonly body: string;
+}
+
+type Counts = { -readonly [K in keyof Omit<ClientStats, 'inCooldown'>]: number };
+const STAT: Record<Delivered, 'accepted' | 'rejected' | 'failed' | 'rateLimited' | 'dropped'> = {
+  accepted: 'accepted',
+  rejected: 'rejected',
+  failed: 'failed',
+  rate_limited: 'rateLimited',
+  dropped: 'dropped',
+};
+
+const emptyBatch = (): BatchResult => ({ accepted: 0, rejected: 0, failed: 0, rateLimited: 0, dropped: 0, buffered: 0 });
+
+function riskOf(body: string): RiskDecision | null {
+  try {
+    const risk = (JSON.parse(body) as { risk?: RiskDecision } | null)?.risk;
+    return risk && typeof risk.score === 'number' ? { score: risk.score, level: risk.level, action: risk.action } : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Delivers events to Vigil: single events, batches (falling back to single events when the
+ * plan has no batch endpoint) or a buffer flushed by count and by time. Every public method
+ * resolves to a value and never throws or rejects: a security signal must never break the
+ * request that produced it.
+ *
+ * On the first 429 the client stays silent for one hour, except for one probe per 5-minute
+ * period (the first event produced in it); a probe answered with anything but 429 ends the
+ * cooldown. Events produced during the cooldown are dropped and counted, never queued.
+ */
+export class VigilClient {
+  private readonly url: string;
+  private readonly headers: Record<string, string>;
+  private readonly timeoutMs: number;
+  private readonly maxRetries: number;
+  private readonly batchSize: number;
+  private readonly buffered: boolean;
+  private readonly bufferSize: number;
+  private readonly flushIntervalMs: number;
+  private readonly retryBaseMs: number;
+  private readonly clock: Clock;
+  private readonly sleep: Sleep;
+  private readonly random: () => number;
+  private readonly send: Send;
+
+  private cooldownStart: number | null = null;
+  private probedPeriod = 0;
+  private batchUnavailable = false;
+  private buffer: VigilEvent[] = [];
+  private cancelTimer: (() => void) | null = null;
+  private sending: Promise<unknown> = Promise.resolve();
+  private readonly pending = new Set<Promise<unknown>>();
+  protected readonly counts: Counts = { accepted: 0, rejected: 0, failed: 0, rateLimited: 0, dropped: 0, retries: 0, probes: 0 };
+
+  constructor(options: ClientOptions) {
+    this.url = (options.baseUrl ?? 'http://localhost:8080').replace(/\/+$/, '');
+    this.headers = { 'content-type': 'application/json', authorization: `Bearer ${options.apiKey}` };
+    this.timeoutMs = options.timeoutMs ?? 2000;
+    this.maxRetries = options.maxRetries ?? 2;
+    this.batchSize = Math.max(1, options.batchSize ?? 100);
+    this.buffered = options.mode === 'buffered';
+    this.bufferSize = Math.max(1, options.bufferSize ?? 100);
+    this.flushIntervalMs = options.flushIntervalMs ?? 5000;
+    this.retryBaseMs = options.retryBaseMs ?? 200;
+    this.clock = options.clock ?? systemClock;
+    this.sleep = options.sleep ?? realSleep;
+    this.random = options.random ?? Math.random;
+    this.send = options.send ?? fetchSend;
+  }
+
+  /**
+   * Sends one event (direct mode: resolves once the service answered, with its risk decision)
+   * or buffers it (buffered mode: resolves at once). Callers that do not await it lose nothing.
+   */
+  track(event: VigilEvent): Promise<TrackResult> {
+    let eventId = '';
+    return this.guard(
+      async () => {
+        const e = this.withId(event);
+        eventId = e.event_id as string;
+        const gate = this.gate();
+        if (gate === 'drop') {
+          this.dropped(1);
+          return { outcome: 'dropped', status: null, risk: null, eventId };
+        }
+        if (gate === 'send' && this.buffered) {
+          this.enqueue([e]);
+          return { outcome: 'buffered', status: null, risk: null, eventId };
+        }
+        const delivery = this.deliverOne(e, gate === 'probe');
+        if (this.buffered) {
+          this.watch(delivery);
+          return { outcome: 'buffered', status: null, risk: null, eventId };
+        }
+        return delivery;
+      },
+      () => ({ outcome: 'rejected', status: null, risk: null, eventId }),
+      1,
+    );
+  }
+
+  /** Sends events in chunks of `batchSize` (or buffers them); resolves to what happened to them. */
+  trackBatch(events: readonly VigilEvent[]): Promise<BatchResult> {
+    return this.guard(
+      async () => {
+        const list = events.map((e) => this.withId(e));
+        const result = emptyBatch();
+        if (list.length === 0) return result;
+        const gate = this.gate();
+        if (gate === 'send' && this.buffered) {
+          this.enqueue(list);
+          result.buffered = list.length;
+          return result;
+        }
+        if (gate === 'send') return this.sendEvents(list);
+        result.dropped = this.dropped(gate === 'probe' ? list.length - 1 : list.length);
+        if (gate === 'probe') {
+          const probe = this.deliverOne(list[0] as VigilEvent, true);
+          if (this.buffered) {
+            this.watch(probe);
+            result.buffered = 1;
+          } else result[STAT[(await probe).outcome as Delivered]] += 1;
+        }
+        return result;
+      },
+      () => ({ ...emptyBatch(), rejected: Array.isArray(events) ? events.length : 0 }),
+      Array.isArray(events) ? events.length : 0,
+    );
+  }
+
+  /** Sends what the buffer holds and resolves once it is delivered (or given up). */
+  flush(): Promise<void> {
+    return this.guard(
+      () => this.startFlush(),
+      () => undefined,
+      0,
+    );
+  }
+
+  /** Resolves when no request is in flight and no flush is pending. */
+  async idle(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all([...this.pending]);
+  }
+
+  /** Flushes the buffer and waits for everything in flight. */
+  async close(): Promise<void> {
+    await this.flush();
+    await this.idle();
+  }
+
+  stats(): ClientStats {
+    return { ...this.counts, inCooldown: this.inCooldown() };
+  }
+
+  /**
+   * Empties the buffer into the requests delivery would send now (batches, or single events
+   * when the plan has no batch endpoint), for a transport that sends them another way: the
+   * browser's page-hide beacon. Nothing during a cooldown (the events are dropped, counted).
+   */
+  protected drainRequests(): { url: string; body: string; count: number }[] {
+    const events = this.takeBuffer();
+    if (this.inCooldown()) {
+      this.dropped(events.length);
+      return [];
+    }
+    const size = this.batchUnavailable ? 1 : this.batchSize;
+    const requests = [];
+    for (let i = 0; i < events.length; i += size) {
+      const chunk = events.slice(i, i + size);
+      requests.push(
+        this.batchUnavailable
+          ? { url: this.endpoint('/v1/events'), body: JSON.stringify(chunk[0]), count: 1 }
+          : { url: this.endpoint('/v1/events/batch'), body: JSON.stringify({ events: chunk }), count: chunk.length },
+      );
+    }
+    return requests;
+  }
+
+  private takeBuffer(): VigilEvent[] {
+    this.cancelTimer?.();
+    this.cancelTimer = null;
+    const events = this.buffer;
+    this.buffer = [];
+    return events;
+  }
+
+  private endpoint(path: string): string {
+    return this.url + path;
+  }
+
+  /** Runs a public call; an input it cannot send (not an object, not serialisable) is `rejected` events, never an exception. */
+  private guard<T>(run: () => Promise<T>, fallback: () => T, events: number): Promise<T> {
+    const reject = () => {
+      this.counts.rejected += events;
+      return fallback();
+    };
+    let promise: Promise<T>;
+    try {
+      promise = run().catch(reject);
+    } catch {
+      promise = Promise.resolve(reject());
+    }
+    return this.watch(promise);
+  }
+
+  private watch<T>(promise: Promise<T>): Promise<T> {
+    this.pending.add(promise);
+    const forget = () => this.pending.delete(promise);
+    promise.then(forget, forget);
+    return promise;
+  }
+
+  /**
+   * A JSON snapshot of the event with its `event_id`: what the caller changes afterwards is not
+   * sent, and an event that cannot be serialised is refused here, before it reaches a buffer.
+   */
+  private withId(event: VigilEvent): VigilEvent {
+    if (typeof event !== 'object' || event === null || Array.isArray(event)) throw new TypeError('an event is an object');
+    const copy = JSON.parse(JSON.stringify(event)) as VigilEvent;
+    if (!copy.event_id) copy.event_id = uuidv7(this.clock.now());
+    return copy;
+  }
+
+  private dropped(n: number): number {
+    this.counts.dropped += n;
+    return n;
+  }
+
+  private inCooldown(): boolean {
+    if (this.cooldownStart !== null && this.clock.now() - this.cooldownStart >= COOLDOWN_MS) this.cooldownStart = null;
+    return this.cooldownStart !== null;
+  }
+
+  /** Whether an event produced now is sent, sent as this period's probe, or dropped. */
+  private gate(): 'send' | 'probe' | 'drop' {
+    if (!this.inCooldown()) return 'send';
+    const period = Math.floor((this.clock.now() - (this.cooldownStart as number)) / PROBE_PERIOD_MS);
+    if (period <= this.probedPeriod) return 'drop';
+    this.probedPeriod = period;
+    return 'probe';
+  }
+
+  private enterCooldown(): void {
+    if (this.inCooldown()) return;
+    this.cooldownStart = this.clock.now();
+    this.probedPeriod = 0;
+    this.dropped(this.takeBuffer().length);
+  }
+
+  private enqueue(events: readonly VigilEvent[]): void {
+    for (const e of events) {
+      this.buffer.push(e);
+      if (this.buffer.length >= this.bufferSize) void this.startFlush();
+    }
+    if (this.buffer.length > 0 && !this.cancelTimer)
+      this.cancelTimer = this.clock.setTimer(() => {
+        this.cancelTimer = null;
+        void this.startFlush();
+      }, this.flushIntervalMs);
+  }
+
+  /** Queues the buffer behind earlier flushes, so batches leave in the order events arrived. */
+  private startFlush(): Promise<void> {
+    const events = this.takeBuffer();
+    if (events.length > 0) this.sending = this.sending.then(() => this.sendEvents(events));
+    return this.watch(this.sending.then(() => undefined));
+  }
+
+  private async sendEvents(events: readonly VigilEvent[]): Promise<BatchResult> {
+    const result = emptyBatch();
+    for (let i = 0; i < events.length;) {
+      if (this.inCooldown()) {
+        result.dropped += this.dropped(events.length - i);
+        break;
+      }
+      if (this.batchUnavailable) {
+        result[STAT[(await this.deliverOne(events[i] as VigilEvent, false)).outcome as Delivered]] += 1;
+        i += 1;
+        continue;
+      }
+      const chunk = events.slice(i, i + this.batchSize);
+      const delivery = await this.post('/v1/events/batch', { events: chunk }, false);
+      // The plan has no batch endpoint (Free): the same events go one by one, now and from now on.
+      if (delivery.status === 403) {
+        this.batchUnavailable = true;
+        continue;
+      }
+      this.counts[STAT[delivery.outcome]] += chunk.length;
+      result[STAT[delivery.outcome]] += chunk.length;
+      i += chunk.length;
+    }
+    return result;
+  }
+
+  private async deliverOne(event: VigilEvent, probe: boolean): Promise<TrackResult> {
+    const delivery = await this.post('/v1/events', event, probe);
+    this.counts[STAT[delivery.outcome]] += 1;
+    return {
+      outcome: delivery.outcome,
+      status: delivery.status,
+      risk: delivery.outcome === 'accepted' ? riskOf(delivery.body) : null,
+      eventId: event.event_id as string,
+    };
+  }
+
+  /** One HTTP attempt; an injected transport that throws counts as no answer. */
+  private async attempt(path: string, body: string): Promise<Answer> {
+    try {
+      return await this.send(this.endpoint(path), this.headers, body, this.timeoutMs);
+    } catch (err) {
+      return { kind: 'no-answer', reason: String(err) };
+    }
+  }
+
+  /** One request with its retries. A probe is a single attempt whose answer decides the cooldown. */
+  private async post(path: string, payload: unknown, probe: boolean): Promise<Delivery> {
+    const body = JSON.stringify(payload);
+    if (probe) this.counts.probes += 1;
+    for (let attempt = 0; ; attempt++) {
+      const answer = await this.attempt(path, body);
+      const status = answer.kind === 'answer' ? answer.status : null;
+      if (answer.kind === 'answer') {
+        if (status === 429) {
+          this.enterCooldown();
+          return { outcome: 'rate_limited', status, body: answer.body };
+        }
+        if (probe) this.cooldownStart = null;
+        if (answer.status < 300) return { outcome: 'accepted', status, body: answer.body };
+        if (answer.status < 500) return { outcome: 'rejected', status, body: answer.body };
+      }
+      if (probe || attempt >= this.maxRetries) return { outcome: 'failed', status, body: '' };
+      await this.sleep(this.retryBaseMs * 2 ** attempt * (0.5 + this.random() / 2));
+      // Another request may have met a 429 meanwhile: a cooldown stops the retries too.
+      if (this.inCooldown()) return { outcome: 'dropped', status, body: '' };
+      this.counts.retries += 1;
+    }
+  }
+}

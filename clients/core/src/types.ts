@@ -1,0 +1,101 @@
+/** An event as the service accepts it: `event` is required, everything else optional. */
+export interface VigilEvent {
+  event: string;
+  event_id?: string;
+  timestamp?: string | number;
+  actor_id?: string;
+  email?: string;
+  ip?: string;
+  user_agent?: string;
+  session_id?: string;
+  host?: string;
+  request?: { method?: string; path?: string; status?: number; query?: string };
+  metadata?: Record<string, unknown>;
+  password_sha1?: string;
+  [field: string]: unknown;
+}
+
+/** Time as the client sees it. Tests inject a fake one to prove the cooldown rules without waiting. */
+export interface Clock {
+  now(): number;
+  /** Runs `fn` once after `ms`; returns a function that cancels it. */
+  setTimer(fn: () => void, ms: number): () => void;
+}
+
+export type Sleep = (ms: number) => Promise<void>;
+
+/** What one HTTP attempt produced: an answer (any status) or none at all. */
+export type Answer = { readonly kind: 'answer'; readonly status: number; readonly body: string } | { readonly kind: 'no-answer'; readonly reason: string };
+
+/** Sends one request; never throws (a failure is a `no-answer`). */
+export type Send = (url: string, headers: Readonly<Record<string, string>>, body: string, timeoutMs: number) => Promise<Answer>;
+
+export interface ClientOptions {
+  /** Secret (`vgl_sk_…`) or publishable (`vgl_pk_…`) key. */
+  apiKey: string;
+  /** Where the service listens. Default `http://localhost:8080`. */
+  baseUrl?: string;
+  /** Per-attempt timeout in milliseconds (real time). Default 2000. */
+  timeoutMs?: number;
+  /** Retries after the first attempt for 5xx answers, network errors and timeouts. Default 2. */
+  maxRetries?: number;
+  /** Events per batch request: the plan's batch size (Starter 50, Pro and Business 100). Default 100. */
+  batchSize?: number;
+  /** `direct` sends each call at once; `buffered` collects events and sends them in batches. Default `direct`. */
+  mode?: 'direct' | 'buffered';
+  /** Buffered mode: send when this many events wait. Default 100. */
+  bufferSize?: number;
+  /** Buffered mode: send this long after the first event entered an empty buffer. Default 5000. */
+  flushIntervalMs?: number;
+  /** Base of the retry backoff: attempt n waits a random time between half and all of `retryBaseMs × 2^n`. Default 200. */
+  retryBaseMs?: number;
+  clock?: Clock;
+  sleep?: Sleep;
+  random?: () => number;
+  send?: Send;
+}
+
+export type Outcome = 'accepted' | 'rejected' | 'failed' | 'rate_limited' | 'dropped' | 'buffered';
+
+export interface RiskDecision {
+  readonly score: number;
+  readonly level: 'low' | 'medium' | 'high' | 'critical';
+  readonly action: 'allow' | 'challenge' | 'block';
+}
+
+export interface TrackResult {
+  readonly outcome: Outcome;
+  /** HTTP status of the last answer, or null when there was none. */
+  readonly status: number | null;
+  /** The service's risk decision for a delivered event, or null. */
+  readonly risk: RiskDecision | null;
+  readonly eventId: string;
+}
+
+/** Events of one `trackBatch` call, by what happened to them. */
+export interface BatchResult {
+  accepted: number;
+  rejected: number;
+  failed: number;
+  rateLimited: number;
+  dropped: number;
+  buffered: number;
+}
+
+export interface ClientStats {
+  /** Events answered 2xx. */
+  readonly accepted: number;
+  /** Events answered a 4xx that is not retried. */
+  readonly rejected: number;
+  /** Events given up after the retries (5xx, network errors, timeouts), and probes without answer. */
+  readonly failed: number;
+  /** Events in requests answered 429. */
+  readonly rateLimited: number;
+  /** Events not sent because of a cooldown. */
+  readonly dropped: number;
+  /** Retry requests sent. */
+  readonly retries: number;
+  /** Probe requests sent during cooldowns. */
+  readonly probes: number;
+  readonly inCooldown: boolean;
+}
