@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-/* global fetch -- Node 20's built-in fetch; declared here so the kit lints in any branch. */
 // Starts the real Vigil service (from this repository's sources) on a free port with a
 // temporary data directory, provisions one account per requested plan through the admin API,
 // and prints one JSON line:
