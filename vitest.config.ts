@@ -1,8 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Two projects: every suite on the embedded default, and the HTTP functional suites again
- * in scale-out mode (PostgreSQL + Redis). Each suite that needs a server skips with a
+ * Three projects: every suite on the embedded default, the HTTP functional suites again
+ * in scale-out mode (PostgreSQL + Redis), and the host agent's suites (agent/test). Each suite that needs a server skips with a
  * message when it is absent, and fails under CI=true.
  */
 export default defineConfig({
@@ -11,6 +11,15 @@ export default defineConfig({
     hookTimeout: 30_000,
     projects: [
       { test: { name: 'embedded', include: ['test/**/*.test.ts'], testTimeout: 30_000, hookTimeout: 30_000 } },
+      {
+        test: {
+          name: 'agent',
+          include: ['agent/test/**/*.test.ts'],
+          // The agent and the service run as child processes; their timers set these bounds.
+          testTimeout: 150_000,
+          hookTimeout: 60_000,
+        },
+      },
       {
         test: {
           name: 'scaleout',
