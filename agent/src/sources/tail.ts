@@ -49,6 +49,8 @@ export class FileTail {
       pos = { ino: st.ino, offset: this.fromStart ? 0 : st.size, head: headOf(this.path) };
       this.buffer.append([], { [this.stateKey]: pos });
     }
+    // A log first seen empty gets its first line remembered once it has one.
+    if (pos.head === '' && st !== undefined && st.ino === pos.ino && st.size > 0) pos = { ...pos, head: headOf(this.path) };
     if (st === undefined || st.ino !== pos.ino) {
       // Rotated by rename (or moved away): finish the old file where it now lives, then start the new one.
       const renamed = findRenamed(this.path, pos.ino);
@@ -62,7 +64,8 @@ export class FileTail {
       this.log.info('log rotated; following the new file', { path: this.path, from_offset: offset });
       return this.poll();
     }
-    if (st.size < pos.offset) {
+    // Truncated: shorter than what was read, or (truncated and refilled between two looks) starting with another first line.
+    if (st.size < pos.offset || (pos.head !== '' && st.size > 0 && headOf(this.path) !== pos.head)) {
       // copytruncate: the copy holds the lines after our offset; read them from there first.
       const mark: FileMark = { ino: pos.ino, size: pos.offset, mtimeMs: 0, head: pos.head };
       const copy = findCopy(this.path, mark);
