@@ -27,7 +27,7 @@ function ipv6(hex: string): string {
     .replace(/(^|:)0(:0)+(:|$)/, '::');
 }
 
-/** Listening TCP sockets from /proc/net/tcp and tcp6, keyed "tcp:0.0.0.0:22". */
+/** Listening TCP sockets from /proc/net/tcp and tcp6, keyed "tcp:0.0.0.0:22" and "tcp6:[::]:22". */
 export function parseProcNet(text: string, protocol: 'tcp' | 'tcp6'): Record<string, Listener> {
   const out: Record<string, Listener> = {};
   for (const line of text.split('\n').slice(1)) {
@@ -36,7 +36,7 @@ export function parseProcNet(text: string, protocol: 'tcp' | 'tcp6'): Record<str
     const [addrHex, portHex] = (f[1] as string).split(':') as [string, string];
     const address = protocol === 'tcp' ? ipv4(addrHex) : ipv6(addrHex);
     const port = parseInt(portHex, 16);
-    out[`${protocol}:${address}:${port}`] = { protocol, address, port, inode: f[9] as string };
+    out[protocol === 'tcp' ? `tcp:${address}:${port}` : `tcp6:[${address}]:${port}`] = { protocol, address, port, inode: f[9] as string };
   }
   return out;
 }
