@@ -129,7 +129,9 @@ export class EventBuffer {
   /** The service will never accept this row (invalid event): kept aside, with the reason, for inspection. */
   reject(row: PendingEvent, reason: string): void {
     this.db.transaction(() => {
-      this.db.prepare('INSERT OR REPLACE INTO rejected (event_id, body, reason, rejected_at) VALUES (?, ?, ?, ?)').run(row.eventId, row.body, reason, Date.now());
+      this.db
+        .prepare('INSERT OR REPLACE INTO rejected (event_id, body, reason, rejected_at) VALUES (?, ?, ?, ?)')
+        .run(row.eventId, row.body, reason, Date.now());
       this.cachedDepth -= this.deleteSeq.run(row.seq).changes;
       this.bump('stat.rejected', 1);
     })();

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { api, freePort, provision, startService, tempDir, type Service } from '../../test/process/service.js';
 import { EventBuffer } from '../src/buffer.js';
 import { compare, listEvents, sleep, startAgent, until, writeAgentConfig, writeLines, type AgentProcess } from './harness.js';
@@ -95,7 +95,9 @@ describe('agent delivery through outages and crashes', () => {
     });
     await sleep(1_500);
     const result = compare(written, await listEvents(service.base, key));
-    console.log(`[no-loss sigkill] ${JSON.stringify({ ...result, missing: result.missing.length, kills, pending_at_kill: pendingAtKill, first_look: stored.length })}`);
+    console.log(
+      `[no-loss sigkill] ${JSON.stringify({ ...result, missing: result.missing.length, kills, pending_at_kill: pendingAtKill, first_look: stored.length })}`,
+    );
     expect(kills).toBe(5);
     // Each kill left events in the buffer: they were delivered by the next run.
     expect(pendingAtKill.every((n) => n > 0)).toBe(true);

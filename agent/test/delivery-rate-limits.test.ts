@@ -38,10 +38,15 @@ describe('agent delivery through 429s', () => {
     agents.push(agent);
     await until('the agent to follow the log', 10_000, async () => (agent.stderr.some((l) => l.includes('vigil-agent running')) ? true : undefined));
     writeLines(log, 0, lines);
-    const stored = await until('every line to be stored', 140_000, async () => {
-      const events = await listEvents(service.base, key);
-      return events.length >= lines ? events : undefined;
-    }, 1_000);
+    const stored = await until(
+      'every line to be stored',
+      140_000,
+      async () => {
+        const events = await listEvents(service.base, key);
+        return events.length >= lines ? events : undefined;
+      },
+      1_000,
+    );
     const result = compare(lines, stored);
     console.log(`[no-loss ${plan}] ${JSON.stringify({ ...result, missing: result.missing.length })}`);
     expect(result.missing).toEqual([]);

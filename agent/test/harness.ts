@@ -128,7 +128,10 @@ export async function until<T>(what: string, ms: number, check: () => Promise<T 
  * Lines written vs events stored: each line index must be stored exactly once, with the
  * user, address and port of its line.
  */
-export function compare(written: number, stored: readonly StoredEvent[]): { written: number; stored: number; distinctEventIds: number; missing: number[]; wrongContent: number } {
+export function compare(
+  written: number,
+  stored: readonly StoredEvent[],
+): { written: number; stored: number; distinctEventIds: number; missing: number[]; wrongContent: number } {
   const byUser = new Map<string, StoredEvent[]>();
   for (const e of stored) {
     if (e.event !== 'server.ssh.login.failure' || e.actor_id === undefined) continue;

@@ -153,7 +153,10 @@ describe('vigil-agent parse on real-world log formats', () => {
     const first = await runCli(['parse', '--source', 'auth', '--host', 'web1', file]);
     const second = await runCli(['parse', '--source', 'auth', '--host', 'web1', file]);
     expect(first.code).toBe(0);
-    const printed = first.stdout.trim().split('\n').map((l) => JSON.parse(l) as AgentEvent);
+    const printed = first.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as AgentEvent);
     expect(printed).toEqual(parseFiles('auth', 'web1', [file]));
     expect(second.stdout).toBe(first.stdout);
   });

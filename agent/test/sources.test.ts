@@ -51,7 +51,9 @@ describe('file integrity', () => {
     const dir = tempDir('vigil-agent-fim-');
     mkdirSync(join(dir, 'sudoers.d'));
     writeFileSync(join(dir, 'passwd'), 'root:x:0:0:root:/root:/bin/bash\n');
-    const ctx = context({ files: { enabled: true, interval_s: 0.05, paths: [join(dir, 'passwd'), join(dir, 'sudoers.d'), join(dir, '*', 'authorized_keys')] } });
+    const ctx = context({
+      files: { enabled: true, interval_s: 0.05, paths: [join(dir, 'passwd'), join(dir, 'sudoers.d'), join(dir, '*', 'authorized_keys')] },
+    });
     await started(filesSource(ctx));
     await until('the baseline', 5_000, async () => (ctx.buffer.getState('files:snapshot') ? true : undefined), 20);
     expect(ctx.events()).toEqual([]);
@@ -150,7 +152,11 @@ describe('listening ports', () => {
     const port = (server.address() as { port: number }).port;
     try {
       const event = await until('the listener', 5_000, async () => ctx.events().find((e) => e.metadata.port === port), 20);
-      expect(event).toMatchObject({ event: 'server.network.listener.opened', host: 'h1', metadata: { protocol: 'tcp', address: '127.0.0.1', port, pid: process.pid } });
+      expect(event).toMatchObject({
+        event: 'server.network.listener.opened',
+        host: 'h1',
+        metadata: { protocol: 'tcp', address: '127.0.0.1', port, pid: process.pid },
+      });
     } finally {
       server.close();
     }
@@ -199,15 +205,23 @@ describe('processes', () => {
     const dropped = spawn(join(dir, 'kworker'), ['3']);
     const shell = spawn('sh', ['-c', 'sleep 3; true']);
     try {
-      const events = await until('both processes', 5_000, async () => {
-        const e = ctx.events();
-        return e.some((x) => x.metadata.pid === dropped.pid) && e.some((x) => x.metadata.pid === shell.pid) ? e : undefined;
-      }, 20);
+      const events = await until(
+        'both processes',
+        5_000,
+        async () => {
+          const e = ctx.events();
+          return e.some((x) => x.metadata.pid === dropped.pid) && e.some((x) => x.metadata.pid === shell.pid) ? e : undefined;
+        },
+        20,
+      );
       expect(events.find((e) => e.metadata.pid === dropped.pid)).toMatchObject({
         event: 'server.process.suspicious',
         metadata: { technique: 'executable_in_temp_dir', exe: join(dir, 'kworker'), command: `${join(dir, 'kworker')} 3` },
       });
-      expect(events.find((e) => e.metadata.pid === shell.pid)).toMatchObject({ event: 'server.process.executed', metadata: { command: 'sh -c sleep 3; true' } });
+      expect(events.find((e) => e.metadata.pid === shell.pid)).toMatchObject({
+        event: 'server.process.executed',
+        metadata: { command: 'sh -c sleep 3; true' },
+      });
     } finally {
       dropped.kill();
       shell.kill();
@@ -224,8 +238,24 @@ describe('containers', () => {
       if (req.url?.startsWith('/events')) {
         res.writeHead(200, { 'content-type': 'application/json' });
         const t = Math.floor(Date.now() / 1000);
-        res.write(JSON.stringify({ Type: 'container', Action: 'start', Actor: { ID: id, Attributes: { image: 'alpine:3.20', name: 'tools' } }, time: t, timeNano: t * 1e9 }) + '\n');
-        res.write(JSON.stringify({ Type: 'container', Action: 'die', Actor: { ID: id, Attributes: { exitCode: '137', image: 'alpine:3.20', name: 'tools' } }, time: t, timeNano: t * 1e9 + 5 }) + '\n');
+        res.write(
+          JSON.stringify({
+            Type: 'container',
+            Action: 'start',
+            Actor: { ID: id, Attributes: { image: 'alpine:3.20', name: 'tools' } },
+            time: t,
+            timeNano: t * 1e9,
+          }) + '\n',
+        );
+        res.write(
+          JSON.stringify({
+            Type: 'container',
+            Action: 'die',
+            Actor: { ID: id, Attributes: { exitCode: '137', image: 'alpine:3.20', name: 'tools' } },
+            time: t,
+            timeNano: t * 1e9 + 5,
+          }) + '\n',
+        );
         return; // the stream stays open, as Docker's does
       }
       if (req.url === `/containers/${id}/json`) {
@@ -266,7 +296,14 @@ describe('heartbeat', () => {
     await new Promise((r) => setTimeout(r, 350));
     const beats = ctx.events().filter((e) => e.event === 'server.agent.heartbeat');
     expect(beats).toHaveLength(1);
-    expect(beats[0]?.metadata).toMatchObject({ buffer_depth: expect.any(Number), buffer_full: false, dropped: 0, dropped_by_service: 0, rejected_invalid: 0, sources: ['auth'] });
+    expect(beats[0]?.metadata).toMatchObject({
+      buffer_depth: expect.any(Number),
+      buffer_full: false,
+      dropped: 0,
+      dropped_by_service: 0,
+      rejected_invalid: 0,
+      sources: ['auth'],
+    });
     expect(beats[0]?.metadata.oldest_pending_age_s).toBeGreaterThanOrEqual(0);
   });
 });

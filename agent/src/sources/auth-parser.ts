@@ -82,7 +82,11 @@ export class AuthParser {
     m = SSH_INVALID.exec(message);
     if (m) {
       if (pid !== undefined) this.markInvalid(pid);
-      add('server.ssh.login.failure', m[1] || undefined, m[2], { method: undefined, port: m[3] === undefined ? undefined : Number(m[3]), reason: 'invalid_user' });
+      add('server.ssh.login.failure', m[1] || undefined, m[2], {
+        method: undefined,
+        port: m[3] === undefined ? undefined : Number(m[3]),
+        reason: 'invalid_user',
+      });
       return;
     }
     m = SSH_DISCONNECTED.exec(message);

@@ -45,7 +45,13 @@ export function containerEvent(host: string, e: DockerEvent, inspect: Inspect | 
   const id = e.Actor?.ID ?? e.id ?? '';
   const attrs = e.Actor?.Attributes ?? {};
   const at = e.timeNano !== undefined ? Math.floor(e.timeNano / 1e6) : (e.time ?? 0) * 1000;
-  const base = { source: 'containers', runtime: 'docker', container_id: id.slice(0, 12), container: attrs.name ?? inspect?.Name?.replace(/^\//, ''), image: attrs.image ?? inspect?.Config?.Image };
+  const base = {
+    source: 'containers',
+    runtime: 'docker',
+    container_id: id.slice(0, 12),
+    container: attrs.name ?? inspect?.Name?.replace(/^\//, ''),
+    image: attrs.image ?? inspect?.Config?.Image,
+  };
   if (action === 'die')
     return makeEvent({
       event: 'server.container.stopped',
@@ -91,7 +97,10 @@ export function containersSource(ctx: SourceContext): Source {
         if (!line.trim()) continue;
         const e = JSON.parse(line) as DockerEvent;
         const id = e.Actor?.ID ?? e.id;
-        const inspect = (e.Action ?? e.status) === 'start' && id ? ((await getJson(socketPath, `/containers/${id}/json`).catch(() => undefined)) as Inspect | undefined) : undefined;
+        const inspect =
+          (e.Action ?? e.status) === 'start' && id
+            ? ((await getJson(socketPath, `/containers/${id}/json`).catch(() => undefined)) as Inspect | undefined)
+            : undefined;
         const event = containerEvent(ctx.host, e, inspect);
         ctx.buffer.append(event ? [event] : [], { [SINCE_KEY]: e.time ?? Math.floor(Date.now() / 1000) });
       }

@@ -116,7 +116,13 @@ export function filesSource(ctx: SourceContext): Source {
     const current = scanFiles(cfg.paths, previous, cfg.max_file_bytes);
     const now = Date.now();
     const event = (type: string, path: string, metadata: Record<string, unknown>, salt: string): AgentEvent =>
-      makeEvent({ event: type, event_id: eventIdOf(ctx.host, 'files', type, path, salt, now), at: now, host: ctx.host, metadata: { source: 'files', path, ...metadata } });
+      makeEvent({
+        event: type,
+        event_id: eventIdOf(ctx.host, 'files', type, path, salt, now),
+        at: now,
+        host: ctx.host,
+        metadata: { source: 'files', path, ...metadata },
+      });
     diffSnapshot<FileState>(
       ctx,
       key,
@@ -125,9 +131,14 @@ export function filesSource(ctx: SourceContext): Source {
         const out: AgentEvent[] = [];
         for (const [path, s] of added) {
           const meta = { sha256: s.sha256, mode: s.mode, uid: s.uid, gid: s.gid, size: s.size };
-          out.push(isCronPath(path) ? event('server.cron.added', path, { ...meta, command: s.lines?.join('\n') }, s.sha256) : event('server.file.created', path, meta, s.sha256));
+          out.push(
+            isCronPath(path)
+              ? event('server.cron.added', path, { ...meta, command: s.lines?.join('\n') }, s.sha256)
+              : event('server.file.created', path, meta, s.sha256),
+          );
         }
-        for (const [path, s] of removed) out.push(event(isCronPath(path) ? 'server.cron.removed' : 'server.file.deleted', path, { old_sha256: s.sha256 }, s.sha256));
+        for (const [path, s] of removed)
+          out.push(event(isCronPath(path) ? 'server.cron.removed' : 'server.file.deleted', path, { old_sha256: s.sha256 }, s.sha256));
         for (const [path, before, after] of changed) {
           if (before.sha256 !== after.sha256) {
             const meta = { old_sha256: before.sha256, new_sha256: after.sha256, old_size: before.size, size: after.size };

@@ -49,7 +49,8 @@ export function parseIptablesSave(text: string): Record<string, RuleFacts> {
       out[`${table}/${chain}: ${line}`] = facts(chain, line, 'iptables');
     } else if (line.startsWith(':')) {
       const [chain, policy] = line.slice(1).split(' ');
-      if (policy && policy !== '-') out[`${table}/${chain}: policy`] = { rule: `policy ${policy}`, chain: chain as string, action: policy.toLowerCase(), source: 'anywhere' };
+      if (policy && policy !== '-')
+        out[`${table}/${chain}: policy`] = { rule: `policy ${policy}`, chain: chain as string, action: policy.toLowerCase(), source: 'anywhere' };
     }
   }
   return out;

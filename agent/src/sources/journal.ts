@@ -42,7 +42,14 @@ export function journalSource(ctx: SourceContext): Source {
   let restart: NodeJS.Timeout | undefined;
   const launch = () => {
     const cursor = ctx.buffer.getState<string>(CURSOR_KEY);
-    const args = ['-o', 'json', '-f', '--no-pager', ...(cursor ? [`--after-cursor=${cursor}`] : ['-n', '0']), ...AUTH_IDENTS.map((i) => `SYSLOG_IDENTIFIER=${i}`)];
+    const args = [
+      '-o',
+      'json',
+      '-f',
+      '--no-pager',
+      ...(cursor ? [`--after-cursor=${cursor}`] : ['-n', '0']),
+      ...AUTH_IDENTS.map((i) => `SYSLOG_IDENTIFIER=${i}`),
+    ];
     child = spawn(ctx.config.sources.journal.command, args, { stdio: ['ignore', 'pipe', 'ignore'] });
     const rl = createInterface({ input: child.stdout as NodeJS.ReadableStream });
     rl.on('line', (line) => {

@@ -24,7 +24,15 @@ export function packageLineHandler(host: string): (lines: readonly Line[], file:
             event_id: id,
             at,
             host,
-            metadata: { source: 'packages', manager: 'dpkg', action: d[3], package: d[4], arch: d[5], previous_version: d[6] === '<none>' ? undefined : d[6], version: d[7] },
+            metadata: {
+              source: 'packages',
+              manager: 'dpkg',
+              action: d[3],
+              package: d[4],
+              arch: d[5],
+              previous_version: d[6] === '<none>' ? undefined : d[6],
+              version: d[7],
+            },
           }),
         );
         continue;

@@ -19,7 +19,11 @@ function ipv4(hex: string): string {
 
 function ipv6(hex: string): string {
   // Four little-endian 32-bit words.
-  const words = [0, 1, 2, 3].map((i) => Buffer.from(hex.slice(i * 8, i * 8 + 8), 'hex').reverse().toString('hex'));
+  const words = [0, 1, 2, 3].map((i) =>
+    Buffer.from(hex.slice(i * 8, i * 8 + 8), 'hex')
+      .reverse()
+      .toString('hex'),
+  );
   const groups = words.join('').match(/.{4}/g) ?? [];
   return groups
     .map((g) => g.replace(/^0+(?=.)/, ''))

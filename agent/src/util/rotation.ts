@@ -68,9 +68,7 @@ export function findCopy(path: string, previous: FileMark): string | undefined {
 }
 
 export type LogChange =
-  | { kind: 'unchanged' | 'grew' | 'appeared' }
-  | { kind: 'rotated'; previousAt: string | undefined }
-  | { kind: 'cleared' | 'tampered'; reason: string };
+  { kind: 'unchanged' | 'grew' | 'appeared' } | { kind: 'rotated'; previousAt: string | undefined } | { kind: 'cleared' | 'tampered'; reason: string };
 
 /**
  * How a log changed between two looks. Rotation (renamed to a sibling, or copied then
