@@ -78,7 +78,7 @@ export const DEFAULTS: AgentConfig = {
   sources: {
     auth: { enabled: 'auto', paths: AUTH_LOGS, poll_ms: 1_000 },
     journal: { enabled: 'auto', command: 'journalctl' },
-    packages: { enabled: 'auto', paths: ['/var/log/dpkg.log'], poll_ms: 5_000 },
+    packages: { enabled: 'auto', paths: ['/var/log/dpkg.log', '/var/log/dnf.rpm.log'], poll_ms: 5_000 },
     log_integrity: { enabled: 'auto', interval_s: 10, paths: [...AUTH_LOGS, '/var/log/syslog', '/var/log/messages', '/var/log/wtmp', '/var/log/btmp'] },
     files: { enabled: true, interval_s: 60, paths: DEFAULT_WATCHED_PATHS, max_file_bytes: 16 * 1024 * 1024 },
     ports: { enabled: 'auto', interval_s: 30, proc_net: '/proc/net' },

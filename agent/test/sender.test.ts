@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { provision, startService, tempDir, type Service } from '../../test/process/service.js';
 import { EventBuffer } from '../src/buffer.js';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, DEFAULTS, loadConfig } from '../src/config.js';
 import { eventIdOf, makeEvent } from '../src/event.js';
 import { createLogger } from '../src/log.js';
 import { fullJitter, retryAfterMs, Sender } from '../src/sender.js';
@@ -37,6 +37,12 @@ describe('configuration', () => {
     expect(cfg.buffer.max_events).toBe(500);
     expect(cfg.sources.auth.paths).toEqual(['/var/log/custom-auth.log']);
     expect(cfg.sources.auth.poll_ms).toBe(1000);
+  });
+
+  it('the shipped example lists exactly the defaults', () => {
+    const example = new URL('../deploy/config.example.yaml', import.meta.url).pathname;
+    const cfg = loadConfig(example, { VIGIL_AGENT_KEY: 'vgl_sk_x', VIGIL_AGENT_HOST: DEFAULTS.host });
+    expect(cfg).toEqual({ ...DEFAULTS, server: 'https://vigil.example.com', key: 'vgl_sk_x' });
   });
 
   it('names the setting that is wrong', () => {
