@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { api, freePort, provision, startService, tempDir, type Service } from '../../test/process/service.js';
 import { EventBuffer } from '../src/buffer.js';
-import { compare, listEvents, sleep, startAgent, until, writeAgentConfig, writeLines, type AgentProcess } from './harness.js';
+import { compare, duplicatesAnswered, listEvents, sleep, startAgent, until, writeAgentConfig, writeLines, type AgentProcess } from './harness.js';
 
 /** No loss through a service outage and through agent crashes (SIGKILL mid-send); detection end to end. */
 describe('agent delivery through outages and crashes', () => {
@@ -50,7 +50,10 @@ describe('agent delivery through outages and crashes', () => {
     });
     await sleep(1_000);
     const result = compare(300, await listEvents(base, key));
-    console.log(`[no-loss outage] ${JSON.stringify({ ...result, missing: result.missing.length, first_look: stored.length })}`);
+    const duplicates = await duplicatesAnswered(base);
+    console.log(
+      `[no-loss outage] ${JSON.stringify({ ...result, missing: result.missing.length, first_look: stored.length, resends_answered_as_duplicates: duplicates })}`,
+    );
     expect(result.missing).toEqual([]);
     expect(result.wrongContent).toBe(0);
     expect(result.stored).toBe(300);
@@ -78,6 +81,7 @@ describe('agent delivery through outages and crashes', () => {
       const before = (await listEvents(service.base, key)).length;
       // Kill once sending is under way and lines are still pending.
       await until('sending to be under way', 20_000, async () => ((await listEvents(service.base, key)).length > before ? true : undefined), 20);
+      await sleep(round * 40); // a different point of the send cycle each round
       agent.child.kill('SIGKILL');
       await agent.exited;
       kills++;
@@ -95,8 +99,9 @@ describe('agent delivery through outages and crashes', () => {
     });
     await sleep(1_500);
     const result = compare(written, await listEvents(service.base, key));
+    const duplicates = await duplicatesAnswered(service.base);
     console.log(
-      `[no-loss sigkill] ${JSON.stringify({ ...result, missing: result.missing.length, kills, pending_at_kill: pendingAtKill, first_look: stored.length })}`,
+      `[no-loss sigkill] ${JSON.stringify({ ...result, missing: result.missing.length, kills, pending_at_kill: pendingAtKill, first_look: stored.length, resends_answered_as_duplicates: duplicates })}`,
     );
     expect(kills).toBe(5);
     // Each kill left events in the buffer: they were delivered by the next run.

@@ -106,6 +106,13 @@ export async function listEvents(base: string, key: string): Promise<StoredEvent
   return out;
 }
 
+/** Events the service answered as repeats of an already accepted event_id (its Prometheus counter). */
+export async function duplicatesAnswered(base: string): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const m = /^vigil_events_total\{outcome="duplicate"\} (\d+)/m.exec(text);
+  return m ? Number(m[1]) : 0;
+}
+
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls until `check` returns a value, or throws after `ms` with the last state. */
