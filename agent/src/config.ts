@@ -180,7 +180,11 @@ export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = pr
   merged = merge(merged, envOverrides(env), '');
   const cfg = merged as AgentConfig;
   if (typeof cfg.key === 'string' && cfg.key.startsWith('file:')) {
-    (cfg as { key: string }).key = readFileSync(cfg.key.slice(5), 'utf8').trim();
+    try {
+      (cfg as { key: string }).key = readFileSync(cfg.key.slice(5), 'utf8').trim();
+    } catch (err) {
+      throw new ConfigError(`cannot read the key file ${cfg.key.slice(5)}: ${(err as Error).message}`);
+    }
   }
   (cfg as { server: string }).server = cfg.server.replace(/\/+$/, '');
   check(cfg, needServer);

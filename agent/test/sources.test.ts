@@ -14,6 +14,7 @@ import { containersSource } from '../src/sources/containers.js';
 import { filesSource, isCronPath } from '../src/sources/files.js';
 import { parseIptablesSave, parseNftRuleset } from '../src/sources/firewall.js';
 import { heartbeatSource } from '../src/sources/heartbeat.js';
+import { journalSource } from '../src/sources/journal.js';
 import { logIntegritySource } from '../src/sources/log-integrity.js';
 import { modulesSource } from '../src/sources/modules.js';
 import { parseProcNet, portsSource } from '../src/sources/ports.js';
@@ -305,5 +306,32 @@ describe('heartbeat', () => {
       sources: ['auth'],
     });
     expect(beats[0]?.metadata.oldest_pending_age_s).toBeGreaterThanOrEqual(0);
+  });
+});
+
+describe('systemd journal', () => {
+  it('follows journalctl for the auth programs and resumes after the saved cursor', async () => {
+    const dir = tempDir('vigil-agent-journal-');
+    const argsLog = join(dir, 'args');
+    // A stand-in for journalctl: records its arguments and prints the fixture entries.
+    const fake = join(dir, 'journalctl');
+    writeFileSync(fake, `#!/bin/sh\necho "$@" >> '${argsLog}'\ncat '${join(FIXTURES, 'journal/fedora-journal.json')}'\nexec sleep 30\n`);
+    chmodSync(fake, 0o755);
+    const ctx = context({ journal: { enabled: true, command: fake } });
+    const first = await started(journalSource(ctx));
+    await until('the entries', 5_000, async () => (ctx.events().length >= 4 ? true : undefined), 20);
+    await first.stop();
+    expect(types(ctx.events())).toEqual(['server.ssh.login.failure', 'server.ssh.login.failure', 'server.ssh.login.success', 'server.user.sudo']);
+    const cursor = ctx.buffer.getState<string>('journal:cursor');
+    expect(cursor).toContain('i=1a2b7');
+
+    await started(journalSource(ctx));
+    await until('the second start', 5_000, async () => (readFileSync(argsLog, 'utf8').trim().split('\n').length >= 2 ? true : undefined), 20);
+    const [firstArgs, secondArgs] = readFileSync(argsLog, 'utf8').trim().split('\n');
+    expect(firstArgs).toContain('-o json -f --no-pager -n 0 SYSLOG_IDENTIFIER=sshd');
+    expect(secondArgs).toContain(`--after-cursor=${cursor}`);
+    // The same entries replayed by the fake are the same events: nothing is buffered twice.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(ctx.events()).toHaveLength(4);
   });
 });

@@ -40,6 +40,7 @@ export function journalSource(ctx: SourceContext): Source {
   let child: ChildProcess | undefined;
   let stopping = false;
   let restart: NodeJS.Timeout | undefined;
+  let resume: NodeJS.Timeout | undefined;
   const launch = () => {
     const cursor = ctx.buffer.getState<string>(CURSOR_KEY);
     const args = [
@@ -56,13 +57,13 @@ export function journalSource(ctx: SourceContext): Source {
       const { events, cursor: at } = journalEvents(parser, line);
       if (at !== undefined) ctx.buffer.append(events, { [CURSOR_KEY]: at });
       // While the buffer is full, stop reading: journalctl blocks on the pipe and resumes from there.
-      if (ctx.buffer.full) {
+      if (ctx.buffer.full && resume === undefined) {
         rl.pause();
-        const resume = setInterval(() => {
-          if (!ctx.buffer.full) {
-            clearInterval(resume);
-            rl.resume();
-          }
+        resume = setInterval(() => {
+          if (ctx.buffer.full) return;
+          clearInterval(resume);
+          resume = undefined;
+          rl.resume();
         }, 1000);
       }
     });
@@ -79,6 +80,7 @@ export function journalSource(ctx: SourceContext): Source {
     stop() {
       stopping = true;
       clearTimeout(restart);
+      clearInterval(resume);
       child?.kill('SIGTERM');
     },
   };
