@@ -335,3 +335,27 @@ describe('systemd journal', () => {
     expect(ctx.events()).toHaveLength(4);
   });
 });
+
+describe('a full buffer', () => {
+  it('counts the process starts it could not buffer as dropped, and the heartbeat shows it', async () => {
+    const dir = tempDir('vigil-agent-full-');
+    const ctx = context({ processes: { enabled: true, interval_s: 0.05 } }, { enabled: true, interval_s: 0.05 });
+    const full = new EventBuffer(join(dir, 'full.db'), 1);
+    full.append([{ event: 'server.user.sudo', event_id: 'filler', timestamp: new Date().toISOString(), host: 'h1', metadata: {} }]);
+    const fullCtx = { ...ctx, buffer: full };
+    await started(processesSource(fullCtx));
+    await new Promise((r) => setTimeout(r, 200));
+    copyFileSync('/bin/sleep', join(dir, 'dropper'));
+    chmodSync(join(dir, 'dropper'), 0o755);
+    const child = spawn(join(dir, 'dropper'), ['2']);
+    try {
+      await until('the drop to be counted', 5_000, async () => (full.stats().skippedWhileFull >= 1 ? true : undefined), 20);
+      await started(heartbeatSource(fullCtx, () => ['processes']));
+      const beat = full.pending(10).find((r) => r.body.includes('server.agent.heartbeat'));
+      expect(JSON.parse(beat?.body ?? '{}').metadata).toMatchObject({ buffer_full: true, dropped: full.stats().skippedWhileFull });
+      expect(full.pending(10).some((r) => r.body.includes('dropper'))).toBe(false);
+    } finally {
+      child.kill();
+    }
+  });
+});

@@ -133,12 +133,14 @@ export function processesSource(ctx: SourceContext): Source {
       if (info !== undefined) events.push(...processEvents(ctx.host, info, now, false));
     }
     seen = current;
-    ctx.buffer.append(events);
+    // A process start cannot be read again later: while the buffer is full it is counted as dropped.
+    if (ctx.buffer.full) ctx.buffer.noteSkippedWhileFull(events.length);
+    else ctx.buffer.append(events);
   };
   return {
     name: 'processes',
     start() {
-      loop = every(cfg.interval_s * 1000, ctx, 'processes', check);
+      loop = every(cfg.interval_s * 1000, ctx, 'processes', check, true);
     },
     async stop() {
       await loop?.stop();

@@ -19,15 +19,16 @@ export interface Source {
 /**
  * Runs `tick` now and then every `ms`, never two at once; errors are logged, not thrown.
  * While the buffer is full the tick is skipped: sources keep their position or snapshot,
- * so what happened meanwhile is read on a later tick.
+ * so what happened meanwhile is read on a later tick. A source whose input cannot wait
+ * (`runWhenFull`) still runs, to count what it could not buffer.
  */
-export function every(ms: number, ctx: SourceContext, name: string, tick: () => void | Promise<void>): { stop(): Promise<void> } {
+export function every(ms: number, ctx: SourceContext, name: string, tick: () => void | Promise<void>, runWhenFull = false): { stop(): Promise<void> } {
   let running: Promise<void> | undefined;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const run = async () => {
     if (stopped) return;
-    if (!ctx.buffer.full) {
+    if (runWhenFull || !ctx.buffer.full) {
       running = (async () => tick())().catch((err: unknown) => ctx.log.warn(`${name}: ${(err as Error).message}`));
       await running;
       running = undefined;
