@@ -74,7 +74,7 @@ export const DEFAULTS: AgentConfig = {
   log_level: 'info',
   buffer: { path: '/var/lib/vigil-agent/buffer.db', max_events: 200_000 },
   sender: { batch_size: 100, backoff_base_ms: 1_000, backoff_max_ms: 300_000, request_timeout_ms: 15_000, idle_poll_ms: 1_000 },
-  heartbeat: { enabled: true, interval_s: 300 },
+  heartbeat: { enabled: true, interval_s: 3_600 },
   sources: {
     auth: { enabled: 'auto', paths: AUTH_LOGS, poll_ms: 1_000 },
     journal: { enabled: 'auto', command: 'journalctl' },
