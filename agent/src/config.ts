@@ -39,7 +39,7 @@ export interface AgentConfig {
     readonly ports: PollSourceConfig & { readonly proc_net: string };
     readonly modules: PollSourceConfig & { readonly proc_modules: string };
     readonly firewall: PollSourceConfig;
-    readonly processes: PollSourceConfig & { readonly proc: string };
+    readonly processes: PollSourceConfig & { readonly proc: string; readonly repeat_after_s: number };
     readonly containers: { readonly enabled: Enabled; readonly sockets: readonly string[] };
   };
 }
@@ -84,7 +84,7 @@ export const DEFAULTS: AgentConfig = {
     ports: { enabled: 'auto', interval_s: 30, proc_net: '/proc/net' },
     modules: { enabled: 'auto', interval_s: 60, proc_modules: '/proc/modules' },
     firewall: { enabled: 'auto', interval_s: 60 },
-    processes: { enabled: 'auto', interval_s: 5, proc: '/proc' },
+    processes: { enabled: 'auto', interval_s: 5, proc: '/proc', repeat_after_s: 86_400 },
     containers: { enabled: 'auto', sockets: ['/var/run/docker.sock'] },
   },
 };

@@ -223,6 +223,14 @@ describe('processes', () => {
         event: 'server.process.executed',
         metadata: { command: 'sh -c sleep 3; true' },
       });
+      // The same command line again: not sent a second time within repeat_after_s.
+      const again = spawn('sh', ['-c', 'sleep 3; true']);
+      const marker = spawn('sh', ['-c', 'sleep 3; echo marker']);
+      await until('the next look', 5_000, async () => (ctx.events().some((x) => x.metadata.pid === marker.pid) ? true : undefined), 20);
+      again.kill();
+      marker.kill();
+      expect(ctx.events().some((e) => e.metadata.pid === again.pid)).toBe(false);
+      expect(ctx.events().filter((e) => e.metadata.command === 'sh -c sleep 3; true')).toHaveLength(1);
     } finally {
       dropped.kill();
       shell.kill();

@@ -110,6 +110,18 @@ export function processEvents(host: string, p: ProcessInfo, at: number, reportAl
 export function processesSource(ctx: SourceContext): Source {
   const cfg = ctx.config.sources.processes;
   let seen: Map<number, string> | undefined;
+  // The same command line again within repeat_after_s (a cron job's shell every minute) is sent once.
+  const lastSent = new Map<string, number>();
+  const isRepeat = (e: AgentEvent, now: number): boolean => {
+    if (e.event !== 'server.process.executed') return false;
+    const key = `${String(e.metadata.uid)}|${String(e.metadata.exe)}|${String(e.metadata.command)}`;
+    const at = lastSent.get(key);
+    if (at !== undefined && now - at < cfg.repeat_after_s * 1000) return true;
+    lastSent.delete(key);
+    lastSent.set(key, now);
+    if (lastSent.size > 10_000) lastSent.delete(lastSent.keys().next().value as string);
+    return false;
+  };
   let loop: { stop(): Promise<void> } | undefined;
   const check = () => {
     const now = Date.now();
@@ -130,7 +142,7 @@ export function processesSource(ctx: SourceContext): Source {
       current.set(pid, start);
       if (seen === undefined || seen.get(pid) === start) continue;
       const info = readProcess(cfg.proc, pid);
-      if (info !== undefined) events.push(...processEvents(ctx.host, info, now, false));
+      if (info !== undefined) events.push(...processEvents(ctx.host, info, now, false).filter((e) => !isRepeat(e, now)));
     }
     seen = current;
     // A process start cannot be read again later: while the buffer is full it is counted as dropped.
