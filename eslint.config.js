@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'clients/*/dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'src/dashboard/dist/**'] },
+  { ignores: ['dist/**', 'clients/*/dist/**', 'agent/dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'src/dashboard/dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -14,7 +14,7 @@ export default tseslint.config(
   },
   {
     // Tests read untyped JSON bodies; `any` there is the honest type.
-    files: ['test/**/*.ts'],
+    files: ['test/**/*.ts', 'agent/test/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {

@@ -3,8 +3,9 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Three projects: every suite on the embedded default, the HTTP functional suites again
- * in scale-out mode (PostgreSQL + Redis), and the official clients (clients/*). Each suite
- * that needs a server skips with a message when it is absent, and fails under CI=true.
+ * in scale-out mode (PostgreSQL + Redis), the official clients (clients/*) and the host agent
+ * (agent/test). Each suite that needs a server skips with a message when it is absent, and fails
+ * under CI=true.
  */
 export default defineConfig({
   test: {
@@ -12,6 +13,15 @@ export default defineConfig({
     hookTimeout: 30_000,
     projects: [
       { test: { name: 'embedded', include: ['test/**/*.test.ts'], testTimeout: 30_000, hookTimeout: 30_000 } },
+      {
+        test: {
+          name: 'agent',
+          include: ['agent/test/**/*.test.ts'],
+          // The agent and the service run as child processes; their timers set these bounds.
+          testTimeout: 150_000,
+          hookTimeout: 60_000,
+        },
+      },
       {
         test: {
           name: 'scaleout',

@@ -1,0 +1,3 @@
+import { cliMain } from './cli.js';
+
+process.exitCode = await cliMain(process.argv.slice(2));

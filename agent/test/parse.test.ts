@@ -1,0 +1,169 @@
+import { describe, expect, it } from 'vitest';
+import { validateEvent } from '../../src/pipeline/validate.js';
+import { parseFiles } from '../src/cli.js';
+import type { AgentEvent } from '../src/event.js';
+import { runCli } from './harness.js';
+
+const FIXTURES = new URL('./fixtures/', import.meta.url).pathname;
+const fixture = (p: string) => FIXTURES + p;
+
+function countByType(events: readonly AgentEvent[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const e of events) out[e.event] = (out[e.event] ?? 0) + 1;
+  return out;
+}
+
+/** Parse counts per fixture, hand-counted from the files: one event per attempt or action, none for the PAM echoes. */
+const EXPECTED: [string, string, Record<string, number>][] = [
+  [
+    'auth',
+    'auth/debian12-auth.log',
+    { 'server.ssh.login.failure': 3, 'server.ssh.login.success': 1, 'server.ssh.session.closed': 1, 'server.user.sudo': 1, 'server.user.su': 2 },
+  ],
+  [
+    'auth',
+    'auth/ubuntu2404-auth.log',
+    { 'server.ssh.login.failure': 8, 'server.ssh.login.success': 1, 'server.user.sudo': 2, 'server.user.created': 1, 'server.user.modified': 1 },
+  ],
+  [
+    'auth',
+    'auth/rhel9-secure',
+    {
+      'server.ssh.login.failure': 3,
+      'server.ssh.login.success': 1,
+      'server.ssh.session.closed': 1,
+      'server.user.sudo': 1,
+      'server.user.su': 1,
+      'server.user.created': 1,
+      'server.user.modified': 1,
+      'server.user.deleted': 1,
+      'server.group.created': 1,
+      'server.group.deleted': 1,
+    },
+  ],
+  [
+    'auth',
+    'auth/ubuntu1604-auth.log',
+    { 'server.ssh.login.failure': 1, 'server.user.sudo': 1, 'server.user.su': 2, 'server.user.created': 1, 'server.group.created': 1 },
+  ],
+  ['journal', 'journal/fedora-journal.json', { 'server.ssh.login.failure': 2, 'server.ssh.login.success': 1, 'server.user.sudo': 1 }],
+  ['packages', 'packages/debian12-dpkg.log', { 'server.package.installed': 3 }],
+  ['packages', 'packages/rhel9-dnf.rpm.log', { 'server.package.installed': 4 }],
+];
+
+describe('vigil-agent parse on real-world log formats', () => {
+  const table: string[] = [];
+
+  it.each(EXPECTED)('%s %s', (source, file, expected) => {
+    const events = parseFiles(source, 'web1', [fixture(file)]);
+    expect(countByType(events)).toEqual(expected);
+    table.push(`${file} (${source}): ${events.length} events ${JSON.stringify(expected)}`);
+    // Every event is one the service accepts, with a distinct idempotency key.
+    for (const e of events) {
+      const verdict = validateEvent(e, { receivedAt: Date.now() });
+      expect(verdict.ok, JSON.stringify(verdict)).toBe(true);
+      expect(e.host).toBe('web1');
+    }
+    expect(new Set(events.map((e) => e.event_id)).size).toBe(events.length);
+    if (table.length === EXPECTED.length) console.log('[parse counts]\n' + table.join('\n'));
+  });
+
+  it('counts an invalid user once per attempt: "Invalid user" takes the first, its first "Failed ... invalid user" is the same attempt', () => {
+    const events = parseFiles('auth', 'web1', [fixture('auth/debian12-auth.log')]);
+    const oracle = events.filter((e) => e.actor_id === 'oracle');
+    expect(oracle.map((e) => e.metadata.reason)).toEqual(['invalid_user', 'invalid_user']);
+    expect(oracle.every((e) => e.ip === '198.51.100.23')).toBe(true);
+    const root = events.filter((e) => e.event === 'server.ssh.login.failure' && e.actor_id === 'root');
+    expect(root).toHaveLength(1);
+    expect(root[0]?.metadata).toMatchObject({ method: 'password', port: 40600, reason: 'bad_credentials' });
+  });
+
+  it('expands "message repeated 5 times" into five attempts and ignores the PAM summary lines', () => {
+    const events = parseFiles('auth', 'web1', [fixture('auth/ubuntu2404-auth.log')]);
+    const root = events.filter((e) => e.event === 'server.ssh.login.failure' && e.actor_id === 'root');
+    expect(root).toHaveLength(6);
+    expect(new Set(root.map((e) => e.event_id)).size).toBe(6);
+    expect(root[0]?.timestamp).toBe('2026-01-21T08:00:03.380Z');
+    expect(root.slice(1).every((e) => e.timestamp === '2026-01-21T08:00:16.902Z')).toBe(true);
+    const pubkey = events.find((e) => e.actor_id === 'ubuntu' && e.event === 'server.ssh.login.failure');
+    expect(pubkey?.metadata.method).toBe('publickey');
+  });
+
+  it('reads sudo commands with their target user and outcome', () => {
+    const events = parseFiles('auth', 'web1', [fixture('auth/ubuntu2404-auth.log')]).filter((e) => e.event === 'server.user.sudo');
+    expect(events.map((e) => [e.actor_id, e.metadata.target_user, e.metadata.success, e.metadata.command])).toEqual([
+      ['ubuntu', 'root', true, '/usr/sbin/useradd -m -G sudo svc-backup'],
+      ['ubuntu', 'root', false, '/usr/bin/cat /etc/shadow'],
+    ]);
+    expect(events[1]?.metadata.reason).toBe('3 incorrect password attempts');
+  });
+
+  it('reads shadow-utils account changes, once each although useradd, groupadd and groupdel log several lines', () => {
+    const events = parseFiles('auth', 'web1', [fixture('auth/rhel9-secure')]);
+    const pick = (type: string) => events.filter((e) => e.event === type).map((e) => ({ actor: e.actor_id, ...e.metadata }));
+    expect(pick('server.user.created')).toEqual([
+      expect.objectContaining({ actor: 'deploy', uid: 1001, gid: 1001, home: '/home/deploy', shell: '/bin/bash', tty: '/dev/pts/0' }),
+    ]);
+    expect(pick('server.user.modified')).toEqual([expect.objectContaining({ actor: 'deploy', change: 'group_added', group: 'wheel', privileged_group: true })]);
+    expect(pick('server.group.created')).toEqual([expect.objectContaining({ group: 'devops', gid: 1002 })]);
+    expect(pick('server.group.deleted')).toEqual([expect.objectContaining({ group: 'devops' })]);
+    expect(pick('server.user.deleted')).toEqual([expect.objectContaining({ actor: 'olduser' })]);
+    expect(pick('server.user.su')).toEqual([expect.objectContaining({ actor: 'admin', target_user: 'root', success: true })]);
+  });
+
+  it('reads both su formats: util-linux "(to root)" and the older shadow "Successful su for"', () => {
+    const deb = parseFiles('auth', 'web1', [fixture('auth/debian12-auth.log')]).filter((e) => e.event === 'server.user.su');
+    expect(deb.map((e) => [e.actor_id, e.metadata.target_user, e.metadata.success])).toEqual([
+      ['alice', 'root', true],
+      ['alice', 'root', false],
+    ]);
+    const old = parseFiles('auth', 'web1', [fixture('auth/ubuntu1604-auth.log')]).filter((e) => e.event === 'server.user.su');
+    expect(old.map((e) => [e.actor_id, e.metadata.target_user, e.metadata.success])).toEqual([
+      ['root', 'root', true],
+      ['user3', 'root', false],
+    ]);
+  });
+
+  it('takes journal timestamps and identifiers (sshd-session of OpenSSH 9.8+) from the entry', () => {
+    const events = parseFiles('journal', 'web1', [fixture('journal/fedora-journal.json')]);
+    expect(events[0]).toMatchObject({ event: 'server.ssh.login.failure', actor_id: 'root', ip: '203.0.113.9', timestamp: '2026-01-22T08:00:00.123Z' });
+    expect(events[2]).toMatchObject({ event: 'server.ssh.login.success', actor_id: 'fedora', ip: '192.0.2.71' });
+    expect(events[2]?.metadata.program).toBe('sshd-session');
+  });
+
+  it('reads dpkg installs and upgrades, and dnf installs and upgrades (not the replaced package)', () => {
+    const dpkg = parseFiles('packages', 'web1', [fixture('packages/debian12-dpkg.log')]);
+    expect(dpkg.map((e) => [e.metadata.action, e.metadata.package, e.metadata.version, e.metadata.previous_version])).toEqual([
+      ['install', 'nginx-common', '1.22.1-9+deb12u1', undefined],
+      ['install', 'nginx', '1.22.1-9+deb12u1', undefined],
+      ['upgrade', 'libc6', '2.36-9+deb12u4', '2.36-9+deb12u3'],
+    ]);
+    const dnf = parseFiles('packages', 'web1', [fixture('packages/rhel9-dnf.rpm.log')]);
+    expect(dnf.map((e) => [e.metadata.action, e.metadata.package, e.metadata.arch])).toEqual([
+      ['install', 'nginx-filesystem', 'noarch'],
+      ['install', 'nginx-core', 'x86_64'],
+      ['install', 'nginx', 'x86_64'],
+      ['upgrade', 'openssl-libs', 'x86_64'],
+    ]);
+    expect(dnf[0]?.timestamp).toBe('2026-01-22T09:10:11.000Z');
+  });
+
+  it('the command prints exactly those events, one JSON object per line, the same on every run', async () => {
+    const file = fixture('auth/ubuntu2404-auth.log');
+    const first = await runCli(['parse', '--source', 'auth', '--host', 'web1', file]);
+    const second = await runCli(['parse', '--source', 'auth', '--host', 'web1', file]);
+    expect(first.code).toBe(0);
+    const printed = first.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as AgentEvent);
+    expect(printed).toEqual(parseFiles('auth', 'web1', [file]));
+    expect(second.stdout).toBe(first.stdout);
+  });
+
+  it('the command refuses an unknown source with exit code 2', async () => {
+    const res = await runCli(['parse', '--source', 'nope', fixture('auth/rhel9-secure')]);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('unknown source "nope"');
+  });
+});
