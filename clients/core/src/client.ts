@@ -105,7 +105,7 @@ export class VigilClient {
         }
         const delivery = this.deliverOne(e, gate === 'probe');
         if (this.buffered) {
-          this.watch(delivery);
+          void this.watch(delivery);
           return { outcome: 'buffered', status: null, risk: null, eventId };
         }
         return delivery;
@@ -133,7 +133,7 @@ export class VigilClient {
         if (gate === 'probe') {
           const probe = this.deliverOne(list[0] as VigilEvent, true);
           if (this.buffered) {
-            this.watch(probe);
+            void this.watch(probe);
             result.buffered = 1;
           } else result[STAT[(await probe).outcome as Delivered]] += 1;
         }
