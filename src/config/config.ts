@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import ipaddr from 'ipaddr.js';
-import { loadPlans, PlanFileError, type PlanTable } from '../limits/plans.js';
+import { loadPlans, PlanFileError, planNamed, type PlanTable } from '../limits/plans.js';
 
 export interface IpLimitOverride {
   readonly cidr: string;
@@ -188,7 +188,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw err;
   }
   const initialPlan = optional(env, 'VIGIL_INITIAL_PLAN') ?? 'free';
-  if (!plans[initialPlan]) throw new ConfigError('VIGIL_INITIAL_PLAN', `must name a plan (${Object.keys(plans).join(', ')}), got "${initialPlan}"`);
+  if (!planNamed(plans, initialPlan)) throw new ConfigError('VIGIL_INITIAL_PLAN', `must name a plan (${Object.keys(plans).join(', ')}), got "${initialPlan}"`);
   const adminToken = optional(env, 'VIGIL_ADMIN_TOKEN');
   if (adminToken !== undefined && adminToken.length < 16) throw new ConfigError('VIGIL_ADMIN_TOKEN', 'must be at least 16 characters long');
   const config: Config = {

@@ -1,4 +1,4 @@
-import type { PlanTable } from '../limits/plans.js';
+import { planNamed, type PlanTable } from '../limits/plans.js';
 import type { AccountContext } from '../pipeline/account-context.js';
 import type { Store } from '../storage/store.js';
 import type { Clock } from '../util/clock.js';
@@ -61,7 +61,7 @@ export class Authenticator {
     const found = await this.store.findKeyByHash(hash);
     if (!found || !sameHash(found.hash, hash)) return { ok: false, message: 'Invalid API key.' };
     if (found.key.revokedAt !== null) return { ok: false, message: 'This API key has been revoked.' };
-    const plan = this.plans[found.account.plan] ?? this.plans.free;
+    const plan = planNamed(this.plans, found.account.plan) ?? planNamed(this.plans, 'free');
     if (!plan) return { ok: false, message: 'The account has no valid plan.' };
     return {
       ok: true,

@@ -7,6 +7,8 @@ export interface RequestState {
   allowedOrigins?: readonly string[];
   /** Window reported in X-RateLimit-* headers; the last check that ran decides it. */
   rateLimit?: WindowStatus;
+  /** The request was counted against its key's per-second window (ingestion routes). */
+  counted?: boolean;
 }
 
 declare module 'fastify' {

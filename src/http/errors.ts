@@ -46,9 +46,17 @@ export class ApiError extends Error {
   }
 }
 
+/** An error body lists at most this many details; `details_total` then says how many there were. */
+export const MAX_ERROR_DETAILS = 100;
+
 export function errorBody(rejection: Rejection, requestId: string): Record<string, unknown> {
   const body: Record<string, unknown> = { error: rejection.code, message: rejection.message, request_id: requestId };
-  if (rejection.details) body.details = rejection.details;
+  const details = rejection.details;
+  if (details) {
+    // A hostile body can hold tens of thousands of problems: the answer stays small.
+    body.details = details.length > MAX_ERROR_DETAILS ? details.slice(0, MAX_ERROR_DETAILS) : details;
+    if (details.length > MAX_ERROR_DETAILS) body.details_total = details.length;
+  }
   if (rejection.code === 'RATE_LIMITED') body.retry_after = rejection.retryAfter ?? 1;
   return body;
 }

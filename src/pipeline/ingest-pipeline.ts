@@ -1,8 +1,9 @@
 /**
  * The one place that fixes the order of the ingestion stages, and why:
  *
- *   validate  — cheapest, and a bad request must consume nothing (no limit, no quota).
- *   limit     — per-key windows count only well-formed requests; a 429 is decided before any work.
+ *   validate  — cheapest, and a bad request consumes no events (minute window, quota); it still
+ *               counts as one request in the key's per-second window.
+ *   limit     — per-key windows; a 429 is decided before any work.
  *   dedupe    — a repeated event_id answers with the first result; it must not reach the quota.
  *   quota     — decides accept or drop before we spend enrichment and detection on an event.
  *   classify  — catalog lookup: base score, inferred types, and which detectors may fire.
@@ -15,7 +16,7 @@
  * because they apply to every /v1 request, including ones whose body is never read.
  */
 import { reject, type Rejection } from '../http/errors.js';
-import { dayOf, monthOf, type QuotaCounter, type QuotaDecision, type RateLimiter, type WindowStatus } from '../limits/types.js';
+import { dayOf, monthOf, type LimitDecision, type QuotaCounter, type QuotaDecision, type RateLimiter, type WindowStatus } from '../limits/types.js';
 import type { Store } from '../storage/store.js';
 import { StoreUnavailableError } from '../storage/store.js';
 import type { AlertWrite, CommitBatch, EventRow, IdempotencyRow } from '../storage/types.js';
@@ -107,7 +108,7 @@ function validateInput(input: IngestInput, req: IngestRequestContext, receivedAt
       ok: false,
       rejection: reject(
         'INVALID_EVENT',
-        `unknown field "${extraKeys[0]}" in batch body`,
+        `unknown field "${extraKeys[0]}" in batch body${extraKeys.length > 1 ? ` (and ${extraKeys.length - 1} more)` : ''}`,
         extraKeys.map((k) => ({ field: k, message: 'unknown batch field' })),
       ),
     };
@@ -141,6 +142,12 @@ function validateInput(input: IngestInput, req: IngestRequestContext, receivedAt
     };
   }
   return { ok: true, events };
+}
+
+function rateLimited(limit: Extract<LimitDecision, { allowed: false }>): IngestOutcome {
+  const seconds = limit.retryAfter;
+  const message = `Rate limit exceeded. Retry in ${seconds} second${seconds === 1 ? '' : 's'}.`;
+  return { ok: false, limit: limit.status, rejection: { code: 'RATE_LIMITED', message, retryAfter: seconds } };
 }
 
 export function createIngestPipeline(deps: IngestDeps) {
@@ -193,9 +200,7 @@ export function createIngestPipeline(deps: IngestDeps) {
     const limit = await deps.limiter.consumeKey(ctx.keyId, ctx.plan, events.length, now);
     if (!limit.allowed) {
       count('rejected_rate_limited', events.length);
-      const seconds = limit.retryAfter;
-      const message = `Rate limit exceeded. Retry in ${seconds} second${seconds === 1 ? '' : 's'}.`;
-      return { ok: false, limit: limit.status, rejection: { code: 'RATE_LIMITED', message, retryAfter: seconds } };
+      return rateLimited(limit);
     }
 
     const results: (EventResult | undefined)[] = new Array(events.length);
@@ -249,8 +254,16 @@ export function createIngestPipeline(deps: IngestDeps) {
       const now = deps.clock.now();
       const validated = validateInput(input, req, now);
       if (!validated.ok) {
+        // A rejected request still counts against the key's per-second window (no events against
+        // the minute window): a key, publishable ones included, cannot have invalid bodies checked
+        // faster than its plan's requests per second. Over that window the answer is the 429.
+        const limit = await deps.limiter.consumeKey(req.account.keyId, req.account.plan, 0, now);
+        if (!limit.allowed) {
+          count('rejected_rate_limited', 1);
+          return rateLimited(limit);
+        }
         count('rejected_invalid', 1);
-        return { ok: false, rejection: validated.rejection };
+        return { ok: false, rejection: validated.rejection, limit: limit.status };
       }
       try {
         return await process(validated.events, req, now);
