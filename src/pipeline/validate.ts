@@ -35,7 +35,8 @@ const MAX_UNKNOWN_FIELDS = 100;
 const FUTURE_TOLERANCE_MS = 24 * 60 * 60 * 1000;
 /** Earlier than this, a number is almost certainly Unix seconds sent by mistake. */
 const EARLIEST_TIMESTAMP_MS = Date.UTC(2000, 0, 1);
-const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+/** ISO 8601 date or date-time as events and query parameters accept it. */
+export const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 
 export type ValidationResult = { readonly ok: true; readonly event: ValidatedEvent } | { readonly ok: false; readonly errors: readonly ErrorDetail[] };
