@@ -31,6 +31,8 @@ export interface Rejection {
   readonly code: ErrorCode;
   readonly message: string;
   readonly details?: readonly ErrorDetail[];
+  /** How many problems there were when `details` holds only the first of them. */
+  readonly detailsTotal?: number;
   /** Seconds, for 429 and 503. */
   readonly retryAfter?: number;
 }
@@ -56,8 +58,9 @@ export function errorBody(rejection: Rejection, requestId: string): Record<strin
   const details = rejection.details;
   if (details) {
     // A hostile body can hold tens of thousands of problems: the answer stays small.
+    const total = Math.max(rejection.detailsTotal ?? 0, details.length);
     body.details = details.length > MAX_ERROR_DETAILS ? details.slice(0, MAX_ERROR_DETAILS) : details;
-    if (details.length > MAX_ERROR_DETAILS) body.details_total = details.length;
+    if (total > MAX_ERROR_DETAILS) body.details_total = total;
   }
   if (rejection.code === 'RATE_LIMITED') body.retry_after = rejection.retryAfter ?? 1;
   return body;

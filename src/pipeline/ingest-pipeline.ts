@@ -15,7 +15,7 @@
  * Authentication and the per-IP cap run earlier, in the HTTP layer (src/http/guards.ts),
  * because they apply to every /v1 request, including ones whose body is never read.
  */
-import { reject, type Rejection } from '../http/errors.js';
+import { MAX_ERROR_DETAILS, reject, type Rejection } from '../http/errors.js';
 import { dayOf, monthOf, type LimitDecision, type QuotaCounter, type QuotaDecision, type RateLimiter, type WindowStatus } from '../limits/types.js';
 import type { Store } from '../storage/store.js';
 import { StoreUnavailableError } from '../storage/store.js';
@@ -102,15 +102,23 @@ function validateInput(input: IngestInput, req: IngestRequestContext, receivedAt
       rejection: reject('INVALID_EVENT', 'a batch must be a JSON object {"events": [event, ...]}', [{ field: 'events', message: 'events must be an array' }]),
     };
   }
-  const extraKeys = Object.keys(body).filter((k) => k !== 'events');
-  if (extraKeys.length > 0)
+  // Tens of thousands of unknown keys are possible: only the first are described.
+  const extraKeys: string[] = [];
+  let extraCount = 0;
+  for (const key of Object.keys(body)) {
+    if (key === 'events') continue;
+    if (extraKeys.length < MAX_ERROR_DETAILS) extraKeys.push(key);
+    extraCount++;
+  }
+  if (extraCount > 0)
     return {
       ok: false,
-      rejection: reject(
-        'INVALID_EVENT',
-        `unknown field "${extraKeys[0]}" in batch body${extraKeys.length > 1 ? ` (and ${extraKeys.length - 1} more)` : ''}`,
-        extraKeys.map((k) => ({ field: k, message: 'unknown batch field' })),
-      ),
+      rejection: {
+        code: 'INVALID_EVENT',
+        message: `unknown field "${extraKeys[0]}" in batch body${extraCount > 1 ? ` (and ${extraCount - 1} more)` : ''}`,
+        details: extraKeys.map((k) => ({ field: k, message: 'unknown batch field' })),
+        detailsTotal: extraCount,
+      },
     };
   const raw = body.events;
   if (raw.length === 0)

@@ -145,18 +145,24 @@ function metadataTooLarge(metadata: Record<string, unknown>): boolean {
 const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /**
- * The top-level fields the schema does not name, or undefined when there are none (most
- * events); null when there are more than MAX_UNKNOWN_FIELDS. They are counted before any is
- * copied: building an object of a thousand keys costs V8 more than parsing it did.
+ * More than MAX_UNKNOWN_FIELDS top-level fields the schema does not name. Counted first, and
+ * only as far as the limit: walking, checking or copying an object of thousands of keys costs
+ * V8 more than parsing it did.
  */
-function unknownFields(record: Record<string, unknown>): Record<string, unknown> | undefined | null {
-  const keys = Object.keys(record);
+function tooManyUnknownFields(record: Record<string, unknown>): boolean {
   let unknown = 0;
-  for (const key of keys) if (!KNOWN_FIELDS.has(key)) unknown++;
-  if (unknown === 0) return undefined;
-  if (unknown > MAX_UNKNOWN_FIELDS) return null;
-  const extra: Record<string, unknown> = {};
-  for (const key of keys) if (!KNOWN_FIELDS.has(key)) extra[key] = record[key];
+  for (const key in record) if (!KNOWN_FIELDS.has(key) && ++unknown > MAX_UNKNOWN_FIELDS) return true;
+  return false;
+}
+
+/** The top-level fields the schema does not name, or undefined when there are none (most events). */
+function unknownFields(record: Record<string, unknown>): Record<string, unknown> | undefined {
+  let extra: Record<string, unknown> | undefined;
+  for (const key in record) {
+    if (KNOWN_FIELDS.has(key)) continue;
+    extra ??= {};
+    extra[key] = record[key];
+  }
   return extra;
 }
 
@@ -190,6 +196,10 @@ export function validateEvent(body: unknown, ctx: ValidateContext): ValidationRe
     return { ok: false, errors: [{ field: '(body)', message: 'an event must be a JSON object with at least the field "event"' }] };
   }
   const record = body as Record<string, unknown>;
+  if (tooManyUnknownFields(record)) {
+    const message = `an event may have at most ${MAX_UNKNOWN_FIELDS} unknown top-level fields (they are kept in metadata.extra); put the rest in metadata`;
+    return { ok: false, errors: [{ field: '(body)', message }] };
+  }
   const structural = structureErrors(record);
   if (structural.length > 0) return { ok: false, errors: structural };
   const metadataIsObject = record.metadata === undefined || isPlainObject(record.metadata);
@@ -214,12 +224,7 @@ export function validateEvent(body: unknown, ctx: ValidateContext): ValidationRe
 
   let metadata: Record<string, unknown> = input.metadata ?? {};
   const extra = unknownFields(record);
-  if (extra === null) {
-    errors.push({
-      field: '(body)',
-      message: `an event may have at most ${MAX_UNKNOWN_FIELDS} unknown top-level fields (they are kept in metadata.extra); put the rest in metadata`,
-    });
-  } else if (extra !== undefined) {
+  if (extra !== undefined) {
     const existing = metadata.extra;
     // Unknown fields are merged into an existing object; a string or array has no keys to merge into.
     if (existing === undefined) metadata = { ...metadata, extra };
