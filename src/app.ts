@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { Gauge } from 'prom-client';
@@ -9,8 +11,10 @@ import { Authenticator } from './http/authenticator.js';
 import { AllowedOrigins, registerCorsPreflight } from './http/cors.js';
 import { limitConnectionsPerIp, type ConnectionCounter } from './http/connection-limits.js';
 import { ApiError, ERROR_STATUS, errorBody } from './http/errors.js';
-import { type ErrorCode, type Rejection } from './event/rejection.js';
-import { registerGuards } from './http/guards.js';
+import type { ErrorCode, Rejection } from './event/rejection.js';
+import { ADMIN_FAILURE_LIMITS, registerGuards } from './http/guards.js';
+import { FailureThrottle } from './http/failure-throttle.js';
+import { registerNulGuard } from './http/nul-guard.js';
 import { QuietRequestLog, requestLoggerFactory } from './http/request-logger.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { registerAdminRoutes } from './http/routes/admin.js';
@@ -93,6 +97,31 @@ function rejectionFor(error: FastifyError): Rejection {
   return { code: 'INTERNAL', message: 'Internal error; it has been logged with the request id.' };
 }
 
+/**
+ * Requests Node refuses before any route sees them (headers over the size limit, a bare CR or
+ * LF, a malformed request line, headers or body not received in time) answer with the same
+ * error body and X-Request-Id as every other answer, then the connection is closed.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  if (socket.writable) {
+    const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    const rejection: Rejection =
+      status === 431
+        ? { code: 'HEADERS_TOO_LARGE', message: 'The request headers are larger than the server accepts.' }
+        : status === 408
+          ? { code: 'REQUEST_TIMEOUT', message: 'The request was not received in time.' }
+          : { code: 'INVALID_REQUEST', message: 'The request is not valid HTTP/1.1 (malformed request line or headers).' };
+    const id = newId('req');
+    const body = JSON.stringify(errorBody(rejection, id));
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
 export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   const { config } = deps;
   const metrics = createMetrics();
@@ -124,6 +153,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
         .send(errorBody(rejection, request.id));
     },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
+    clientErrorHandler: answerClientError,
   });
 
   app.server.headersTimeout = 10_000;
@@ -235,7 +265,10 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     ipLimitFor: ipLimitResolver(config),
     adminToken: config.adminToken,
     checkAdminToken: (presented) => config.adminToken !== undefined && presented !== undefined && sameSecret(presented, config.adminToken),
+    adminFailures: new FailureThrottle(ADMIN_FAILURE_LIMITS),
+    onAdminFailure: (outcome) => metrics.adminAuthFailures.inc({ outcome }),
   });
+  registerNulGuard(app);
   // Before the 405 tracker so OPTIONS stays out of the Allow lists.
   const allowedOrigins = new AllowedOrigins(deps.store, deps.clock);
   registerCorsPreflight(app, allowedOrigins);
@@ -251,7 +284,14 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     },
   });
   registerSettingsRoutes(app, { store: deps.store, changed: () => authenticator.invalidate() });
-  registerOpsRoutes(app, { store: deps.store, metrics, status: deps.status ?? (() => ({})) });
+  registerOpsRoutes(app, {
+    store: deps.store,
+    metrics,
+    status: deps.status ?? (() => ({})),
+    metricsToken: config.metricsToken,
+    // With a listener of its own, /metrics is not served on the public port at all.
+    serveMetrics: config.metricsPort === undefined,
+  });
   add405Routes();
 
   await app.ready();

@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { createServices } from './services.js';
+import { startMetricsListener } from './http/metrics-listener.js';
 import { scheduleRetention } from './ops/retention.js';
 
 function configOrExit(): Config {
@@ -47,7 +48,21 @@ async function main(): Promise<void> {
 
   const stopRetention = config.retentionEnabled ? scheduleRetention(services.store, config.plans, services.clock, log) : () => undefined;
   await vigil.app.listen({ port: config.port, host: config.host });
-  log.info({ port: config.port, storage: services.store.kind, startupMs: Math.round(performance.now() - started) }, 'vigil ready');
+  const metricsListener =
+    config.metricsPort === undefined
+      ? undefined
+      : await startMetricsListener(vigil.metrics, { host: config.metricsHost, port: config.metricsPort, token: config.metricsToken });
+  // The enrichment data in use (files, versions) is logged here, not shown by the unauthenticated /readyz.
+  log.info(
+    {
+      port: config.port,
+      metricsPort: config.metricsPort,
+      storage: services.store.kind,
+      ...services.status?.(),
+      startupMs: Math.round(performance.now() - started),
+    },
+    'vigil ready',
+  );
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -61,6 +76,7 @@ async function main(): Promise<void> {
     force.unref();
     try {
       stopRetention();
+      metricsListener?.close();
       await vigil.close();
       await services.shutdown();
       process.exit(0);

@@ -1,4 +1,4 @@
-import type { PlanTable } from '../limits/plans.js';
+import { planNamed, type PlanTable } from '../limits/plans.js';
 import type { Store } from '../storage/store.js';
 import type { ApiKeyRecord } from '../storage/types.js';
 import type { Account, KeyKind } from '../event/account.js';
@@ -24,13 +24,13 @@ export class Accounts {
   }
 
   async create(name: string, plan: string): Promise<AccountsResult<Account>> {
-    if (!this.plans[plan]) return this.unknownPlan(plan);
+    if (!planNamed(this.plans, plan)) return this.unknownPlan(plan);
     const account = await this.store.createAccount({ id: newId('acc'), name, plan, createdAt: this.clock.now() });
     return { ok: true, value: account };
   }
 
   async changePlan(id: string, plan: string): Promise<AccountsResult<Account>> {
-    if (!this.plans[plan]) return this.unknownPlan(plan);
+    if (!planNamed(this.plans, plan)) return this.unknownPlan(plan);
     const account = await this.store.updateAccount(id, { plan });
     return account ? { ok: true, value: account } : fail('NOT_FOUND', `No account ${id}.`);
   }

@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { parseAddress, parseCidr } from '../util/ip.js';
 import type { IpLimitOverride } from '../limits/ip-limits.js';
-import { loadPlans, PlanFileError, type PlanTable } from '../limits/plans.js';
+import { loadPlans, PlanFileError, planNamed, type PlanTable } from '../limits/plans.js';
 
 export interface Config {
   readonly port: number;
@@ -14,6 +14,11 @@ export interface Config {
   /** `redisUrl` names one node of a Redis Cluster. */
   readonly redisCluster: boolean;
   readonly adminToken?: string;
+  /** Bearer token /metrics requires when set. */
+  readonly metricsToken?: string;
+  /** /metrics is served on this port (and metricsHost) instead of the public one when set. */
+  readonly metricsPort?: number;
+  readonly metricsHost: string;
   readonly trustProxy: readonly string[];
   readonly plans: PlanTable;
   readonly initialPlan: string;
@@ -136,11 +141,11 @@ function dataDir(env: Env): string {
 
 const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
-function host(env: Env): string {
-  const raw = optional(env, 'VIGIL_HOST');
-  if (raw === undefined) return '0.0.0.0';
+function host(env: Env, name = 'VIGIL_HOST', fallback = '0.0.0.0'): string {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
   if (parseAddress(raw) === undefined && !HOST_NAME.test(raw))
-    throw new ConfigError('VIGIL_HOST', `must be an IP address (0.0.0.0, ::, 127.0.0.1) or a host name, got "${raw}"`);
+    throw new ConfigError(name, `must be an IP address (0.0.0.0, ::, 127.0.0.1) or a host name, got "${raw}"`);
   return raw;
 }
 
@@ -168,9 +173,12 @@ export function loadConfig(env: Env = process.env): Config {
     throw err;
   }
   const initialPlan = optional(env, 'VIGIL_INITIAL_PLAN') ?? 'free';
-  if (!plans[initialPlan]) throw new ConfigError('VIGIL_INITIAL_PLAN', `must name a plan (${Object.keys(plans).join(', ')}), got "${initialPlan}"`);
+  if (!planNamed(plans, initialPlan)) throw new ConfigError('VIGIL_INITIAL_PLAN', `must name a plan (${Object.keys(plans).join(', ')}), got "${initialPlan}"`);
   const adminToken = optional(env, 'VIGIL_ADMIN_TOKEN');
   if (adminToken !== undefined && adminToken.length < 16) throw new ConfigError('VIGIL_ADMIN_TOKEN', 'must be at least 16 characters long');
+  const metricsToken = optional(env, 'VIGIL_METRICS_TOKEN');
+  if (metricsToken !== undefined && metricsToken.length < 16) throw new ConfigError('VIGIL_METRICS_TOKEN', 'must be at least 16 characters long');
+  const metricsPort = optional(env, 'VIGIL_METRICS_PORT') === undefined ? undefined : integer(env, 'VIGIL_METRICS_PORT', 0, 1, 65535);
   const config: Config = {
     port: integer(env, 'VIGIL_PORT', 8080, 0, 65535),
     host: host(env),
@@ -181,6 +189,9 @@ export function loadConfig(env: Env = process.env): Config {
     redisPrefix: redisPrefix(env),
     redisCluster: redisCluster(env),
     adminToken,
+    metricsToken,
+    metricsPort,
+    metricsHost: host(env, 'VIGIL_METRICS_HOST', '127.0.0.1'),
     trustProxy: cidrList(env, 'VIGIL_TRUST_PROXY'),
     plans,
     initialPlan,

@@ -14,14 +14,19 @@ export const ERROR_CODES = [
   'FORBIDDEN',
   'NOT_FOUND',
   'METHOD_NOT_ALLOWED',
+  'REQUEST_TIMEOUT',
   'PAYLOAD_TOO_LARGE',
   'UNSUPPORTED_MEDIA_TYPE',
   'RATE_LIMITED',
+  'HEADERS_TOO_LARGE',
   'INTERNAL',
   'UNAVAILABLE',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** An error body lists at most this many details; `details_total` then says how many there were. */
+export const MAX_ERROR_DETAILS = 100;
 
 export interface ErrorDetail {
   readonly index?: number;
@@ -34,6 +39,8 @@ export interface Rejection {
   readonly code: ErrorCode;
   readonly message: string;
   readonly details?: readonly ErrorDetail[];
+  /** How many problems there were when `details` holds only the first of them. */
+  readonly detailsTotal?: number;
   /** Seconds, for 429 and 503. */
   readonly retryAfter?: number;
 }

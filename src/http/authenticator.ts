@@ -1,4 +1,4 @@
-import type { PlanTable } from '../limits/plans.js';
+import { planNamed, type PlanTable } from '../limits/plans.js';
 import type { AccountContext } from '../event/account.js';
 import type { Store } from '../storage/store.js';
 import type { Clock } from '../util/clock.js';
@@ -12,15 +12,24 @@ interface CacheEntry {
   readonly expiresAt: number;
 }
 
-/** Reads the key from `Authorization: Bearer …` or `X-API-Key`. */
-export function presentedKey(headers: Readonly<Record<string, string | string[] | undefined>>): string | undefined {
+/** The bearer token of `Authorization: Bearer …`, if any. */
+export function bearerToken(headers: Readonly<Record<string, string | string[] | undefined>>): string | undefined {
   const auth = headers.authorization;
-  if (typeof auth === 'string') {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(auth);
-    if (match) return match[1];
-  }
-  const apiKey = headers['x-api-key'];
-  return typeof apiKey === 'string' && apiKey.length > 0 ? apiKey.trim() : undefined;
+  if (typeof auth !== 'string') return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+  return match ? match[1] : undefined;
+}
+
+/**
+ * The key of a request, from `Authorization: Bearer …` or `X-API-Key`; `conflict` when both
+ * are sent with different keys (which one was meant is not guessed).
+ */
+export function presentedKey(headers: Readonly<Record<string, string | string[] | undefined>>): { readonly key?: string; readonly conflict?: true } {
+  const bearer = bearerToken(headers);
+  const header = headers['x-api-key'];
+  const apiKey = typeof header === 'string' && header.trim().length > 0 ? header.trim() : undefined;
+  if (bearer !== undefined && apiKey !== undefined && bearer !== apiKey) return { conflict: true };
+  return { key: bearer ?? apiKey };
 }
 
 /**
@@ -74,8 +83,9 @@ export class Authenticator {
   private async lookup(hash: string): Promise<AuthResult> {
     const found = await this.store.findKeyByHash(hash);
     if (!found || !sameHash(found.hash, hash)) return { ok: false, message: 'Invalid API key.' };
-    if (found.key.revokedAt !== null) return { ok: false, message: 'This API key has been revoked.' };
-    const plan = this.plans[found.account.plan] ?? this.plans.free;
+    // A revoked key answers like an unknown one: the answer must not confirm that a key existed.
+    if (found.key.revokedAt !== null) return { ok: false, message: 'Invalid API key.' };
+    const plan = planNamed(this.plans, found.account.plan) ?? planNamed(this.plans, 'free');
     if (!plan) return { ok: false, message: 'The account has no valid plan.' };
     return {
       ok: true,

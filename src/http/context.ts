@@ -9,6 +9,8 @@ export interface RequestState {
   rateLimit?: WindowStatus;
   /** The key came in the URL (a sendBeacon request): the body may then be JSON sent as text/plain. */
   beacon?: boolean;
+  /** The request was counted against its key's per-second window (ingestion routes). */
+  counted?: boolean;
 }
 
 declare module 'fastify' {

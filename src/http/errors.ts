@@ -1,4 +1,4 @@
-import type { ErrorCode, Rejection } from '../event/rejection.js';
+import { MAX_ERROR_DETAILS, type ErrorCode, type Rejection } from '../event/rejection.js';
 
 /** The HTTP status of each error code. */
 export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
@@ -11,9 +11,11 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  REQUEST_TIMEOUT: 408,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
+  HEADERS_TOO_LARGE: 431,
   INTERNAL: 500,
   UNAVAILABLE: 503,
 };
@@ -30,7 +32,13 @@ export class ApiError extends Error {
 
 export function errorBody(rejection: Rejection, requestId: string): Record<string, unknown> {
   const body: Record<string, unknown> = { error: rejection.code, message: rejection.message, request_id: requestId };
-  if (rejection.details) body.details = rejection.details;
+  const details = rejection.details;
+  if (details) {
+    // A hostile body can hold tens of thousands of problems: the answer stays small.
+    const total = Math.max(rejection.detailsTotal ?? 0, details.length);
+    body.details = details.length > MAX_ERROR_DETAILS ? details.slice(0, MAX_ERROR_DETAILS) : details;
+    if (total > MAX_ERROR_DETAILS) body.details_total = total;
+  }
   if (rejection.code === 'RATE_LIMITED') body.retry_after = rejection.retryAfter ?? 1;
   return body;
 }

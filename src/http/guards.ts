@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimiter } from '../limits/types.js';
 import type { Clock } from '../util/clock.js';
-import { beaconKey, presentedKey, type Authenticator } from './authenticator.js';
+import { beaconKey, bearerToken, presentedKey, type Authenticator } from './authenticator.js';
 import './context.js';
 import { allowOrigin } from './cors.js';
 import { ApiError } from './errors.js';
-import { type Rejection } from '../event/rejection.js';
+import type { Rejection } from '../event/rejection.js';
+import type { FailureThrottle } from './failure-throttle.js';
 
 /** Who may call a route. `ingest`: any valid key; `read`: secret keys only. */
 export type Access = 'public' | 'ingest' | 'read' | 'admin';
@@ -23,15 +24,46 @@ export interface GuardDeps {
   readonly ipLimitFor: (ip: string) => number;
   readonly adminToken?: string;
   readonly checkAdminToken: (presented: string | undefined) => boolean;
+  /** Failed admin authentications per address and overall; refused without a check past its limits. */
+  readonly adminFailures: FailureThrottle;
+  /** Called on each failed admin authentication ('wrong_token') and each refused attempt ('throttled'). */
+  readonly onAdminFailure?: (outcome: 'wrong_token' | 'throttled') => void;
 }
+
+/** Failed admin authentications allowed per minute: 10 per source address, 100 from all addresses together. */
+export const ADMIN_FAILURE_LIMITS = { perAddress: 10, overall: 100, windowMs: 60_000 } as const;
 
 function rateLimited(seconds: number, scope: string): Rejection {
   return { code: 'RATE_LIMITED', message: `Rate limit exceeded (${scope}). Retry in ${seconds} second${seconds === 1 ? '' : 's'}.`, retryAfter: seconds };
 }
 
 /**
+ * The path a request is routed by: the matched route's own path, or, for a request no route
+ * matched, its target without scheme, host and query, percent-decoded as the router decodes it.
+ * The per-address caps decide on this, never on the raw target (`/%761/usage` and
+ * `http://host/v1/usage` are routed as /v1/usage).
+ */
+export function routedPath(request: FastifyRequest): string {
+  const route = request.routeOptions.url;
+  if (route !== undefined) return route;
+  let target = request.url;
+  const authority = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/.exec(target);
+  if (authority) target = target.slice(authority[0].length) || '/';
+  const end = target.search(/[?#]/);
+  if (end >= 0) target = target.slice(0, end);
+  try {
+    return decodeURIComponent(target);
+  } catch {
+    return target;
+  }
+}
+
+/**
  * The request lifecycle's first step, before any body is read:
- *   1. per-IP cap on every /v1 request (also with bad keys, so key guessing is capped);
+ *   1. per-address caps: every /v1 request counts in the address's window (also with bad
+ *      keys, so key guessing is capped); every other request except the admin API counts in
+ *      a second window of the same size (probes, /metrics, /docs), so those routes are capped
+ *      without eating a client's /v1 budget; the admin API has its failure throttle instead;
  *   2. authentication by API key (or admin token on /admin); on the ingestion routes a
  *      publishable key may also come as `?api_key=` (sendBeacon cannot set headers);
  *   3. key kind and browser origin checks.
@@ -44,22 +76,36 @@ export function registerGuards(app: FastifyInstance, deps: GuardDeps): void {
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     request.vigil = {};
     const access = request.routeOptions.config?.access ?? 'public';
-    if (request.url.startsWith('/v1/')) {
-      const ip = request.ip;
-      const decision = await deps.limiter.hitIp(ip, deps.ipLimitFor(ip), deps.clock.now());
-      request.vigil.rateLimit = decision.status;
-      if (!decision.allowed) {
-        reply.header('Retry-After', String(decision.retryAfter));
-        throw new ApiError(rateLimited(decision.retryAfter, 'per source address'));
-      }
-    }
+    const ip = request.ip;
     if (access === 'admin') {
       if (!deps.adminToken) throw new ApiError({ code: 'NOT_FOUND', message: 'The admin API is disabled: set VIGIL_ADMIN_TOKEN to enable it.' });
-      if (!deps.checkAdminToken(presentedKey(request.headers))) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Missing or wrong admin token.' });
+      const now = deps.clock.now();
+      const wait = deps.adminFailures.retryAfter(ip, now);
+      if (wait > 0) {
+        deps.onAdminFailure?.('throttled');
+        reply.header('Retry-After', String(wait));
+        throw new ApiError(rateLimited(wait, 'too many failed admin authentications'));
+      }
+      // The admin token is accepted only as `Authorization: Bearer`.
+      if (!deps.checkAdminToken(bearerToken(request.headers))) {
+        deps.adminFailures.fail(ip, now);
+        deps.onAdminFailure?.('wrong_token');
+        request.log.warn({ ip, url: request.url }, 'admin authentication failed');
+        throw new ApiError({ code: 'UNAUTHORIZED', message: 'Missing or wrong admin token (send "Authorization: Bearer <VIGIL_ADMIN_TOKEN>").' });
+      }
       return;
     }
+    const window = routedPath(request).startsWith('/v1/') ? ip : `public ${ip}`;
+    const decision = await deps.limiter.hitIp(window, deps.ipLimitFor(ip), deps.clock.now());
+    request.vigil.rateLimit = decision.status;
+    if (!decision.allowed) {
+      reply.header('Retry-After', String(decision.retryAfter));
+      throw new ApiError(rateLimited(decision.retryAfter, 'per source address'));
+    }
     if (access !== 'ingest' && access !== 'read') return;
-    let key = presentedKey(request.headers);
+    const presented = presentedKey(request.headers);
+    if (presented.conflict) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Two different keys were sent (Authorization and X-API-Key): send one key.' });
+    let key = presented.key;
     if (key === undefined && access === 'ingest') {
       const beacon = beaconKey(request.query);
       if (beacon.refused) throw new ApiError({ code: 'UNAUTHORIZED', message: beacon.refused });

@@ -54,6 +54,12 @@ export function createMetrics() {
       buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1],
       registers: [registry],
     }),
+    adminAuthFailures: new Counter({
+      name: 'vigil_admin_auth_failures_total',
+      help: 'Admin API requests refused: wrong or missing token (wrong_token), or refused unchecked past the failure limits (throttled)',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
     alerts: new Counter({
       name: 'vigil_alerts_total',
       help: 'Alerts raised (opened) or updated, by type',

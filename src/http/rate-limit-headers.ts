@@ -11,14 +11,23 @@ export function setRateLimitHeaders(reply: FastifyReply, status: WindowStatus): 
 
 /**
  * onSend hook of the ingestion routes: every response, errors included, carries
- * X-RateLimit-*. With a known key they describe the key's per-minute window (peeked when
- * the request never reached the limiter); without one, the source address's window.
+ * X-RateLimit-*. With a known key they describe the key's per-minute window; without one,
+ * the source address's window. Every request that passed authentication counts as one
+ * request in the key's per-second window whatever its outcome: one rejected before the
+ * pipeline ran (bad JSON, wrong media type, body too large, origin refused) is counted here.
  */
 export function rateLimitHeaderHook(limiter: RateLimiter, clock: Clock) {
   return async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    if (reply.hasHeader('X-RateLimit-Limit')) return payload;
     const state = request.vigil ?? {};
-    const status = state.account ? await limiter.peekKey(state.account.keyId, state.account.plan, clock.now()) : state.rateLimit;
+    const account = state.account;
+    if (account && !state.counted) {
+      state.counted = true;
+      const decision = await limiter.consumeKey(account.keyId, account.plan, 0, clock.now());
+      if (!reply.hasHeader('X-RateLimit-Limit')) setRateLimitHeaders(reply, decision.status);
+      return payload;
+    }
+    if (reply.hasHeader('X-RateLimit-Limit')) return payload;
+    const status = account ? await limiter.peekKey(account.keyId, account.plan, clock.now()) : state.rateLimit;
     if (status) setRateLimitHeaders(reply, status);
     return payload;
   };

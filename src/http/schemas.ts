@@ -7,7 +7,12 @@ export const ErrorSchema = Type.Object(
     message: Type.String(),
     request_id: Type.String(),
     retry_after: Type.Optional(Type.Integer({ description: 'Seconds, on 429' })),
-    details: Type.Optional(Type.Array(Type.Object({ index: Type.Optional(Type.Integer()), field: Type.String(), message: Type.String() }))),
+    details: Type.Optional(
+      Type.Array(Type.Object({ index: Type.Optional(Type.Integer()), field: Type.String(), message: Type.String() }), {
+        description: 'At most 100; details_total counts them all when there were more',
+      }),
+    ),
+    details_total: Type.Optional(Type.Integer({ description: 'Number of problems found, present when details lists only the first 100' })),
   },
   { $id: 'Error' },
 );

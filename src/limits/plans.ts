@@ -11,6 +11,15 @@ export const DEFAULT_PLANS: Readonly<Record<string, Plan>> = Object.freeze({
 
 export type PlanTable = Readonly<Record<string, Plan>>;
 
+/**
+ * The plan of that name, or undefined. Names come from requests, the database and the
+ * environment: only the table's own entries count, never what every object inherits
+ * (`constructor`, `__proto__`, `toString`, `valueOf`).
+ */
+export function planNamed(table: PlanTable, name: string): Plan | undefined {
+  return Object.hasOwn(table, name) ? table[name] : undefined;
+}
+
 export class PlanFileError extends Error {}
 
 const NUMERIC_FIELDS = [
@@ -36,7 +45,7 @@ export function parsePlans(json: string, base: PlanTable = DEFAULT_PLANS): PlanT
     if (!/^[a-z][a-z0-9_-]{0,31}$/.test(name)) throw new PlanFileError(`plan name "${name}" must be lowercase letters, digits, - or _`);
     if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new PlanFileError(`plan "${name}" must be an object`);
     const spec = raw as Record<string, unknown>;
-    const prev = table[name];
+    const prev = planNamed(table, name);
     const next: Record<string, unknown> = { ...(prev ?? {}), name };
     for (const [field, prop] of NUMERIC_FIELDS) {
       const v = spec[field];

@@ -8,7 +8,7 @@ const DAY = 86_400_000;
 export const RETENTION_DAYS: Readonly<Record<string, number>> = { free: 7, starter: 30, pro: 90, business: 365 };
 export const IDEMPOTENCY_DAYS = 7;
 
-export const retentionDaysOf = (plan: string): number => RETENTION_DAYS[plan] ?? 30;
+export const retentionDaysOf = (plan: string): number => (Object.hasOwn(RETENTION_DAYS, plan) ? (RETENTION_DAYS[plan] as number) : 30);
 
 export interface RetentionReport {
   readonly partitionsDropped: number;

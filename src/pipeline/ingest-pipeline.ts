@@ -1,8 +1,9 @@
 /**
  * The ingestion of one request as the flat sequence of its stages. Their order, and why:
  *
- *   validate  — cheapest, and a bad request must consume nothing (no limit, no quota).
- *   limit     — per-key windows count only well-formed requests; a 429 is decided before any work.
+ *   validate  — cheapest, and a bad request consumes no events (minute window, quota); it still
+ *               counts as one request in the key's per-second window.
+ *   limit     — per-key windows; a 429 is decided before any work.
  *   dedupe    — a repeated event_id answers with the first result; it must not reach the quota.
  *   quota     — decides accept or drop before enrichment and detection are spent on an event.
  *   classify  — catalog lookup: base score, inferred types, and which detectors may fire.
@@ -148,8 +149,16 @@ export function createIngestPipeline(stages: IngestStages, hooks: IngestHooks): 
       const now = hooks.clock.now();
       const validated = stages.validate(input, req.account, req.connectingIp, now);
       if (!validated.ok) {
+        // A rejected request still counts against the key's per-second window (no events against
+        // the minute window): a key, publishable ones included, cannot have invalid bodies checked
+        // faster than its plan's requests per second. Over that window the answer is the 429.
+        const limit = await stages.limit(req.account, 0, now);
+        if (!limit.ok) {
+          count('rejected_rate_limited', 1);
+          return { ok: false, limit: limit.status, rejection: limit.rejection };
+        }
         count('rejected_invalid', 1);
-        return { ok: false, rejection: validated.rejection };
+        return { ok: false, rejection: validated.rejection, limit: limit.status };
       }
       try {
         return await process(validated.events, req.account, now);

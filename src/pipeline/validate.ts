@@ -1,11 +1,19 @@
+import { Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { formatAddress, parseAddress } from '../util/ip.js';
-import { reject, type Rejection, type ErrorDetail } from '../event/rejection.js';
+import { MAX_ERROR_DETAILS, reject, type Rejection, type ErrorDetail } from '../event/rejection.js';
 import { EVENT_TYPE_RULE, EventSchema, type EventBody } from './event-schema.js';
 import type { RequestInfo, ValidatedEvent } from '../event/types.js';
 import type { AccountContext } from '../event/account.js';
 
-const compiled = TypeCompiler.Compile(EventSchema);
+/**
+ * The event schema as checked: `metadata` is only required to be an object (below). TypeBox's
+ * record check tests every key against a pattern, which cost more than the rest of validation
+ * together on a metadata object of a thousand keys; the structure walk visits those keys anyway.
+ */
+const compiled = TypeCompiler.Compile(
+  Type.Object({ ...EventSchema.properties, metadata: Type.Optional(Type.Unknown()) }, { additionalProperties: EventSchema.additionalProperties }),
+);
 
 const KNOWN_FIELDS = new Set([
   'event',
@@ -24,10 +32,12 @@ const KNOWN_FIELDS = new Set([
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 const MAX_METADATA_DEPTH = 32;
 const MAX_METADATA_BYTES = 16 * 1024;
+const MAX_UNKNOWN_FIELDS = 100;
 const FUTURE_TOLERANCE_MS = 24 * 60 * 60 * 1000;
 /** Earlier than this, a number is almost certainly Unix seconds sent by mistake. */
 const EARLIEST_TIMESTAMP_MS = Date.UTC(2000, 0, 1);
-const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+/** ISO 8601 date or date-time as events and query parameters accept it. */
+export const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 
 export type ValidationResult = { readonly ok: true; readonly event: ValidatedEvent } | { readonly ok: false; readonly errors: readonly ErrorDetail[] };
@@ -133,6 +143,30 @@ function metadataTooLarge(metadata: Record<string, unknown>): boolean {
   return text.length * 3 > MAX_METADATA_BYTES && Buffer.byteLength(text) > MAX_METADATA_BYTES;
 }
 
+const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/**
+ * More than MAX_UNKNOWN_FIELDS top-level fields the schema does not name. Counted first, and
+ * only as far as the limit: walking, checking or copying an object of thousands of keys costs
+ * V8 more than parsing it did.
+ */
+function tooManyUnknownFields(record: Record<string, unknown>): boolean {
+  let unknown = 0;
+  for (const key in record) if (!KNOWN_FIELDS.has(key) && ++unknown > MAX_UNKNOWN_FIELDS) return true;
+  return false;
+}
+
+/** The top-level fields the schema does not name, or undefined when there are none (most events). */
+function unknownFields(record: Record<string, unknown>): Record<string, unknown> | undefined {
+  let extra: Record<string, unknown> | undefined;
+  for (const key in record) {
+    if (KNOWN_FIELDS.has(key)) continue;
+    extra ??= {};
+    extra[key] = record[key];
+  }
+  return extra;
+}
+
 function parseTimestamp(value: string | number | undefined, receivedAt: number): number | ErrorDetail {
   if (value === undefined) return receivedAt;
   let ms: number;
@@ -163,9 +197,18 @@ export function validateEvent(body: unknown, ctx: ValidateContext): ValidationRe
     return { ok: false, errors: [{ field: '(body)', message: 'an event must be a JSON object with at least the field "event"' }] };
   }
   const record = body as Record<string, unknown>;
+  if (tooManyUnknownFields(record)) {
+    const message = `an event may have at most ${MAX_UNKNOWN_FIELDS} unknown top-level fields (they are kept in metadata.extra); put the rest in metadata`;
+    return { ok: false, errors: [{ field: '(body)', message }] };
+  }
   const structural = structureErrors(record);
   if (structural.length > 0) return { ok: false, errors: structural };
-  if (!compiled.Check(body)) return { ok: false, errors: schemaErrors(body) };
+  const metadataIsObject = record.metadata === undefined || isPlainObject(record.metadata);
+  if (!compiled.Check(body) || !metadataIsObject) {
+    const errors = schemaErrors(body);
+    if (!metadataIsObject) errors.push({ field: 'metadata', message: 'metadata must be an object' });
+    return { ok: false, errors };
+  }
   const input = body as EventBody;
   const errors: ErrorDetail[] = [];
 
@@ -181,15 +224,15 @@ export function validateEvent(body: unknown, ctx: ValidateContext): ValidationRe
   }
 
   let metadata: Record<string, unknown> = input.metadata ?? {};
-  const extra: Record<string, unknown> = {};
-  let hasExtra = false;
-  for (const key of Object.keys(record)) {
-    if (!KNOWN_FIELDS.has(key)) {
-      extra[key] = record[key];
-      hasExtra = true;
-    }
+  const extra = unknownFields(record);
+  if (extra !== undefined) {
+    const existing = metadata.extra;
+    // Unknown fields are merged into an existing object; a string or array has no keys to merge into.
+    if (existing === undefined) metadata = { ...metadata, extra };
+    else if (isPlainObject(existing)) metadata = { ...metadata, extra: { ...existing, ...extra } };
+    else
+      errors.push({ field: 'metadata.extra', message: 'metadata.extra must be an object when the event has unknown top-level fields (they are kept in it)' });
   }
-  if (hasExtra) metadata = { ...metadata, extra: metadata.extra !== undefined ? { ...(metadata.extra as object), ...extra } : extra };
   if (metadataTooLarge(metadata)) {
     errors.push({
       field: 'metadata',
@@ -260,15 +303,23 @@ export const validateRequest: ValidateStage = (input, ctx, connectingIp, receive
       rejection: reject('INVALID_EVENT', 'a batch must be a JSON object {"events": [event, ...]}', [{ field: 'events', message: 'events must be an array' }]),
     };
   }
-  const extraKeys = Object.keys(body).filter((k) => k !== 'events');
-  if (extraKeys.length > 0)
+  // Tens of thousands of unknown keys are possible: only the first are described.
+  const extraKeys: string[] = [];
+  let extraCount = 0;
+  for (const key of Object.keys(body)) {
+    if (key === 'events') continue;
+    if (extraKeys.length < MAX_ERROR_DETAILS) extraKeys.push(key);
+    extraCount++;
+  }
+  if (extraCount > 0)
     return {
       ok: false,
-      rejection: reject(
-        'INVALID_EVENT',
-        `unknown field "${extraKeys[0]}" in batch body`,
-        extraKeys.map((k) => ({ field: k, message: 'unknown batch field' })),
-      ),
+      rejection: {
+        code: 'INVALID_EVENT',
+        message: `unknown field "${extraKeys[0]}" in batch body${extraCount > 1 ? ` (and ${extraCount - 1} more)` : ''}`,
+        details: extraKeys.map((k) => ({ field: k, message: 'unknown batch field' })),
+        detailsTotal: extraCount,
+      },
     };
   const raw = body.events;
   if (raw.length === 0)

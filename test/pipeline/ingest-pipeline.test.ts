@@ -27,7 +27,7 @@ function recorded(events: ValidatedEvent[], overrides: Partial<IngestStages> = {
   const released: string[] = [];
   const stages: IngestStages = {
     validate: () => (calls.push('validate'), { ok: true, events }),
-    limit: async () => (calls.push('limit'), { ok: true, status }),
+    limit: async (_c, n) => (calls.push(n === 0 ? 'limit:0' : 'limit'), { ok: true, status }),
     dedupe: async (evs) => (
       calls.push('dedupe'),
       { results: new Array(evs.length), fresh: evs.map((_, i) => i), firstIndexOf: new Map(), settle: (ok) => released.push(`settle:${ok}`) }
@@ -61,11 +61,11 @@ describe('ingest pipeline: stage order and short-circuits', () => {
     expect(r.outcomes).toEqual(['accepted:2']);
   });
 
-  it('an invalid request consumes nothing: no limit, quota, detection or store', async () => {
+  it('an invalid request takes one request from the per-second window and nothing else: no events, quota, detection or store', async () => {
     const r = recorded([], { validate: () => ({ ok: false, rejection: { code: 'INVALID_EVENT', message: 'bad' } }) });
     const out = await r.ingest();
     expect(out).toMatchObject({ ok: false, rejection: { code: 'INVALID_EVENT' } });
-    expect(r.calls).toEqual([]);
+    expect(r.calls).toEqual(['limit:0']);
     expect(r.outcomes).toEqual(['rejected_invalid:1']);
   });
 

@@ -32,6 +32,8 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
   async function handle(kind: IngestInput['kind'], request: FastifyRequest, reply: FastifyReply) {
     const account = request.vigil.account;
     if (!account) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Missing API key.' });
+    // The pipeline counts the request in the key's windows, whatever it answers.
+    request.vigil.counted = true;
     const outcome = await deps.pipeline.ingest({ kind, body: request.body }, { account, connectingIp: request.ip });
     if (outcome.limit) setRateLimitHeaders(reply, outcome.limit);
     if (!outcome.ok) {

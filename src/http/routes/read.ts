@@ -6,6 +6,7 @@ import type { Store } from '../../storage/store.js';
 import type { AlertRow, AlertStatus, EventRow } from '../../storage/types.js';
 import type { Clock } from '../../util/clock.js';
 import { ApiError } from '../errors.js';
+import { ISO_8601 } from '../../pipeline/validate.js';
 import { ErrorResponses, KeyAuth, PageQuery } from '../schemas.js';
 import { usageReport } from '../usage-report.js';
 
@@ -47,10 +48,18 @@ const AlertsQuery = Type.Object(
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 
+/** The largest time a JavaScript Date (and so every store) holds: 275760-09-13. */
+const MAX_TIME_MS = 8.64e15;
+
+/**
+ * A query time, parsed as strictly as an event's timestamp: Unix milliseconds (at most 16
+ * digits) or an ISO 8601 date-time. Anything else, or a time no Date can hold, is a 400 here
+ * rather than an error in the database.
+ */
 function parseTime(value: string | undefined, field: string): number | undefined {
   if (value === undefined) return undefined;
-  const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
-  if (!Number.isFinite(ms))
+  const ms = /^\d{1,16}$/.test(value) ? Number(value) : ISO_8601.test(value) ? Date.parse(value) : NaN;
+  if (!Number.isSafeInteger(ms) || Math.abs(ms) > MAX_TIME_MS)
     throw new ApiError({
       code: 'INVALID_REQUEST',
       message: `${field} must be an ISO 8601 date-time or Unix milliseconds`,
