@@ -3,12 +3,7 @@
  * test/fixtures/fuzz-corpus: recall per class and location, false positives per benign set, and
  * every payload still missed. Run: npx tsx bench/scan-quality.ts [--misses]
  */
-import {
-  falsePositiveTable,
-  measureFalsePositives,
-  measureRecall,
-  recallTable,
-} from '../test/enrichment/request-scan/fuzz-corpus.js';
+import { falsePositiveTable, measureFalsePositives, measureRecall, recallTable } from '../test/enrichment/request-scan/fuzz-corpus.js';
 
 const recall = measureRecall();
 const falsePositives = measureFalsePositives();

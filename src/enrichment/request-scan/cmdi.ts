@@ -442,7 +442,8 @@ function dangerousArgumentAt(s: string, j: number, command: string): boolean {
   if (command === 'net' && s.startsWith('/add', j)) return true;
   if (a === 36 || a === 96 || a === 60 || a === 62 || a === 124 || a === 59 || a === 38 || a === 123) return true;
   if (s.startsWith('http', j) || s.startsWith('ftp:', j)) return true;
-  for (const p of DANGEROUS_PATHS) if (s.startsWith(p, j) || (p.endsWith('/') && s.startsWith(p.slice(0, -1), j) && endsArgument(s, j + p.length - 1))) return true;
+  for (const p of DANGEROUS_PATHS)
+    if (s.startsWith(p, j) || (p.endsWith('/') && s.startsWith(p.slice(0, -1), j) && endsArgument(s, j + p.length - 1))) return true;
   if (a >= 48 && a <= 57) return command === 'sleep' || command === 'ping' || command === 'timeout';
   if (a === 47 && (isSpace(s.charCodeAt(j + 1)) || Number.isNaN(s.charCodeAt(j + 1)))) return true;
   if (command === 'net') return s.startsWith('user', j) || s.startsWith('localgroup', j);

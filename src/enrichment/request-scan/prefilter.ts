@@ -38,7 +38,7 @@ const SCHEME_WORDS = ['script:', 'file:', 'php:', 'expect:', 'phar:', 'zip:', 'd
 
 /** A value that starts with a shell command word followed by an argument (`ls -l /`, `curl https://…`). */
 function startsWithCommand(lower: string): boolean {
-  let end = lower.indexOf(' ');
+  const end = lower.indexOf(' ');
   if (end === -1 || end > MAX_COMMAND_WORD) return false;
   const slash = lower.lastIndexOf('/', end);
   return COMMANDS.has(lower.slice(slash + 1, end));
@@ -68,5 +68,9 @@ export function mayBeMalicious(raw: string): boolean {
   }
   if (raw.length < 5 || !(spaced || slashed || colon)) return false;
   const lower = upper ? raw.toLowerCase() : raw;
-  return (spaced && (containsAny(lower, SPACED_WORDS) || startsWithCommand(lower))) || (slashed && containsAny(lower, PATH_WORDS)) || (colon && containsAny(lower, SCHEME_WORDS));
+  return (
+    (spaced && (containsAny(lower, SPACED_WORDS) || lower.startsWith('or ') || lower.startsWith('and ') || startsWithCommand(lower))) ||
+    (slashed && containsAny(lower, PATH_WORDS)) ||
+    (colon && containsAny(lower, SCHEME_WORDS))
+  );
 }

@@ -164,9 +164,7 @@ export function measureFalsePositives(): FalsePositiveFigures[] {
 const pct = (n: number, d: number): string => `${((100 * n) / d).toFixed(1)}%`;
 
 export function recallTable(figures: readonly RecallFigures[]): string {
-  const rows = figures.map(
-    (f) => `| ${f.cls} | ${f.location} | ${f.attacks} | ${f.detected} | ${pct(f.detected, f.attacks)} | ${f.excluded} |`,
-  );
+  const rows = figures.map((f) => `| ${f.cls} | ${f.location} | ${f.attacks} | ${f.detected} | ${pct(f.detected, f.attacks)} | ${f.excluded} |`);
   return ['| class | location | payloads | detected | recall | left out (not an attack alone) |', '|---|---|---|---|---|---|', ...rows].join('\n');
 }
 
