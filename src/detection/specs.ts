@@ -1,5 +1,5 @@
 /**
- * The detection catalogue (design 7): 21 detectors, 46 alert types, 5 kill chains. Data only; the
+ * The detection catalogue (design 7): 21 detectors, 47 alert types, 5 kill chains. Data only; the
  * catalog serves it at GET /v1/catalog and the detect stage reads thresholds, severities and
  * windows from it, so what is documented is what runs.
  */
@@ -20,8 +20,8 @@ export const DETECTOR_SPECS: readonly DetectorSpec[] = [
   {
     name: 'brute_force',
     families: ['authentication', 'credential'],
-    description: 'Counts failed logins per actor and per source IP in a sliding window.',
-    alertTypes: ['auth.brute_force.account', 'auth.brute_force.ip'],
+    description: 'Counts failed logins per actor and per source IP in a sliding window; flags a later success for that actor or from that IP.',
+    alertTypes: ['auth.brute_force.account', 'auth.brute_force.ip', 'auth.login_after_failures'],
     thresholds: [
       t('account_failures', 10, 2, 100_000, 'Failed logins of one actor within the window that raise auth.brute_force.account.'),
       t('ip_failures', 20, 2, 100_000, 'Failed logins from one IP within the window that raise auth.brute_force.ip.'),
@@ -225,6 +225,14 @@ export const ALERT_TYPES: readonly AlertTypeSpec[] = [
     ['T1110.001', 'T1110.003'],
     5 * MIN,
     'Many failed logins from one IP address in a short window, whatever the accounts: an automated password-guessing source. Block or challenge the address.',
+  ),
+  a(
+    'auth.login_after_failures',
+    'brute_force',
+    'critical',
+    ['T1110.001', 'T1078'],
+    HOUR,
+    'A login succeeded for an account, or from an IP address, that is under an open brute-force alert: the guessing probably worked. Treat the account as compromised until the user confirms the login.',
   ),
   a(
     'auth.credential_spray',

@@ -4,18 +4,18 @@ import { DETECTORS, KILL_CHAIN_DETECTOR } from '../../src/detection/detectors/in
 import { ALERT_TYPES, DETECTOR_SPECS, KILL_CHAINS, SEVERITY_POINTS } from '../../src/detection/specs.js';
 
 describe('detection catalogue', () => {
-  it('has 21 detectors, 46 alert types (41 single-stage + 5 chains) and 5 kill chains', () => {
+  it('has 21 detectors, 47 alert types (42 single-stage + 5 chains) and 5 kill chains', () => {
     expect(DETECTOR_SPECS).toHaveLength(21);
-    expect(ALERT_TYPES).toHaveLength(46);
+    expect(ALERT_TYPES).toHaveLength(47);
     expect(ALERT_TYPES.filter((a) => a.type.startsWith('chain.'))).toHaveLength(5);
     expect(KILL_CHAINS).toHaveLength(5);
     expect(new Set(DETECTOR_SPECS.map((d) => d.name)).size).toBe(21);
-    expect(new Set(ALERT_TYPES.map((a) => a.type)).size).toBe(46);
+    expect(new Set(ALERT_TYPES.map((a) => a.type)).size).toBe(47);
   });
 
   it('gives every alert type a detector that declares it, and every declared type a spec', () => {
     const declared = new Map(DETECTOR_SPECS.flatMap((d) => d.alertTypes.map((t) => [t, d.name] as const)));
-    expect(declared.size).toBe(46);
+    expect(declared.size).toBe(47);
     for (const a of ALERT_TYPES) expect(declared.get(a.type), a.type).toBe(a.detector);
   });
 
