@@ -1,4 +1,5 @@
-import { MINUTE, th, type DetectContext, type Detector, type Judge } from '../detector.js';
+import { MINUTE, th, type DetectContext, type Detector, type Judge, type Slot } from '../detector.js';
+import type { AlertPeekResult } from '../state-store.js';
 import { alertSpec } from '../specs.js';
 
 /** Open alerts under which a successful login means the guessing probably worked, by subject. */
@@ -43,7 +44,7 @@ export const bruteForce: Detector = {
 
 function detectSuccess(ctx: DetectContext): Judge | undefined {
   const f = ctx.facts;
-  const peeks: { type: string; slot: number }[] = [];
+  const peeks: { type: string; slot: Slot<AlertPeekResult> }[] = [];
   const peek = (subject: string, types: readonly string[]): void => {
     for (const type of types) {
       const slot = ctx.ops.add({ kind: 'alert.peek', key: ctx.alertKey(subject), field: type, at: f.at, windowMs: alertSpec(type).windowMs ?? MINUTE });
