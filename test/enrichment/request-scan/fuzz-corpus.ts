@@ -127,6 +127,14 @@ export function loadAppLog(): BenignEvent[] {
   return dataLines('benign-app-log.txt').map((line) => ({ input: { metadata: { message: line } }, text: line }));
 }
 
+/** Real names in many scripts, each as a metadata string and as a query value (`name=…`). */
+export function loadNames(): BenignEvent[] {
+  return dataLines('benign-names.txt').flatMap((name) => [
+    { input: { metadata: { name } }, text: `metadata\t${name}` },
+    { input: { query: `name=${encodeURIComponent(name)}` }, text: `query\t${name}` },
+  ]);
+}
+
 /** The labelled benign corpora of test/fixtures/scan-corpus (paths, queries, agents, form and ticket text). */
 export function loadFormCorpus(): BenignEvent[] {
   return BENIGN_FILES.flatMap(loadCorpus).map((s) => ({ input: toInput(s), text: `${s.location}\t${s.value}` }));
@@ -147,6 +155,7 @@ export interface FalsePositiveFigures {
 export const BENIGN_SETS: Readonly<Record<string, () => BenignEvent[]>> = {
   'access log (real)': loadAccessLog,
   'system log (real)': loadAppLog,
+  'names in many scripts (real)': loadNames,
   'form, ticket and request text': loadFormCorpus,
 };
 
