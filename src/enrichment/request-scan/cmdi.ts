@@ -1,17 +1,25 @@
 /**
- * OS command injection in normalised (decoded, lower-case) text: a shell separator (`;`, `|`,
- * `||`, `&`, `&&`, newline, backtick, `$(`) followed by a known command whose next token looks like
- * shell (end of input, an option, a path, a number, a redirection, another separator), plus shapes
- * that are shell whatever precedes them: reverse shells (`/dev/tcp/`, `nc -e`, `bash -i`),
- * download-and-execute (`| sh`), `${IFS}` whitespace, brace expansion and `/???/` globbing.
+ * OS command and code injection in normalised (decoded, lower-case) text: a shell separator (`;`,
+ * `|`, `||`, `&`, `&&`, newline, an escaped `\n`, backtick, `$(`) followed by a known command
+ * whose next token looks like shell (end of input, an option, a path, a number, a redirection,
+ * another separator), plus shapes that are shell whatever precedes them: reverse shells
+ * (`/dev/tcp/`, `nc -e`, `bash -i`), download-and-execute (`| sh`), `${IFS}` whitespace, brace
+ * expansion, `/???/` globbing, shellshock `() { :;}`, PHP complex syntax (`{${phpinfo()}}`,
+ * `${@print(…)}`), SSI `<!--#exec`, `<?php f(…)`, and interpreter calls whose quoted argument is a
+ * command (`system('id')`, `exec('sleep 5')`). A value that is itself a command line reaching for
+ * system paths, URLs, user or firewall changes (`cat /etc/passwd`, `net user x y /add`) counts too.
  * Quote and backslash obfuscation inside words (`c'a't`, `w\hoami`) is removed first.
  *
  * Policy: in metadata free text, newlines and backticks are not separators (tickets and markdown
- * use them for code: "run `ls -la`"), and an `&&` chain (`cd app && ls -la`, a pasted command line)
- * only counts when its argument reaches for system paths, URLs, substitutions or redirections;
- * `;`, `|`, `&` and `$(` are separators everywhere. "Tom & Jerry", "R&D" and "cats; cat food" are
- * not flagged: the word after the separator must be a command *and* be followed by something
- * shell-like; commands that are everyday words (cat, echo, export, …) need real arguments.
+ * use them for code: "run `ls -la`") unless a line break was percent-encoded (scan-value.ts) or the
+ * whole value is one backticked command; an `&&` chain (`cd app && ls -la`, a pasted command line)
+ * only counts when its argument reaches for system paths, URLs, substitutions or redirections, or
+ * when the value starts with it; `;`, `|`, `&` and `$(` are separators everywhere. A value that
+ * opens with an everyday command word (cat, echo, host, type, …) is prose in free text. "Tom &
+ * Jerry", "R&D" and "cats; cat food" are not flagged: the word after the separator must be a
+ * command *and* be followed by something shell-like; commands that are everyday words need real
+ * arguments, except right after a separator that opens the value (`; dir`). A command word alone
+ * (`uname`, `sleep 5`) is not an attack.
  */
 
 export type CommandContext = 'request' | 'text';

@@ -37,7 +37,12 @@ const OP_COMPARE = tokens.OP_COMPARE;
  * in support text are not flagged, because none of them breaks out of a literal and continues
  * with SQL. Text that *begins* with a SQL statement keyword (a pasted query such as
  * `SELECT a FROM t1 UNION SELECT a FROM t2`) is treated as a snippet: the anywhere-rules for
- * UNION and stacked statements do not apply to it; time-delay calls and dangerous routines still do.
+ * UNION, stacked statements and system catalogs do not apply to it; time-delay calls, dangerous
+ * routines, T-SQL dynamic execution (`declare @q …`, `exec(@q)`), server fingerprinting
+ * (`select version();`) and `copy … from '/file'` still do. A statement that ends in an empty
+ * comment (`select * from information_schema.tables--`) is no snippet: it cuts a query short.
+ * A value that opens with a clause probe (`ORDER BY 5--`, `HAVING 1=0`) or a cut-off
+ * `UNION SELECT` is injection; a keyword alone (`select`, `order by`) is not.
  * Math in prose ("1=1 or 2=2") is borderline: literal tautologies joined by and/or are flagged.
  */
 

@@ -11,6 +11,9 @@
  *   name such files (host agents report changes to /etc/passwd), so there it needs a `..`.
  * Metadata and user agents otherwise need six parent segments: relative imports in pasted code
  * (`../../components/x`) are ordinary.
+ * Evidence of evasion counts anywhere: a sensitive target behind padding self segments
+ * (`/./././etc/passwd`) or after a NUL byte (`%00/etc/passwd`). Dots and slashes written as hex
+ * text (`..0x2f`) and the best-fit slashes `%uEFC8`/`%uF025` are read as what they smuggle.
  */
 
 export type TraversalContext = 'path' | 'query' | 'other';
