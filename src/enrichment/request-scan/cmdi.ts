@@ -564,27 +564,29 @@ function commandLine(s: string, start: number, text: boolean): boolean {
 }
 
 /** Interpreter functions that run a shell command or code: `system('id')`, `exec('sleep 5')`. */
-const CODE_EXEC_FUNCTIONS = ['system(', 'exec(', 'passthru(', 'shell_exec(', 'popen(', 'proc_open(', 'eval(', 'assert(', 'phpinfo('];
+const CODE_EXEC_FUNCTIONS: ReadonlySet<string> = new Set(['system', 'exec', 'passthru', 'shell_exec', 'popen', 'proc_open', 'eval', 'assert', 'phpinfo']);
+/** Longest name in CODE_EXEC_FUNCTIONS. */
+const MAX_CODE_FUNCTION = 10;
 
 /**
  * A code-execution call that is an attack whatever the language: its quoted argument starts with a
  * shell command, or the call follows a separator at the value's start (`;phpinfo()`, `| system(...)`).
- * `eval('foo()')` in a pasted script is neither.
+ * `eval('foo()')` in a pasted script is neither. One pass over the `(` of the value.
  */
 function codeExecution(s: string, start: number): boolean {
-  if (s.indexOf('(') === -1) return false;
-  for (const f of CODE_EXEC_FUNCTIONS) {
-    for (let i = s.indexOf(f); i !== -1; i = s.indexOf(f, i + f.length)) {
-      if (i > 0 && isCommandChar(s.charCodeAt(i - 1)) && s.charCodeAt(i - 1) !== 46) continue;
-      let k = i + f.length;
-      while (k < s.length && isSpace(s.charCodeAt(k))) k++;
-      const q = s.charCodeAt(k);
-      if ((q === 39 || q === 34) && quotedCommand(s, k + 1)) return true;
-      let p = i - 1;
-      while (p >= 0 && isSpace(s.charCodeAt(p))) p--;
-      const before = s.charCodeAt(p);
-      if ((before === 59 || before === 124 || before === 38) && p <= start + 2) return true;
-    }
+  for (let open = s.indexOf('('); open !== -1; open = s.indexOf('(', open + 1)) {
+    let i = open;
+    while (i > 0 && open - i < MAX_CODE_FUNCTION && isLetterOrUnderscore(s.charCodeAt(i - 1))) i--;
+    if (i === open || !CODE_EXEC_FUNCTIONS.has(s.slice(i, open))) continue;
+    if (i > 0 && isCommandChar(s.charCodeAt(i - 1)) && s.charCodeAt(i - 1) !== 46) continue;
+    let k = open + 1;
+    while (k < s.length && isSpace(s.charCodeAt(k))) k++;
+    const q = s.charCodeAt(k);
+    if ((q === 39 || q === 34) && quotedCommand(s, k + 1)) return true;
+    let p = i - 1;
+    while (p >= 0 && isSpace(s.charCodeAt(p))) p--;
+    const before = s.charCodeAt(p);
+    if ((before === 59 || before === 124 || before === 38) && p <= start + 2) return true;
   }
   // `<?php system(...)`: PHP opened and a function called.
   const php = s.indexOf('<?php');
@@ -614,6 +616,10 @@ export function detectCommandInjection(raw: string, context: CommandContext): bo
     }
   }
   return false;
+}
+
+function isLetterOrUnderscore(c: number): boolean {
+  return (c >= 97 && c <= 122) || c === 95;
 }
 
 function isAlnum(c: number): boolean {

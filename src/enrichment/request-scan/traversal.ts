@@ -231,6 +231,9 @@ function hasEncodedTraversal(raw: string): boolean {
 
 /** `raw` is the undecoded input (for encoding evidence), `s` its normalised form. */
 export function detectTraversal(s: string, raw: string, context: TraversalContext): boolean {
+  // Free text without a parent segment, a self segment, hex-text dots or a NUL byte: nothing to find.
+  if (context === 'other' && s.indexOf('..') === -1 && s.indexOf('/.') === -1 && s.indexOf('\\.') === -1 && s.indexOf('0x2') === -1 && !hasNullByte(raw))
+    return false;
   const p = decodeHexText(toSlashes(s));
   if (p.indexOf('/./') !== -1 && paddedTarget(p)) return true;
   if (context === 'other' && p.indexOf('..') === -1) return hasNullByte(raw) && startsWithTarget(p);

@@ -421,6 +421,13 @@ function jsGadget(s: string): boolean {
       if ((before === 61 || before === 44) && (after === 44 || after === 59 || after === 41)) return true;
     }
   }
+  if (s.indexOf('[') !== -1 && computedGlobalCall(s)) return true;
+  if (s.indexOf('`') !== -1 && (s.includes('.open`') || s.includes('new function`'))) return true;
+  return s.includes('new function(');
+}
+
+/** `top['al'+'ert'](1)`, `[]['filter']['constructor'](…)()`: a computed member called. */
+function computedGlobalCall(s: string): boolean {
   for (const owner of GLOBAL_OWNERS) {
     for (let i = s.indexOf(owner); i !== -1; i = s.indexOf(owner, i + owner.length)) {
       if (i > 0 && isLetter(s.charCodeAt(i - 1))) continue;
@@ -430,8 +437,7 @@ function jsGadget(s: string): boolean {
       if (call === 40 || call === 96) return true;
     }
   }
-  if (s.includes('[][') && s.includes('](')) return true;
-  return s.includes('.open`') || s.includes('new function`') || s.includes('new function(');
+  return s.includes('[][') && s.includes('](');
 }
 
 function hexDigit(c: number): number {
@@ -491,7 +497,7 @@ function detectIn(s: string): boolean {
   if (s.indexOf('script') !== -1 && scriptUrl(s)) return true;
   if (dataDocumentUrl(s)) return true;
   if (s.indexOf('on') !== -1 && s.indexOf('=') !== -1 && handlerBreakout(s)) return true;
-  if ((s.indexOf('(') !== -1 || s.indexOf('`') !== -1) && (sinkCall(s) || templateGadget(s) || jsGadget(s))) return true;
-  if (s.indexOf('=') !== -1 && jsGadget(s)) return true;
-  return false;
+  const call = s.indexOf('(') !== -1 || s.indexOf('`') !== -1;
+  if (call && (sinkCall(s) || templateGadget(s))) return true;
+  return (call || s.indexOf('=') !== -1) && jsGadget(s);
 }
