@@ -20,7 +20,7 @@ export const DETECTOR_SPECS: readonly DetectorSpec[] = [
   {
     name: 'brute_force',
     families: ['authentication', 'credential'],
-    description: 'Counts failed logins per actor and per source IP in a sliding window.',
+    description: 'Counts failed logins per actor and per source IP in a sliding window; flags a later success for that actor or from that IP.',
     alertTypes: ['auth.brute_force.account', 'auth.brute_force.ip'],
     thresholds: [
       t('account_failures', 10, 2, 100_000, 'Failed logins of one actor within the window that raise auth.brute_force.account.'),
@@ -240,7 +240,7 @@ export const ALERT_TYPES: readonly AlertTypeSpec[] = [
     'critical',
     ['T1110.004', 'T1078'],
     10 * MIN,
-    'A login succeeded from an IP address that is currently failing against many accounts: a sprayed or stuffed credential worked. Treat the account as compromised.',
+    'A login succeeded for an account under an open brute-force alert, or from an IP address that is failing against many accounts: guessed, sprayed or stuffed credentials worked. Treat the account as compromised until the user confirms the login.',
   ),
   a(
     'auth.distributed_brute_force',

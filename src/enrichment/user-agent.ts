@@ -18,6 +18,7 @@ const SCANNERS: readonly (readonly [token: string, name: string])[] = [
   ['feroxbuster', 'feroxbuster'],
   ['dirb/', 'dirb'],
   ['ffuf', 'ffuf'],
+  ['fuzz faster u fool', 'ffuf'],
   ['wfuzz', 'wfuzz'],
   ['acunetix', 'acunetix'],
   ['netsparker', 'netsparker'],

@@ -46,8 +46,10 @@ export function compositeRisk(event: DetectedEvent, thresholds: RiskThresholds):
       injection += points;
     }
   }
-  if (userAgent?.scanner) lines.add('network.scanner_user_agent', W.scannerUserAgent);
-  else if (userAgent?.automated) lines.add('network.automation_user_agent', W.automationUserAgent);
+  if (userAgent?.scanner) {
+    lines.add('network.scanner_user_agent', W.scannerUserAgent);
+    if (scan && scan.length > 0) lines.add('network.scanner_with_injection', W.injectionWithScanner);
+  } else if (userAgent?.automated) lines.add('network.automation_user_agent', W.automationUserAgent);
 
   for (const alert of event.alerts) {
     if (!UNSCORED_DETECTORS.has(alert.detector)) lines.add(`alert.${alert.type}`, SEVERITY_WEIGHTS[alert.severity] ?? 0);

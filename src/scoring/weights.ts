@@ -11,6 +11,8 @@ export const SCORE_WEIGHTS = Object.freeze({
   injectionFirst: 20,
   injectionMax: 30,
   scannerUserAgent: 15,
+  /** An injection payload sent by an offensive scanner is an attack in progress, not a probe alone. */
+  injectionWithScanner: 15,
   automationUserAgent: 5,
 });
 

@@ -91,7 +91,9 @@ describe('detect stage', () => {
     expect(chain?.alert.details).toMatchObject({
       window_minutes: 60,
       stages: [
-        { stage: 'credential_attack_or_risky_login', event_id: 'evt_9', event_type: 'auth.login.failure', alerts: ['auth.brute_force.account'] },
+        // The success after the brute force is itself a credential attack that worked: the chain's
+        // first stage moves to it (a stage keeps its latest sighting).
+        { stage: 'credential_attack_or_risky_login', event_id: 'evt_10', event_type: 'auth.login.success', alerts: ['auth.credential_stuffing_success'] },
         { stage: 'login_success', event_id: 'evt_10', event_type: 'auth.login.success', alerts: [] },
         { stage: 'sensitive_change', event_id: 'evt_11', event_type: 'auth.mfa.disabled', alerts: [] },
       ],

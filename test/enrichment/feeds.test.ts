@@ -31,13 +31,13 @@ describe('parseIpFeed', () => {
       ].join('\n'),
     );
     expect(feed.ranges).toEqual([
-      { version: 4, first: 0x01020304, last: 0x01020304 },
-      { version: 4, first: 0x0a000000, last: 0x0affffff },
-      { version: 4, first: 0x05060700, last: 0x050607ff },
-      { version: 6, first: 0x20010db8n << 96n, last: (0x20010db8n << 96n) | ((1n << 96n) - 1n) },
-      { version: 6, first: 0x20010db8000100000000000000000001n, last: 0x20010db8000100000000000000000001n },
+      { version: 4, bits: 32, first: 0x01020304, last: 0x01020304 },
+      { version: 4, bits: 8, first: 0x0a000000, last: 0x0affffff },
+      { version: 4, bits: 24, first: 0x05060700, last: 0x050607ff },
+      { version: 6, bits: 32, first: 0x20010db8n << 96n, last: (0x20010db8n << 96n) | ((1n << 96n) - 1n) },
+      { version: 6, bits: 128, first: 0x20010db8000100000000000000000001n, last: 0x20010db8000100000000000000000001n },
       { version: 4, first: 0x09090901, last: 0x09090909 },
-      { version: 4, first: 0x08080808, last: 0x08080808 },
+      { version: 4, bits: 32, first: 0x08080808, last: 0x08080808 },
     ]);
     expect(feed.malformed).toBe(3);
     expect(feed.samples.map((s) => s.line)).toEqual([9, 10, 11]);
@@ -53,7 +53,7 @@ describe('parseIpFeed', () => {
     const text =
       'ExitNode 0011BD2485AD45D984EC4159C88FC066E5E3300E\nPublished 2024-01-01 00:00:00\nLastStatus 2024-01-01 01:00:00\nExitAddress 162.247.74.201 2024-01-01 01:04:35\n';
     const feed = parseIpFeed(text);
-    expect(feed.ranges).toEqual([{ version: 4, first: 0xa2f74ac9, last: 0xa2f74ac9 }]);
+    expect(feed.ranges).toEqual([{ version: 4, bits: 32, first: 0xa2f74ac9, last: 0xa2f74ac9 }]);
     expect(feed.malformed).toBe(0);
   });
 

@@ -101,6 +101,17 @@ describe('composite score', () => {
     expect(score(event({ enrichment: ua(false) }), ctx()).score).toBe(0);
   });
 
+  it('adds +15 more when a scanner sends an injection payload: tool and payload together reach challenge', () => {
+    const enrichment = { userAgent: { family: 'x', automated: true, scanner: 'sqlmap' }, scan: [{ class: 'sql_injection' as const, location: 'query' }] };
+    const r = score(event({ enrichment }), ctx());
+    expect(r.breakdown).toEqual([
+      { source: 'network.sql_injection', points: 20 },
+      { source: 'network.scanner_user_agent', points: 15 },
+      { source: 'network.scanner_with_injection', points: 15 },
+    ]);
+    expect(r.action).toBe('challenge');
+  });
+
   it('adds each behavioural alert by severity, but not threat_intel or request_scanner alerts', () => {
     const r = score(
       event({

@@ -1,10 +1,25 @@
-import { MINUTE, th, type Detector } from '../detector.js';
+import { MINUTE, th, type DetectContext, type Detector, type Judge, type Slot } from '../detector.js';
+import type { AlertPeekResult } from '../state-store.js';
+import { alertSpec } from '../specs.js';
 
-/** auth.brute_force.account / .ip: failed logins per actor and per source IP in a sliding window. */
+/** Open alerts under which a successful login means the guessing probably worked, by subject. */
+const GUESSING_ALERTS = {
+  actor: ['auth.brute_force.account', 'auth.distributed_brute_force'],
+  ip: ['auth.brute_force.ip'],
+} as const;
+/** A success from a spraying IP is credential_spray's stuffing success; it is not raised twice. */
+const SPRAY = 'auth.credential_spray';
+
+/**
+ * auth.brute_force.account / .ip: failed logins per actor and per source IP in a sliding window.
+ * auth.credential_stuffing_success: a successful login for an actor, or from an IP, that has an open
+ * brute-force alert (a success from a spraying IP is credential_spray's stuffing success).
+ */
 export const bruteForce: Detector = {
   name: 'brute_force',
   detect(ctx, t) {
     const f = ctx.facts;
+    if (f.loginSuccess) return detectSuccess(ctx);
     if (!f.loginFailure) return;
     const windowMs = th(t, 'window_minutes') * MINUTE;
     const byActor =
@@ -26,3 +41,36 @@ export const bruteForce: Detector = {
     };
   },
 };
+
+function detectSuccess(ctx: DetectContext): Judge | undefined {
+  const f = ctx.facts;
+  const peeks: { type: string; slot: Slot<AlertPeekResult> }[] = [];
+  const peek = (subject: string, types: readonly string[]): void => {
+    for (const type of types) {
+      const slot = ctx.ops.add({ kind: 'alert.peek', key: ctx.alertKey(subject), field: type, at: f.at, windowMs: alertSpec(type).windowMs ?? MINUTE });
+      peeks.push({ type, slot });
+    }
+  };
+  if (f.actor !== undefined) peek(`actor:${f.actor}`, GUESSING_ALERTS.actor);
+  if (f.ip !== undefined) peek(`ip:${f.ip}`, GUESSING_ALERTS.ip);
+  if (peeks.length === 0) return undefined;
+  const spraying =
+    f.ip === undefined
+      ? undefined
+      : ctx.ops.add({ kind: 'alert.peek', key: ctx.alertKey(`ip:${f.ip}`), field: SPRAY, at: f.at, windowMs: alertSpec(SPRAY).windowMs ?? MINUTE });
+  return (answers) => {
+    const spray = spraying === undefined ? null : answers.get(spraying).alert;
+    if (spray !== null && spray.lastSeen <= f.at) return;
+    for (const { type, slot } of peeks) {
+      const alert = answers.get(slot).alert;
+      if (alert === null || alert.lastSeen > f.at) continue;
+      ctx.raise('auth.credential_stuffing_success', f.actor !== undefined ? `actor:${f.actor}` : `ip:${f.ip}`, {
+        ip: f.ip ?? null,
+        guessing_alert: type,
+        guessing_alert_id: alert.id,
+        guessing_since: new Date(alert.firstSeen).toISOString(),
+      });
+      return;
+    }
+  };
+}

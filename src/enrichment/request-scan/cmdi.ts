@@ -1,22 +1,30 @@
 /**
- * OS command injection in normalised (decoded, lower-case) text: a shell separator (`;`, `|`,
- * `||`, `&`, `&&`, newline, backtick, `$(`) followed by a known command whose next token looks like
- * shell (end of input, an option, a path, a number, a redirection, another separator), plus shapes
- * that are shell whatever precedes them: reverse shells (`/dev/tcp/`, `nc -e`, `bash -i`),
- * download-and-execute (`| sh`), `${IFS}` whitespace, brace expansion and `/???/` globbing.
+ * OS command and code injection in normalised (decoded, lower-case) text: a shell separator (`;`,
+ * `|`, `||`, `&`, `&&`, newline, an escaped `\n`, backtick, `$(`) followed by a known command
+ * whose next token looks like shell (end of input, an option, a path, a number, a redirection,
+ * another separator), plus shapes that are shell whatever precedes them: reverse shells
+ * (`/dev/tcp/`, `nc -e`, `bash -i`), download-and-execute (`| sh`), `${IFS}` whitespace, brace
+ * expansion, `/???/` globbing, shellshock `() { :;}`, PHP complex syntax (`{${phpinfo()}}`,
+ * `${@print(…)}`), SSI `<!--#exec`, `<?php f(…)`, and interpreter calls whose quoted argument is a
+ * command (`system('id')`, `exec('sleep 5')`). A value that is itself a command line reaching for
+ * system paths, URLs, user or firewall changes (`cat /etc/passwd`, `net user x y /add`) counts too.
  * Quote and backslash obfuscation inside words (`c'a't`, `w\hoami`) is removed first.
  *
  * Policy: in metadata free text, newlines and backticks are not separators (tickets and markdown
- * use them for code: "run `ls -la`"), and an `&&` chain (`cd app && ls -la`, a pasted command line)
- * only counts when its argument reaches for system paths, URLs, substitutions or redirections;
- * `;`, `|`, `&` and `$(` are separators everywhere. "Tom & Jerry", "R&D" and "cats; cat food" are
- * not flagged: the word after the separator must be a command *and* be followed by something
- * shell-like; commands that are everyday words (cat, echo, export, …) need real arguments.
+ * use them for code: "run `ls -la`") unless a line break was percent-encoded (scan-value.ts) or the
+ * whole value is one backticked command; an `&&` chain (`cd app && ls -la`, a pasted command line)
+ * only counts when its argument reaches for system paths, URLs, substitutions or redirections, or
+ * when the value starts with it; `;`, `|`, `&` and `$(` are separators everywhere. A value that
+ * opens with an everyday command word (cat, echo, host, type, …) is prose in free text. "Tom &
+ * Jerry", "R&D" and "cats; cat food" are not flagged: the word after the separator must be a
+ * command *and* be followed by something shell-like; commands that are everyday words need real
+ * arguments, except right after a separator that opens the value (`; dir`). A command word alone
+ * (`uname`, `sleep 5`) is not an attack.
  */
 
 export type CommandContext = 'request' | 'text';
 
-const COMMANDS = new Set([
+export const COMMANDS: ReadonlySet<string> = new Set([
   'cat',
   'ls',
   'id',
@@ -167,6 +175,9 @@ const COMMANDS = new Set([
   'vol',
   'findstr',
   'whois',
+  'netsh',
+  'sysinfo',
+  'ipconfig.exe',
 ]);
 
 /** Shapes that are shell whatever precedes them, grouped under a substring each of them contains. */
@@ -205,6 +216,9 @@ const STRONG_SHAPES: readonly (readonly [anchor: string, shapes: readonly string
   ['invoke-', ['invoke-expression', 'invoke-webrequest', 'iex (new-object']],
   ['chmod', ['chmod +x', 'chmod 777']],
   ['<&', ['0<&196']],
+  ['{', ['() { :;}', '(){ :;}', '{${', '{$_']],
+  ['$', ['${@']],
+  ['<', ['<!--#exec', '<!--#include']],
 ];
 
 function isCommandChar(c: number): boolean {
@@ -228,7 +242,9 @@ export function deobfuscateShell(s: string): string {
       while (j < s.length && (s.charCodeAt(j) === 39 || s.charCodeAt(j) === 34 || s.charCodeAt(j) === 92)) j++;
       // Removed when inside a word: the char before the run is still the original one (i - 1),
       // because removals only happen between command chars.
-      if (i > 0 && isCommandChar(s.charCodeAt(i - 1)) && isCommandChar(s.charCodeAt(j))) {
+      // `\n` ending a word (`;id\n`) is an escaped newline, kept for the separator rules.
+      const escapedNewline = c === 92 && j === i + 1 && isEscapedNewline(s, i) && !isCommandChar(s.charCodeAt(j + 1));
+      if (i > 0 && isCommandChar(s.charCodeAt(i - 1)) && isCommandChar(s.charCodeAt(j)) && !escapedNewline) {
         out += s.slice(chunk, i);
         chunk = j;
       }
@@ -347,19 +363,20 @@ function isHostName(s: string, j: number): boolean {
 }
 
 /** Does the text after a command word look like shell arguments? */
-function shellTail(s: string, i: number, command: string, text: boolean): boolean {
-  const ambiguous = AMBIGUOUS.has(command);
+function shellTail(s: string, i: number, command: string, text: boolean, leading: boolean): boolean {
+  // Right after a separator that opens the value (`; dir`), even an everyday word is a command.
+  const ambiguous = AMBIGUOUS.has(command) && !leading;
   // A quoted command word (`"whoami"`) runs the same.
   if (s.charCodeAt(i) === 34 || s.charCodeAt(i) === 39) i++;
   const c = s.charCodeAt(i);
   if (Number.isNaN(c)) return !ambiguous;
   if (c === 96 || c === 41 || c === 62 || c === 60 || c === 36 || c === 123) return true;
-  if (c === 59 || c === 124 || c === 38 || c === 35 || c === 10 || c === 13) return !ambiguous;
+  if (c === 59 || c === 124 || c === 38 || c === 35 || c === 10 || c === 13 || isEscapedNewline(s, i)) return !ambiguous;
   if (!isSpace(c)) return false;
   let j = i;
   while (j < s.length && isSpace(s.charCodeAt(j))) j++;
   const a = s.charCodeAt(j);
-  if (Number.isNaN(a) || a === 35 || a === 59 || a === 124 || a === 38) return !ambiguous;
+  if (Number.isNaN(a) || a === 35 || a === 59 || a === 124 || a === 38 || a === 10 || a === 13 || isEscapedNewline(s, j)) return !ambiguous;
   if (a === 45 || a === 47 || a === 126 || a === 36 || a === 39 || a === 34 || a === 92 || a === 123 || a === 60 || a === 62 || a === 96 || a === 37)
     return true;
   if (a === 46 && (s.charCodeAt(j + 1) === 47 || s.charCodeAt(j + 1) === 46)) return true;
@@ -369,8 +386,29 @@ function shellTail(s: string, i: number, command: string, text: boolean): boolea
   if (NETWORK_COMMANDS.has(command) && isHostName(s, j)) return true;
   if (command === 'busybox') return commandAt(s, j, false, text);
   if (command === 'net') return s.startsWith('user', j) || s.startsWith('localgroup', j) || s.startsWith('view', j) || s.startsWith('share', j);
+  if (command === 'netsh' || command === 'reg') return startsWithAny(s, j, SYSTEM_CHANGE_VERBS);
   if (command === 'echo' || command === 'printf') return !text;
   return false;
+}
+
+/** First arguments of `netsh` and `reg` that change or read system configuration. */
+const SYSTEM_CHANGE_VERBS = ['firewall', 'advfirewall', 'interface', 'wlan', 'add', 'delete', 'query', 'save', 'export'];
+
+function startsWithAny(s: string, j: number, words: readonly string[]): boolean {
+  for (const w of words) if (s.startsWith(w, j)) return true;
+  return false;
+}
+
+/** An escaped newline right after a word (`id\\n`), not a path separator (`c:\\windows\\net`). */
+function endsWithEscapedNewline(s: string, i: number): boolean {
+  return isEscapedNewline(s, i) && !isCommandChar(s.charCodeAt(i + 2));
+}
+
+/** `\n` or `\r` written as two characters: payloads sent through a layer that unescapes them. */
+function isEscapedNewline(s: string, i: number): boolean {
+  if (s.charCodeAt(i) !== 92) return false;
+  const n = s.charCodeAt(i + 1);
+  return n === 110 || n === 114;
 }
 
 const DANGEROUS_PATHS = ['/etc/', '/bin/', '/tmp/', '/dev/', '/proc/', '/var/', '/usr/', '/root', '/home/', '~/.', '/windows/', 'c:/', 'c:\\'];
@@ -379,19 +417,49 @@ const DANGEROUS_PATHS = ['/etc/', '/bin/', '/tmp/', '/dev/', '/proc/', '/var/', 
  * In free text, pasted commands with ordinary options (`&& ls -la`) are common; the argument must
  * point at something an attacker reaches for: system paths, URLs, substitutions, redirections.
  */
-function dangerousArgument(s: string, j: number, command: string): boolean {
+function dangerousArgument(s: string, j: number, command: string, text: boolean): boolean {
+  // Every argument up to the end of the command line is looked at (`ls -laR /var/www`).
+  const end = Math.min(s.length, j + MAX_ARGUMENTS_SCAN);
+  for (let k = j; k < end; k++) {
+    const c = s.charCodeAt(k);
+    if (c === 10 || c === 13 || c === 59 || c === 124 || c === 38) break;
+    if (k === j || isSpace(s.charCodeAt(k - 1))) {
+      if (dangerousArgumentAt(s, k, command)) return true;
+      // In prose the command line ends at the first plain word ("wget the file from https://…").
+      if (text && c >= 97 && c <= 122) return false;
+    }
+  }
+  return false;
+}
+
+function endsArgument(s: string, i: number): boolean {
+  const c = s.charCodeAt(i);
+  return Number.isNaN(c) || isSpace(c) || c === 59 || c === 124 || c === 38 || c === 10;
+}
+
+/** Arguments looked at after a command word; command lines longer than this are not needed to decide. */
+const MAX_ARGUMENTS_SCAN = 96;
+
+/** Commands that only read system state: any option or argument makes them a reconnaissance probe. */
+const RECON_COMMANDS = new Set(['ipconfig', 'ifconfig', 'netstat', 'systeminfo', 'sysinfo', 'whoami', 'uname', 'id', 'tasklist', 'hostname']);
+
+function dangerousArgumentAt(s: string, j: number, command: string): boolean {
   const a = s.charCodeAt(j);
+  if (RECON_COMMANDS.has(command) && (a === 45 || a === 47)) return true;
+  if ((command === 'netsh' || command === 'reg') && startsWithAny(s, j, SYSTEM_CHANGE_VERBS)) return true;
+  if (command === 'net' && s.startsWith('/add', j)) return true;
   if (a === 36 || a === 96 || a === 60 || a === 62 || a === 124 || a === 59 || a === 38 || a === 123) return true;
   if (s.startsWith('http', j) || s.startsWith('ftp:', j)) return true;
-  for (const p of DANGEROUS_PATHS) if (s.startsWith(p, j)) return true;
+  for (const p of DANGEROUS_PATHS)
+    if (s.startsWith(p, j) || (p.endsWith('/') && s.startsWith(p.slice(0, -1), j) && endsArgument(s, j + p.length - 1))) return true;
   if (a >= 48 && a <= 57) return command === 'sleep' || command === 'ping' || command === 'timeout';
-  if (a === 47 && isSpace(s.charCodeAt(j + 1))) return true;
+  if (a === 47 && (isSpace(s.charCodeAt(j + 1)) || Number.isNaN(s.charCodeAt(j + 1)))) return true;
   if (command === 'net') return s.startsWith('user', j) || s.startsWith('localgroup', j);
   return false;
 }
 
 /** Command word starting at `i` (after optional `/bin/`-style prefix), checked for a shell tail. */
-function commandAt(s: string, from: number, chained: boolean, text: boolean): boolean {
+function commandAt(s: string, from: number, chained: boolean, text: boolean, leading = false): boolean {
   let i = from;
   while (
     i < s.length &&
@@ -403,6 +471,7 @@ function commandAt(s: string, from: number, chained: boolean, text: boolean): bo
   // `/usr/bin/id`, `./x`, `c:\windows\system32\cmd.exe` prefixes: keep the last path component.
   let j = i;
   while (j < s.length && j < i + 64 && (isCommandChar(s.charCodeAt(j)) || s.charCodeAt(j) === 47 || s.charCodeAt(j) === 92 || s.charCodeAt(j) === 58)) {
+    if (endsWithEscapedNewline(s, j)) break;
     if (s.charCodeAt(j) === 47 || s.charCodeAt(j) === 92) start = j + 1;
     j++;
   }
@@ -413,16 +482,16 @@ function commandAt(s: string, from: number, chained: boolean, text: boolean): bo
   if (chained) {
     let k = j;
     while (k < s.length && isSpace(s.charCodeAt(k))) k++;
-    return dangerousArgument(s, k, bare) || (k === s.length && !AMBIGUOUS.has(bare));
+    return dangerousArgument(s, k, bare, text) || (k === s.length && !AMBIGUOUS.has(bare));
   }
-  return shellTail(s, j, bare, text);
+  return shellTail(s, j, bare, text, leading);
 }
 
-const REQUEST_SEPARATORS = [';', '|', '&', '$(', '\n', '\r', '`', '{'];
-const TEXT_SEPARATORS = [';', '|', '&', '$(', '`', '{'];
+const REQUEST_SEPARATORS = [';', '|', '&', '$(', '\n', '\r', '`', '{', '\\'];
+const TEXT_SEPARATORS = [';', '|', '&', '$(', '`', '{', '\\'];
 
 /** Is the separator at `i` followed by an injected command? `{` is brace expansion. */
-function separatorAt(s: string, i: number, context: CommandContext): boolean {
+function separatorAt(s: string, i: number, context: CommandContext, leading: boolean): boolean {
   const c = s.charCodeAt(i);
   const text = context === 'text';
   let next = i + 1;
@@ -431,19 +500,104 @@ function separatorAt(s: string, i: number, context: CommandContext): boolean {
     // The second char of `||`/`&&` was handled with the first.
     if (s.charCodeAt(i - 1) === c) return false;
     if (s.charCodeAt(i + 1) === 124 || s.charCodeAt(i + 1) === 38) {
-      // In free text, `cd app && ls -la` is a pasted command line, not an injection.
-      chained = text && c === 38 && s.charCodeAt(i + 1) === 38;
+      // In free text, `cd app && ls -la` is a pasted command line, not an injection; a value that
+      // starts with `&&` has no command line before it.
+      chained = text && !leading && c === 38 && s.charCodeAt(i + 1) === 38;
       next = i + 2;
     }
   } else if (c === 36) {
     next = i + 2;
   } else if (c === 123) {
     return commandBrace(s, i);
+  } else if (c === 92) {
+    if (!isEscapedNewline(s, i)) return false;
+    next = i + 2;
   } else if (c === 96 && text) {
-    // Markdown code spans open after a space; a backtick glued to a word is substitution.
-    if (i === 0 || isSpace(s.charCodeAt(i - 1)) || s.charCodeAt(i - 1) === 96) return false;
+    // Markdown code spans open after a space; a backtick glued to a word is substitution, and so
+    // is a value that is nothing but a backticked command.
+    if ((i === 0 || isSpace(s.charCodeAt(i - 1)) || s.charCodeAt(i - 1) === 96) && !(leading && s.trimEnd().endsWith('`'))) return false;
   }
-  return commandAt(s, next, chained, text);
+  return commandAt(s, next, chained, text, leading);
+}
+
+/** Index of the first char that is not whitespace or a quote: where a value's own content starts. */
+function contentStart(s: string): number {
+  let i = 0;
+  while (i < s.length && (isSpace(s.charCodeAt(i)) || s.charCodeAt(i) === 34 || s.charCodeAt(i) === 39)) i++;
+  return i;
+}
+
+/** Command word at `i` (after an optional path such as `/usr/bin/`), or '' when none. */
+function commandWordAt(s: string, i: number): { word: string; end: number } {
+  let start = i;
+  let j = i;
+  while (j < s.length && j < i + 64 && (isCommandChar(s.charCodeAt(j)) || s.charCodeAt(j) === 47 || s.charCodeAt(j) === 92 || s.charCodeAt(j) === 58)) {
+    if (endsWithEscapedNewline(s, j)) break;
+    if (s.charCodeAt(j) === 47 || s.charCodeAt(j) === 92) start = j + 1;
+    j++;
+  }
+  const word = s.slice(start, j);
+  const bare = word.endsWith('.exe') ? word.slice(0, -4) : word;
+  return { word: COMMANDS.has(bare) ? bare : '', end: j };
+}
+
+/** A string argument that starts with a shell command: `'cat config.php'`, `"sleep 5"`, `'id'`. */
+function quotedCommand(s: string, i: number): boolean {
+  const { word, end } = commandWordAt(s, i);
+  if (word === '') return false;
+  const c = s.charCodeAt(end);
+  return c === 32 || c === 39 || c === 34 || Number.isNaN(c);
+}
+
+/**
+ * A value that is itself a command line reaching for system paths, URLs or system changes
+ * (`cat /etc/passwd`, `net user x y /add`, `curl https://…`). A command word alone, or with
+ * ordinary arguments (`sleep 5`, `ls -la`), is not.
+ */
+function commandLine(s: string, start: number, text: boolean): boolean {
+  const { word, end } = commandWordAt(s, start);
+  // Text that opens with an everyday word ("Echo chamber…", "Host agent reports: /etc/passwd…") is prose.
+  if (word === '' || !isSpace(s.charCodeAt(end)) || (text && AMBIGUOUS.has(word))) return false;
+  let k = end;
+  while (k < s.length && isSpace(s.charCodeAt(k))) k++;
+  return k < s.length && dangerousArgument(s, k, word, text);
+}
+
+/** Interpreter functions that run a shell command or code: `system('id')`, `exec('sleep 5')`. */
+const CODE_EXEC_FUNCTIONS: ReadonlySet<string> = new Set(['system', 'exec', 'passthru', 'shell_exec', 'popen', 'proc_open', 'eval', 'assert', 'phpinfo']);
+/** Longest name in CODE_EXEC_FUNCTIONS. */
+const MAX_CODE_FUNCTION = 10;
+
+/**
+ * A code-execution call that is an attack whatever the language: its quoted argument starts with a
+ * shell command, or the call follows a separator at the value's start (`;phpinfo()`, `| system(...)`).
+ * `eval('foo()')` in a pasted script is neither. One pass over the `(` of the value.
+ */
+function codeExecution(s: string, start: number): boolean {
+  for (let open = s.indexOf('('); open !== -1; open = s.indexOf('(', open + 1)) {
+    let i = open;
+    while (i > 0 && open - i < MAX_CODE_FUNCTION && isLetterOrUnderscore(s.charCodeAt(i - 1))) i--;
+    if (i === open || !CODE_EXEC_FUNCTIONS.has(s.slice(i, open))) continue;
+    if (i > 0 && isCommandChar(s.charCodeAt(i - 1)) && s.charCodeAt(i - 1) !== 46) continue;
+    let k = open + 1;
+    while (k < s.length && isSpace(s.charCodeAt(k))) k++;
+    const q = s.charCodeAt(k);
+    if ((q === 39 || q === 34) && quotedCommand(s, k + 1)) return true;
+    let p = i - 1;
+    while (p >= 0 && isSpace(s.charCodeAt(p))) p--;
+    const before = s.charCodeAt(p);
+    if ((before === 59 || before === 124 || before === 38) && p <= start + 2) return true;
+  }
+  // `<?php system(...)`: PHP opened and a function called.
+  const php = s.indexOf('<?php');
+  if (php !== -1) {
+    let k = php + 5;
+    while (k < s.length && isSpace(s.charCodeAt(k))) k++;
+    const from = k;
+    while (k < s.length && k < from + 32 && isCommandChar(s.charCodeAt(k))) k++;
+    if (k > from && s.charCodeAt(k) === 40) return true;
+  }
+  return false;
 }
 
 export function detectCommandInjection(raw: string, context: CommandContext): boolean {
@@ -452,13 +606,20 @@ export function detectCommandInjection(raw: string, context: CommandContext): bo
     if (s.indexOf(anchor) !== -1) for (const shape of shapes) if (containsShape(s, shape)) return true;
   }
   if (s.includes('/???/') || s.includes('/??/') || s.includes('/?in/')) return true;
+  const start = contentStart(s);
+  if (codeExecution(s, start)) return true;
+  if (commandLine(s, start, context === 'text')) return true;
   // One indexOf pass per separator: native search, instead of a JavaScript loop over every char.
   for (const separator of context === 'text' ? TEXT_SEPARATORS : REQUEST_SEPARATORS) {
     for (let i = s.indexOf(separator); i !== -1; i = s.indexOf(separator, i + 1)) {
-      if (separatorAt(s, i, context)) return true;
+      if (separatorAt(s, i, context, i <= start)) return true;
     }
   }
   return false;
+}
+
+function isLetterOrUnderscore(c: number): boolean {
+  return (c >= 97 && c <= 122) || c === 95;
 }
 
 function isAlnum(c: number): boolean {

@@ -1,5 +1,5 @@
 /**
- * Request scanning (detector 14): SQL injection, XSS, path traversal and command
+ * Request scanning: SQL injection, XSS, path traversal and command
  * injection in the request path, query, user agent and every string in metadata.
  *
  * Pipeline per string (scan-value.ts): a one-pass prefilter skips strings with no character or
@@ -12,7 +12,8 @@
  * false-positive budget as request parts. What differs is only what free text legitimately
  * contains: pasted SQL that *starts* with a statement is a snippet (sql.ts), relative imports
  * `../../x` need six levels or a sensitive target (traversal.ts), newlines, markdown backticks and
- * `&&` command chains are not shell separators (cmdi.ts). Quoting an attack verbatim ("what does
+ * `&&` command chains are not shell separators unless the text shows it was encoded or built by a
+ * tool (cmdi.ts). Quoting an attack verbatim ("what does
  * ' or 1=1 mean") is flagged: it *is* the attack string. Math in prose ("1=1 and 2=2") is
  * borderline: a literal tautology right after a value and a logic word is flagged, after a prose
  * word it is not.

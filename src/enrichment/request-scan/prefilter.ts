@@ -1,3 +1,5 @@
+import { COMMANDS } from './cmdi.js';
+
 /**
  * One pass over a raw string deciding whether any detector could match. Ordinary values (words,
  * digits, `-_./:@,` and spaces) skip decoding and detection entirely; only strings with an
@@ -34,6 +36,17 @@ const PATH_WORDS = ['etc/', 'win.ini', 'boot.ini', 'system32', 'proc/self', 'dev
 /** URL schemes: `javascript:`, LFI wrappers, `data:` documents. */
 const SCHEME_WORDS = ['script:', 'file:', 'php:', 'expect:', 'phar:', 'zip:', 'data:'];
 
+/** A value that starts with a shell command word followed by an argument (`ls -l /`, `curl https://…`). */
+function startsWithCommand(lower: string): boolean {
+  const end = lower.indexOf(' ');
+  if (end === -1 || end > MAX_COMMAND_WORD) return false;
+  const slash = lower.lastIndexOf('/', end);
+  return COMMANDS.has(lower.slice(slash + 1, end));
+}
+
+/** Longer first words are no command (`/usr/local/bin/python3` fits). */
+const MAX_COMMAND_WORD = 32;
+
 function containsAny(s: string, words: readonly string[]): boolean {
   for (const w of words) if (s.includes(w)) return true;
   return false;
@@ -55,5 +68,9 @@ export function mayBeMalicious(raw: string): boolean {
   }
   if (raw.length < 5 || !(spaced || slashed || colon)) return false;
   const lower = upper ? raw.toLowerCase() : raw;
-  return (spaced && containsAny(lower, SPACED_WORDS)) || (slashed && containsAny(lower, PATH_WORDS)) || (colon && containsAny(lower, SCHEME_WORDS));
+  return (
+    (spaced && (containsAny(lower, SPACED_WORDS) || lower.startsWith('or ') || lower.startsWith('and ') || startsWithCommand(lower))) ||
+    (slashed && containsAny(lower, PATH_WORDS)) ||
+    (colon && containsAny(lower, SCHEME_WORDS))
+  );
 }

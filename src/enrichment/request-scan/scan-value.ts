@@ -58,8 +58,21 @@ function scanUncached(input: string, kind: ValueKind): number {
   if (kind === 'path' ? sqlInPathSegments(raw) : detectSqlInjection(s)) found |= SQLI;
   if (detectXss(s)) found |= XSS;
   if (detectTraversal(s, raw, kind === 'path' ? 'path' : kind === 'query' ? 'query' : 'other')) found |= TRAVERSAL;
-  if (detectCommandInjection(s, kind === 'metadata' ? 'text' : 'request')) found |= CMDI;
+  if (detectCommandInjection(s, kind === 'metadata' && !hasEncodedLineBreak(raw) ? 'text' : 'request')) found |= CMDI;
   return found;
+}
+
+/**
+ * Free text has real line breaks; one written as `%0a`/`%0d` was encoded by a client or tool, so
+ * such a string is read with the request rules (line breaks separate commands).
+ */
+function hasEncodedLineBreak(raw: string): boolean {
+  for (let i = raw.indexOf('%'); i !== -1; i = raw.indexOf('%', i + 1)) {
+    const a = raw.charCodeAt(i + 1);
+    const b = raw.charCodeAt(i + 2) | 0x20;
+    if (a === 48 && (b === 97 || b === 100)) return true;
+  }
+  return false;
 }
 
 /** Path segments are separate values to the application (`/items/1 or 1=1/edit`). */

@@ -37,7 +37,12 @@ const OP_COMPARE = tokens.OP_COMPARE;
  * in support text are not flagged, because none of them breaks out of a literal and continues
  * with SQL. Text that *begins* with a SQL statement keyword (a pasted query such as
  * `SELECT a FROM t1 UNION SELECT a FROM t2`) is treated as a snippet: the anywhere-rules for
- * UNION and stacked statements do not apply to it; time-delay calls and dangerous routines still do.
+ * UNION, stacked statements and system catalogs do not apply to it; time-delay calls, dangerous
+ * routines, T-SQL dynamic execution (`declare @q …`, `exec(@q)`), server fingerprinting
+ * (`select version();`) and `copy … from '/file'` still do. A statement that ends in an empty
+ * comment (`select * from information_schema.tables--`) is no snippet: it cuts a query short.
+ * A value that opens with a clause probe (`ORDER BY 5--`, `HAVING 1=0`) or a cut-off
+ * `UNION SELECT` is injection; a keyword alone (`select`, `order by`) is not.
  * Math in prose ("1=1 or 2=2") is borderline: literal tautologies joined by and/or are flagged.
  */
 
@@ -122,11 +127,13 @@ function parseOperand(i: number): ParsedOperand {
     case T_BREAK:
       return { type: Operand.Literal, end: closeLiteral(i), name: '' };
     case T_BARE:
+      // `members.email`: a qualified column is one operand.
+      if (kindAt(i + 1) === T_DOT && kindAt(i + 2) === T_BARE) return { type: Operand.Bare, end: i + 3, name: word(i + 2) };
       return { type: Operand.Bare, end: i + 1, name: word(i) };
     case T_VAR:
       return { type: Operand.Var, end: i + 1, name: '' };
     case T_KEYWORD:
-      if (isWord(i, 'exists') && kindAt(i + 1) === T_LPAREN) return { type: Operand.Subquery, end: closeParen(i + 1), name: '' };
+      if (isWord(i, 'exists')) return { type: Operand.Subquery, end: kindAt(i + 1) === T_LPAREN ? closeParen(i + 1) : i + 1, name: '' };
       return isWord(i, 'true') || isWord(i, 'false') || isWord(i, 'null') ? { type: Operand.Bool, end: i + 1, name: '' } : NONE;
     case T_FUNC:
       return { type: Operand.Func, end: kindAt(i + 1) === T_LPAREN ? closeParen(i + 1) : i + 1, name: word(i) };
@@ -164,7 +171,9 @@ function isInjectedCondition(i: number, point: Point): boolean {
     const b = parseOperand(j);
     if (b.type === Operand.None) return false;
     if (isLiteralLike(a.type) || isLiteralLike(b.type)) return true;
-    return a.type === Operand.Bare && b.type === Operand.Bare && a.name === b.name;
+    if (a.type !== Operand.Bare || b.type !== Operand.Bare) return false;
+    // `x=x` is a tautology anywhere; `or x=y` only where a value opens with it (a probe).
+    return a.name === b.name || (point === Point.Start && (kindAt(b.end) === T_END || kindAt(b.end) === T_COMMENT));
   }
   const after = kindAt(j);
   const literal = a.type === Operand.Num || a.type === Operand.Bool || a.type === Operand.Literal;
@@ -179,7 +188,10 @@ function isInjectedCondition(i: number, point: Point): boolean {
 function isSelectList(i: number): boolean {
   i = skip(i, T_LPAREN);
   if (isWord(i, 'all') || isWord(i, 'distinct')) i++;
-  if (isWord(i, 'top')) i += 2;
+  if (isWord(i, 'top')) {
+    i += 2;
+    if (kindAt(i) === T_END) return true;
+  }
   i = skip(i, T_LPAREN);
   const k = kindAt(i);
   if (k === T_NUM || k === T_VAR || k === T_FUNC || k === T_COMMENT) return true;
@@ -205,7 +217,10 @@ function isUnionSelect(i: number): boolean {
   let j = i + 1;
   if (isWord(j, 'all') || isWord(j, 'distinct')) j++;
   j = skip(j, T_LPAREN);
-  return isWord(j, 'select') && isSelectList(j + 1);
+  if (!isWord(j, 'select')) return false;
+  // A probe cut after the keywords (`' UNION ALL SELECT`) is filled in by the tool later.
+  const next = kindAt(j + 1);
+  return next === T_END || next === T_COMMENT || isSelectList(j + 1);
 }
 
 const DROP_TARGETS = new Set(['table', 'database', 'schema', 'user', 'view', 'procedure', 'function', 'index', 'trigger', 'login']);
@@ -282,6 +297,19 @@ function clauseInjection(i: number): boolean {
   return false;
 }
 
+/**
+ * A value that opens with a clause probe: `ORDER BY 5--`, `HAVING 1=0`, `GROUP BY id HAVING 1=1`.
+ * `order by` / `group by` need a column number or a following HAVING or comment, as "Group by
+ * category" and "order by tomorrow" are ordinary text.
+ */
+function clauseProbe(i: number): boolean {
+  if (isWord(i, 'having')) return isInjectedCondition(i + 1, Point.Start);
+  if (!(isWord(i, 'order') || isWord(i, 'group')) || !isWord(i + 1, 'by')) return false;
+  if (kindAt(i + 2) === T_NUM) return clauseInjection(i);
+  const after = kindAt(i + 3);
+  return kindAt(i + 2) === T_BARE && (after === T_COMMENT || isWord(i + 3, 'having')) && clauseInjection(i);
+}
+
 /** Rules applied at injection point `i` (token index where the attacker's SQL would start). */
 function injectedAt(i: number, point: Point, quote: number): boolean {
   // `1+or+1=1` after double decoding: a `+` before a logic word or UNION is whitespace.
@@ -294,19 +322,25 @@ function injectedAt(i: number, point: Point, quote: number): boolean {
     case T_COMMENT:
       return (point === Point.AfterQuote || closedParen) && isTerminatingComment(i, quote);
     case T_LOGIC:
+      // `'||'x'||'`: the closed string concatenated with another.
+      if (point === Point.AfterQuote && isWord(i, '||') && kindAt(i + 1) === T_BREAK) return true;
       return isInjectedCondition(i + 1, point);
     case T_UNION:
       return isUnionSelect(i);
     case T_SEMI: {
       const n = kindAt(i + 1);
       if (n === T_STATEMENT) return isStackedStatement(i + 1, false);
+      if (n === T_LOGIC) return isInjectedCondition(i + 2, point);
       return point === Point.AfterQuote && n === T_COMMENT;
     }
+    case T_LPAREN:
+      // `' (select top 1 …`: a subquery opened where a value was expected.
+      return point !== Point.AfterValue && isWord(i + 1, 'select') && isSelectList(i + 2);
     case T_STATEMENT:
       // `' waitfor delay ...`, `') exec xp_...`; after a bare value this is prose ("please drop table ...").
       return (point === Point.AfterQuote || closedParen) && isStackedStatement(i, false) && !isWord(i, 'select');
     case T_KEYWORD:
-      if (point === Point.Start && !closedParen) return false;
+      if (point === Point.Start && !closedParen) return clauseProbe(i);
       if (isComparison(i) && parseOperand(i + 1).type === Operand.Subquery) return true;
       return clauseInjection(i);
     case T_OP: {
@@ -337,6 +371,9 @@ const DANGEROUS_FUNCTIONS = new Set([
   'utl_inaddr',
   'sys_eval',
   'sys_exec',
+  'current_setting',
+  'pg_ls_dir',
+  'lo_import',
 ]);
 const DANGEROUS_NAMES = new Set([
   'xp_cmdshell',
@@ -348,12 +385,34 @@ const DANGEROUS_NAMES = new Set([
   'pg_read_file',
   'sysobjects',
   'msysaccessobjects',
+  'pg_shadow',
+  'pg_authid',
+  'pg_group',
 ]);
+/** System catalogs: enumerating them is injection, unless the text is a pasted query of its own. */
+const CATALOG_NAMES = new Set(['information_schema', 'syscolumns', 'all_tables', 'all_users', 'dba_users', 'sqlite_master']);
+/** What `select` returns when an attacker fingerprints the server: `select version();`, `select current_user;`. */
+const INTROSPECTION = new Set(['version', 'current_database', 'database', 'current_user', 'session_user', 'system_user', 'user', 'current_schema']);
 
 function startsWithStatement(): boolean {
   const i = skip(0, T_LPAREN);
-  if (kindAt(i) === T_STATEMENT) return true;
-  return isWord(i, 'with');
+  if (kindAt(i) !== T_STATEMENT && !isWord(i, 'with')) return false;
+  // A statement that ends in an empty comment (`select … from t--`) cuts off the rest of a query.
+  const last = t.count - 1;
+  if (kindAt(last) === T_COMMENT) {
+    const body = text.slice((t.start[last] ?? 0) + 1, t.end[last] ?? 0).trim();
+    if (body === '' || body === '-' || body === '+') return false;
+  }
+  return true;
+}
+
+/** `select version()`, `select current_user;`: fingerprinting the server, nothing else selected. */
+function isIntrospection(i: number): boolean {
+  const n = i + 1;
+  if (!INTROSPECTION.has(word(n))) return isWord(n, '@@version');
+  const after = kindAt(n) === T_FUNC && kindAt(n + 1) === T_LPAREN ? closeParen(n + 1) : n + 1;
+  const k = kindAt(after);
+  return (kindAt(n) === T_FUNC || word(n) !== 'user') && (k === T_END || k === T_SEMI || k === T_COMMENT);
 }
 
 /** After an expression: does SQL go on (operator, terminator, list) rather than prose ("sleep(3) in the test")? */
@@ -394,11 +453,14 @@ function injectedAnywhere(): boolean {
     const k = kindAt(i);
     if (k === T_FUNC) {
       const w = word(i);
+      // `IF(1=1) SELECT 1 ELSE DROP FUNCTION x`: a conditional stacked statement.
+      if (w === 'if' && kindAt(i + 1) === T_LPAREN && kindAt(closeParen(i + 1)) === T_STATEMENT) return true;
       if (TIME_FUNCTIONS.has(w)) {
         const prev = i === 0 ? T_END : kindAt(i - 1);
         const sqlContext =
           prev === T_END || prev === T_OP || prev === T_LOGIC || prev === T_COMMA || prev === T_LPAREN || prev === T_STATEMENT || prev === T_KEYWORD;
-        if (sqlContext && kindAt(i + 1) === T_LPAREN && kindAt(i + 2) === T_NUM && continuesSql(closeParen(i + 1))) {
+        const argument = kindAt(i + 2);
+        if (sqlContext && kindAt(i + 1) === T_LPAREN && (argument === T_NUM || (w === 'pg_sleep' && argument === T_BARE)) && continuesSql(closeParen(i + 1))) {
           if (w !== 'benchmark' || kindAt(i + 3) === T_COMMA) return true;
         }
       } else if (DANGEROUS_FUNCTIONS.has(w)) {
@@ -406,9 +468,22 @@ function injectedAnywhere(): boolean {
       }
     } else if (k === T_BARE) {
       const len = (t.end[i] ?? 0) - (t.start[i] ?? 0);
-      if (len >= 8 && len <= 17 && DANGEROUS_NAMES.has(word(i))) return true;
+      if (len >= 8 && len <= 18) {
+        const w = word(i);
+        if (DANGEROUS_NAMES.has(w) || (!snippet && CATALOG_NAMES.has(w))) return true;
+      }
+      // `copy t from '/etc/passwd'`, `copy t to /tmp/x`: PostgreSQL reading or writing server files.
+      if (len === 4 && isWord(i, 'copy') && kindAt(i + 1) === T_BARE && (isWord(i + 2, 'from') || isWord(i + 2, 'to'))) {
+        if (kindAt(i + 3) === T_BREAK || isWord(i + 3, '/') || isWord(i + 3, 'program')) return true;
+      }
     } else if (k === T_STATEMENT) {
-      if (isWord(i, 'select') && (i === 0 || kindAt(i - 1) !== T_UNION)) sawSelect = true;
+      if (isWord(i, 'select') && (i === 0 || kindAt(i - 1) !== T_UNION)) {
+        sawSelect = true;
+        if (isIntrospection(i)) return true;
+      }
+      // T-SQL dynamic execution: `declare @q nvarchar(…)`, `exec(@q)`, `exec @q`.
+      if (isWord(i, 'declare') && kindAt(i + 1) === T_VAR && (kindAt(i + 2) === T_BARE || kindAt(i + 2) === T_FUNC)) return true;
+      if ((isWord(i, 'exec') || isWord(i, 'execute')) && (kindAt(i + 1) === T_VAR || (kindAt(i + 1) === T_LPAREN && kindAt(i + 2) === T_VAR))) return true;
       if (isWord(i, 'waitfor') && (isWord(i + 1, 'delay') || isWord(i + 1, 'time')) && kindAt(i + 2) === T_BREAK) return true;
     } else if (k === T_KEYWORD) {
       // Conditional expression injected into ORDER BY and friends: `(case when (1=1) then a else b end)`.
@@ -511,6 +586,14 @@ function mayBeSql(s: string): boolean {
 
 /** `s` is normalised (decoded, lower-case) text. */
 export function detectSqlInjection(s: string): boolean {
+  if (detectIn(s)) return true;
+  // Filter evasions that only work against a filter which deletes empty comments (`uni/**/on`)
+  // or unescapes `\x27`: read the value the way such a filter leaves it.
+  if (s.includes('/**/') && detectIn(s.replaceAll('/**/', ''))) return true;
+  return s.includes('\\x27') && detectIn(s.replaceAll('\\x27', "'"));
+}
+
+function detectIn(s: string): boolean {
   if (!mayBeSql(s)) return false;
   t = tokenize(s);
   text = s;

@@ -11,6 +11,9 @@
  *   name such files (host agents report changes to /etc/passwd), so there it needs a `..`.
  * Metadata and user agents otherwise need six parent segments: relative imports in pasted code
  * (`../../components/x`) are ordinary.
+ * Evidence of evasion counts anywhere: a sensitive target behind padding self segments
+ * (`/./././etc/passwd`) or after a NUL byte (`%00/etc/passwd`). Dots and slashes written as hex
+ * text (`..0x2f`) and the best-fit slashes `%uEFC8`/`%uF025` are read as what they smuggle.
  */
 
 export type TraversalContext = 'path' | 'query' | 'other';
@@ -106,14 +109,17 @@ function parentSegments(s: string): { count: number; firstEnd: number } {
     let j = i;
     while (j < s.length && s.charCodeAt(j) === 46) j++;
     const before = i === 0 ? 47 : s.charCodeAt(i - 1);
-    let after = s.charCodeAt(j);
-    let end = j;
+    // A `%` left between the dots and the separator after decoding (`..%\`) is dropped by the server.
+    let k = j;
+    while (k < s.length && k < j + 2 && s.charCodeAt(k) === 37) k++;
+    let after = s.charCodeAt(k);
+    let end = k;
     if (after === 59 /* ; */) {
       end = j + 1;
       after = s.charCodeAt(end);
     }
     const startsSegment = isSeparator(before) || before === 61 || before === 58 || before === 34 || before === 39 || before === 32 || before === 44;
-    if (startsSegment && (isSeparator(after) || Number.isNaN(after))) {
+    if (startsSegment && (isSeparator(after) || (Number.isNaN(after) && k === j))) {
       count++;
       if (firstEnd === -1) firstEnd = end;
     }
@@ -122,9 +128,39 @@ function parentSegments(s: string): { count: number; firstEnd: number } {
   return { count, firstEnd };
 }
 
-/** Backslash and the Unicode slashes NFKC leaves alone (∕ ⁄ ⧸ ∖ ⧹) act as separators on some servers. */
+/**
+ * Backslash, the Unicode slashes NFKC leaves alone (∕ ⁄ ⧸ ∖ ⧹) and the private-use code points
+ * IIS best-fit mapping turns into a slash (`%uEFC8`, `%uF025`) act as separators on some servers.
+ */
 function isSlashLike(c: number): boolean {
-  return c === 0x5c || (c >= 0x2044 && (c === 0x2215 || c === 0x2044 || c === 0x29f8 || c === 0x2216 || c === 0x29f9));
+  return c === 0x5c || (c >= 0x2044 && (c === 0x2215 || c === 0x2044 || c === 0x29f8 || c === 0x2216 || c === 0x29f9 || c === 0xefc8 || c === 0xf025));
+}
+
+/** `0x2e0x2e0x2f`: dots and slashes written as hex text, decoded by some vulnerable handlers. */
+function decodeHexText(s: string): string {
+  if (s.indexOf('0x2') === -1 && s.indexOf('0x5c') === -1) return s;
+  return s.replaceAll('0x2e', '.').replaceAll('0x2f', '/').replaceAll('0x5c', '/');
+}
+
+/** Self segments repeated before a target (`/./././etc/passwd`) only pad a path to slip past filters. */
+const MIN_PADDING_SEGMENTS = 3;
+
+function paddedTarget(p: string): boolean {
+  let i = p.indexOf('/./');
+  while (i !== -1) {
+    let j = i;
+    let count = 0;
+    while (p.startsWith('/./', j) || p.startsWith('//', j)) {
+      if (p.startsWith('/./', j)) count++;
+      j += p.startsWith('/./', j) ? 2 : 1;
+    }
+    if (count >= MIN_PADDING_SEGMENTS) {
+      const at = p.charCodeAt(j) === 47 ? j + 1 : j;
+      for (const target of SENSITIVE) if (p.startsWith(target, at)) return true;
+    }
+    i = p.indexOf('/./', Math.max(j, i + 1));
+  }
+  return false;
 }
 
 function toSlashes(s: string): string {
@@ -181,6 +217,11 @@ const TRAVERSAL_ENCODINGS = [
   '&#x2e',
 ];
 
+/** A NUL byte cuts a file name short (`%00/etc/passwd%00`, `passwd%00.jpg`): only evasion sends one. */
+function hasNullByte(raw: string): boolean {
+  return raw.indexOf('%00') !== -1 || raw.indexOf('\0') !== -1;
+}
+
 function hasEncodedTraversal(raw: string): boolean {
   if (raw.indexOf('%') === -1 && raw.indexOf('&#') === -1) return false;
   const r = raw.toLowerCase();
@@ -190,8 +231,12 @@ function hasEncodedTraversal(raw: string): boolean {
 
 /** `raw` is the undecoded input (for encoding evidence), `s` its normalised form. */
 export function detectTraversal(s: string, raw: string, context: TraversalContext): boolean {
-  if (context === 'other' && s.indexOf('..') === -1) return false;
-  const p = toSlashes(s);
+  // Free text without a parent segment, a self segment, hex-text dots or a NUL byte: nothing to find.
+  if (context === 'other' && s.indexOf('..') === -1 && s.indexOf('/.') === -1 && s.indexOf('\\.') === -1 && s.indexOf('0x2') === -1 && !hasNullByte(raw))
+    return false;
+  const p = decodeHexText(toSlashes(s));
+  if (p.indexOf('/./') !== -1 && paddedTarget(p)) return true;
+  if (context === 'other' && p.indexOf('..') === -1) return hasNullByte(raw) && startsWithTarget(p);
   if (context !== 'other' && startsWithTarget(p)) return true;
   if (p.indexOf('..') === -1) return false;
   const { count, firstEnd } = parentSegments(p);

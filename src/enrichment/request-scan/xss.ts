@@ -20,7 +20,22 @@ function isSpace(c: number): boolean {
   return c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x0c;
 }
 
-const EMBEDDING_TAGS = new Set(['iframe', 'frame', 'object', 'embed', 'applet', 'base', 'meta', 'link', 'frameset', 'isindex', 'import']);
+const EMBEDDING_TAGS = new Set([
+  'iframe',
+  'frame',
+  'object',
+  'embed',
+  'applet',
+  'base',
+  'meta',
+  'link',
+  'frameset',
+  'isindex',
+  'import',
+  'layer',
+  'ilayer',
+  'xml',
+]);
 const URL_ATTRIBUTES = new Set([
   'href',
   'src',
@@ -69,6 +84,7 @@ function isScriptUrl(value: string): boolean {
     v.startsWith('javascript:') ||
     v.startsWith('vbscript:') ||
     v.startsWith('livescript:') ||
+    v.startsWith('mocha:') ||
     v.startsWith('data:text/html') ||
     v.startsWith('data:image/svg') ||
     v.startsWith('data:application/x') ||
@@ -86,8 +102,9 @@ function handlerAt(s: string, i: number): number {
   return s.charCodeAt(j) === 61 ? j + 1 : -1;
 }
 
+/** `+` separates attributes where a form-encoded value reaches the page undecoded as space. */
 function attrBoundary(c: number): boolean {
-  return isSpace(c) || c === 47 || c === 34 || c === 39 || c === 96 || Number.isNaN(c);
+  return isSpace(c) || c === 47 || c === 34 || c === 39 || c === 96 || c === 43 || Number.isNaN(c);
 }
 
 /** Scans the attributes of the tag whose name ends at `i`, up to `>`; true when scripted. */
@@ -116,8 +133,11 @@ function scriptedAttributes(s: string, i: number, end: number): boolean {
         if (v.includes('expression(') || v.includes('javascript:') || v.includes('-moz-binding') || v.includes('behavior:')) return true;
       }
       if (name === 'http-equiv' && s.startsWith('refresh', k)) return true;
+      j = k + 1;
+    } else {
+      // No value: `k` is already at the next attribute (`<details open ontoggle=…>`).
+      j = k;
     }
-    j = k + 1;
   }
   return false;
 }
@@ -138,8 +158,11 @@ function scriptedTag(s: string): boolean {
     if (j > nameStart) {
       const name = s.slice(nameStart, j);
       const next = s.charCodeAt(j);
-      const bounded = Number.isNaN(next) || isSpace(next) || next === 47 || next === 62;
-      if (name === 'script' && bounded && scriptElement(s, j, nameStart)) return true;
+      const bounded = Number.isNaN(next) || isSpace(next) || next === 47 || next === 62 || next === 43;
+      // `<x:script xmlns:x="http://www.w3.org/1999/xhtml">` is a script element in XHTML.
+      const script = name === 'script' || name.endsWith(':script');
+      if (script && bounded && scriptElement(s, j, nameStart)) return true;
+      if (name === 'style' && bounded && s.charCodeAt(nameStart - 1) !== 47 && scriptedStyle(s.slice(j, j + MAX_STYLE_SCAN))) return true;
       if (gt !== Infinity && gt < j) {
         gt = s.indexOf('>', j);
         if (gt === -1) gt = Infinity;
@@ -173,6 +196,14 @@ function scriptElement(s: string, afterName: number, nameStart: number): boolean
   if (close === 0) return true;
   for (const c of ['(', '=', '`', '.', ';', '[', '+']) if (code.includes(c)) return true;
   return close !== -1 && code.length > 0;
+}
+
+/** Style sheet text is read this far for script and remote-code constructs. */
+const MAX_STYLE_SCAN = 400;
+
+/** CSS that runs script or loads remote code: `expression(`, `-moz-binding`, `behavior:`, `@import`, `javascript:`. */
+function scriptedStyle(css: string): boolean {
+  return css.includes('expression(') || css.includes('-moz-binding') || css.includes('behavior:') || css.includes('@import') || css.includes('javascript:');
 }
 
 function hasAttribute(s: string, from: number, to: number): boolean {
@@ -270,7 +301,7 @@ function callArgumentIsCode(s: string, i: number): boolean {
   );
 }
 
-const CALL_SINKS = ['alert', 'prompt', 'confirm', 'eval'];
+const CALL_SINKS = ['alert', 'prompt', 'confirm', 'eval', 'settimeout', 'setinterval'];
 /** Chars that may precede a sink call in an injected JS expression. */
 function isJsBoundary(c: number): boolean {
   return (
@@ -365,11 +396,108 @@ function templateGadget(s: string): boolean {
   return s.includes('constructor.constructor(') || s.includes("constructor('") || (s.includes('{{') && s.includes('$eval('));
 }
 
+/** Global objects whose computed members reach `alert`, `eval` and friends (`top['al'+'ert'](1)`). */
+const GLOBAL_OWNERS = ['top[', 'window[', 'self[', 'parent[', 'this[', 'globalthis[', 'frames[', 'document['];
+const VALUE_SINKS = ['alert', 'prompt', 'confirm', 'eval'];
+/** Look-ahead from `top[` to the `](` that calls the computed member. */
+const MAX_COMPUTED_MEMBER = 64;
+
+/**
+ * Script that calls a sink without writing `alert(`: a sink passed as a value (`[1].find(alert)`,
+ * `a=alert,a(1)`, `(alert)(1)`, `onerror=alert`), a computed member of a global called
+ * (`top[/al/.source+/ert/.source](1)`), an array-built call (`[]['filter']['constructor'](…)()`),
+ * `top.open\`…\`` and `new Function\`…\``.
+ */
+function jsGadget(s: string): boolean {
+  for (const sink of VALUE_SINKS) {
+    for (let i = s.indexOf(sink); i !== -1; i = s.indexOf(sink, i + sink.length)) {
+      const before = s.charCodeAt(i - 1);
+      const after = s.charCodeAt(i + sink.length);
+      if (before === 40 && after === 41) {
+        const call = s.charCodeAt(i + sink.length + 1);
+        const owner = s.charCodeAt(i - 2);
+        if (call === 40 || call === 96 || isLetter(owner) || owner === 93 || owner === 41) return true;
+      }
+      if ((before === 61 || before === 44) && (after === 44 || after === 59 || after === 41)) return true;
+    }
+  }
+  if (s.indexOf('[') !== -1 && computedGlobalCall(s)) return true;
+  if (s.indexOf('`') !== -1 && (s.includes('.open`') || s.includes('new function`'))) return true;
+  return s.includes('new function(');
+}
+
+/** `top['al'+'ert'](1)`, `[]['filter']['constructor'](…)()`: a computed member called. */
+function computedGlobalCall(s: string): boolean {
+  for (const owner of GLOBAL_OWNERS) {
+    for (let i = s.indexOf(owner); i !== -1; i = s.indexOf(owner, i + owner.length)) {
+      if (i > 0 && isLetter(s.charCodeAt(i - 1))) continue;
+      const close = s.slice(i + owner.length, i + owner.length + MAX_COMPUTED_MEMBER).indexOf(']');
+      if (close === -1) continue;
+      const call = s.charCodeAt(i + owner.length + close + 1);
+      if (call === 40 || call === 96) return true;
+    }
+  }
+  return s.includes('[][') && s.includes('](');
+}
+
+function hexDigit(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 97 && c <= 102) return c - 87;
+  return -1;
+}
+
+/** JavaScript escapes in identifiers and strings (`al\u0065rt`, `\x28`) decoded; one linear pass. */
+function decodeJsEscapes(s: string): string {
+  let out = '';
+  let chunk = 0;
+  for (let i = s.indexOf('\\'); i !== -1 && i < s.length; i = s.indexOf('\\', i + 1)) {
+    const kind = s.charCodeAt(i + 1);
+    const digits = kind === 117 ? 4 : kind === 120 ? 2 : 0;
+    if (digits === 0) continue;
+    let cp = 0;
+    let k = 0;
+    for (; k < digits; k++) {
+      const d = hexDigit(s.charCodeAt(i + 2 + k));
+      if (d < 0) break;
+      cp = cp * 16 + d;
+    }
+    if (k < digits) continue;
+    out += s.slice(chunk, i) + String.fromCharCode(cp).toLowerCase();
+    chunk = i + 2 + digits;
+    i = chunk - 1;
+  }
+  return chunk === 0 ? s : out + s.slice(chunk);
+}
+
+/** Tab, newline and carriage return removed: browsers drop them inside URL schemes and tokens. */
+function withoutLineBreaks(s: string): string {
+  let out = '';
+  let chunk = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 9 || c === 10 || c === 13) {
+      out += s.slice(chunk, i);
+      chunk = i + 1;
+    }
+  }
+  return chunk === 0 ? s : out + s.slice(chunk);
+}
+
 export function detectXss(s: string): boolean {
+  if (detectIn(s)) return true;
+  const compact = s.indexOf('\t') !== -1 || s.indexOf('\n') !== -1 || s.indexOf('\r') !== -1 ? withoutLineBreaks(s) : s;
+  if (compact !== s && detectIn(compact)) return true;
+  if (s.indexOf('\\') === -1) return false;
+  const unescaped = decodeJsEscapes(compact);
+  return unescaped !== compact && detectIn(unescaped);
+}
+
+function detectIn(s: string): boolean {
   if (s.indexOf('<') !== -1 && scriptedTag(s)) return true;
   if (s.indexOf('script') !== -1 && scriptUrl(s)) return true;
   if (dataDocumentUrl(s)) return true;
   if (s.indexOf('on') !== -1 && s.indexOf('=') !== -1 && handlerBreakout(s)) return true;
-  if ((s.indexOf('(') !== -1 || s.indexOf('`') !== -1) && (sinkCall(s) || templateGadget(s))) return true;
-  return false;
+  const call = s.indexOf('(') !== -1 || s.indexOf('`') !== -1;
+  if (call && (sinkCall(s) || templateGadget(s))) return true;
+  return (call || s.indexOf('=') !== -1) && jsGadget(s);
 }

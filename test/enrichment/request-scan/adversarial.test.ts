@@ -42,6 +42,22 @@ const cases: readonly (readonly [name: string, value: string, kind: ValueKind, e
   ['braces', fill('{'), 'metadata', 0],
   ['separator then spaces', `;${' '.repeat(SIZE)}`, 'query', 0],
   ['command chain', fill(';id'), 'query', CMDI],
+  ['self segments', fill('/./'), 'metadata', 0],
+  ['padded segments between names', fill('/././././x'), 'metadata', 0],
+  ['hex-text dots', fill('0x2e'), 'query', 0],
+  ['percent after dots', fill('..%'), 'metadata', 0],
+  // JavaScript gadgets and escapes
+  ['global owners without a close', fill('top['), 'metadata', 0],
+  ['sink values', fill('(alert'), 'metadata', 0],
+  ['escape openers', fill('\\u'), 'metadata', 0],
+  ['unicode escapes', fill('\\u0061'), 'metadata', 0],
+  ['tabs between letters', fill('j\ta'), 'metadata', 0],
+  // code execution and command lines
+  ['code calls without a command', fill("system('x"), 'metadata', 0],
+  ['escaped newlines', fill('\\n'), 'query', 0],
+  ['php openers', fill('<?php '), 'metadata', 0],
+  ['command word then spaces', `ls${' '.repeat(SIZE)}`, 'metadata', 0],
+  ['encoded line breaks', fill('%0a'), 'metadata', 0],
   // decoding
   ['percent signs', fill('%'), 'query', 0],
   ['nested percent escapes', fill('%25'), 'query', 0],

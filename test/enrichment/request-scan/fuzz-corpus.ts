@@ -1,0 +1,183 @@
+/**
+ * Loads the corpora of test/fixtures/fuzz-corpus (payloads sampled from public fuzz lists, a real
+ * access log, real system log text) and measures the request scanner on them: recall per class and
+ * location, false positives per benign set. Used by fuzz-corpus.test.ts and bench/scan-quality.ts.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { scanRequest, type ScanInput } from '../../../src/enrichment/request-scan/index.js';
+import type { InjectionClass } from '../../../src/event/enrichment.js';
+import { BENIGN_FILES, loadCorpus, toInput } from './corpus.js';
+
+const dir = join(dirname(fileURLToPath(import.meta.url)), '../../fixtures/fuzz-corpus');
+
+export interface Payload {
+  readonly payload: string;
+  /** `owner/repo path` of the public list the line was copied from. */
+  readonly source: string;
+}
+
+export interface ExcludedPayload extends Payload {
+  readonly reason: string;
+}
+
+export interface AttackFile {
+  readonly attacks: Payload[];
+  readonly excluded: ExcludedPayload[];
+}
+
+/**
+ * One payload per line. `#! source: <repo> <path> @<commit>` names the list of the lines below it,
+ * `#! not-an-attack: <reason>` moves the lines below it (up to the next source) out of recall,
+ * `#! file-targets: a b c` fills the lists' `{FILE}` placeholder with these targets in turn.
+ */
+export function loadAttackFile(file: string): AttackFile {
+  const attacks: Payload[] = [];
+  const excluded: ExcludedPayload[] = [];
+  let source = '';
+  let reason: string | undefined;
+  let targets: string[] = [];
+  let filled = 0;
+  for (const line of readFileSync(join(dir, file), 'utf8').split('\n')) {
+    if (line.startsWith('#! source: ')) {
+      source = line.slice('#! source: '.length).replace(/ @[0-9a-f]+$/, '');
+      reason = undefined;
+      continue;
+    }
+    if (line.startsWith('#! not-an-attack: ')) {
+      reason = line.slice('#! not-an-attack: '.length);
+      continue;
+    }
+    if (line.startsWith('#! file-targets: ')) {
+      targets = line.slice('#! file-targets: '.length).split(' ');
+      continue;
+    }
+    if (line.startsWith('#!') || line.length === 0) continue;
+    let payload = line;
+    if (payload.includes('{FILE}') && targets.length > 0) payload = payload.replaceAll('{FILE}', targets[filled++ % targets.length] ?? '');
+    if (reason === undefined) attacks.push({ payload, source });
+    else excluded.push({ payload, source, reason });
+  }
+  return { attacks, excluded };
+}
+
+export const FUZZ_FILES: Readonly<Record<InjectionClass, string>> = {
+  sql_injection: 'sqli.txt',
+  xss: 'xss.txt',
+  path_traversal: 'traversal.txt',
+  command_injection: 'cmdi.txt',
+};
+
+export const ATTACK_LOCATIONS = ['query', 'metadata'] as const;
+export type AttackLocation = (typeof ATTACK_LOCATIONS)[number];
+
+/** The payload as a client sends it: URL-encoded as a query parameter value, or as a metadata string. */
+export function placePayload(payload: string, location: AttackLocation): ScanInput {
+  return location === 'query' ? { path: '/search', query: `q=${encodeURIComponent(payload)}&page=1` } : { metadata: { comment: payload } };
+}
+
+function classesOf(input: ScanInput): Set<InjectionClass> {
+  return new Set(scanRequest(input).map((f) => f.class));
+}
+
+export interface RecallFigures {
+  readonly cls: InjectionClass;
+  readonly location: AttackLocation;
+  readonly attacks: number;
+  readonly detected: number;
+  readonly missed: Payload[];
+  readonly excluded: number;
+}
+
+export function measureRecall(): RecallFigures[] {
+  const out: RecallFigures[] = [];
+  for (const cls of Object.keys(FUZZ_FILES) as InjectionClass[]) {
+    const { attacks, excluded } = loadAttackFile(FUZZ_FILES[cls]);
+    for (const location of ATTACK_LOCATIONS) {
+      const missed = attacks.filter((a) => !classesOf(placePayload(a.payload, location)).has(cls));
+      out.push({ cls, location, attacks: attacks.length, detected: attacks.length - missed.length, missed, excluded: excluded.length });
+    }
+  }
+  return out;
+}
+
+/** A benign event and where its text came from. */
+export interface BenignEvent {
+  readonly input: ScanInput;
+  readonly text: string;
+}
+
+/** Access-log lines as events: path and query from the request target, the user agent, the referrer in metadata. */
+export function loadAccessLog(): BenignEvent[] {
+  return dataLines('benign-access-log.txt').map((line) => {
+    const [target = '/', referrer = '-', userAgent = '-'] = line.split('\t');
+    const q = target.indexOf('?');
+    const input: ScanInput = {
+      path: q === -1 ? target : target.slice(0, q),
+      ...(q === -1 ? {} : { query: target.slice(q + 1) }),
+      ...(userAgent === '-' ? {} : { userAgent }),
+      ...(referrer === '-' ? {} : { metadata: { referrer } }),
+    };
+    return { input, text: line };
+  });
+}
+
+export function loadAppLog(): BenignEvent[] {
+  return dataLines('benign-app-log.txt').map((line) => ({ input: { metadata: { message: line } }, text: line }));
+}
+
+/** Real names in many scripts, each as a metadata string and as a query value (`name=…`). */
+export function loadNames(): BenignEvent[] {
+  return dataLines('benign-names.txt').flatMap((name) => [
+    { input: { metadata: { name } }, text: `metadata\t${name}` },
+    { input: { query: `name=${encodeURIComponent(name)}` }, text: `query\t${name}` },
+  ]);
+}
+
+/** The labelled benign corpora of test/fixtures/scan-corpus (paths, queries, agents, form and ticket text). */
+export function loadFormCorpus(): BenignEvent[] {
+  return BENIGN_FILES.flatMap(loadCorpus).map((s) => ({ input: toInput(s), text: `${s.location}\t${s.value}` }));
+}
+
+function dataLines(file: string): string[] {
+  return readFileSync(join(dir, file), 'utf8')
+    .split('\n')
+    .filter((line) => line.length > 0 && !line.startsWith('#!'));
+}
+
+export interface FalsePositiveFigures {
+  readonly set: string;
+  readonly events: number;
+  readonly flagged: { text: string; classes: InjectionClass[] }[];
+}
+
+export const BENIGN_SETS: Readonly<Record<string, () => BenignEvent[]>> = {
+  'access log (real)': loadAccessLog,
+  'system log (real)': loadAppLog,
+  'names in many scripts (real)': loadNames,
+  'form, ticket and request text': loadFormCorpus,
+};
+
+export function measureFalsePositives(): FalsePositiveFigures[] {
+  return Object.entries(BENIGN_SETS).map(([set, load]) => {
+    const events = load();
+    const flagged = events.flatMap((e) => {
+      const classes = [...classesOf(e.input)];
+      return classes.length > 0 ? [{ text: e.text, classes }] : [];
+    });
+    return { set, events: events.length, flagged };
+  });
+}
+
+const pct = (n: number, d: number): string => `${((100 * n) / d).toFixed(1)}%`;
+
+export function recallTable(figures: readonly RecallFigures[]): string {
+  const rows = figures.map((f) => `| ${f.cls} | ${f.location} | ${f.attacks} | ${f.detected} | ${pct(f.detected, f.attacks)} | ${f.excluded} |`);
+  return ['| class | location | payloads | detected | recall | left out (not an attack alone) |', '|---|---|---|---|---|---|', ...rows].join('\n');
+}
+
+export function falsePositiveTable(figures: readonly FalsePositiveFigures[]): string {
+  const rows = figures.map((f) => `| ${f.set} | ${f.events} | ${f.flagged.length} | ${((100 * f.flagged.length) / f.events).toFixed(2)}% |`);
+  return ['| benign set | events | flagged | false positives |', '|---|---|---|---|', ...rows].join('\n');
+}

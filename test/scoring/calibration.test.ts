@@ -1,0 +1,174 @@
+/**
+ * Score calibration on labelled sets, through the real service over HTTP (real catalog, enrichment,
+ * detection and scoring): what action attacks and real benign traffic end up with. The table it
+ * prints is the one published in docs/detection.md.
+ */
+import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp, type VigilApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config/config.js';
+import { createEnrichment, type EnrichmentService } from '../../src/enrichment/index.js';
+import { createServices, type Services } from '../../src/services.js';
+import { ManualClock } from '../../src/util/clock.js';
+import { FUZZ_FILES, loadAccessLog, loadAttackFile } from '../enrichment/request-scan/fuzz-corpus.js';
+import { bearer } from '../helpers/app.js';
+
+interface Result {
+  risk: { score: number; action: 'allow' | 'challenge' | 'block'; breakdown: { source: string; points: number }[] };
+  alerts?: { type: string }[];
+}
+
+interface Row {
+  readonly scenario: string;
+  readonly results: Result[];
+}
+
+/** Every n-th payload of each class: a spread over all the lists of the corpus. */
+const PAYLOAD_STRIDE = 8;
+const SCANNER_AGENTS = [
+  'sqlmap/1.8.4#stable (https://sqlmap.org)',
+  'Mozilla/5.00 (Nikto/2.5.0) (Evasions:None) (Test:000003)',
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36 Nuclei',
+  'Fuzz Faster U Fool v2.1.0-dev',
+  'Wfuzz/3.1.0',
+];
+
+describe('risk score calibration on labelled sets (real service over HTTP)', () => {
+  let services: Services;
+  let vigil: VigilApp;
+  let enrichment: EnrichmentService;
+  let feedsDir: string;
+  let key: string;
+  const rows: Row[] = [];
+
+  beforeAll(async () => {
+    feedsDir = await mkdtemp(join(tmpdir(), 'vigil-calibration-feeds-'));
+    await cp(new URL('../fixtures/feeds/', import.meta.url).pathname, feedsDir, { recursive: true });
+    const config = loadConfig({ VIGIL_DATA_DIR: ':memory:', VIGIL_SQLITE_SYNCHRONOUS: 'normal', VIGIL_IP_LIMITS: '127.0.0.1/32=1000000' });
+    services = await createServices(config, { clock: new ManualClock() });
+    enrichment = await createEnrichment({ feedsDir, logger: { warn: () => undefined, info: () => undefined }, watchFeeds: false });
+    vigil = await buildApp({ ...services, enrichment });
+    const account = await vigil.accounts.create('calibration', 'business');
+    if (!account.ok) throw new Error(account.message);
+    const secret = await vigil.accounts.createKey(account.value.id, 'secret');
+    if (!secret.ok) throw new Error('key');
+    key = secret.value.key;
+  }, 120_000);
+
+  afterAll(async () => {
+    console.log(`\n${calibrationTable(rows)}\n`);
+    await vigil?.close();
+    await services?.shutdown();
+    await enrichment?.close();
+    await rm(feedsDir, { recursive: true, force: true });
+  });
+
+  async function send(event: Record<string, unknown>): Promise<Result> {
+    const res = await vigil.app.inject({ method: 'POST', url: '/v1/events', headers: bearer(key), payload: event });
+    expect(res.statusCode, res.body).toBe(202);
+    return res.json() as Result;
+  }
+
+  const share = (results: readonly Result[], pass: (r: Result) => boolean): number => results.filter(pass).length / results.length;
+  const atLeastChallenge = (r: Result): boolean => r.risk.action !== 'allow';
+
+  it('an injection payload sent by an offensive scanner reaches at least challenge', async () => {
+    for (const [cls, file] of Object.entries(FUZZ_FILES)) {
+      const payloads = loadAttackFile(file).attacks.filter((_, i) => i % PAYLOAD_STRIDE === 0);
+      const results: Result[] = [];
+      for (const [i, { payload }] of payloads.entries()) {
+        const inMetadata = i % 2 === 1;
+        results.push(
+          await send({
+            event: 'api.request',
+            ip: `203.0.113.${(i % 200) + 1}`,
+            user_agent: SCANNER_AGENTS[i % SCANNER_AGENTS.length],
+            request: { method: 'GET', path: '/search', status: 200, ...(inMetadata ? {} : { query: `q=${encodeURIComponent(payload)}` }) },
+            ...(inMetadata ? { metadata: { comment: payload } } : {}),
+          }),
+        );
+      }
+      rows.push({ scenario: `${cls} payload + scanner user agent`, results });
+      // Every payload the scanner detects reaches challenge; recall is at least 95%.
+      expect(share(results, atLeastChallenge), cls).toBeGreaterThanOrEqual(0.95);
+      for (const r of results) if (r.risk.breakdown.some((l) => l.source === 'network.scanner_with_injection')) expect(r.risk.action).not.toBe('allow');
+      expect(
+        results.every((r) => r.risk.breakdown.some((l) => l.source === 'network.scanner_user_agent')),
+        'every agent is a known scanner',
+      ).toBe(true);
+    }
+  });
+
+  it('the same payloads from an ordinary browser stay below challenge: a payload alone is a probe', async () => {
+    const payloads = loadAttackFile(FUZZ_FILES.sql_injection).attacks.filter((_, i) => i % PAYLOAD_STRIDE === 0);
+    const results: Result[] = [];
+    for (const [i, { payload }] of payloads.entries()) {
+      results.push(
+        await send({
+          event: 'api.request',
+          ip: `198.51.100.${(i % 200) + 1}`,
+          user_agent: 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0',
+          request: { method: 'GET', path: '/search', status: 200, query: `q=${encodeURIComponent(payload)}` },
+        }),
+      );
+    }
+    rows.push({ scenario: 'sql_injection payload, browser user agent', results });
+    expect(share(results, (r) => r.risk.score > 0)).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it('a successful login under an open brute-force alert raises auth.credential_stuffing_success and reaches at least challenge', async () => {
+    const results: Result[] = [];
+    for (let n = 0; n < 5; n++) {
+      const actor = `victim${n}`;
+      const ip = `192.0.2.${10 + n}`;
+      for (let i = 0; i < 10; i++) await send({ event: 'auth.login.failure', actor_id: actor, ip });
+      const success = await send({ event: 'auth.login.success', actor_id: actor, ip: `192.0.2.${100 + n}` });
+      expect(success.alerts?.map((a) => a.type)).toContain('auth.credential_stuffing_success');
+      results.push(success);
+    }
+    rows.push({ scenario: 'login success after account brute force', results });
+    expect(share(results, atLeastChallenge)).toBe(1);
+  });
+
+  it('a successful login from a spraying IP raises the stuffing success and reaches at least challenge', async () => {
+    const results: Result[] = [];
+    for (let n = 0; n < 5; n++) {
+      const ip = `192.0.2.${200 + n}`;
+      for (let i = 0; i < 10; i++) await send({ event: 'auth.login.failure', actor_id: `sprayed${n}-${i}`, ip });
+      const success = await send({ event: 'auth.login.success', actor_id: `sprayed${n}-ok`, ip });
+      expect(success.alerts?.map((a) => a.type)).toContain('auth.credential_stuffing_success');
+      results.push(success);
+    }
+    rows.push({ scenario: 'login success from a spraying IP', results });
+    expect(share(results, atLeastChallenge)).toBe(1);
+  });
+
+  it('at least 99.5% of a real access log replay stays allow', async () => {
+    const results: Result[] = [];
+    for (const [i, { input }] of loadAccessLog().entries()) {
+      results.push(
+        await send({
+          event: 'api.request',
+          ip: `198.51.100.${(i % 50) + 101}`,
+          ...(input.userAgent !== undefined ? { user_agent: input.userAgent } : {}),
+          request: { method: 'GET', path: input.path, status: 200, ...(input.query !== undefined ? { query: input.query } : {}) },
+          ...(input.metadata !== undefined ? { metadata: input.metadata } : {}),
+        }),
+      );
+    }
+    rows.push({ scenario: 'real access log replay (benign)', results });
+    expect(share(results, (r) => r.risk.action === 'allow')).toBeGreaterThanOrEqual(0.995);
+  });
+});
+
+function calibrationTable(rows: readonly Row[]): string {
+  const lines = rows.map((row) => {
+    const scores = row.results.map((r) => r.risk.score).sort((a, b) => a - b);
+    const median = scores[Math.floor(scores.length / 2)] ?? 0;
+    const count = (action: string): number => row.results.filter((r) => r.risk.action === action).length;
+    return `| ${row.scenario} | ${row.results.length} | ${scores[0] ?? 0}–${scores[scores.length - 1] ?? 0} (median ${median}) | ${count('allow')} / ${count('challenge')} / ${count('block')} |`;
+  });
+  return ['| scenario | events | score | allow / challenge / block |', '|---|---|---|---|', ...lines].join('\n');
+}
