@@ -12,6 +12,7 @@ import type {
   Page,
   UsageRow,
 } from './types.js';
+import type { WebhookStore } from '../webhooks/store.js';
 
 /**
  * Durable records. One implementation per database (SQLite, PostgreSQL), one contract
@@ -33,6 +34,8 @@ export interface NewKey {
 
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
+  /** Outbound webhook endpoints and their deliveries. */
+  readonly webhooks: WebhookStore;
   migrate(): Promise<void>;
   /** Throws StoreUnavailableError when the database cannot be reached. */
   ping(): Promise<void>;
