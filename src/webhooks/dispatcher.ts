@@ -76,6 +76,8 @@ const CLAIM_BATCH = 20;
  */
 export class WebhookDispatcher {
   readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  /** Requests this instance has sent (every attempt, whatever its answer). */
+  sent = 0;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = true;
@@ -158,6 +160,7 @@ export class WebhookDispatcher {
       await webhooks.finishAttempt(delivery, this.owner, { status: 'pending', nextAttemptAt: waitUntil, lastStatus: null, lastError: null, at: startedAt }, false);
       return;
     }
+    this.sent++;
     const result = await this.post(endpoint, delivery, startedAt);
     const at = clock.now();
     const outcome = this.outcomeOf(delivery, result, at);
