@@ -19,7 +19,8 @@ export interface Answer {
  */
 export class WebhookReceiver {
   readonly received: Received[] = [];
-  respond: (request: Received, n: number) => Answer = () => ({ status: 200 });
+  /** null holds the request open without answering (until the sender gives up or dies). */
+  respond: (request: Received, n: number) => Answer | null = () => ({ status: 200 });
   private server: Server | undefined;
   port = 0;
 
@@ -42,6 +43,7 @@ export class WebhookReceiver {
         const received = { headers: req.headers, body, json };
         this.received.push(received);
         const answer = this.respond(received, this.received.length);
+        if (answer === null) return;
         res.writeHead(answer.status, { connection: 'close', ...answer.headers });
         res.end(answer.body ?? '');
       });
