@@ -343,12 +343,7 @@ export class KyselyStore implements Store {
       if (write.opened) {
         await trx.insertInto('alerts').values(cols).execute();
       } else {
-        await trx
-          .updateTable('alerts')
-          .set(update)
-          .where('id', '=', cols.id)
-          .where('account_id', '=', cols.account_id)
-          .execute();
+        await trx.updateTable('alerts').set(update).where('id', '=', cols.id).where('account_id', '=', cols.account_id).execute();
       }
       await insertDeliveries(trx, deliveries);
     }

@@ -88,7 +88,18 @@ type AlertWriteParams = SqliteWrites['alerts'][number];
 /** The alert row an opening inserts, from its statement parameters. */
 function openedRow(p: readonly unknown[]): AlertsTable {
   const [id, account_id, type, severity, subject, status, count, first_seen, last_seen, actor_id, event_ids, details] = p as [
-    string, string, string, string, string, string, number, number, number, string | null, string, string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    number,
+    number,
+    number,
+    string | null,
+    string,
+    string,
   ];
   return { id, account_id, type, severity, subject, status, count, first_seen, last_seen, actor_id, event_ids, details };
 }

@@ -47,7 +47,10 @@ function describe(result: SendResult): { status: number | null; error: string | 
   switch (result.kind) {
     case 'answered': {
       const redirect = result.status >= 300 && result.status < 400 ? ' (redirects are not followed)' : '';
-      return { status: result.status, error: result.status >= 200 && result.status < 300 ? null : `HTTP ${result.status}${redirect}${result.body ? `: ${result.body.slice(0, 200)}` : ''}` };
+      return {
+        status: result.status,
+        error: result.status >= 200 && result.status < 300 ? null : `HTTP ${result.status}${redirect}${result.body ? `: ${result.body.slice(0, 200)}` : ''}`,
+      };
     }
     case 'network':
       return { status: null, error: result.error };
@@ -151,13 +154,24 @@ export class WebhookDispatcher {
     const endpoint = await webhooks.getEndpoint(delivery.accountId, delivery.endpointId);
     const startedAt = clock.now();
     if (endpoint === undefined || !endpoint.enabled) {
-      const reason = endpoint === undefined ? 'the endpoint was deleted' : `the endpoint is disabled${endpoint.disabledReason ? ` (${endpoint.disabledReason})` : ''}`;
-      await webhooks.finishAttempt(delivery, this.owner, { status: 'failed', nextAttemptAt: startedAt, lastStatus: null, lastError: reason, at: startedAt }, false);
+      const reason =
+        endpoint === undefined ? 'the endpoint was deleted' : `the endpoint is disabled${endpoint.disabledReason ? ` (${endpoint.disabledReason})` : ''}`;
+      await webhooks.finishAttempt(
+        delivery,
+        this.owner,
+        { status: 'failed', nextAttemptAt: startedAt, lastStatus: null, lastError: reason, at: startedAt },
+        false,
+      );
       return;
     }
     const waitUntil = this.overRate(delivery.accountId, startedAt);
     if (waitUntil !== undefined) {
-      await webhooks.finishAttempt(delivery, this.owner, { status: 'pending', nextAttemptAt: waitUntil, lastStatus: null, lastError: null, at: startedAt }, false);
+      await webhooks.finishAttempt(
+        delivery,
+        this.owner,
+        { status: 'pending', nextAttemptAt: waitUntil, lastStatus: null, lastError: null, at: startedAt },
+        false,
+      );
       return;
     }
     this.sent++;

@@ -13,7 +13,12 @@ const globCache = new Map<string, RegExp>();
 export function globMatches(glob: string, value: string): boolean {
   let re = globCache.get(glob);
   if (re === undefined) {
-    re = new RegExp(`^${glob.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    re = new RegExp(
+      `^${glob
+        .split('*')
+        .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*')}$`,
+    );
     if (globCache.size > 1000) globCache.clear();
     globCache.set(glob, re);
   }

@@ -36,7 +36,8 @@ const OCSF_ACTIVITY = { create: { id: 1, name: 'Create' }, update: { id: 2, name
 
 function activityOf(content: DeliveryContent): { id: number; name: string } {
   if (content.event === 'alert.opened' || content.event === 'webhook.test') return OCSF_ACTIVITY.create;
-  if (content.event === 'alert.status_changed' && (content.alert.status === 'resolved' || content.alert.status === 'false_positive')) return OCSF_ACTIVITY.close;
+  if (content.event === 'alert.status_changed' && (content.alert.status === 'resolved' || content.alert.status === 'false_positive'))
+    return OCSF_ACTIVITY.close;
   return OCSF_ACTIVITY.update;
 }
 

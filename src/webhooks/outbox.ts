@@ -75,7 +75,14 @@ export function outboxRows(endpoints: readonly OutboxEndpoint[], event: Delivery
   return matching.map((e) => pendingDelivery(alert.account_id, e.id, alert.id, event, snapshot, at));
 }
 
-export function pendingDelivery(accountId: string, endpointId: string, alertId: string | null, event: DeliveryEvent, snapshot: string, at: number): WebhookDeliveriesTable {
+export function pendingDelivery(
+  accountId: string,
+  endpointId: string,
+  alertId: string | null,
+  event: DeliveryEvent,
+  snapshot: string,
+  at: number,
+): WebhookDeliveriesTable {
   return {
     id: newId('whd', at),
     account_id: accountId,

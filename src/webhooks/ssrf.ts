@@ -107,7 +107,8 @@ export function guardedLookup(guard: SsrfGuard): LookupFunction {
           callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
           return;
         }
-        if ((options as { all?: boolean } | undefined)?.all) (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [first]);
+        if ((options as { all?: boolean } | undefined)?.all)
+          (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [first]);
         else callback(null, first.address, first.family);
       },
       (err: NodeJS.ErrnoException) => callback(err, '', 0),

@@ -55,7 +55,12 @@ export type EndpointCache = Map<string, readonly OutboxEndpoint[]>;
 async function enabledEndpoints(trx: Transaction<Database>, accountId: string, cache: EndpointCache): Promise<readonly OutboxEndpoint[]> {
   let endpoints = cache.get(accountId);
   if (endpoints === undefined) {
-    endpoints = await trx.selectFrom('webhook_endpoints').select(OUTBOX_ENDPOINT_COLUMNS).where('account_id', '=', accountId).where('enabled', '=', 1).execute();
+    endpoints = await trx
+      .selectFrom('webhook_endpoints')
+      .select(OUTBOX_ENDPOINT_COLUMNS)
+      .where('account_id', '=', accountId)
+      .where('enabled', '=', 1)
+      .execute();
     cache.set(accountId, endpoints);
   }
   return endpoints;
@@ -90,7 +95,11 @@ export async function alertWriteOutbox(
 }
 
 export async function insertDeliveries(trx: Transaction<Database>, rows: readonly WebhookDeliveriesTable[]): Promise<void> {
-  if (rows.length > 0) await trx.insertInto('webhook_deliveries').values([...rows]).execute();
+  if (rows.length > 0)
+    await trx
+      .insertInto('webhook_deliveries')
+      .values([...rows])
+      .execute();
 }
 
 /**
@@ -118,7 +127,18 @@ export async function setStatusWithOutbox(
 export type EndpointPatch = Partial<
   Pick<
     WebhookEndpointsTable,
-    'url' | 'description' | 'format' | 'min_severity' | 'alert_types' | 'kill_chains_only' | 'enabled' | 'disabled_reason' | 'secret' | 'previous_secret' | 'previous_secret_until' | 'failing_since'
+    | 'url'
+    | 'description'
+    | 'format'
+    | 'min_severity'
+    | 'alert_types'
+    | 'kill_chains_only'
+    | 'enabled'
+    | 'disabled_reason'
+    | 'secret'
+    | 'previous_secret'
+    | 'previous_secret_until'
+    | 'failing_since'
   >
 >;
 
@@ -166,7 +186,9 @@ export class WebhookStore {
   }
 
   async listEndpoints(accountId: string): Promise<readonly WebhookEndpoint[]> {
-    const rows = await this.run('listEndpoints', () => this.db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).orderBy('id').execute());
+    const rows = await this.run('listEndpoints', () =>
+      this.db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).orderBy('id').execute(),
+    );
     return rows.map(toEndpoint);
   }
 
@@ -288,13 +310,32 @@ export class WebhookStore {
    * has lasted `disableAfterMs`, disables the endpoint with the reason. Returns the endpoint's
    * disabled reason when this call disabled it.
    */
-  async recordEndpointOutcome(accountId: string, id: string, ok: boolean, at: number, disableAfterMs: number, lastProblem: string): Promise<string | undefined> {
+  async recordEndpointOutcome(
+    accountId: string,
+    id: string,
+    ok: boolean,
+    at: number,
+    disableAfterMs: number,
+    lastProblem: string,
+  ): Promise<string | undefined> {
     return this.run('recordEndpointOutcome', async () => {
       if (ok) {
-        await this.db.updateTable('webhook_endpoints').set({ failing_since: null }).where('account_id', '=', accountId).where('id', '=', id).where('failing_since', 'is not', null).execute();
+        await this.db
+          .updateTable('webhook_endpoints')
+          .set({ failing_since: null })
+          .where('account_id', '=', accountId)
+          .where('id', '=', id)
+          .where('failing_since', 'is not', null)
+          .execute();
         return undefined;
       }
-      await this.db.updateTable('webhook_endpoints').set({ failing_since: at }).where('account_id', '=', accountId).where('id', '=', id).where('failing_since', 'is', null).execute();
+      await this.db
+        .updateTable('webhook_endpoints')
+        .set({ failing_since: at })
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .where('failing_since', 'is', null)
+        .execute();
       const reason = `Disabled automatically: every delivery failed for ${Math.round(disableAfterMs / 3_600_000)} hours (last: ${lastProblem}).`;
       const disabled = await this.db
         .updateTable('webhook_endpoints')

@@ -61,7 +61,11 @@ describe('webhooks: endpoints API', () => {
   afterAll(() => t.close());
 
   it('creates, shows the secret once, lists, patches and deletes; other accounts see 404', async () => {
-    const created = await createHook(t, acct.secret, { url: 'http://127.0.0.1:9/hook', format: 'ocsf', filters: { min_severity: 'high', alert_types: ['auth.*'] } });
+    const created = await createHook(t, acct.secret, {
+      url: 'http://127.0.0.1:9/hook',
+      format: 'ocsf',
+      filters: { min_severity: 'high', alert_types: ['auth.*'] },
+    });
     expect(created.id).toMatch(/^whk_/);
     expect(created.secret).toMatch(/^whsec_/);
     expect(created).toMatchObject({ format: 'ocsf', enabled: true, filters: { min_severity: 'high', alert_types: ['auth.*'], kill_chains_only: false } });
@@ -103,7 +107,11 @@ describe('webhooks: endpoints API', () => {
   it('validates the body', async () => {
     expectError(await call(t, acct.secret, 'POST', '/v1/webhooks', { url: 'ftp://127.0.0.1/x' }), 400, 'INVALID_REQUEST');
     expectError(await call(t, acct.secret, 'POST', '/v1/webhooks', { url: 'http://127.0.0.1:9/', format: 'xml' }), 400, 'INVALID_REQUEST');
-    expectError(await call(t, acct.secret, 'POST', '/v1/webhooks', { url: 'http://127.0.0.1:9/', filters: { min_severity: 'urgent' } }), 400, 'INVALID_REQUEST');
+    expectError(
+      await call(t, acct.secret, 'POST', '/v1/webhooks', { url: 'http://127.0.0.1:9/', filters: { min_severity: 'urgent' } }),
+      400,
+      'INVALID_REQUEST',
+    );
     expectError(await call(t, acct.secret, 'POST', '/v1/webhooks', { url: 'http://user:pw@127.0.0.1:9/' }), 400, 'INVALID_REQUEST');
   });
 });
@@ -168,18 +176,37 @@ describe('webhooks: delivery', () => {
     await received(receiver, 1);
     const [first] = receiver.received;
     const nowSeconds = Math.floor(t.clock.now() / 1000);
-    const headers = { id: first?.headers['webhook-id'] as string, timestamp: first?.headers['webhook-timestamp'] as string, signature: first?.headers['webhook-signature'] as string };
+    const headers = {
+      id: first?.headers['webhook-id'] as string,
+      timestamp: first?.headers['webhook-timestamp'] as string,
+      signature: first?.headers['webhook-signature'] as string,
+    };
     expect(verifySignature(hook.secret, headers, first?.body ?? '', nowSeconds)).toEqual({ ok: true });
     expect(verifySignature(hook.secret, headers, `${first?.body} `, nowSeconds)).toEqual({ ok: false, reason: 'bad signature' });
     expect(verifySignature(hook.secret, headers, first?.body ?? '', nowSeconds + 301)).toEqual({ ok: false, reason: 'stale timestamp' });
-    expect(verifySignature('whsec_' + Buffer.alloc(24).toString('base64'), headers, first?.body ?? '', nowSeconds)).toEqual({ ok: false, reason: 'bad signature' });
-    expect(first?.json).toMatchObject({ id: headers.id, type: 'alert.opened', account_id: acct.id, data: { alert: { type: 'auth.mfa_disabled', severity: 'high', status: 'open' } } });
+    expect(verifySignature('whsec_' + Buffer.alloc(24).toString('base64'), headers, first?.body ?? '', nowSeconds)).toEqual({
+      ok: false,
+      reason: 'bad signature',
+    });
+    expect(first?.json).toMatchObject({
+      id: headers.id,
+      type: 'alert.opened',
+      account_id: acct.id,
+      data: { alert: { type: 'auth.mfa_disabled', severity: 'high', status: 'open' } },
+    });
     const alertId = first?.json.data.alert.id as string;
 
     await openAlert(t, acct.secret, 'mallory');
     const list = await settled(t, acct.secret, hook.id, (l) => l.every((d) => d.status === 'delivered'));
     expect(list).toHaveLength(1);
-    expect(list[0]).toMatchObject({ id: headers.id, event: 'alert.opened', alert_id: alertId, status: 'delivered', attempts: 1, last_answer: { status: 200, error: null } });
+    expect(list[0]).toMatchObject({
+      id: headers.id,
+      event: 'alert.opened',
+      alert_id: alertId,
+      status: 'delivered',
+      attempts: 1,
+      last_answer: { status: 200, error: null },
+    });
 
     const patched = await call(t, acct.secret, 'PATCH', `/v1/alerts/${alertId}`, { status: 'acknowledged' });
     expect(patched.statusCode).toBe(200);
@@ -305,7 +332,11 @@ describe('webhooks: delivery', () => {
     expect(rotated.json().previous_secret_expires_at).toBe(new Date(t.clock.now() + 2 * HOUR).toISOString());
     await call(t, acct.secret, 'POST', `/v1/webhooks/${hook.id}/test`, {});
     const during = receiver.received[0];
-    const h = (r: typeof during) => ({ id: r?.headers['webhook-id'] as string, timestamp: r?.headers['webhook-timestamp'] as string, signature: r?.headers['webhook-signature'] as string });
+    const h = (r: typeof during) => ({
+      id: r?.headers['webhook-id'] as string,
+      timestamp: r?.headers['webhook-timestamp'] as string,
+      signature: r?.headers['webhook-signature'] as string,
+    });
     const now = () => Math.floor(t.clock.now() / 1000);
     expect(h(during).signature.split(' ')).toHaveLength(2);
     expect(verifySignature(hook.secret, h(during), during?.body ?? '', now())).toEqual({ ok: true });

@@ -78,6 +78,8 @@ describe('webhooks across a SIGKILL', () => {
     const byId = receiver.byId();
     // At least once: each id twice (held by the killed service, answered after restart), never more.
     expect([...byId.values()].map((r) => r.length)).toEqual(Array(ALERTS).fill(2));
-    console.log(`SIGKILL mid-delivery: ${ALERTS} deliveries, ${receiver.received.length} requests in all (${ALERTS} held, ${receiver.received.length - ALERTS} after restart)`);
+    console.log(
+      `SIGKILL mid-delivery: ${ALERTS} deliveries, ${receiver.received.length} requests in all (${ALERTS} held, ${receiver.received.length - ALERTS} after restart)`,
+    );
   });
 });

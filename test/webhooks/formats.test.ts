@@ -24,7 +24,13 @@ const alert = (type: string, severity: string, status: AlertRow['status'] = 'ope
   eventIds: ['evt_1', 'evt_2', 'evt_3'],
   details: { failures: 12 },
 });
-const content = (a: AlertRow, event: DeliveryEvent): DeliveryContent => ({ id: 'whd_01KAZ000000000000000000000', accountId: 'acc_1', event, createdAt: T, alert: a });
+const content = (a: AlertRow, event: DeliveryEvent): DeliveryContent => ({
+  id: 'whd_01KAZ000000000000000000000',
+  accountId: 'acc_1',
+  event,
+  createdAt: T,
+  alert: a,
+});
 
 describe('OCSF Detection Finding output', () => {
   it('validates against the class schema for every alert type, event and status', () => {
@@ -44,7 +50,12 @@ describe('OCSF Detection Finding output', () => {
   it('maps activity, severity, status and the MITRE techniques', () => {
     const opened = ocsfBody(content(alert('auth.mfa_disabled', 'high'), 'alert.opened')) as any;
     expect(opened).toMatchObject({ class_uid: 2004, category_uid: 2, activity_id: 1, type_uid: 200401, severity_id: 4, status_id: 1, time: T, count: 3 });
-    expect(opened.finding_info).toMatchObject({ uid: 'alr_01KAZ0000000000000000000AB', types: ['auth.mfa_disabled'], first_seen_time: T - 60_000, last_seen_time: T });
+    expect(opened.finding_info).toMatchObject({
+      uid: 'alr_01KAZ0000000000000000000AB',
+      types: ['auth.mfa_disabled'],
+      first_seen_time: T - 60_000,
+      last_seen_time: T,
+    });
     expect(opened.finding_info.attacks).toEqual([{ technique: { uid: 'T1556' }, sub_technique: { uid: 'T1556.006' } }]);
     expect(opened.metadata).toMatchObject({ version: '1.1.0', uid: 'whd_01KAZ000000000000000000000', product: { vendor_name: 'Vigil' } });
     const closed = ocsfBody(content(alert('auth.mfa_disabled', 'high', 'resolved'), 'alert.status_changed')) as any;
@@ -57,7 +68,13 @@ describe('OCSF Detection Finding output', () => {
 
   it('the schema is not a rubber stamp', () => {
     const body = ocsfBody(content(alert('auth.mfa_disabled', 'high'), 'alert.opened')) as Record<string, unknown>;
-    for (const broken of [{ ...body, class_uid: 2001 }, { ...body, type_uid: 200402 }, { ...body, finding_info: { uid: 'x' } }, { ...body, severity_id: 7 }, { ...body, extra: 1 }])
+    for (const broken of [
+      { ...body, class_uid: 2001 },
+      { ...body, type_uid: 200402 },
+      { ...body, finding_info: { uid: 'x' } },
+      { ...body, severity_id: 7 },
+      { ...body, extra: 1 },
+    ])
       expect(validate(broken)).toBe(false);
     const { metadata: _metadata, ...withoutMetadata } = body;
     expect(validate(withoutMetadata)).toBe(false);

@@ -11,7 +11,19 @@ import { describePostgres, openTestStore } from '../storage/pg-helpers.js';
 const T = Date.UTC(2026, 0, 15, 12, 0, 0);
 
 function event(accountId: string, at: number): EventRow {
-  return { id: newId('evt', at), accountId, type: 'auth.mfa.disabled', eventId: null, occurredAt: at, receivedAt: at, actorId: 'u1', ip: null, riskScore: 0, tags: [], doc: {} };
+  return {
+    id: newId('evt', at),
+    accountId,
+    type: 'auth.mfa.disabled',
+    eventId: null,
+    occurredAt: at,
+    receivedAt: at,
+    actorId: 'u1',
+    ip: null,
+    riskScore: 0,
+    tags: [],
+    doc: {},
+  };
 }
 
 const batch = (accountId: string, at: number, alerts: AlertWrite[]): CommitBatch => ({ events: [event(accountId, at)], alerts, usage: [], idempotency: [] });
@@ -76,8 +88,12 @@ function outboxSuite(name: string, open: () => Promise<{ store: Store; close: ()
       await store.commit(batch(account, T, [{ opened: true, alert: alertRow(account, id) }]));
       await store.commit(batch(account, T + 1, [{ opened: false, alert: alertRow(account, id, { count: 2, lastSeen: T + 1 }) }]));
       await store.commit(batch(account, T + 2, [{ opened: false, alert: alertRow(account, id, { count: 3, severity: 'critical' }) }]));
-      await store.commit(batch(account, T + 3, [{ opened: false, alert: alertRow(account, id, { count: 4, severity: 'critical', details: { stages: ['a'] } }) }]));
-      await store.commit(batch(account, T + 4, [{ opened: false, alert: alertRow(account, id, { count: 5, severity: 'critical', details: { stages: ['a', 'b'] } }) }]));
+      await store.commit(
+        batch(account, T + 3, [{ opened: false, alert: alertRow(account, id, { count: 4, severity: 'critical', details: { stages: ['a'] } }) }]),
+      );
+      await store.commit(
+        batch(account, T + 4, [{ opened: false, alert: alertRow(account, id, { count: 5, severity: 'critical', details: { stages: ['a', 'b'] } }) }]),
+      );
       await store.setAlertStatus(account, id, 'resolved', T + 5);
       await store.setAlertStatus(account, id, 'resolved', T + 6);
       expect(await events(store, account, endpoint)).toEqual([
@@ -107,7 +123,14 @@ function outboxSuite(name: string, open: () => Promise<{ store: Store; close: ()
       const id = newId('alr', T);
       await store.commit(batch(account, T, [{ opened: true, alert: alertRow(account, id) }]));
       // The same alert opened twice: the insert fails, so the whole group (and its outbox row) does.
-      await expect(store.commit(batch(account, T + 1, [{ opened: true, alert: alertRow(account, newId('alr', T)) }, { opened: true, alert: alertRow(account, id) }]))).rejects.toThrow();
+      await expect(
+        store.commit(
+          batch(account, T + 1, [
+            { opened: true, alert: alertRow(account, newId('alr', T)) },
+            { opened: true, alert: alertRow(account, id) },
+          ]),
+        ),
+      ).rejects.toThrow();
       expect(await events(store, account, endpoint)).toEqual(['alert.opened:high:open']);
       expect(await events(store, 'acc_other', other)).toEqual([]);
       expect(await events(store, account, other)).toEqual([]);

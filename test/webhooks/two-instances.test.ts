@@ -50,10 +50,12 @@ describePostgres('webhooks: two instances on one PostgreSQL database', () => {
       }),
     );
     await vi.waitFor(() => expect(receiver.received.length).toBeGreaterThanOrEqual(ALERTS), { timeout: 20_000, interval: 20 });
-    const list = (await b.vigil.app.inject({ method: 'GET', url: `/v1/webhooks/${hook.json().id}/deliveries?limit=500`, headers: bearer(acct.secret) })).json().data;
+    const list = (await b.vigil.app.inject({ method: 'GET', url: `/v1/webhooks/${hook.json().id}/deliveries?limit=500`, headers: bearer(acct.secret) })).json()
+      .data;
     expect(list).toHaveLength(ALERTS);
     await vi.waitFor(async () => {
-      const now = (await b.vigil.app.inject({ method: 'GET', url: `/v1/webhooks/${hook.json().id}/deliveries?limit=500`, headers: bearer(acct.secret) })).json().data;
+      const now = (await b.vigil.app.inject({ method: 'GET', url: `/v1/webhooks/${hook.json().id}/deliveries?limit=500`, headers: bearer(acct.secret) })).json()
+        .data;
       expect(now.every((d: { status: string; attempts: number }) => d.status === 'delivered' && d.attempts === 1)).toBe(true);
     });
     const byId = receiver.byId();

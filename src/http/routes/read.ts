@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Catalog } from '../../catalog/catalog.js';
 import { monthOf } from '../../limits/types.js';
 import type { Store } from '../../storage/store.js';
-import type { AlertRow, AlertStatus, EventRow } from '../../storage/types.js';
+import type { AlertStatus, EventRow } from '../../storage/types.js';
 import type { Clock } from '../../util/clock.js';
 import { alertView } from '../alert-view.js';
 import { ApiError } from '../errors.js';

@@ -47,7 +47,13 @@ const CreateBody = Type.Object(
   { additionalProperties: false },
 );
 const PatchBody = Type.Object(
-  { url: Type.Optional(Url), description: Type.Optional(Description), format: Type.Optional(Format), filters: Type.Optional(Filters), enabled: Type.Optional(Type.Boolean()) },
+  {
+    url: Type.Optional(Url),
+    description: Type.Optional(Description),
+    format: Type.Optional(Format),
+    filters: Type.Optional(Filters),
+    enabled: Type.Optional(Type.Boolean()),
+  },
   { additionalProperties: false },
 );
 const RotateBody = Type.Object(
