@@ -81,7 +81,7 @@ export async function checkUrl(text: string, guard: SsrfGuard): Promise<UrlCheck
 }
 
 export class ForbiddenAddressError extends Error {
-  readonly code = 'VIGIL_FORBIDDEN_ADDRESS';
+  readonly code = 'ERR_WEBHOOK_FORBIDDEN_ADDRESS';
 }
 
 /**
