@@ -247,6 +247,14 @@ export class WebhookStore {
     return { items, nextCursor: rows.length > limit ? (items[items.length - 1]?.id ?? null) : null };
   }
 
+  /** Retention: deletes delivered and failed deliveries that finished before the cut-off. */
+  async pruneFinishedDeliveries(before: number): Promise<number> {
+    const result = await this.run('pruneFinishedDeliveries', () =>
+      this.db.deleteFrom('webhook_deliveries').where('status', '!=', 'pending').where('finished_at', '<', before).executeTakeFirst(),
+    );
+    return num(result.numDeletedRows);
+  }
+
   /**
    * Leases up to `limit` due deliveries to `owner` until now + leaseMs. On PostgreSQL the rows
    * are chosen with FOR UPDATE SKIP LOCKED, so instances claiming at once get disjoint sets;
