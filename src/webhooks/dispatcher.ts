@@ -179,6 +179,8 @@ export class WebhookDispatcher {
     const at = clock.now();
     const outcome = this.outcomeOf(delivery, result, at);
     if (!(await webhooks.finishAttempt(delivery, this.owner, outcome))) return;
+    // A test says how the endpoint answers now; it does not count toward its health.
+    if (delivery.event === 'webhook.test') return;
     const delivered = outcome.status === 'delivered';
     const disabled = await webhooks.recordEndpointOutcome(delivery.accountId, endpoint.id, delivered, at, DISABLE_AFTER_MS, outcome.lastError ?? '');
     if (disabled !== undefined) this.deps.log?.warn({ accountId: delivery.accountId, endpointId: endpoint.id }, disabled);
@@ -203,7 +205,9 @@ export class WebhookDispatcher {
     const { status: lastStatus, error: lastError } = describe(result);
     if (verdict.kind === 'delivered') return { status: 'delivered', nextAttemptAt: at, lastStatus, lastError, at };
     const deadline = delivery.createdAt + RETRY_WINDOW_MS;
-    if (verdict.kind === 'fail' || at >= deadline) return { status: 'failed', nextAttemptAt: at, lastStatus, lastError, at };
+    // A test delivery is tried once: its answer is the result the caller asked for.
+    if (verdict.kind === 'fail' || at >= deadline || delivery.event === 'webhook.test')
+      return { status: 'failed', nextAttemptAt: at, lastStatus, lastError, at };
     const random = this.deps.random ?? Math.random;
     const wait = verdict.waitMs ?? Math.round(backoffMs(delivery.attempts + 1) * (1 - JITTER + 2 * JITTER * random()));
     return { status: 'pending', nextAttemptAt: Math.min(at + wait, deadline), lastStatus, lastError, at };

@@ -322,9 +322,17 @@ describe('webhooks: delivery', () => {
     expect(res.json()).toMatchObject({ event: 'webhook.test', status: 'delivered', attempts: 1, alert_id: null });
     expect(receiver.received).toHaveLength(1);
     expect(receiver.received[0]?.json).toMatchObject({ id: res.json().id, type: 'webhook.test' });
+    // A failing test is tried once and reported, not retried.
+    receiver.respond = () => ({ status: 500 });
+    const failing = await call(t, acct.secret, 'POST', `/v1/webhooks/${hook.id}/test`);
+    expect(failing.json()).toMatchObject({ status: 'failed', attempts: 1, next_attempt_at: null, last_answer: { status: 500 } });
+    expect((await call(t, acct.secret, 'GET', `/v1/webhooks/${hook.id}`)).json().failing_since).toBeNull();
   });
 
   it('signs with the old and the new secret during a rotation overlap, then with the new one only', async () => {
+    const defaultOverlap = await call(t, acct.secret, 'POST', `/v1/webhooks/${hook.id}/rotate-secret`);
+    expect(defaultOverlap.json().previous_secret_expires_at).toBe(new Date(t.clock.now() + 24 * HOUR).toISOString());
+    hook.secret = defaultOverlap.json().secret;
     const rotated = await call(t, acct.secret, 'POST', `/v1/webhooks/${hook.id}/rotate-secret`, { overlap_hours: 2 });
     expect(rotated.statusCode, rotated.body).toBe(200);
     const fresh = rotated.json().secret as string;

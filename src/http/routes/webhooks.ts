@@ -229,6 +229,10 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
   app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof RotateBody> }>('/v1/webhooks/:id/rotate-secret', {
     config: { access: 'read' },
     schema: { ...route('Replace the signing secret; the old one keeps signing for the overlap'), params: IdParams, body: RotateBody },
+    // The body is optional: no body means the default overlap.
+    preValidation: async (request) => {
+      request.body ??= {};
+    },
     handler: async (request) => {
       const accountId = accountOf(request);
       const endpoint = await endpointOf(accountId, request.params.id);
