@@ -468,7 +468,7 @@ export class KyselyStore implements Store {
 
   async setAlertStatus(accountId: string, id: string, status: AlertStatus, at: number): Promise<AlertRow | undefined> {
     if (this.unmatchable(accountId, id)) return undefined;
-    const row = await this.guard('setAlertStatus', () => setStatusWithOutbox(this.db, this.kind === 'postgres', accountId, id, status, at));
+    const row = await this.guard('setAlertStatus', () => setStatusWithOutbox(this.db, accountId, id, status, at));
     return row && toAlert(row);
   }
 

@@ -106,21 +106,21 @@ export async function insertDeliveries(trx: Transaction<Database>, rows: readonl
  * Sets an alert's status and writes the deliveries of the change in one transaction.
  * Undefined when the alert does not exist in this account.
  */
-export async function setStatusWithOutbox(
-  db: Kysely<Database>,
-  postgres: boolean,
-  accountId: string,
-  id: string,
-  status: string,
-  at: number,
-): Promise<AlertsTable | undefined> {
+export async function setStatusWithOutbox(db: Kysely<Database>, accountId: string, id: string, status: string, at: number): Promise<AlertsTable | undefined> {
   return db.transaction().execute(async (trx) => {
-    const previous = await lockedAlert(trx, postgres, accountId, id);
-    if (previous === undefined || previous.status === status) return previous;
-    await trx.updateTable('alerts').set({ status }).where('account_id', '=', accountId).where('id', '=', id).execute();
-    const next = { ...previous, status };
-    await insertDeliveries(trx, outboxRows(await enabledEndpoints(trx, accountId, new Map()), 'alert.status_changed', next, at));
-    return next;
+    // The write comes first: on SQLite it takes the write lock at once (a read that later turns
+    // into a write can fail against the commit writer), on PostgreSQL it locks the row.
+    const changed = await trx
+      .updateTable('alerts')
+      .set({ status })
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .where('status', '!=', status)
+      .executeTakeFirst();
+    const row = await trx.selectFrom('alerts').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+    if (row !== undefined && num(changed.numUpdatedRows) > 0)
+      await insertDeliveries(trx, outboxRows(await enabledEndpoints(trx, accountId, new Map()), 'alert.status_changed', row, at));
+    return row;
   });
 }
 
