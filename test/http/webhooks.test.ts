@@ -288,6 +288,10 @@ describe('webhooks: delivery', () => {
     expect(byId.size).toBe(actors.length);
     expect([...byId.values()].every((r) => r.length === 1)).toBe(true);
     expect(new Set(byId.keys())).toEqual(new Set(list.map((d) => d.id)));
+    const attempts = list.map((d) => d.attempts as number);
+    console.log(
+      `receiver down: ${actors.length} deliveries, ${receiver.received.length} requests received once back, attempts per delivery ${Math.min(...attempts)}-${Math.max(...attempts)}`,
+    );
   });
 
   it('gives up after 24 hours, fails the delivery and disables the endpoint with the reason', async () => {
@@ -306,6 +310,7 @@ describe('webhooks: delivery', () => {
     expect(last).toMatchObject({ status: 'failed', last_answer: { status: 500 } });
     expect(Date.parse(last.last_attempt_at)).toBe(start + RETRY_WINDOW_MS);
     expect(receiver.received).toHaveLength(attempts);
+    console.log(`always 500: failed after ${attempts} attempts over ${(Date.parse(last.last_attempt_at) - start) / HOUR} h`);
     const endpoint = (await call(t, acct.secret, 'GET', `/v1/webhooks/${hook.id}`)).json();
     expect(endpoint.enabled).toBe(false);
     expect(endpoint.disabled_reason).toMatch(/failed for 24 hours.*HTTP 500/);
