@@ -22,6 +22,7 @@ import { registerIngestRoutes } from './http/routes/ingest.js';
 import { registerOpsRoutes } from './http/routes/ops.js';
 import { registerReadRoutes } from './http/routes/read.js';
 import { registerSettingsRoutes } from './http/routes/settings.js';
+import { registerWebhookRoutes } from './http/routes/webhooks.js';
 import { trackRoutesFor405 } from './http/method-not-allowed.js';
 import { sameSecret } from './http/secrets.js';
 import { ipLimitResolver } from './limits/ip-limits.js';
@@ -33,6 +34,8 @@ import type { StateStore } from './detection/state-store.js';
 import { StoreUnavailableError, type Store } from './storage/store.js';
 import { newId } from './util/ids.js';
 import type { Clock } from './util/clock.js';
+import type { WebhookDispatcher } from './webhooks/dispatcher.js';
+import { systemResolver, type SsrfGuard } from './webhooks/ssrf.js';
 
 /** Everything the HTTP app needs, built by services.ts (or by a test). */
 export interface AppDeps {
@@ -54,6 +57,10 @@ export interface AppDeps {
   readonly alertClosed?: (accountId: string, type: string, subject: string) => Promise<void>;
   /** Present in scale-out mode. */
   readonly redisHealth?: { readonly degraded: boolean };
+  /** Which addresses webhook URLs may reach (default: public addresses, plus the configured ranges). */
+  readonly webhookGuard?: SsrfGuard;
+  /** Delivers the webhook outbox from this process; the test route uses it to send at once. */
+  readonly webhookDispatcher?: WebhookDispatcher;
 }
 
 export interface VigilApp {
@@ -284,6 +291,13 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     },
   });
   registerSettingsRoutes(app, { store: deps.store, changed: () => authenticator.invalidate() });
+  registerWebhookRoutes(app, {
+    webhooks: deps.store.webhooks,
+    clock: deps.clock,
+    config: config.webhooks,
+    guard: deps.webhookGuard ?? { allowed: config.webhooks.allowCidrs, resolve: systemResolver },
+    dispatcher: deps.webhookDispatcher,
+  });
   registerOpsRoutes(app, {
     store: deps.store,
     metrics,

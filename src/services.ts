@@ -14,6 +14,8 @@ import { openSqliteStore } from './storage/sqlite.js';
 import type { Store } from './storage/store.js';
 import { systemClock, type Clock } from './util/clock.js';
 import type { QuotaCounter, RateLimiter } from './limits/types.js';
+import { WebhookDispatcher } from './webhooks/dispatcher.js';
+import { systemResolver } from './webhooks/ssrf.js';
 
 const silentLogger: EnrichmentLogger = { warn: () => undefined, info: () => undefined };
 
@@ -74,6 +76,9 @@ export async function createServices(
   const quota: QuotaCounter = redis?.quota ?? memoryQuota;
   const state: StateStore = redis?.state ?? memoryState;
   const redisHealth = redis?.health;
+  const webhookGuard = { allowed: config.webhooks.allowCidrs, resolve: systemResolver };
+  const webhookDispatcher = new WebhookDispatcher({ webhooks: store.webhooks, clock, config: config.webhooks, guard: webhookGuard, log: options.logger });
+  webhookDispatcher.start();
   const catalog = buildCatalog({ detectors: DETECTOR_SPECS, alertTypes: ALERT_TYPES, killChains: KILL_CHAINS });
   const enrichment =
     options.enrichment ??
@@ -95,9 +100,12 @@ export async function createServices(
     alertClosed: (accountId, type, subject) => forgetAlert(state, accountId, type, subject),
     clock,
     logger: options.logger,
+    webhookGuard,
+    webhookDispatcher,
     redisHealth,
     status: () => ({ redis: redisHealth ? (redisHealth.degraded ? 'degraded' : 'ok') : 'not configured', enrichment: enrichment.status() }),
     async shutdown() {
+      await webhookDispatcher.stop();
       if (!options.enrichment) await enrichment.close();
       await memoryState.close();
       await memoryLimiter.close();

@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { parseAddress, parseCidr } from '../util/ip.js';
+import { parseAddress, parseCidr, type Cidr } from '../util/ip.js';
 import type { IpLimitOverride } from '../limits/ip-limits.js';
 import { loadPlans, PlanFileError, planNamed, type PlanTable } from '../limits/plans.js';
 
@@ -38,6 +38,19 @@ export interface Config {
   readonly sqliteSynchronous: 'full' | 'normal';
   readonly logLevel: string;
   readonly retentionEnabled: boolean;
+  readonly webhooks: WebhookConfig;
+}
+
+export interface WebhookConfig {
+  /** Ranges webhook URLs may reach although they are loopback, private or link-local. */
+  readonly allowCidrs: readonly Cidr[];
+  /** One delivery attempt, connection to last byte. */
+  readonly timeoutMs: number;
+  /** How often the dispatcher looks for due deliveries. */
+  readonly pollMs: number;
+  readonly maxEndpointsPerAccount: number;
+  /** Delivery attempts per account and minute (per instance); more wait for the next minute. */
+  readonly deliveriesPerMinute: number;
 }
 
 export class ConfigError extends Error {
@@ -210,6 +223,13 @@ export function loadConfig(env: Env = process.env): Config {
     sqliteSynchronous: oneOf(env, 'VIGIL_SQLITE_SYNCHRONOUS', ['full', 'normal'] as const, 'full'),
     logLevel: oneOf(env, 'VIGIL_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     retentionEnabled: oneOf(env, 'VIGIL_RETENTION', ['on', 'off'] as const, 'on') === 'on',
+    webhooks: {
+      allowCidrs: cidrList(env, 'VIGIL_WEBHOOK_ALLOW_CIDRS').map((text) => parseCidr(text) as Cidr),
+      timeoutMs: integer(env, 'VIGIL_WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+      pollMs: integer(env, 'VIGIL_WEBHOOK_POLL_MS', 1000, 10, 60_000),
+      maxEndpointsPerAccount: integer(env, 'VIGIL_WEBHOOK_MAX_ENDPOINTS', 10, 1, 1000),
+      deliveriesPerMinute: integer(env, 'VIGIL_WEBHOOK_RATE_PER_MINUTE', 600, 1, 1_000_000),
+    },
   };
   return Object.freeze(config);
 }

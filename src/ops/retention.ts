@@ -7,6 +7,8 @@ const DAY = 86_400_000;
 /** Days of event history kept per plan; plans added by VIGIL_PLANS_FILE default to 30. */
 export const RETENTION_DAYS: Readonly<Record<string, number>> = { free: 7, starter: 30, pro: 90, business: 365 };
 export const IDEMPOTENCY_DAYS = 7;
+/** Finished webhook deliveries (delivered or failed) stay listed this long. */
+export const WEBHOOK_DELIVERY_DAYS = 30;
 
 export const retentionDaysOf = (plan: string): number => (Object.hasOwn(RETENTION_DAYS, plan) ? (RETENTION_DAYS[plan] as number) : 30);
 
@@ -14,12 +16,13 @@ export interface RetentionReport {
   readonly partitionsDropped: number;
   readonly rowsDeleted: number;
   readonly idempotencyDeleted: number;
+  readonly deliveriesDeleted: number;
 }
 
 /**
  * One retention pass: whole partitions past the longest retention first (cheap on
  * PostgreSQL), then each account's rows past its own plan's retention, then idempotency
- * keys older than 7 days. Idempotent and safe to run from every instance.
+ * keys older than 7 days and finished webhook deliveries older than 30. Idempotent and safe to run from every instance.
  */
 export async function pruneOnce(store: Store, plans: PlanTable, now: number): Promise<RetentionReport> {
   await store.maintain(now);
@@ -30,7 +33,8 @@ export async function pruneOnce(store: Store, plans: PlanTable, now: number): Pr
     rowsDeleted += await store.pruneEvents(account.id, now - retentionDaysOf(account.plan) * DAY);
   }
   const idempotencyDeleted = await store.pruneIdempotency(now - IDEMPOTENCY_DAYS * DAY);
-  return { partitionsDropped: dropped.partitionsDropped, rowsDeleted, idempotencyDeleted };
+  const deliveriesDeleted = await store.webhooks.pruneFinishedDeliveries(now - WEBHOOK_DELIVERY_DAYS * DAY);
+  return { partitionsDropped: dropped.partitionsDropped, rowsDeleted, idempotencyDeleted, deliveriesDeleted };
 }
 
 /** Runs pruneOnce at start and then every `everyMs`; failures are logged, never fatal. */
@@ -44,7 +48,7 @@ export function scheduleRetention(
   const run = async () => {
     try {
       const report = await pruneOnce(store, plans, clock.now());
-      if (report.rowsDeleted + report.partitionsDropped + report.idempotencyDeleted > 0) log.info({ ...report }, 'retention pass');
+      if (report.rowsDeleted + report.partitionsDropped + report.idempotencyDeleted + report.deliveriesDeleted > 0) log.info({ ...report }, 'retention pass');
     } catch (err) {
       log.warn({ err }, 'retention pass failed; will retry');
     }

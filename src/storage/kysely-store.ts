@@ -5,6 +5,8 @@ import { valuesInsert, VALUES_CHUNK } from './event-insert.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
 import { jsonOf } from '../util/json-text.js';
+import { commitTime } from './webhooks/outbox.js';
+import { alertWriteOutbox, insertDeliveries, setStatusWithOutbox, WebhookStore, type EndpointCache } from './webhooks/store.js';
 import { StoreRejectedError, StoreUnavailableError, type NewKey, type Store } from './store.js';
 import type { AlertFilter, AlertRow, AlertStatus, ApiKeyRecord, CommitBatch, EventFilter, EventRow, IdempotencyRow, Page, UsageRow } from './types.js';
 import type { Account, KeyKind } from '../event/account.js';
@@ -107,12 +109,16 @@ export function translate(what: string, err: unknown): Error {
  * the tag filter, which PostgreSQL answers from a GIN index.
  */
 export class KyselyStore implements Store {
+  readonly webhooks: WebhookStore;
+
   constructor(
     readonly kind: 'sqlite' | 'postgres',
     protected readonly db: Kysely<Database>,
     private readonly onClose: () => Promise<void> = async () => {},
     private readonly options: KyselyStoreOptions = {},
-  ) {}
+  ) {
+    this.webhooks = new WebhookStore(db, kind === 'postgres');
+  }
 
   /** Runs a write, turning database failures into StoreUnavailableError / StoreRejectedError. */
   protected async guard<T>(what: string, fn: () => Promise<T>): Promise<T> {
@@ -316,18 +322,18 @@ export class KyselyStore implements Store {
         .onConflict((oc) => oc.columns(['account_id', 'event_id']).doUpdateSet({ response: sql`excluded.response`, created_at: sql`excluded.created_at` }))
         .execute();
     }
+    const at = plan.alerts.length > 0 ? commitTime(batch) : 0;
+    const endpoints: EndpointCache = new Map();
     for (const write of plan.alerts) {
       const cols = alertColumns(write.alert);
+      const update = { count: cols.count, last_seen: cols.last_seen, event_ids: cols.event_ids, details: cols.details, severity: cols.severity };
+      const deliveries = await alertWriteOutbox(trx, this.kind === 'postgres', { opened: write.opened, row: cols, update }, at, endpoints);
       if (write.opened) {
         await trx.insertInto('alerts').values(cols).execute();
       } else {
-        await trx
-          .updateTable('alerts')
-          .set({ count: cols.count, last_seen: cols.last_seen, event_ids: cols.event_ids, details: cols.details, severity: cols.severity })
-          .where('id', '=', cols.id)
-          .where('account_id', '=', cols.account_id)
-          .execute();
+        await trx.updateTable('alerts').set(update).where('id', '=', cols.id).where('account_id', '=', cols.account_id).execute();
       }
+      await insertDeliveries(trx, deliveries);
     }
     if (plan.monthly.length > 0) {
       await trx
@@ -450,9 +456,8 @@ export class KyselyStore implements Store {
 
   async setAlertStatus(accountId: string, id: string, status: AlertStatus, at: number): Promise<AlertRow | undefined> {
     if (this.unmatchable(accountId, id)) return undefined;
-    void at;
-    await this.guard('setAlertStatus', () => this.db.updateTable('alerts').set({ status }).where('account_id', '=', accountId).where('id', '=', id).execute());
-    return this.getAlert(accountId, id);
+    const row = await this.guard('setAlertStatus', () => setStatusWithOutbox(this.db, accountId, id, status, at));
+    return row && toAlert(row);
   }
 
   async getUsage(accountId: string, period: string): Promise<UsageRow> {

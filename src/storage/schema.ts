@@ -61,6 +61,42 @@ export interface IdempotencyTable {
   response: string;
   created_at: number;
 }
+export interface WebhookEndpointsTable {
+  id: string;
+  account_id: string;
+  url: string;
+  description: string;
+  format: string;
+  min_severity: string;
+  alert_types: string;
+  kill_chains_only: number;
+  enabled: number;
+  disabled_reason: string | null;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: number | null;
+  failing_since: number | null;
+  created_at: number;
+  updated_at: number;
+}
+export interface WebhookDeliveriesTable {
+  id: string;
+  account_id: string;
+  endpoint_id: string;
+  alert_id: string | null;
+  event: string;
+  alert: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: number;
+  lease_until: number;
+  lease_owner: string | null;
+  last_attempt_at: number | null;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: number;
+  finished_at: number | null;
+}
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -69,4 +105,6 @@ export interface Database {
   usage_monthly: UsageMonthlyTable;
   usage_daily: UsageDailyTable;
   idempotency: IdempotencyTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }

@@ -2,6 +2,8 @@ import type Database from 'better-sqlite3';
 import { planCommit } from './commit-plan.js';
 import type { CommitBatch } from './types.js';
 import { jsonOf } from '../util/json-text.js';
+import type { AlertsTable, WebhookDeliveriesTable } from './schema.js';
+import { anyMatch, commitTime, DELIVERY_COLUMNS, isEscalation, outboxRows, updatedAlert, type OutboxEndpoint } from './webhooks/outbox.js';
 
 /**
  * A commit group as SQLite statement parameters: only strings, numbers and nulls, so it crosses
@@ -14,6 +16,8 @@ export interface SqliteWrites {
   readonly alerts: readonly { readonly opened: boolean; readonly params: readonly unknown[] }[];
   readonly monthly: readonly (readonly unknown[])[];
   readonly daily: readonly (readonly unknown[])[];
+  /** When the group is committed: the time its webhook deliveries are created and due. */
+  readonly at: number;
 }
 
 export function toSqliteWrites(batch: CommitBatch): SqliteWrites {
@@ -54,6 +58,7 @@ export function toSqliteWrites(batch: CommitBatch): SqliteWrites {
     })),
     monthly: plan.monthly.map((u) => [u.account_id, u.period, u.used, u.dropped]),
     daily: plan.daily.map((u) => [u.account_id, u.day, u.used, u.dropped]),
+    at: plan.alerts.length > 0 ? commitTime(batch) : 0,
   };
 }
 
@@ -73,7 +78,31 @@ const SQL = {
   daily:
     'insert into usage_daily (account_id, day, used, dropped) values (?, ?, ?, ?) ' +
     'on conflict (account_id, day) do update set used = usage_daily.used + excluded.used, dropped = usage_daily.dropped + excluded.dropped',
+  webhookEndpoints: 'select id, min_severity, alert_types, kill_chains_only from webhook_endpoints where account_id = ? and enabled = 1',
+  alertRow: 'select * from alerts where id = ? and account_id = ?',
+  delivery: `insert into webhook_deliveries (${DELIVERY_COLUMNS.join(', ')}) values (${DELIVERY_COLUMNS.map(() => '?').join(', ')})`,
 } as const;
+
+type AlertWriteParams = SqliteWrites['alerts'][number];
+
+/** The alert row an opening inserts, from its statement parameters. */
+function openedRow(p: readonly unknown[]): AlertsTable {
+  const [id, account_id, type, severity, subject, status, count, first_seen, last_seen, actor_id, event_ids, details] = p as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    number,
+    number,
+    number,
+    string | null,
+    string,
+    string,
+  ];
+  return { id, account_id, type, severity, subject, status, count, first_seen, last_seen, actor_id, event_ids, details };
+}
 
 /**
  * Writes commit groups with statements prepared once (preparing is a parse, and it cost as much
@@ -97,11 +126,38 @@ export class SqliteBatchWriter {
       for (const w of groups) {
         run(s.event, w.events);
         run(s.idempotency, w.idempotency);
-        for (const alert of w.alerts) (alert.opened ? s.alertOpen : s.alertUpdate).run(alert.params);
+        const endpoints = new Map<string, readonly OutboxEndpoint[]>();
+        for (const alert of w.alerts) {
+          const deliveries = this.outbox(alert, w.at, endpoints);
+          (alert.opened ? s.alertOpen : s.alertUpdate).run(alert.params);
+          for (const d of deliveries) s.delivery.run(DELIVERY_COLUMNS.map((c) => d[c]));
+        }
         run(s.monthly, w.monthly);
         run(s.daily, w.daily);
       }
     }).immediate;
+  }
+
+  /**
+   * The webhook deliveries an alert write produces, read before the write so an update can be
+   * compared with the row it replaces. Accounts without enabled endpoints cost one indexed
+   * lookup per group.
+   */
+  private outbox(write: AlertWriteParams, at: number, endpointsOf: Map<string, readonly OutboxEndpoint[]>): WebhookDeliveriesTable[] {
+    const p = write.params;
+    const accountId = (write.opened ? p[1] : p[6]) as string;
+    let endpoints = endpointsOf.get(accountId);
+    if (endpoints === undefined) {
+      endpoints = this.statements.webhookEndpoints.all(accountId) as OutboxEndpoint[];
+      endpointsOf.set(accountId, endpoints);
+    }
+    if (endpoints.length === 0) return [];
+    if (write.opened) return outboxRows(endpoints, 'alert.opened', openedRow(p), at);
+    const [count, last_seen, event_ids, details, severity, id] = p as [number, number, string, string, string, string];
+    const previous = this.statements.alertRow.get(id, accountId) as AlertsTable | undefined;
+    if (previous === undefined || !anyMatch(endpoints, { type: previous.type, severity })) return [];
+    const next = updatedAlert(previous, { count, last_seen, event_ids, details, severity });
+    return isEscalation(previous, next) ? outboxRows(endpoints, 'alert.escalated', next, at) : [];
   }
 
   /** Writes the groups, in order, in one transaction: all or nothing. */

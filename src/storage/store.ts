@@ -1,5 +1,6 @@
 import type { AlertFilter, AlertRow, AlertStatus, ApiKeyRecord, CommitBatch, EventFilter, EventRow, IdempotencyRow, Page, UsageRow } from './types.js';
 import type { Account, KeyKind } from '../event/account.js';
+import type { WebhookStore } from './webhooks/store.js';
 
 /**
  * Durable records. One implementation per database (SQLite, PostgreSQL), one contract
@@ -21,6 +22,8 @@ export interface NewKey {
 
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
+  /** Outbound webhook endpoints and their deliveries. */
+  readonly webhooks: WebhookStore;
   migrate(): Promise<void>;
   /** Throws StoreUnavailableError when the database cannot be reached. */
   ping(): Promise<void>;

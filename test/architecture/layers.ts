@@ -10,7 +10,7 @@ export const FLOORS: readonly (readonly string[])[] = [
   ['detection', 'scoring'],
   ['redis'],
   ['pipeline'],
-  ['accounts', 'ops', 'config'],
+  ['accounts', 'ops', 'config', 'webhooks'],
   ['http', 'dashboard'],
   ['app.ts', 'services.ts'],
   ['main.ts', 'cli'],

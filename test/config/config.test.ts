@@ -69,6 +69,11 @@ const BAD: [string, string, string][] = [
   ['VIGIL_SQLITE_SYNCHRONOUS', 'off', 'full, normal'],
   ['VIGIL_LOG_LEVEL', 'verbose', 'info'],
   ['VIGIL_RETENTION', 'yes', 'on, off'],
+  ['VIGIL_WEBHOOK_ALLOW_CIDRS', '127.0.0.1/32,localhost', 'localhost'],
+  ['VIGIL_WEBHOOK_TIMEOUT_MS', '50', '100 to 60000'],
+  ['VIGIL_WEBHOOK_POLL_MS', 'often', '10 to 60000'],
+  ['VIGIL_WEBHOOK_MAX_ENDPOINTS', '0', '1 to 1000'],
+  ['VIGIL_WEBHOOK_RATE_PER_MINUTE', '1.5', '1 to 1000000'],
 ];
 
 describe('loadConfig', () => {

@@ -54,3 +54,25 @@ describe('retention', () => {
     await store.close();
   });
 });
+
+describe('retention of webhook deliveries', () => {
+  it('deletes delivered and failed deliveries finished 30 days ago; pending ones stay whatever their age', async () => {
+    const { pendingDelivery } = await import('../../src/storage/webhooks/outbox.js');
+    const store = openSqliteStore({ dataDir: ':memory:', synchronous: 'normal' });
+    await store.migrate();
+    const row = (id: string, status: string, finishedAt: number | null) => ({
+      ...pendingDelivery('acc_pro', 'whk_1', null, 'webhook.test', '{}', NOW - 60 * DAY),
+      id,
+      status,
+      finished_at: finishedAt,
+    });
+    await store.webhooks.insertDelivery(row('whd_old_delivered', 'delivered', NOW - 31 * DAY));
+    await store.webhooks.insertDelivery(row('whd_old_failed', 'failed', NOW - 31 * DAY));
+    await store.webhooks.insertDelivery(row('whd_recent', 'delivered', NOW - 29 * DAY));
+    await store.webhooks.insertDelivery(row('whd_pending', 'pending', null));
+    const report = await pruneOnce(store, DEFAULT_PLANS, NOW);
+    expect(report.deliveriesDeleted).toBe(2);
+    expect((await store.webhooks.listDeliveries('acc_pro', 'whk_1', 10)).items.map((d) => d.id).sort()).toEqual(['whd_pending', 'whd_recent']);
+    await store.close();
+  });
+});

@@ -3,8 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Catalog } from '../../catalog/catalog.js';
 import { monthOf } from '../../limits/types.js';
 import type { Store } from '../../storage/store.js';
-import type { AlertRow, AlertStatus, EventRow } from '../../storage/types.js';
+import type { AlertStatus, EventRow } from '../../storage/types.js';
 import type { Clock } from '../../util/clock.js';
+import { alertView } from '../../storage/alert-view.js';
 import { ApiError } from '../errors.js';
 import { ISO_8601 } from '../../pipeline/validate.js';
 import { ErrorResponses, KeyAuth, PageQuery } from '../schemas.js';
@@ -81,19 +82,6 @@ function pageLimit(value: number | undefined): number {
 }
 
 const eventView = (row: EventRow) => ({ ...row.doc, id: row.id });
-const alertView = (a: AlertRow) => ({
-  id: a.id,
-  type: a.type,
-  severity: a.severity,
-  status: a.status,
-  subject: a.subject,
-  actor_id: a.actorId,
-  count: a.count,
-  first_seen: new Date(a.firstSeen).toISOString(),
-  last_seen: new Date(a.lastSeen).toISOString(),
-  event_ids: a.eventIds,
-  details: a.details,
-});
 
 const readRoute = (summary: string, tags: string[]) => ({ summary, tags, security: KeyAuth, response: { ...ErrorResponses } });
 

@@ -1,0 +1,124 @@
+/**
+ * Server-side request forgery guard. A webhook URL may only reach public unicast addresses:
+ * loopback, private, link-local, unique-local, carrier-grade NAT, multicast, reserved and the
+ * cloud metadata addresses are refused, unless the operator allows a range (VIGIL_WEBHOOK_ALLOW_CIDRS).
+ * The check runs when the URL is saved and again at every connection: the address is resolved,
+ * checked, and the socket connects to that checked address, so a name that later resolves
+ * elsewhere (DNS rebinding) is refused at delivery time.
+ */
+import { lookup as dnsLookup } from 'node:dns';
+import { isIP, type LookupFunction } from 'node:net';
+// ipaddr.js classifies an address by the IANA special-purpose registries (unique local, NAT64,
+// broadcast, ...), finer than the scopes the enrichment needs; addresses and the operator's allowed
+// ranges are parsed by the service's one IP module.
+import ipaddr from 'ipaddr.js';
+import { cidrContains, parseAddress, type Cidr } from '../util/ip.js';
+
+export type AllowedRange = Cidr;
+
+/** Resolves a host name to every address it has (the dns module by default; tests substitute their own). */
+export type Resolver = (host: string) => Promise<readonly { address: string; family: number }[]>;
+
+export const systemResolver: Resolver = (host) =>
+  new Promise((resolve, reject) => dnsLookup(host, { all: true, verbatim: true }, (err, addresses) => (err ? reject(err) : resolve(addresses))));
+
+/** Addresses the instance metadata services of the large clouds answer on. */
+const METADATA = new Set(['169.254.169.254', '169.254.170.2', '100.100.100.200', '192.0.0.192', 'fd00:ec2::254']);
+
+const RANGE_NAMES: Readonly<Record<string, string>> = {
+  loopback: 'loopback',
+  private: 'private',
+  uniqueLocal: 'private (unique local)',
+  carrierGradeNat: 'private (carrier-grade NAT)',
+  linkLocal: 'link-local',
+  unspecified: 'unspecified',
+  multicast: 'multicast',
+  broadcast: 'broadcast',
+};
+
+export interface SsrfGuard {
+  readonly allowed: readonly AllowedRange[];
+  readonly resolve: Resolver;
+}
+
+/** Why this address may not be reached, or undefined when it may. */
+export function forbiddenAddress(address: string, allowed: readonly AllowedRange[]): string | undefined {
+  const parsed = parseAddress(address);
+  if (parsed === undefined || !ipaddr.isValid(address)) return 'not an IP address';
+  if (allowed.some((range) => cidrContains(range, parsed))) return undefined;
+  const ip = ipaddr.process(address);
+  if (METADATA.has(ip.toNormalizedString()) || METADATA.has(ip.toString())) return 'a cloud metadata address';
+  const range = ip.range();
+  if (range === 'unicast') return undefined;
+  return `a ${RANGE_NAMES[range] ?? `reserved (${range})`} address`;
+}
+
+export type UrlCheck = { readonly ok: true; readonly url: URL } | { readonly ok: false; readonly reason: string };
+
+const bareHost = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, '$1');
+
+/** Checks a URL's form and every address its host resolves to. */
+export async function checkUrl(text: string, guard: SsrfGuard): Promise<UrlCheck> {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return { ok: false, reason: 'is not an absolute URL' };
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return { ok: false, reason: 'must use https or http' };
+  if (url.username !== '' || url.password !== '') return { ok: false, reason: 'must not carry credentials' };
+  const host = bareHost(url);
+  let addresses: readonly { address: string }[];
+  if (isIP(host) !== 0) addresses = [{ address: host }];
+  else {
+    try {
+      addresses = await guard.resolve(host);
+    } catch {
+      return { ok: false, reason: `host ${host} does not resolve` };
+    }
+  }
+  if (addresses.length === 0) return { ok: false, reason: `host ${host} does not resolve` };
+  for (const { address } of addresses) {
+    const why = forbiddenAddress(address, guard.allowed);
+    if (why !== undefined) return { ok: false, reason: `resolves to ${address}, ${why}; such addresses are refused` };
+  }
+  return { ok: true, url };
+}
+
+export class ForbiddenAddressError extends Error {
+  readonly code = 'ERR_WEBHOOK_FORBIDDEN_ADDRESS';
+}
+
+/**
+ * A `lookup` for http(s).request: resolves, refuses if any address is forbidden, and hands the
+ * socket the checked address to connect to. IP-literal hosts never reach a lookup, so the
+ * caller checks those with forbiddenAddress first.
+ */
+export function guardedLookup(guard: SsrfGuard): LookupFunction {
+  return (hostname, options, callback) => {
+    guard.resolve(hostname).then(
+      (addresses) => {
+        const family = typeof options === 'object' && options !== null ? (options as { family?: number }).family : undefined;
+        const usable = addresses.filter((a) => !family || a.family === family);
+        for (const { address } of usable) {
+          const why = forbiddenAddress(address, guard.allowed);
+          if (why !== undefined) {
+            callback(new ForbiddenAddressError(`${hostname} resolves to ${address}, ${why}`), '', 0);
+            return;
+          }
+        }
+        const first = usable[0];
+        if (first === undefined) {
+          callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
+          return;
+        }
+        if ((options as { all?: boolean } | undefined)?.all)
+          (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [first]);
+        else callback(null, first.address, first.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, '', 0),
+    );
+  };
+}
+
+export const hostOf = bareHost;
