@@ -61,6 +61,24 @@ export interface IdempotencyTable {
   response: string;
   created_at: number;
 }
+export interface ThreatModelsTable {
+  id: string;
+  account_id: string;
+  version: number;
+  enabled: number;
+  definition: string;
+  source: string;
+  created_at: number;
+  updated_at: number;
+}
+export interface ThreatModelVersionsTable {
+  account_id: string;
+  model_id: string;
+  version: number;
+  definition: string;
+  source: string;
+  created_at: number;
+}
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -69,4 +87,6 @@ export interface Database {
   usage_monthly: UsageMonthlyTable;
   usage_daily: UsageDailyTable;
   idempotency: IdempotencyTable;
+  threat_models: ThreatModelsTable;
+  threat_model_versions: ThreatModelVersionsTable;
 }
