@@ -17,6 +17,7 @@ import { registerIngestRoutes } from './http/routes/ingest.js';
 import { registerOpsRoutes } from './http/routes/ops.js';
 import { registerReadRoutes } from './http/routes/read.js';
 import { registerSettingsRoutes } from './http/routes/settings.js';
+import { registerThreatModelRoutes } from './http/routes/threat-models.js';
 import { trackRoutesFor405 } from './http/method-not-allowed.js';
 import { sameSecret } from './http/secrets.js';
 import { ipLimitResolver } from './limits/ip-limits.js';
@@ -30,6 +31,7 @@ import type { ScoreStage } from './pipeline/score.js';
 import { StoreUnavailableError, type Store } from './storage/store.js';
 import { newId } from './util/ids.js';
 import type { Clock } from './util/clock.js';
+import type { ThreatModelRegistry } from './threat-models/registry.js';
 
 /** Everything the HTTP app needs, built by services.ts (or by a test). */
 export interface AppDeps {
@@ -50,6 +52,8 @@ export interface AppDeps {
   readonly alertClosed?: (accountId: string, type: string, subject: string) => Promise<void>;
   /** Present in scale-out mode. */
   readonly redisHealth?: { readonly degraded: boolean };
+  /** The compiled custom threat models (the detect stage evaluates them); enables /v1/threat-models. */
+  readonly threatModels?: ThreatModelRegistry;
 }
 
 export interface VigilApp {
@@ -248,6 +252,8 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     },
   });
   registerSettingsRoutes(app, { store: deps.store, changed: () => authenticator.invalidate() });
+  if (deps.threatModels)
+    registerThreatModelRoutes(app, { store: deps.store, clock: deps.clock, registry: deps.threatModels, settingsChanged: () => authenticator.invalidate() });
   registerOpsRoutes(app, { store: deps.store, metrics, status: deps.status ?? (() => ({})) });
   add405Routes();
 

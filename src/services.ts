@@ -16,6 +16,8 @@ import { openSqliteStore } from './storage/sqlite.js';
 import type { Store } from './storage/store.js';
 import { systemClock, type Clock } from './util/clock.js';
 import type { QuotaCounter, RateLimiter } from './limits/types.js';
+import { ThreatModelRegistry } from './threat-models/registry.js';
+import { createThreatModelStage } from './threat-models/stage.js';
 
 const silentLogger: EnrichmentLogger = { warn: () => undefined, info: () => undefined };
 
@@ -76,6 +78,9 @@ export async function createServices(
   const quota: QuotaCounter = redis?.quota ?? memoryQuota;
   const state: StateStore = redis?.state ?? memoryState;
   const redisHealth = redis?.health;
+  const threatModels = new ThreatModelRegistry(store, {
+    onCompileError: (row, err) => options.logger?.error({ err, model: row.id, version: row.version }, 'threat model does not compile; skipped'),
+  });
   const catalog = buildCatalog({ detectors: DETECTOR_SPECS, alertTypes: ALERT_TYPES, killChains: KILL_CHAINS });
   const enrichment =
     options.enrichment ??
@@ -93,7 +98,8 @@ export async function createServices(
     quota,
     catalog,
     enrich: enrichment.stage,
-    detect: createDetectStage({ state, clock }),
+    detect: createDetectStage({ state, clock, threatModels: createThreatModelStage({ state, clock, registry: threatModels }) }),
+    threatModels,
     alertClosed: (accountId, type, subject) => forgetAlert(state, accountId, type, subject),
     score: createScoreStage(),
     enrichment,
