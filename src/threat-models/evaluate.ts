@@ -157,7 +157,8 @@ export async function evaluateModels(
       if (p) pending.push(p);
     }
   }
-  if (pending.length === 0) return inputs.map(() => NOTHING);
+  // Ops run even when nothing can fire yet: a sequence's first step only records that it happened.
+  if (ops.length === 0 && pending.length === 0) return inputs.map(() => NOTHING);
   const first = await run(state, ops);
 
   const openings: AlertOpenOp[] = [];
