@@ -16,7 +16,7 @@ import type { Severity } from '../catalog/types.js';
 import type { ErrorDetail } from '../http/errors.js';
 import { mapSigmaField, type FieldMapping } from './field-mapping.js';
 import { LIMITS, type Condition, type FieldCondition } from './model.js';
-import { compileRegex, escapeWildcards, wildcardParts } from './regex.js';
+import { compileRegex, escapeWildcards, wildcardParts, type WildcardPart } from './regex.js';
 
 class Refusal extends Error {
   constructor(
@@ -87,9 +87,14 @@ function base64Offsets(bytes: Buffer): string[] {
 
 const hasWildcard = (pattern: string): boolean => wildcardParts(pattern).some((p) => p.wildcard !== null);
 
-/** The simplest native op for a wildcard pattern. */
-function stringLeaf(field: string, pattern: string, ignoreCase: boolean): FieldCondition {
-  const parts = wildcardParts(pattern);
+type Part = WildcardPart;
+const STAR: Part = { wildcard: '*', text: '' };
+
+/** The pattern text of parts, literal characters escaped so that wildcardParts reads the same parts back. */
+const patternOf = (parts: readonly Part[]): string => parts.map((p) => p.wildcard ?? escapeWildcards(p.text)).join('');
+
+/** The simplest native op for a pattern given as parts. */
+function stringLeaf(field: string, parts: readonly Part[], ignoreCase: boolean): FieldCondition {
   const ic = ignoreCase ? { ignore_case: true } : {};
   const lit = (i: number) => parts[i]?.wildcard === null;
   const star = (i: number) => parts[i]?.wildcard === '*';
@@ -98,7 +103,14 @@ function stringLeaf(field: string, pattern: string, ignoreCase: boolean): FieldC
   if (parts.length === 3 && star(0) && lit(1) && star(2)) return { field, op: 'contains', value: parts[1]?.text as string, ...ic };
   if (parts.length === 2 && lit(0) && star(1)) return { field, op: 'startswith', value: parts[0]?.text as string, ...ic };
   if (parts.length === 2 && star(0) && lit(1)) return { field, op: 'endswith', value: parts[1]?.text as string, ...ic };
-  return { field, op: 'wildcard', value: pattern, ...ic };
+  return { field, op: 'wildcard', value: patternOf(parts), ...ic };
+}
+
+/** Wildcards a modifier adds are wildcards whatever the value ends or starts with (a trailing `\` does not escape them). */
+function wrap(parts: readonly Part[], match: MatchModifier | undefined): Part[] {
+  const merged = match === 'contains' ? [STAR, ...parts, STAR] : match === 'startswith' ? [...parts, STAR] : match === 'endswith' ? [STAR, ...parts] : [...parts];
+  // `**` is `*`: collapse so that the common shapes stay plain string ops.
+  return merged.filter((p, i) => !(p.wildcard === '*' && merged[i - 1]?.wildcard === '*'));
 }
 
 const anyOf = (list: Condition[]): Condition => (list.length === 1 ? (list[0] as Condition) : { any: list });
@@ -137,6 +149,7 @@ class RuleTranslator {
         else match = mod as MatchModifier;
       } else refuse(at, `unknown modifier \`${mod}\``);
     }
+    if (name === '') return this.keywordEntry(mods, value, at);
     const field = this.field(name, at);
     if (fieldref && match !== undefined && !['contains', 'startswith', 'endswith'].includes(match))
       refuse(at, `modifier \`fieldref\` combines only with contains, startswith or endswith, not \`${match}\``);
@@ -146,6 +159,7 @@ class RuleTranslator {
 
     const values: Json[] = Array.isArray(value) ? value : [value];
     if (values.length === 0) refuse(at, 'an empty list of values matches nothing; remove the entry or give values');
+    if (all && values.length < 2) refuse(at, 'modifier `all` needs a list of at least two values (the Sigma specification forbids it on one value)');
     if (values.length > LIMITS.valuesPerList) refuse(at, `at most ${LIMITS.valuesPerList} values per field`);
     const leaves = values.map((v, i) => this.value(field, v, { match, fieldref, transforms, cased, flags, at: Array.isArray(value) ? `${at}[${i}]` : at }));
     return all ? allOf(leaves) : anyOf(leaves);
@@ -231,11 +245,10 @@ class RuleTranslator {
     if (encoded.length > MAX_EXPANSIONS) refuse(at, `the modifiers produce more than ${MAX_EXPANSIONS} values`);
     const leaves = encoded.map((e) => {
       if (!('text' in e)) return refuse(at, `\`${o.transforms.find((t) => t.startsWith('utf16') || t === 'wide') as string}\` must be followed by base64 or base64offset`);
-      // Encoded text is literal (base64 has no wildcard characters) and compared exactly.
-      const pattern = encodes ? escapeWildcards(e.text) : e.text;
-      const wrapped = match === 'contains' ? `*${pattern}*` : match === 'startswith' ? `${pattern}*` : match === 'endswith' ? `*${pattern}` : pattern;
-      if (wrapped.length > LIMITS.patternLength) refuse(at, `value longer than ${LIMITS.patternLength} characters`);
-      return stringLeaf(field, wrapped, !o.cased && !encodes) as Condition;
+      // Encoded text is literal and compared exactly.
+      const parts = wrap(encodes ? [{ wildcard: null, text: e.text }] : wildcardParts(e.text), match);
+      if (patternOf(parts).length > LIMITS.patternLength) refuse(at, `value longer than ${LIMITS.patternLength} characters`);
+      return stringLeaf(field, parts, !o.cased && !encodes) as Condition;
     });
     return anyOf(leaves);
   }
@@ -256,12 +269,21 @@ class RuleTranslator {
     return this.keyword(def, at);
   }
 
+  /** `'|all': [keywords]`: every keyword must appear somewhere in the event. */
+  keywordEntry(mods: readonly string[], value: Json, at: string): Condition {
+    for (const mod of mods) if (mod !== 'all') refuse(at, `keyword searches take only the \`all\` modifier, not \`${mod}\``);
+    const values = Array.isArray(value) ? value : [value];
+    if (values.length === 0) refuse(at, 'an empty list of keywords matches nothing');
+    const leaves = values.map((k, i) => this.keyword(k, Array.isArray(value) ? `${at}[${i}]` : at));
+    return mods.includes('all') ? allOf(leaves) : anyOf(leaves);
+  }
+
   keyword(k: Json, at: string): Condition {
     if (typeof k !== 'string' && typeof k !== 'number') return refuse(at, 'a keyword must be a string or number');
     const text = String(k);
     if (text.length > LIMITS.patternLength) refuse(at, `keyword longer than ${LIMITS.patternLength} characters`);
     // A keyword matches when any string of the event contains it.
-    return stringLeaf('*', `*${text}*`, true);
+    return stringLeaf('*', wrap(wildcardParts(text), 'contains'), true);
   }
 
   /** A rule's detection: every search identifier, then the condition over them. */
@@ -508,7 +530,7 @@ export function translateSigma(input: string | Record<string, unknown>, options:
     const correlations = docs.filter((d) => d.correlation !== undefined);
     let head: Record<string, Json>;
     let body: Record<string, unknown>;
-    if (correlations.length > 1) return refuse('rule', 'one correlation per request');
+    if (correlations.length > 1) return refuse('rule', 'chained correlations (a correlation naming another correlation) are not supported; send one correlation with the rules it names');
     if (correlations.length === 1) {
       head = correlations[0] as Record<string, Json>;
       if (typeof head.title !== 'string') refuse('rule.title', 'a Sigma rule needs a title');
