@@ -98,12 +98,25 @@ function wildcardTest(pattern: string, ignoreCase: boolean): ValueTest {
   };
 }
 
+/** Parsed addresses, shared by every CIDR test: an event's ip is parsed once, not once per model. */
+const parsedAddresses = new Map<string, ipaddr.IPv4 | ipaddr.IPv6 | null>();
+
+function addressOf(text: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
+  let addr = parsedAddresses.get(text);
+  if (addr === undefined) {
+    addr = ipaddr.isValid(text) ? ipaddr.process(text) : null;
+    if (parsedAddresses.size >= 10_000) parsedAddresses.clear();
+    parsedAddresses.set(text, addr);
+  }
+  return addr;
+}
+
 function cidrTest(list: readonly string[]): ValueTest {
   const ranges = list.map((c) => ipaddr.parseCIDR(c));
   return (v) => {
-    if (typeof v !== 'string' || !ipaddr.isValid(v)) return false;
-    const addr = ipaddr.process(v);
-    return ranges.some(([net, bits]) => addr.kind() === net.kind() && addr.match(net, bits));
+    if (typeof v !== 'string') return false;
+    const addr = addressOf(v);
+    return addr !== null && ranges.some(([net, bits]) => addr.kind() === net.kind() && addr.match(net, bits));
   };
 }
 

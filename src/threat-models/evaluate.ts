@@ -52,18 +52,22 @@ interface Fired {
 }
 
 function groupOf(model: CompiledModel, view: EventView): { key: string; values: Record<string, string> } | undefined {
-  if (model.groupBy.length === 0) return { key: '*', values: {} };
+  if (model.groupBy.length === 0) return NO_GROUP;
   const values: Record<string, string> = {};
-  const parts: string[] = [];
+  let key = '';
   for (const field of model.groupBy) {
     const v = view.get(field);
     if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') return undefined;
-    if (String(v) === '') return undefined;
-    values[field] = String(v);
-    parts.push(String(v));
+    const text = String(v);
+    if (text === '') return undefined;
+    values[field] = text;
+    // One field: its value is the key; several: JSON keeps them apart whatever they contain.
+    key = model.groupBy.length === 1 ? text : key === '' ? JSON.stringify([text]) : `${key.slice(0, -1)},${JSON.stringify(text)}]`;
   }
-  return { key: JSON.stringify(parts), values };
+  return { key, values };
 }
+
+const NO_GROUP = Object.freeze({ key: '*', values: Object.freeze({}) as Record<string, string> });
 
 function subjectOf(model: CompiledModel, view: EventView, values: Readonly<Record<string, string>>, accountId: string): string {
   if (model.groupBy.length === 1) {
@@ -76,6 +80,31 @@ function subjectOf(model: CompiledModel, view: EventView, values: Readonly<Recor
     return typeof v === 'string' && v !== '' ? v : undefined;
   };
   return primarySubject({ actor: str('actor_id'), ip: str('ip'), host: str('host'), accountId });
+}
+
+/**
+ * Per model list (one per compiled set of an account), the models whose event globs can match a
+ * type: an event only meets the models that may fire on it. Bounded, since types are open-ended.
+ */
+const typeIndexes = new WeakMap<readonly CompiledModel[], Map<string, readonly CompiledModel[]>>();
+const TYPES_INDEXED = 1_000;
+
+function typeIndexOf(models: readonly CompiledModel[]): Map<string, readonly CompiledModel[]> {
+  let index = typeIndexes.get(models);
+  if (index === undefined) {
+    index = new Map();
+    typeIndexes.set(models, index);
+  }
+  return index;
+}
+
+function modelsFor(index: Map<string, readonly CompiledModel[]>, models: readonly CompiledModel[], type: string): readonly CompiledModel[] {
+  let list = index.get(type);
+  if (list === undefined) {
+    list = models.filter((m) => m.steps.some((s) => s.type(type)));
+    if (index.size < TYPES_INDEXED) index.set(type, list);
+  }
+  return list;
 }
 
 const run = (state: StateStore, ops: readonly StateOp[]): StateResult[] | Promise<StateResult[]> =>
@@ -147,12 +176,13 @@ export async function evaluateModels(
   inputs: readonly ModelInput[],
 ): Promise<ModelDetection[]> {
   if (models.length === 0) return inputs.map(() => NOTHING);
+  const byType = typeIndexOf(models);
   const scope = state.scope(accountId);
   const ops: StateOp[] = [];
   const pending: Pending[] = [];
   for (let e = 0; e < inputs.length; e++) {
     const { view, eventId } = inputs[e] as ModelInput;
-    for (const model of models) {
+    for (const model of modelsFor(byType, models, view.type)) {
       const p = queue(ops, scope, model, view, e, eventId);
       if (p) pending.push(p);
     }
