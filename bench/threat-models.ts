@@ -39,8 +39,15 @@ function stream(n: number): EnrichedEvent[] {
     const kind = r();
     if (kind < 0.3) specs.push({ type: pick(['auth.login.success', 'auth.login.failure']), at, actor, ip });
     else if (kind < 0.5)
-      specs.push({ type: 'custom.export.report', at, actor, ip, metadata: { rows: Math.floor(r() * 5000), format: pick(['csv', 'pdf', 'xlsx']), dest: pick(['s3', 'email']) } });
-    else if (kind < 0.7) specs.push({ type: 'custom.payment.create', at, actor, ip, metadata: { amount: Math.floor(r() * 900), card: `c${Math.floor(r() * 300)}` } });
+      specs.push({
+        type: 'custom.export.report',
+        at,
+        actor,
+        ip,
+        metadata: { rows: Math.floor(r() * 5000), format: pick(['csv', 'pdf', 'xlsx']), dest: pick(['s3', 'email']) },
+      });
+    else if (kind < 0.7)
+      specs.push({ type: 'custom.payment.create', at, actor, ip, metadata: { amount: Math.floor(r() * 900), card: `c${Math.floor(r() * 300)}` } });
     else
       specs.push({
         type: 'custom.api.call',
@@ -59,21 +66,92 @@ function modelBody(n: number): unknown {
   const alert = { alert: `custom.bench_${n}`, severity: 'medium' };
   switch (n % 10) {
     case 0:
-      return { name: `export ${n}`, match: { event: 'custom.export.*', where: { all: [{ field: 'metadata.rows', op: 'gt', value: 4000 + n }, { field: 'metadata.format', op: 'in', value: ['csv', 'xlsx'] }] } }, outcome: alert };
+      return {
+        name: `export ${n}`,
+        match: {
+          event: 'custom.export.*',
+          where: {
+            all: [
+              { field: 'metadata.rows', op: 'gt', value: 4000 + n },
+              { field: 'metadata.format', op: 'in', value: ['csv', 'xlsx'] },
+            ],
+          },
+        },
+        outcome: alert,
+      };
     case 1:
-      return { name: `payments ${n}`, match: { event: 'custom.payment.*', where: { field: 'metadata.amount', op: 'gte', value: 500 } }, threshold: { count: 5, group_by: 'actor_id', window_seconds: 600 }, outcome: alert };
+      return {
+        name: `payments ${n}`,
+        match: { event: 'custom.payment.*', where: { field: 'metadata.amount', op: 'gte', value: 500 } },
+        threshold: { count: 5, group_by: 'actor_id', window_seconds: 600 },
+        outcome: alert,
+      };
     case 2:
-      return { name: `card ${n}`, match: { event: 'custom.payment.create' }, threshold: { count: 60, distinct: 'actor_id', group_by: 'metadata.card', window_seconds: 3600 }, outcome: alert };
+      return {
+        name: `card ${n}`,
+        match: { event: 'custom.payment.create' },
+        threshold: { count: 60, distinct: 'actor_id', group_by: 'metadata.card', window_seconds: 3600 },
+        outcome: alert,
+      };
     case 3:
-      return { name: `admin ${n}`, match: { event: 'custom.api.*', where: { all: [{ any: [{ field: 'request.path', op: 'startswith', value: '/admin' }, { field: 'request.path', op: 'wildcard', value: '/int*nal/*' }] }, { field: 'request.method', op: 'equals', value: 'post', ignore_case: true }, { field: 'request.status', op: 'equals', value: 200 }] } }, outcome: alert };
+      return {
+        name: `admin ${n}`,
+        match: {
+          event: 'custom.api.*',
+          where: {
+            all: [
+              {
+                any: [
+                  { field: 'request.path', op: 'startswith', value: '/admin' },
+                  { field: 'request.path', op: 'wildcard', value: '/int*nal/*' },
+                ],
+              },
+              { field: 'request.method', op: 'equals', value: 'post', ignore_case: true },
+              { field: 'request.status', op: 'equals', value: 200 },
+            ],
+          },
+        },
+        outcome: alert,
+      };
     case 4:
-      return { name: `encoded ${n}`, match: { event: 'custom.api.call', where: { all: [{ field: 'request.status', op: 'lt', value: 300 }, { field: 'request.method', op: 'equals', value: 'POST' }, { field: 'metadata.cmd', op: 'regex', value: '-e(nc|ncodedcommand) [A-Za-z0-9+/=]{4,}', flags: 'i' }] } }, outcome: alert };
+      return {
+        name: `encoded ${n}`,
+        match: {
+          event: 'custom.api.call',
+          where: {
+            all: [
+              { field: 'request.status', op: 'lt', value: 300 },
+              { field: 'request.method', op: 'equals', value: 'POST' },
+              { field: 'metadata.cmd', op: 'regex', value: '-e(nc|ncodedcommand) [A-Za-z0-9+/=]{4,}', flags: 'i' },
+            ],
+          },
+        },
+        outcome: alert,
+      };
     case 5:
-      return { name: `fail then export ${n}`, match: { event: 'auth.login.failure' }, sequence: { then: [{ event: 'custom.export.*' }], group_by: 'actor_id', window_seconds: 30 }, outcome: alert };
+      return {
+        name: `fail then export ${n}`,
+        match: { event: 'auth.login.failure' },
+        sequence: { then: [{ event: 'custom.export.*' }], group_by: 'actor_id', window_seconds: 30 },
+        outcome: alert,
+      };
     case 6:
-      return { name: `recon ${n}`, match: { event: 'custom.api.call', where: { field: 'metadata.cmd', op: 'contains', value: 'whoami' } }, sequence: { then: [{ event: 'custom.export.*' }], ordered: false, group_by: 'actor_id', window_seconds: 60 }, outcome: alert };
+      return {
+        name: `recon ${n}`,
+        match: { event: 'custom.api.call', where: { field: 'metadata.cmd', op: 'contains', value: 'whoami' } },
+        sequence: { then: [{ event: 'custom.export.*' }], ordered: false, group_by: 'actor_id', window_seconds: 60 },
+        outcome: alert,
+      };
     case 7:
-      return { name: `network ${n}`, match: { event: '*', where: { all: [{ field: 'ip', op: 'cidr', value: ['198.51.3.0/24', '10.0.0.0/8'] }, { not: { field: 'actor_id', op: 'exists', value: false } }] } }, threshold: { count: 5, group_by: 'actor_id', window_seconds: 60 }, outcome: alert };
+      return {
+        name: `network ${n}`,
+        match: {
+          event: '*',
+          where: { all: [{ field: 'ip', op: 'cidr', value: ['198.51.3.0/24', '10.0.0.0/8'] }, { not: { field: 'actor_id', op: 'exists', value: false } }] },
+        },
+        threshold: { count: 5, group_by: 'actor_id', window_seconds: 60 },
+        outcome: alert,
+      };
     case 8:
       return {
         format: 'sigma',

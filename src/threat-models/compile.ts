@@ -29,8 +29,7 @@ export interface CompiledModel {
   readonly distinct: string | undefined;
 }
 
-const text = (v: unknown): string | undefined =>
-  typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined;
+const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined);
 
 function toNumber(v: unknown): number {
   if (typeof v === 'number') return v;

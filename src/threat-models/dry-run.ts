@@ -39,7 +39,13 @@ export interface DryRunResult {
   }[];
 }
 
-async function readRange(store: Store, accountId: string, from: number, to: number, limits: DryRunLimits): Promise<{ rows: EventRow[]; truncated: DryRunResult['truncated'] }> {
+async function readRange(
+  store: Store,
+  accountId: string,
+  from: number,
+  to: number,
+  limits: DryRunLimits,
+): Promise<{ rows: EventRow[]; truncated: DryRunResult['truncated'] }> {
   const started = performance.now();
   const rows: EventRow[] = [];
   let cursor: string | undefined;

@@ -79,7 +79,8 @@ export function validateFieldMapping(value: unknown): { ok: true; value: FieldMa
   const errors: ErrorDetail[] = [];
   if (entries.length > MAX_OVERRIDES) errors.push({ field: 'fields', message: `at most ${MAX_OVERRIDES} entries` });
   for (const [name, target] of entries) {
-    if (name.length === 0 || name.length > 128 || name.includes('|')) errors.push({ field: `fields.${name}`, message: 'a Sigma field name of 1 to 128 characters without "|"' });
+    if (name.length === 0 || name.length > 128 || name.includes('|'))
+      errors.push({ field: `fields.${name}`, message: 'a Sigma field name of 1 to 128 characters without "|"' });
     else if (typeof target !== 'string' || !isFieldPath(target))
       errors.push({ field: `fields.${name}`, message: 'must be a Vigil field path such as "actor_id", "request.path" or "metadata.<name>"' });
   }

@@ -38,11 +38,7 @@ export interface FieldCondition {
   readonly compare?: 'equals' | 'contains' | 'startswith' | 'endswith';
 }
 
-export type Condition =
-  | FieldCondition
-  | { readonly all: readonly Condition[] }
-  | { readonly any: readonly Condition[] }
-  | { readonly not: Condition };
+export type Condition = FieldCondition | { readonly all: readonly Condition[] } | { readonly any: readonly Condition[] } | { readonly not: Condition };
 
 export interface MatchSpec {
   /** Event type globs (`*` matches any characters, dots included); the event matches if any does. */

@@ -39,7 +39,8 @@ export interface SigmaOptions {
 }
 
 /** The native model body a Sigma request translates to (validated afterwards like any native body). */
-export type SigmaTranslation = { readonly ok: true; readonly body: Record<string, unknown>; readonly rule: string } | { readonly ok: false; readonly errors: ErrorDetail[] };
+export type SigmaTranslation =
+  { readonly ok: true; readonly body: Record<string, unknown>; readonly rule: string } | { readonly ok: false; readonly errors: ErrorDetail[] };
 
 const MATCH_MODIFIERS = ['contains', 'startswith', 'endswith', 're', 'cidr', 'exists', 'gt', 'gte', 'lt', 'lte', 'fieldref'] as const;
 type MatchModifier = (typeof MATCH_MODIFIERS)[number];
@@ -108,7 +109,8 @@ function stringLeaf(field: string, parts: readonly Part[], ignoreCase: boolean):
 
 /** Wildcards a modifier adds are wildcards whatever the value ends or starts with (a trailing `\` does not escape them). */
 function wrap(parts: readonly Part[], match: MatchModifier | undefined): Part[] {
-  const merged = match === 'contains' ? [STAR, ...parts, STAR] : match === 'startswith' ? [...parts, STAR] : match === 'endswith' ? [STAR, ...parts] : [...parts];
+  const merged =
+    match === 'contains' ? [STAR, ...parts, STAR] : match === 'startswith' ? [...parts, STAR] : match === 'endswith' ? [STAR, ...parts] : [...parts];
   // `**` is `*`: collapse so that the common shapes stay plain string ops.
   return merged.filter((p, i) => !(p.wildcard === '*' && merged[i - 1]?.wildcard === '*'));
 }
@@ -179,7 +181,13 @@ class RuleTranslator {
     if (o.fieldref) {
       if (typeof v !== 'string') refuse(at, '`fieldref` takes a field name');
       const compare = (match ?? 'equals') as FieldCondition['compare'];
-      return { field, op: 'fieldref', value: this.field(v as string, at), ...(compare === 'equals' ? {} : { compare }), ...(o.cased ? {} : { ignore_case: true }) };
+      return {
+        field,
+        op: 'fieldref',
+        value: this.field(v as string, at),
+        ...(compare === 'equals' ? {} : { compare }),
+        ...(o.cased ? {} : { ignore_case: true }),
+      };
     }
     switch (match) {
       case 'exists':
@@ -235,7 +243,15 @@ class RuleTranslator {
           case 'base64offset': {
             encodes = true;
             if ('text' in e && hasWildcard(e.text)) return refuse(at, `\`${t}\` of a value with wildcards cannot be matched; write the value without * or ?`);
-            const bytes = 'text' in e ? Buffer.from(wildcardParts(e.text).map((p) => p.text).join(''), 'utf8') : e.bytes;
+            const bytes =
+              'text' in e
+                ? Buffer.from(
+                    wildcardParts(e.text)
+                      .map((p) => p.text)
+                      .join(''),
+                    'utf8',
+                  )
+                : e.bytes;
             return t === 'base64' ? [{ text: bytes.toString('base64') }] : base64Offsets(bytes).map((text) => ({ text }));
           }
         }
@@ -244,7 +260,8 @@ class RuleTranslator {
     if (encoded.length === 0) refuse(at, `\`windash\` would produce more than ${MAX_EXPANSIONS} variants`);
     if (encoded.length > MAX_EXPANSIONS) refuse(at, `the modifiers produce more than ${MAX_EXPANSIONS} values`);
     const leaves = encoded.map((e) => {
-      if (!('text' in e)) return refuse(at, `\`${o.transforms.find((t) => t.startsWith('utf16') || t === 'wide') as string}\` must be followed by base64 or base64offset`);
+      if (!('text' in e))
+        return refuse(at, `\`${o.transforms.find((t) => t.startsWith('utf16') || t === 'wide') as string}\` must be followed by base64 or base64offset`);
       // Encoded text is literal and compared exactly.
       const parts = wrap(encodes ? [{ wildcard: null, text: e.text }] : wildcardParts(e.text), match);
       if (patternOf(parts).length > LIMITS.patternLength) refuse(at, `value longer than ${LIMITS.patternLength} characters`);
@@ -373,8 +390,7 @@ class ConditionParser {
     }
     if (token === ')' || lower === 'and' || lower === 'or') return refuse(this.at, `unexpected \`${token}\` in condition "${this.text}"`);
     if (this.tokens[this.i + 1]?.toLowerCase() === 'of') {
-      if (lower !== '1' && lower !== 'all' && lower !== 'any')
-        refuse(this.at, `\`${token} of\` is not Sigma condition syntax; use \`1 of\` or \`all of\``);
+      if (lower !== '1' && lower !== 'all' && lower !== 'any') refuse(this.at, `\`${token} of\` is not Sigma condition syntax; use \`1 of\` or \`all of\``);
       const target = this.tokens[this.i + 2];
       if (target === undefined) return refuse(this.at, `\`${token} of\` needs a name pattern or \`them\``);
       this.i += 3;
@@ -396,7 +412,12 @@ class ConditionParser {
       if (names.length === 0) refuse(this.at, '`them` names no search identifier');
       return names;
     }
-    const pattern = new RegExp(`^${target.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+    const pattern = new RegExp(
+      `^${target
+        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+        .replace(/\*/g, '.*')
+        .replace(/\?/g, '.')}$`,
+    );
     const names = all.filter((n) => pattern.test(n));
     if (names.length === 0) refuse(this.at, `\`${target}\` matches no search identifier of this rule`);
     return names;
@@ -456,9 +477,11 @@ function correlationOf(corr: Record<string, Json>, rules: Record<string, Json>[]
   const c = corr.correlation;
   if (!isMap(c)) return refuse(at, 'correlation must be a map');
   for (const key of Object.keys(c))
-    if (!['type', 'rules', 'group-by', 'timespan', 'condition', 'generate', 'aliases'].includes(key)) refuse(`${at}.${key}`, `unknown correlation field \`${key}\``);
+    if (!['type', 'rules', 'group-by', 'timespan', 'condition', 'generate', 'aliases'].includes(key))
+      refuse(`${at}.${key}`, `unknown correlation field \`${key}\``);
   if (c.aliases !== undefined) refuse(`${at}.aliases`, 'field aliases across rules are not supported; map the fields to one Vigil field instead');
-  if (c.generate === true) refuse(`${at}.generate`, '`generate: true` (alerts from the base rules too) is not supported; save the base rules as models of their own');
+  if (c.generate === true)
+    refuse(`${at}.generate`, '`generate: true` (alerts from the base rules too) is not supported; save the base rules as models of their own');
   const type = c.type;
   if (type === 'value_sum' || type === 'value_avg' || type === 'value_percentile' || type === 'value_median')
     refuse(`${at}.type`, `correlation type \`${type}\` is not supported (supported: event_count, value_count, temporal, temporal_ordered)`);
@@ -476,10 +499,13 @@ function correlationOf(corr: Record<string, Json>, rules: Record<string, Json>[]
     baseRule(rule, `rule[${idx}]`);
     return t.detection(rule.detection ?? null, `rule[${idx}].detection`);
   });
-  const groupBy = c['group-by'] === undefined ? undefined : (Array.isArray(c['group-by']) ? c['group-by'] : [c['group-by']]).map((g, i) => {
-    if (typeof g !== 'string') return refuse(`${at}.group-by[${i}]`, 'a field name');
-    return mapSigmaField(g, fields);
-  });
+  const groupBy =
+    c['group-by'] === undefined
+      ? undefined
+      : (Array.isArray(c['group-by']) ? c['group-by'] : [c['group-by']]).map((g, i) => {
+          if (typeof g !== 'string') return refuse(`${at}.group-by[${i}]`, 'a field name');
+          return mapSigmaField(g, fields);
+        });
   if (c.timespan === undefined) refuse(`${at}.timespan`, 'a correlation needs a timespan');
   const window = timespanSeconds(c.timespan as Json, `${at}.timespan`);
   const group = groupBy ? { group_by: groupBy } : {};
@@ -509,7 +535,12 @@ function correlationOf(corr: Record<string, Json>, rules: Record<string, Json>[]
   if (type === 'event_count' && distinct !== undefined) refuse(`${at}.condition.field`, 'event_count counts events; use value_count for distinct values');
   return {
     match: { where: anyOf(conditions) },
-    threshold: { count: Math.max(count, 1), ...(type === 'value_count' ? { distinct: mapSigmaField(distinct as string, fields) } : {}), ...group, window_seconds: window },
+    threshold: {
+      count: Math.max(count, 1),
+      ...(type === 'value_count' ? { distinct: mapSigmaField(distinct as string, fields) } : {}),
+      ...group,
+      window_seconds: window,
+    },
   };
 }
 
@@ -530,7 +561,8 @@ export function translateSigma(input: string | Record<string, unknown>, options:
     const correlations = docs.filter((d) => d.correlation !== undefined);
     let head: Record<string, Json>;
     let body: Record<string, unknown>;
-    if (correlations.length > 1) return refuse('rule', 'chained correlations (a correlation naming another correlation) are not supported; send one correlation with the rules it names');
+    if (correlations.length > 1)
+      return refuse('rule', 'chained correlations (a correlation naming another correlation) are not supported; send one correlation with the rules it names');
     if (correlations.length === 1) {
       head = correlations[0] as Record<string, Json>;
       if (typeof head.title !== 'string') refuse('rule.title', 'a Sigma rule needs a title');

@@ -170,7 +170,8 @@ class Checker {
         break;
       case 'cidr': {
         const list = typeof value === 'string' ? [value] : value;
-        if (!Array.isArray(list) || list.length === 0 || list.length > LIMITS.valuesPerList) this.fail(at, 'must be a CIDR such as "10.0.0.0/8" or a list of them');
+        if (!Array.isArray(list) || list.length === 0 || list.length > LIMITS.valuesPerList)
+          this.fail(at, 'must be a CIDR such as "10.0.0.0/8" or a list of them');
         else
           list.forEach((c, i) => {
             if (typeof c !== 'string' || !isCidr(c)) this.fail(Array.isArray(value) ? `${at}[${i}]` : at, `"${String(c)}" is not a CIDR (address/prefix)`);

@@ -26,7 +26,12 @@ describe('/v1/threat-models', () => {
   const send = async (key: string, event: Record<string, unknown>) => {
     const res = await call('POST', '/v1/events', key, event);
     expect(res.statusCode, res.body).toBe(202);
-    return res.json() as { id: string; alerts: { id: string; type: string; severity: string }[]; risk: { score: number; breakdown: { source: string; points: number }[] }; tags: string[] };
+    return res.json() as {
+      id: string;
+      alerts: { id: string; type: string; severity: string }[];
+      risk: { score: number; breakdown: { source: string; points: number }[] };
+      tags: string[];
+    };
   };
   const alertTypes = (r: { alerts: { type: string }[] }) => r.alerts.map((a) => a.type);
   const at = (ms: number) => new Date(T0 + ms).toISOString();
@@ -78,7 +83,15 @@ describe('/v1/threat-models', () => {
   it('raises the alert, its points and tags in the same 202, and records the model version on the alert', async () => {
     const model = await create(pro.secret, {
       name: 'Large export',
-      match: { event: 'custom.export.*', where: { all: [{ field: 'metadata.rows', op: 'gt', value: 1000 }, { field: 'metadata.format', op: 'in', value: ['csv', 'xlsx'] }] } },
+      match: {
+        event: 'custom.export.*',
+        where: {
+          all: [
+            { field: 'metadata.rows', op: 'gt', value: 1000 },
+            { field: 'metadata.format', op: 'in', value: ['csv', 'xlsx'] },
+          ],
+        },
+      },
       outcome: { alert: 'custom.large_export', severity: 'high', points: 42, tags: ['exfil'] },
     });
     expect(model.version).toBe(1);
@@ -122,7 +135,8 @@ describe('/v1/threat-models', () => {
       threshold: { count: 3, group_by: 'actor_id', window_seconds: 600 },
       outcome: { alert: 'custom.refund_burst', severity: 'medium' },
     });
-    const refund = (actor: string, ms: number, amount = 150) => send(pro.secret, { event: 'custom.refund', actor_id: actor, timestamp: at(ms), metadata: { amount } });
+    const refund = (actor: string, ms: number, amount = 150) =>
+      send(pro.secret, { event: 'custom.refund', actor_id: actor, timestamp: at(ms), metadata: { amount } });
     expect(alertTypes(await refund('a', 0))).toEqual([]);
     expect(alertTypes(await refund('b', 1_000))).toEqual([]);
     expect(alertTypes(await refund('a', 2_000, 5))).toEqual([]); // below the condition: not counted
@@ -190,8 +204,7 @@ describe('/v1/threat-models', () => {
     expect(res.statusCode, res.body).toBe(201);
     const model = res.json();
     expect(model).toMatchObject({ format: 'sigma', sigma: yaml, name: 'Admin path probe', outcome: { alert: 'custom.admin_path_probe', severity: 'high' } });
-    const probe = (ip: string, path: string, method = 'get') =>
-      send(pro.secret, { event: 'custom.http.request', ip, request: { method, path, status: 404 } });
+    const probe = (ip: string, path: string, method = 'get') => send(pro.secret, { event: 'custom.http.request', ip, request: { method, path, status: 404 } });
     expect(alertTypes(await probe('203.0.113.9', '/ADMIN/users'))).toEqual(['custom.admin_path_probe']);
     expect(alertTypes(await probe('10.1.2.3', '/admin'))).toEqual([]);
     expect(alertTypes(await probe('203.0.113.10', '/admin', 'post'))).toEqual([]);
@@ -215,7 +228,10 @@ describe('/v1/threat-models', () => {
   it('maps Sigma fields through the account overrides', async () => {
     const put = await call('PUT', '/v1/threat-models/sigma-fields', pro.secret, { fields: { Tenant: 'metadata.org.id' } });
     expect(put.statusCode, put.body).toBe(200);
-    const res = await call('POST', '/v1/threat-models', pro.secret, { format: 'sigma', rule: { title: 'Tenant t9', detection: { s: { Tenant: 't9' }, condition: 's' } } });
+    const res = await call('POST', '/v1/threat-models', pro.secret, {
+      format: 'sigma',
+      rule: { title: 'Tenant t9', detection: { s: { Tenant: 't9' }, condition: 's' } },
+    });
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json().match.where).toEqual({ field: 'metadata.org.id', op: 'equals', value: 't9', ignore_case: true });
     expect(alertTypes(await send(pro.secret, { event: 'custom.x', metadata: { org: { id: 'T9' } } }))).toEqual(['custom.tenant_t9']);
@@ -267,7 +283,12 @@ describe('/v1/threat-models', () => {
     expect(alertTypes(await send(pro.secret, { event: 'custom.iso' }))).toEqual([]);
     expect(alertTypes(await send(pro.secret, { event: 'custom.iso' }))).toEqual(['custom.iso_burst']);
     // The same model saved by the other account counts its own events only.
-    await create(other.secret, { name: 'Burst', match: { event: 'custom.iso' }, threshold: { count: 2, window_seconds: 600 }, outcome: { alert: 'custom.iso_burst', severity: 'low' } });
+    await create(other.secret, {
+      name: 'Burst',
+      match: { event: 'custom.iso' },
+      threshold: { count: 2, window_seconds: 600 },
+      outcome: { alert: 'custom.iso_burst', severity: 'low' },
+    });
     expect(alertTypes(await send(other.secret, { event: 'custom.iso' }))).toEqual([]);
     expect(alertTypes(await send(other.secret, { event: 'custom.iso' }))).toEqual(['custom.iso_burst']);
   });
@@ -280,7 +301,9 @@ describe('/v1/threat-models', () => {
       threshold: { count: 3, group_by: 'actor_id', window_seconds: 60 },
       outcome: { alert: 'custom.batch_three', severity: 'low' },
     });
-    const res = await call('POST', '/v1/events/batch', acct.secret, { events: [1, 2, 3, 4].map((i) => ({ event: 'custom.b', actor_id: 'q', timestamp: at(i) })) });
+    const res = await call('POST', '/v1/events/batch', acct.secret, {
+      events: [1, 2, 3, 4].map((i) => ({ event: 'custom.b', actor_id: 'q', timestamp: at(i) })),
+    });
     expect(res.statusCode, res.body).toBe(202);
     const results = res.json().results as { alerts: { id: string; type: string }[] }[];
     expect(results.map((r) => r.alerts.map((a) => a.type))).toEqual([[], [], ['custom.batch_three'], ['custom.batch_three']]);

@@ -73,7 +73,8 @@ const fieldsOf = (ctx: AccountContext): FieldMapping => (ctx.account.settings[SI
 function parseTime(value: unknown, field: string, fallback: number): number {
   if (value === undefined) return fallback;
   const t = typeof value === 'string' ? Date.parse(value) : NaN;
-  if (!Number.isFinite(t)) throw new ApiError({ code: 'INVALID_REQUEST', message: `${field} must be an ISO 8601 time`, details: [{ field, message: 'not an ISO 8601 time' }] });
+  if (!Number.isFinite(t))
+    throw new ApiError({ code: 'INVALID_REQUEST', message: `${field} must be an ISO 8601 time`, details: [{ field, message: 'not an ISO 8601 time' }] });
   return t;
 }
 
@@ -164,7 +165,9 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
     validatorCompiler: noValidation,
     schema: {
       ...route('Dry run: which stored events a model would have matched and which alerts it would have raised (no side effects)'),
-      body: Type.Unknown({ description: '{"model": <model or Sigma>} or {"id": "tm_…"}, with optional "from" and "to" (ISO 8601; default the last 24 hours).' }),
+      body: Type.Unknown({
+        description: '{"model": <model or Sigma>} or {"id": "tm_…"}, with optional "from" and "to" (ISO 8601; default the last 24 hours).',
+      }),
     },
     handler: async (request) => {
       const ctx = contextOf(request);
@@ -172,7 +175,8 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
       if (body === null || typeof body !== 'object' || Array.isArray(body) || (body.model === undefined) === (body.id === undefined))
         throw new ApiError({ code: 'INVALID_REQUEST', message: 'send {"model": ...} or {"id": "tm_…"}, with optional "from" and "to"' });
       const unknown = Object.keys(body).filter((k) => !['model', 'id', 'from', 'to'].includes(k));
-      if (unknown.length > 0) throw new ApiError({ code: 'INVALID_REQUEST', message: `unknown field "${unknown[0] as string}"; expected model or id, from, to` });
+      if (unknown.length > 0)
+        throw new ApiError({ code: 'INVALID_REQUEST', message: `unknown field "${unknown[0] as string}"; expected model or id, from, to` });
       const now = deps.clock.now();
       const to = parseTime(body.to, 'to', now);
       const from = parseTime(body.from, 'from', to - DAY_MS);
@@ -191,10 +195,14 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
     },
   });
 
-  app.get(`${BASE}/sigma-fields`, { config: { access: 'read' }, schema: route('The Sigma field mapping: defaults and this account’s overrides') }, async (request) => {
-    const ctx = contextOf(request);
-    return { defaults: DEFAULT_SIGMA_FIELDS, overrides: fieldsOf(ctx), unmapped: 'metadata.<field>' };
-  });
+  app.get(
+    `${BASE}/sigma-fields`,
+    { config: { access: 'read' }, schema: route('The Sigma field mapping: defaults and this account’s overrides') },
+    async (request) => {
+      const ctx = contextOf(request);
+      return { defaults: DEFAULT_SIGMA_FIELDS, overrides: fieldsOf(ctx), unmapped: 'metadata.<field>' };
+    },
+  );
 
   app.put(`${BASE}/sigma-fields`, {
     config: { access: 'read' },
@@ -213,8 +221,10 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
     },
   });
 
-  app.get<{ Params: { id: string } }>(`${BASE}/:id`, { config: { access: 'read' }, schema: { ...route('One threat model'), params: IdParams } }, async (request) =>
-    modelView(await load(contextOf(request), request.params.id)),
+  app.get<{ Params: { id: string } }>(
+    `${BASE}/:id`,
+    { config: { access: 'read' }, schema: { ...route('One threat model'), params: IdParams } },
+    async (request) => modelView(await load(contextOf(request), request.params.id)),
   );
 
   app.get<{ Params: { id: string } }>(
