@@ -9,28 +9,35 @@ type Doc = Readonly<Record<string, unknown>>;
 
 const own = (obj: object, key: string): unknown => (Object.hasOwn(obj, key) ? (obj as Record<string, unknown>)[key] : undefined);
 
+/** A field path split once: its segments, and from each segment on, the rest joined back with dots. */
+interface Path {
+  readonly segments: readonly string[];
+  readonly rests: readonly string[];
+}
+
 /**
  * Reads `a.b.c`: at each level a key holding the dots literally (`metadata["process.name"]`)
  * wins over walking into nested objects, since senders use both shapes.
  */
-function walk(value: unknown, segments: readonly string[], from: number): unknown {
-  if (from === segments.length) return value;
+function walk(value: unknown, path: Path, from: number): unknown {
+  if (from === path.segments.length) return value;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
-  if (segments.length - from > 1) {
-    const literal = own(value, segments.slice(from).join('.'));
+  if (path.segments.length - from > 1) {
+    const literal = own(value, path.rests[from] as string);
     if (literal !== undefined) return literal;
   }
-  return walk(own(value, segments[from] as string), segments, from + 1);
+  return walk(own(value, path.segments[from] as string), path, from + 1);
 }
 
-const splitCache = new Map<string, readonly string[]>();
-function segmentsOf(path: string): readonly string[] {
-  let s = splitCache.get(path);
-  if (s === undefined) {
-    s = path.split('.');
-    if (splitCache.size < 10_000) splitCache.set(path, s);
+const pathCache = new Map<string, Path>();
+function pathOf(text: string): Path {
+  let p = pathCache.get(text);
+  if (p === undefined) {
+    const segments = text.split('.');
+    p = { segments, rests: segments.map((_, i) => segments.slice(i).join('.')) };
+    if (pathCache.size < 10_000) pathCache.set(text, p);
   }
-  return s;
+  return p;
 }
 
 function collect(value: unknown, out: string[], depth: number): void {
@@ -50,7 +57,7 @@ export class EventView {
   ) {}
 
   get(path: string): unknown {
-    return walk(this.doc, segmentsOf(path), 0);
+    return walk(this.doc, pathOf(path), 0);
   }
 
   /** Every string (and number) the sender gave, for keyword conditions; enrichment is Vigil's, not the sender's. */
