@@ -293,6 +293,31 @@ describe('/v1/threat-models', () => {
     expect(alertTypes(await send(other.secret, { event: 'custom.iso' }))).toEqual(['custom.iso_burst']);
   });
 
+  it('runs user regexes on the linear-time engine: a catastrophic pattern answers at once, lookaround is refused', async () => {
+    const acct = await t.account('pro');
+    // On a backtracking engine (a+)+$ against 40 a's and a b takes 2^40 steps; this test would time out.
+    const model = await create(acct.secret, {
+      name: 'Nested quantifier',
+      match: { event: 'custom.re', where: { field: 'metadata.s', op: 'regex', value: '(a+)+$' } },
+      outcome: { alert: 'custom.nested', severity: 'low' },
+    });
+    expect(alertTypes(await send(acct.secret, { event: 'custom.re', metadata: { s: `${'a'.repeat(40)}!` } }))).toEqual([]);
+    expect(alertTypes(await send(acct.secret, { event: 'custom.re', metadata: { s: 'aaaa' } }))).toEqual(['custom.nested']);
+    const lookahead = await call('PUT', `/v1/threat-models/${model.id}`, acct.secret, {
+      name: 'Lookahead',
+      match: { event: 'custom.re', where: { field: 'metadata.s', op: 'regex', value: 'a(?=b)' } },
+      outcome: { alert: 'custom.nested', severity: 'low' },
+    });
+    expect(expectError(lookahead, 400, 'INVALID_THREAT_MODEL').details?.[0]?.field).toBe('match.where.value');
+    // Replaced by a Sigma rule: a new version in the Sigma format.
+    const sigma = await call('PUT', `/v1/threat-models/${model.id}`, acct.secret, "title: Nested\ndetection:\n  s:\n    s|re: '^(a|aa)+$'\n  condition: s", {
+      'content-type': 'application/yaml',
+    });
+    expect(sigma.statusCode, sigma.body).toBe(200);
+    expect(sigma.json()).toMatchObject({ version: 2, format: 'sigma', match: { where: { field: 'metadata.s', op: 'regex', value: '^(a|aa)+$' } } });
+    expect(alertTypes(await send(acct.secret, { event: 'custom.re', metadata: { s: 'a'.repeat(5000) } }))).toEqual(['custom.nested']);
+  });
+
   it('evaluates the events of a batch in order', async () => {
     const acct = await t.account('business');
     await create(acct.secret, {
