@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, type TestApp } from '../helpers/app.js';
+import { ADMIN_TOKEN, bearer, type TestApp } from '../helpers/app.js';
 import { expectError, roomyApp } from './support.js';
 
 const T0 = Date.UTC(2026, 0, 15, 12, 0, 0);
@@ -316,6 +316,21 @@ describe('/v1/threat-models', () => {
     expect(sigma.statusCode, sigma.body).toBe(200);
     expect(sigma.json()).toMatchObject({ version: 2, format: 'sigma', match: { where: { field: 'metadata.s', op: 'regex', value: '^(a|aa)+$' } } });
     expect(alertTypes(await send(acct.secret, { event: 'custom.re', metadata: { s: 'a'.repeat(5000) } }))).toEqual(['custom.nested']);
+  });
+
+  it('stops evaluating the models of an account that moves to a plan without them', async () => {
+    const acct = await t.account('pro');
+    await create(acct.secret, { name: 'Any', match: { event: 'custom.plan' }, outcome: { alert: 'custom.plan_hit', severity: 'low' } });
+    expect(alertTypes(await send(acct.secret, { event: 'custom.plan' }))).toEqual(['custom.plan_hit']);
+    const downgrade = await t.vigil.app.inject({
+      method: 'PATCH',
+      url: `/admin/accounts/${acct.id}`,
+      headers: bearer(ADMIN_TOKEN),
+      payload: { plan: 'starter' },
+    });
+    expect(downgrade.statusCode, downgrade.body).toBe(200);
+    expect(alertTypes(await send(acct.secret, { event: 'custom.plan' }))).toEqual([]);
+    expectError(await call('GET', '/v1/threat-models', acct.secret), 403, 'PLAN_UPGRADE_REQUIRED');
   });
 
   it('evaluates the events of a batch in order', async () => {
