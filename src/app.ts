@@ -23,6 +23,7 @@ import { registerOpsRoutes } from './http/routes/ops.js';
 import { registerReadRoutes } from './http/routes/read.js';
 import { registerSettingsRoutes } from './http/routes/settings.js';
 import { registerWebhookRoutes } from './http/routes/webhooks.js';
+import { registerThreatModelRoutes } from './http/routes/threat-models.js';
 import { trackRoutesFor405 } from './http/method-not-allowed.js';
 import { sameSecret } from './http/secrets.js';
 import { ipLimitResolver } from './limits/ip-limits.js';
@@ -36,6 +37,7 @@ import { newId } from './util/ids.js';
 import type { Clock } from './util/clock.js';
 import type { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { systemResolver, type SsrfGuard } from './webhooks/ssrf.js';
+import type { ThreatModelRegistry } from './threat-models/registry.js';
 
 /** Everything the HTTP app needs, built by services.ts (or by a test). */
 export interface AppDeps {
@@ -61,6 +63,8 @@ export interface AppDeps {
   readonly webhookGuard?: SsrfGuard;
   /** Delivers the webhook outbox from this process; the test route uses it to send at once. */
   readonly webhookDispatcher?: WebhookDispatcher;
+  /** The compiled custom threat models (the detect stage evaluates them); enables /v1/threat-models. */
+  readonly threatModels?: ThreatModelRegistry;
 }
 
 export interface VigilApp {
@@ -291,6 +295,8 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     },
   });
   registerSettingsRoutes(app, { store: deps.store, changed: () => authenticator.invalidate() });
+  if (deps.threatModels)
+    registerThreatModelRoutes(app, { store: deps.store, clock: deps.clock, registry: deps.threatModels, settingsChanged: () => authenticator.invalidate() });
   registerWebhookRoutes(app, {
     webhooks: deps.store.webhooks,
     clock: deps.clock,

@@ -16,6 +16,7 @@ import { systemClock, type Clock } from './util/clock.js';
 import type { QuotaCounter, RateLimiter } from './limits/types.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { systemResolver } from './webhooks/ssrf.js';
+import { ThreatModelRegistry } from './threat-models/registry.js';
 
 const silentLogger: EnrichmentLogger = { warn: () => undefined, info: () => undefined };
 
@@ -79,6 +80,9 @@ export async function createServices(
   const webhookGuard = { allowed: config.webhooks.allowCidrs, resolve: systemResolver };
   const webhookDispatcher = new WebhookDispatcher({ webhooks: store.webhooks, clock, config: config.webhooks, guard: webhookGuard, log: options.logger });
   webhookDispatcher.start();
+  const threatModels = new ThreatModelRegistry(store, {
+    onCompileError: (row, err) => options.logger?.error({ err, model: row.id, version: row.version }, 'threat model does not compile; skipped'),
+  });
   const catalog = buildCatalog({ detectors: DETECTOR_SPECS, alertTypes: ALERT_TYPES, killChains: KILL_CHAINS });
   const enrichment =
     options.enrichment ??
@@ -95,6 +99,7 @@ export async function createServices(
     limiter,
     quota,
     catalog,
+    threatModels,
     enrichment,
     state,
     alertClosed: (accountId, type, subject) => forgetAlert(state, accountId, type, subject),

@@ -33,7 +33,7 @@ export const NO_DETECTION: DetectionResult = Object.freeze({
 const NO_ANSWERS = new Answers([]);
 
 /** The state record holding a subject's open alerts, under an account's key scope (StateStore.scope). */
-const alertStateKey = (scope: AccountScope, subject: string): string => scopedKey(scope, 'alerts', subject);
+export const alertStateKey = (scope: AccountScope, subject: string): string => scopedKey(scope, 'alerts', subject);
 
 class EventRun implements DetectContext {
   readonly ops = new OpBatch();

@@ -63,7 +63,7 @@ export function eventFacts(event: EnrichedEvent, accountId: string, eventId: str
 }
 
 /** The subject an event-level alert is about: the actor, else the IP, else the host, else the account. */
-export function primarySubject(f: EventFacts): string {
+export function primarySubject(f: Pick<EventFacts, 'actor' | 'ip' | 'host' | 'accountId'>): string {
   if (f.actor !== undefined) return `actor:${f.actor}`;
   if (f.ip !== undefined) return `ip:${f.ip}`;
   if (f.host !== undefined) return `host:${f.host}`;

@@ -11,4 +11,8 @@ export interface AlertHit {
   readonly opened: boolean;
   /** Detector that raised it; threat_intel and request_scanner hits are not scored as behaviour. */
   readonly detector: string;
+  /** Score points when the alert sets its own (custom threat models); otherwise its severity's weight. */
+  readonly points?: number;
+  /** Tags the alert adds to the event (custom threat models). */
+  readonly tags?: readonly string[];
 }

@@ -20,8 +20,20 @@ export type EventResult =
 
 const NO_TAGS: readonly string[] = Object.freeze([]);
 const NO_ALERTS: readonly never[] = Object.freeze([]);
-const tagsOf = (event: ScoredEvent): readonly string[] =>
-  event.classification.inferred.length === 0 ? NO_TAGS : event.classification.inferred.map((t) => `inferred:${t}`);
+/** Inferred types as `inferred:<type>`, then the tags of custom threat models that fired. */
+function tagsOf(event: ScoredEvent): readonly string[] {
+  const inferred = event.classification.inferred;
+  let tags: string[] | undefined;
+  for (const alert of event.alerts) {
+    if (alert.tags === undefined) continue;
+    for (const tag of alert.tags) {
+      tags ??= inferred.map((t) => `inferred:${t}`);
+      if (!tags.includes(tag)) tags.push(tag);
+    }
+  }
+  if (tags !== undefined) return tags;
+  return inferred.length === 0 ? NO_TAGS : inferred.map((t) => `inferred:${t}`);
+}
 
 /** The catalog hands out one family set per combination: its array form is made once, not per event. */
 const familyArrays = new WeakMap<ReadonlySet<string>, readonly string[]>();

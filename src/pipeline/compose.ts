@@ -5,6 +5,8 @@
  */
 import type { Catalog } from '../catalog/catalog.js';
 import type { StateStore } from '../detection/state-store.js';
+import type { ThreatModelRegistry } from '../threat-models/registry.js';
+import { createThreatModelStage } from '../threat-models/stage.js';
 import type { QuotaCounter, RateLimiter } from '../limits/types.js';
 import type { Store } from '../storage/store.js';
 import type { Clock } from '../util/clock.js';
@@ -29,6 +31,8 @@ export interface PipelineBackends {
   readonly enrichment: { readonly enrich: EnrichStage };
   /** Window state shared by the detectors: in memory embedded, Redis when scaled out. */
   readonly state: StateStore;
+  /** Customers' own threat models, evaluated after the built-in detectors on the same state. */
+  readonly threatModels?: ThreatModelRegistry;
   readonly clock: Clock;
 }
 
@@ -41,7 +45,11 @@ export function composeStages(backends: PipelineBackends, commits: CommitGroup):
     quota: createQuotaStage(backends.quota),
     classify: createClassifyStage(backends.catalog),
     enrich: createEnrichStage(backends.enrichment),
-    detect: createDetectStage({ state: backends.state, clock: backends.clock }),
+    detect: createDetectStage({
+      state: backends.state,
+      clock: backends.clock,
+      threatModels: backends.threatModels && createThreatModelStage({ state: backends.state, clock: backends.clock, registry: backends.threatModels }),
+    }),
     score: createScoreStage(),
     store: createStoreStage(commits),
   };

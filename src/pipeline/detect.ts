@@ -3,6 +3,7 @@ import type { AlertHit } from '../event/alert.js';
 import type { StateStore } from '../detection/state-store.js';
 import { detectEvent } from '../detection/engine.js';
 import { detectPipelined, type BatchItem } from '../detection/pipelined-batch.js';
+import type { ThreatModelStage } from '../threat-models/stage.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { AccountContext } from '../event/account.js';
 import type { EnrichedEvent } from '../event/types.js';
@@ -33,19 +34,45 @@ export interface DetectDeps {
   readonly state: StateStore;
   /** Used for alert ids only; detection itself runs on event time. */
   readonly clock?: Clock;
+  /** The account's custom threat models, evaluated after the built-in detectors on the same state. */
+  readonly threatModels?: ThreatModelStage;
+}
+
+/** Appends the custom models' alerts and alert writes to the built-in detectors' results. */
+async function withThreatModels(
+  models: ThreatModelStage | undefined,
+  events: readonly BatchItem[],
+  ctx: AccountContext,
+  built: readonly Detection[],
+): Promise<Detection[]> {
+  const custom = models?.run(events, ctx);
+  if (custom === undefined) return built as Detection[];
+  const extra = await custom;
+  return built.map((d, i) => {
+    const more = extra[i];
+    return more === undefined || more.alerts.length === 0 ? d : { alerts: [...d.alerts, ...more.alerts], writes: [...d.writes, ...more.writes] };
+  });
 }
 
 /** Runs the detectors named in `event.classification.detectors`. */
 export function createDetectStage(deps: DetectDeps): DetectStage {
   const clock = deps.clock ?? systemClock;
   const { state } = deps;
-  const one = (event: EnrichedEvent, ctx: AccountContext, eventId?: string) => detectEvent(state, clock, event, ctx, eventId);
+  const builtIn = (event: EnrichedEvent, ctx: AccountContext, eventId?: string) => detectEvent(state, clock, event, ctx, eventId);
+  const one = async (event: EnrichedEvent, ctx: AccountContext, eventId?: string): Promise<Detection> => {
+    const detection = await builtIn(event, ctx, eventId);
+    if (deps.threatModels === undefined) return detection;
+    return (await withThreatModels(deps.threatModels, [eventId === undefined ? { event } : { event, eventId }], ctx, [detection]))[0] as Detection;
+  };
   async function many(events: readonly BatchItem[], ctx: AccountContext): Promise<Detection[]> {
-    if (events.length > 1 && !state.runSync) return detectPipelined(state, clock, events, ctx);
-    // The in-process store answers synchronously: one after the other costs no round trips.
-    const out: Detection[] = [];
-    for (const { event, eventId } of events) out.push(await one(event, ctx, eventId));
-    return out;
+    let out: Detection[];
+    if (events.length > 1 && !state.runSync) out = await detectPipelined(state, clock, events, ctx);
+    else {
+      // The in-process store answers synchronously: one after the other costs no round trips.
+      out = [];
+      for (const { event, eventId } of events) out.push(await builtIn(event, ctx, eventId));
+    }
+    return withThreatModels(deps.threatModels, events, ctx, out);
   }
   return Object.assign(one, { many });
 }

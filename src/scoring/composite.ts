@@ -52,7 +52,7 @@ export function compositeRisk(event: DetectedEvent, thresholds: RiskThresholds):
   } else if (userAgent?.automated) lines.add('network.automation_user_agent', W.automationUserAgent);
 
   for (const alert of event.alerts) {
-    if (!UNSCORED_DETECTORS.has(alert.detector)) lines.add(`alert.${alert.type}`, SEVERITY_WEIGHTS[alert.severity] ?? 0);
+    if (!UNSCORED_DETECTORS.has(alert.detector)) lines.add(`alert.${alert.type}`, alert.points ?? SEVERITY_WEIGHTS[alert.severity] ?? 0);
   }
 
   let total = lines.total;

@@ -8,7 +8,20 @@ import { jsonOf } from '../util/json-text.js';
 import { commitTime } from './webhooks/outbox.js';
 import { alertWriteOutbox, insertDeliveries, setStatusWithOutbox, WebhookStore, type EndpointCache } from './webhooks/store.js';
 import { StoreRejectedError, StoreUnavailableError, type NewKey, type Store } from './store.js';
-import type { AlertFilter, AlertRow, AlertStatus, ApiKeyRecord, CommitBatch, EventFilter, EventRow, IdempotencyRow, Page, UsageRow } from './types.js';
+import type {
+  AlertFilter,
+  AlertRow,
+  AlertStatus,
+  ApiKeyRecord,
+  CommitBatch,
+  EventFilter,
+  EventRow,
+  IdempotencyRow,
+  Page,
+  ThreatModelRow,
+  ThreatModelVersionRow,
+  UsageRow,
+} from './types.js';
 import type { Account, KeyKind } from '../event/account.js';
 
 type Row<T extends keyof Database> = Database[T];
@@ -62,6 +75,19 @@ function toAlert(row: Row<'alerts'>): AlertRow {
     actorId: row.actor_id,
     eventIds: parseJson(row.event_ids),
     details: parseJson(row.details),
+  };
+}
+
+function toThreatModel(row: Row<'threat_models'>): ThreatModelRow {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    version: num(row.version),
+    enabled: num(row.enabled) === 1,
+    definition: parseJson(row.definition),
+    source: parseJson(row.source),
+    createdAt: num(row.created_at),
+    updatedAt: num(row.updated_at),
   };
 }
 
@@ -497,5 +523,106 @@ export class KyselyStore implements Store {
 
   async maintain(now: number): Promise<void> {
     void now;
+  }
+
+  async listThreatModels(accountId: string): Promise<readonly ThreatModelRow[]> {
+    if (this.unmatchable(accountId)) return [];
+    const rows = await this.read('listThreatModels', () =>
+      this.db.selectFrom('threat_models').selectAll().where('account_id', '=', accountId).orderBy('id').execute(),
+    );
+    return rows.map(toThreatModel);
+  }
+
+  async getThreatModel(accountId: string, id: string): Promise<ThreatModelRow | undefined> {
+    if (this.unmatchable(accountId, id)) return undefined;
+    const row = await this.read('getThreatModel', () =>
+      this.db.selectFrom('threat_models').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst(),
+    );
+    return row && toThreatModel(row);
+  }
+
+  async createThreatModel(input: Omit<ThreatModelRow, 'version' | 'updatedAt'>): Promise<ThreatModelRow> {
+    const row: Row<'threat_models'> = {
+      id: input.id,
+      account_id: input.accountId,
+      version: 1,
+      enabled: input.enabled ? 1 : 0,
+      definition: JSON.stringify(input.definition),
+      source: JSON.stringify(input.source),
+      created_at: input.createdAt,
+      updated_at: input.createdAt,
+    };
+    await this.guard('createThreatModel', () =>
+      this.db.transaction().execute(async (trx) => {
+        await trx.insertInto('threat_models').values(row).execute();
+        await trx
+          .insertInto('threat_model_versions')
+          .values({ account_id: row.account_id, model_id: row.id, version: 1, definition: row.definition, source: row.source, created_at: row.created_at })
+          .execute();
+      }),
+    );
+    return toThreatModel(row);
+  }
+
+  async updateThreatModel(
+    accountId: string,
+    id: string,
+    expectedVersion: number,
+    change: { readonly enabled: boolean; readonly definition: Record<string, unknown>; readonly source: Record<string, unknown>; readonly at: number },
+  ): Promise<ThreatModelRow | undefined> {
+    if (this.unmatchable(accountId, id)) return undefined;
+    const definition = JSON.stringify(change.definition);
+    const source = JSON.stringify(change.source);
+    const version = expectedVersion + 1;
+    const updated = await this.guard('updateThreatModel', () =>
+      this.db.transaction().execute(async (trx) => {
+        const result = await trx
+          .updateTable('threat_models')
+          .set({ version, enabled: change.enabled ? 1 : 0, definition, source, updated_at: change.at })
+          .where('account_id', '=', accountId)
+          .where('id', '=', id)
+          .where('version', '=', expectedVersion)
+          .executeTakeFirst();
+        if (num(result.numUpdatedRows) === 0) return false;
+        await trx
+          .insertInto('threat_model_versions')
+          .values({ account_id: accountId, model_id: id, version, definition, source, created_at: change.at })
+          .execute();
+        return true;
+      }),
+    );
+    return updated ? this.getThreatModel(accountId, id) : undefined;
+  }
+
+  async deleteThreatModel(accountId: string, id: string): Promise<boolean> {
+    if (this.unmatchable(accountId, id)) return false;
+    return this.guard('deleteThreatModel', () =>
+      this.db.transaction().execute(async (trx) => {
+        const result = await trx.deleteFrom('threat_models').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+        await trx.deleteFrom('threat_model_versions').where('account_id', '=', accountId).where('model_id', '=', id).execute();
+        return num(result.numDeletedRows) > 0;
+      }),
+    );
+  }
+
+  async listThreatModelVersions(accountId: string, id: string): Promise<readonly ThreatModelVersionRow[]> {
+    if (this.unmatchable(accountId, id)) return [];
+    const rows = await this.read('listThreatModelVersions', () =>
+      this.db
+        .selectFrom('threat_model_versions')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .where('model_id', '=', id)
+        .orderBy('version', 'desc')
+        .execute(),
+    );
+    return rows.map((r) => ({
+      modelId: r.model_id,
+      accountId: r.account_id,
+      version: num(r.version),
+      definition: parseJson(r.definition),
+      source: parseJson(r.source),
+      createdAt: num(r.created_at),
+    }));
   }
 }

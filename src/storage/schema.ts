@@ -97,6 +97,24 @@ export interface WebhookDeliveriesTable {
   created_at: number;
   finished_at: number | null;
 }
+export interface ThreatModelsTable {
+  id: string;
+  account_id: string;
+  version: number;
+  enabled: number;
+  definition: string;
+  source: string;
+  created_at: number;
+  updated_at: number;
+}
+export interface ThreatModelVersionsTable {
+  account_id: string;
+  model_id: string;
+  version: number;
+  definition: string;
+  source: string;
+  created_at: number;
+}
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -107,4 +125,6 @@ export interface Database {
   idempotency: IdempotencyTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  threat_models: ThreatModelsTable;
+  threat_model_versions: ThreatModelVersionsTable;
 }

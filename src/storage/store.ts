@@ -1,4 +1,17 @@
-import type { AlertFilter, AlertRow, AlertStatus, ApiKeyRecord, CommitBatch, EventFilter, EventRow, IdempotencyRow, Page, UsageRow } from './types.js';
+import type {
+  AlertFilter,
+  AlertRow,
+  AlertStatus,
+  ApiKeyRecord,
+  CommitBatch,
+  EventFilter,
+  EventRow,
+  IdempotencyRow,
+  Page,
+  ThreatModelRow,
+  ThreatModelVersionRow,
+  UsageRow,
+} from './types.js';
 import type { Account, KeyKind } from '../event/account.js';
 import type { WebhookStore } from './webhooks/store.js';
 
@@ -81,6 +94,26 @@ export interface Store {
    * moves into them any rows that fell into the default partition. A no-op on SQLite.
    */
   maintain(now: number): Promise<void>;
+
+  /** The account's threat models (current versions), oldest first. */
+  listThreatModels(accountId: string): Promise<readonly ThreatModelRow[]>;
+  getThreatModel(accountId: string, id: string): Promise<ThreatModelRow | undefined>;
+  /** Inserts the model at version 1 and records that version, in one transaction. */
+  createThreatModel(row: Omit<ThreatModelRow, 'version' | 'updatedAt'>): Promise<ThreatModelRow>;
+  /**
+   * Saves a new version when the stored one is still `expectedVersion` (version + 1, recorded in
+   * the versions); undefined when the model is gone or another change came first.
+   */
+  updateThreatModel(
+    accountId: string,
+    id: string,
+    expectedVersion: number,
+    change: { readonly enabled: boolean; readonly definition: Record<string, unknown>; readonly source: Record<string, unknown>; readonly at: number },
+  ): Promise<ThreatModelRow | undefined>;
+  /** Deletes the model and its versions; false when there was none. */
+  deleteThreatModel(accountId: string, id: string): Promise<boolean>;
+  /** Every saved version, newest first. */
+  listThreatModelVersions(accountId: string, id: string): Promise<readonly ThreatModelVersionRow[]>;
 }
 
 /**

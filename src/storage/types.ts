@@ -112,3 +112,25 @@ export interface Page<T> {
   /** Opaque cursor for the next page, null at the end. */
   readonly nextCursor: string | null;
 }
+
+/** A custom threat model's current version; `definition` and `source` are the threat-models module's documents. */
+export interface ThreatModelRow {
+  readonly id: string;
+  readonly accountId: string;
+  readonly version: number;
+  readonly enabled: boolean;
+  readonly definition: Readonly<Record<string, unknown>>;
+  readonly source: Readonly<Record<string, unknown>>;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/** One saved version of a threat model. */
+export interface ThreatModelVersionRow {
+  readonly modelId: string;
+  readonly accountId: string;
+  readonly version: number;
+  readonly definition: Readonly<Record<string, unknown>>;
+  readonly source: Readonly<Record<string, unknown>>;
+  readonly createdAt: number;
+}

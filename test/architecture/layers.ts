@@ -8,7 +8,7 @@ export const FLOORS: readonly (readonly string[])[] = [
   ['catalog'],
   ['enrichment', 'limits', 'storage'],
   ['detection', 'scoring'],
-  ['redis'],
+  ['redis', 'threat-models'],
   ['pipeline'],
   ['accounts', 'ops', 'config', 'webhooks'],
   ['http', 'dashboard'],

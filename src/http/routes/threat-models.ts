@@ -1,0 +1,292 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AccountContext } from '../../event/account.js';
+import type { Store } from '../../storage/store.js';
+import type { ThreatModelRow, ThreatModelVersionRow } from '../../storage/types.js';
+import type { Clock } from '../../util/clock.js';
+import { ulid } from '../../util/ids.js';
+import { compileModel } from '../../threat-models/compile.js';
+import { dryRun } from '../../threat-models/dry-run.js';
+import { DEFAULT_SIGMA_FIELDS, validateFieldMapping, type FieldMapping } from '../../threat-models/field-mapping.js';
+import { parseModelInput, type ModelInputValue } from '../../threat-models/input.js';
+import { LIMITS, type ModelSource, type ThreatModelDefinition } from '../../threat-models/model.js';
+import type { ThreatModelRegistry } from '../../threat-models/registry.js';
+import { planHasThreatModels } from '../../threat-models/stage.js';
+import { validateModel } from '../../threat-models/validate.js';
+import { ApiError } from '../errors.js';
+import { type ErrorDetail } from '../../event/rejection.js';
+import { ErrorResponses, KeyAuth, noValidation } from '../schemas.js';
+
+export interface ThreatModelRouteDeps {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly registry: ThreatModelRegistry;
+  /** Called after the account's settings change (the key cache holds the account). */
+  readonly settingsChanged: () => void;
+}
+
+const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml'];
+const BASE = '/v1/threat-models';
+const MAX_RANGE_MS = 31 * 24 * 3600 * 1000;
+const DAY_MS = 24 * 3600 * 1000;
+const SIGMA_FIELDS_SETTING = 'sigma_fields';
+
+const invalid = (errors: readonly ErrorDetail[]) =>
+  new ApiError({ code: 'INVALID_THREAT_MODEL', message: `${errors[0]?.field ?? 'model'}: ${errors[0]?.message ?? 'invalid threat model'}`, details: errors });
+
+function modelView(row: ThreatModelRow) {
+  const source = row.source as unknown as ModelSource;
+  return {
+    id: row.id,
+    version: row.version,
+    ...(row.definition as unknown as ThreatModelDefinition),
+    format: source.format,
+    ...(source.format === 'sigma' ? { sigma: source.rule } : {}),
+    created_at: new Date(row.createdAt).toISOString(),
+    updated_at: new Date(row.updatedAt).toISOString(),
+  };
+}
+
+function versionView(row: ThreatModelVersionRow) {
+  const source = row.source as unknown as ModelSource;
+  return {
+    version: row.version,
+    created_at: new Date(row.createdAt).toISOString(),
+    format: source.format,
+    ...(source.format === 'sigma' ? { sigma: source.rule } : {}),
+    definition: row.definition,
+  };
+}
+
+function contextOf(request: FastifyRequest): AccountContext {
+  const ctx = request.vigil.account;
+  if (!ctx) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Missing API key.' });
+  if (!planHasThreatModels(ctx.plan))
+    throw new ApiError({
+      code: 'PLAN_UPGRADE_REQUIRED',
+      message: `Custom threat models are available on the Pro and Business plans; this account is on ${ctx.plan.name}.`,
+    });
+  return ctx;
+}
+
+const fieldsOf = (ctx: AccountContext): FieldMapping => (ctx.account.settings[SIGMA_FIELDS_SETTING] as FieldMapping | undefined) ?? {};
+
+function parseTime(value: unknown, field: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const t = typeof value === 'string' ? Date.parse(value) : NaN;
+  if (!Number.isFinite(t))
+    throw new ApiError({ code: 'INVALID_REQUEST', message: `${field} must be an ISO 8601 time`, details: [{ field, message: 'not an ISO 8601 time' }] });
+  return t;
+}
+
+/**
+ * Custom threat models (Pro and Business): CRUD with versions, Sigma import, dry run, and the
+ * account's Sigma field mapping. Every read and write is scoped to the key's account.
+ */
+export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatModelRouteDeps): void {
+  // Sigma rules arrive as YAML on these routes only; everywhere else YAML stays 415.
+  app.addContentTypeParser(YAML_TYPES, { parseAs: 'string' }, (request, body, done) => {
+    if (!request.url.startsWith(BASE)) {
+      const error = new Error('Unsupported media type') as Error & { code: string; statusCode: number };
+      error.code = 'FST_ERR_CTP_INVALID_MEDIA_TYPE';
+      error.statusCode = 415;
+      done(error, undefined);
+      return;
+    }
+    done(null, body);
+  });
+
+  const route = (summary: string) => ({ summary, tags: ['threat models'], security: KeyAuth, response: { ...ErrorResponses } });
+  const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+  const ModelBody = Type.Unknown({ description: 'A native threat model, {"format": "sigma", "rule": ...}, or a Sigma rule as application/yaml.' });
+
+  async function load(ctx: AccountContext, id: string): Promise<ThreatModelRow> {
+    const row = await deps.store.getThreatModel(ctx.account.id, id);
+    if (!row) throw new ApiError({ code: 'NOT_FOUND', message: `No threat model ${id}.` });
+    return row;
+  }
+
+  function accept(result: ReturnType<typeof parseModelInput>): ModelInputValue {
+    if (!result.ok) throw invalid(result.errors);
+    return result.value;
+  }
+
+  /** Saves a new version over `row`; a concurrent change is re-read and the change applied again. */
+  async function saveVersion(ctx: AccountContext, id: string, next: (current: ThreatModelRow) => ModelInputValue): Promise<ThreatModelRow> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const current = await load(ctx, id);
+      const value = next(current);
+      const saved = await deps.store.updateThreatModel(ctx.account.id, id, current.version, {
+        enabled: value.definition.enabled,
+        definition: value.definition as unknown as Record<string, unknown>,
+        source: value.source as unknown as Record<string, unknown>,
+        at: deps.clock.now(),
+      });
+      if (saved) {
+        deps.registry.invalidate(ctx.account.id);
+        return saved;
+      }
+    }
+    throw new ApiError({ code: 'UNAVAILABLE', message: 'The model kept changing while it was saved; retry.', retryAfter: 1 });
+  }
+
+  app.get(BASE, { config: { access: 'read' }, schema: route('List the account’s threat models') }, async (request) => {
+    const ctx = contextOf(request);
+    const rows = await deps.store.listThreatModels(ctx.account.id);
+    return { data: rows.map(modelView), limits: LIMITS };
+  });
+
+  app.post(BASE, {
+    config: { access: 'read' },
+    validatorCompiler: noValidation,
+    schema: { ...route('Create a threat model (native or Sigma)'), body: ModelBody },
+    handler: async (request, reply) => {
+      const ctx = contextOf(request);
+      const value = accept(parseModelInput(request.body, fieldsOf(ctx)));
+      const existing = await deps.store.listThreatModels(ctx.account.id);
+      if (existing.length >= LIMITS.modelsPerAccount)
+        throw invalid([{ field: '(account)', message: `an account has at most ${LIMITS.modelsPerAccount} threat models; delete one first` }]);
+      const now = deps.clock.now();
+      const row = await deps.store.createThreatModel({
+        id: `tm_${ulid(now)}`,
+        accountId: ctx.account.id,
+        enabled: value.definition.enabled,
+        definition: value.definition as unknown as Record<string, unknown>,
+        source: value.source as unknown as Record<string, unknown>,
+        createdAt: now,
+      });
+      deps.registry.invalidate(ctx.account.id);
+      reply.code(201);
+      return modelView(row);
+    },
+  });
+
+  app.post(`${BASE}/test`, {
+    config: { access: 'read' },
+    validatorCompiler: noValidation,
+    schema: {
+      ...route('Dry run: which stored events a model would have matched and which alerts it would have raised (no side effects)'),
+      body: Type.Unknown({
+        description: '{"model": <model or Sigma>} or {"id": "tm_…"}, with optional "from" and "to" (ISO 8601; default the last 24 hours).',
+      }),
+    },
+    handler: async (request) => {
+      const ctx = contextOf(request);
+      const body = request.body as Record<string, unknown> | null;
+      if (body === null || typeof body !== 'object' || Array.isArray(body) || (body.model === undefined) === (body.id === undefined))
+        throw new ApiError({ code: 'INVALID_REQUEST', message: 'send {"model": ...} or {"id": "tm_…"}, with optional "from" and "to"' });
+      const unknown = Object.keys(body).filter((k) => !['model', 'id', 'from', 'to'].includes(k));
+      if (unknown.length > 0)
+        throw new ApiError({ code: 'INVALID_REQUEST', message: `unknown field "${unknown[0] as string}"; expected model or id, from, to` });
+      const now = deps.clock.now();
+      const to = parseTime(body.to, 'to', now);
+      const from = parseTime(body.from, 'from', to - DAY_MS);
+      if (from >= to || to - from > MAX_RANGE_MS)
+        throw new ApiError({ code: 'INVALID_REQUEST', message: 'the range must have from before to and span at most 31 days' });
+      let model;
+      if (typeof body.id === 'string') {
+        const row = await load(ctx, body.id);
+        model = compileModel(row.id, row.version, row.definition as unknown as ThreatModelDefinition);
+      } else {
+        const value = accept(parseModelInput(body.model, fieldsOf(ctx)));
+        model = compileModel('dry_run', 0, value.definition);
+      }
+      const result = await dryRun(deps.store, deps.clock, ctx.account.id, model, { from, to });
+      return { range: { from: new Date(from).toISOString(), to: new Date(to).toISOString() }, ...result };
+    },
+  });
+
+  app.get(
+    `${BASE}/sigma-fields`,
+    { config: { access: 'read' }, schema: route('The Sigma field mapping: defaults and this account’s overrides') },
+    async (request) => {
+      const ctx = contextOf(request);
+      return { defaults: DEFAULT_SIGMA_FIELDS, overrides: fieldsOf(ctx), unmapped: 'metadata.<field>' };
+    },
+  );
+
+  app.put(`${BASE}/sigma-fields`, {
+    config: { access: 'read' },
+    validatorCompiler: noValidation,
+    schema: { ...route('Replace this account’s Sigma field overrides'), body: Type.Object({ fields: Type.Record(Type.String(), Type.String()) }) },
+    handler: async (request) => {
+      const ctx = contextOf(request);
+      const body = request.body as { fields?: unknown } | null;
+      const checked = validateFieldMapping(body?.fields);
+      if (!checked.ok) throw new ApiError({ code: 'INVALID_REQUEST', message: checked.errors[0]?.message ?? 'invalid mapping', details: checked.errors });
+      const account = await deps.store.getAccount(ctx.account.id);
+      if (!account) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Missing API key.' });
+      await deps.store.updateAccount(account.id, { settings: { ...account.settings, [SIGMA_FIELDS_SETTING]: checked.value } });
+      deps.settingsChanged();
+      return { defaults: DEFAULT_SIGMA_FIELDS, overrides: checked.value, unmapped: 'metadata.<field>' };
+    },
+  });
+
+  app.get<{ Params: { id: string } }>(
+    `${BASE}/:id`,
+    { config: { access: 'read' }, schema: { ...route('One threat model'), params: IdParams } },
+    async (request) => modelView(await load(contextOf(request), request.params.id)),
+  );
+
+  app.get<{ Params: { id: string } }>(
+    `${BASE}/:id/versions`,
+    { config: { access: 'read' }, schema: { ...route('Every saved version of a threat model, newest first'), params: IdParams } },
+    async (request) => {
+      const ctx = contextOf(request);
+      await load(ctx, request.params.id);
+      const rows = await deps.store.listThreatModelVersions(ctx.account.id, request.params.id);
+      return { data: rows.map(versionView) };
+    },
+  );
+
+  app.put<{ Params: { id: string } }>(`${BASE}/:id`, {
+    config: { access: 'read' },
+    validatorCompiler: noValidation,
+    schema: { ...route('Replace a threat model (a new version)'), params: IdParams, body: ModelBody },
+    handler: async (request) => {
+      const ctx = contextOf(request);
+      const value = accept(parseModelInput(request.body, fieldsOf(ctx)));
+      return modelView(await saveVersion(ctx, request.params.id, () => value));
+    },
+  });
+
+  app.patch<{ Params: { id: string } }>(`${BASE}/:id`, {
+    config: { access: 'read' },
+    validatorCompiler: noValidation,
+    schema: { ...route('Change parts of a threat model (a new version); null removes threshold, sequence or description'), params: IdParams, body: ModelBody },
+    handler: async (request) => {
+      const ctx = contextOf(request);
+      const patch = request.body;
+      if (patch === null || typeof patch !== 'object' || Array.isArray(patch))
+        throw invalid([{ field: '(body)', message: 'a PATCH body is an object of model fields; send a Sigma rule with PUT' }]);
+      if ('format' in patch) throw invalid([{ field: 'format', message: 'replace the rule with PUT to change its format or its Sigma text' }]);
+      const saved = await saveVersion(ctx, request.params.id, (current) => {
+        const merged: Record<string, unknown> = { ...(current.definition as Record<string, unknown>) };
+        for (const [k, v] of Object.entries(patch as Record<string, unknown>)) {
+          if (v === null) delete merged[k];
+          else merged[k] = v;
+        }
+        const checked = validateModel(merged);
+        if (!checked.ok) throw invalid(checked.errors);
+        // A Sigma model stays one while only its name, state, description or outcome change.
+        const keepsSource = Object.keys(patch).every((k) => ['enabled', 'name', 'description', 'outcome'].includes(k));
+        const source = keepsSource ? (current.source as unknown as ModelSource) : ({ format: 'native' } as const);
+        return { definition: checked.value, source };
+      });
+      return modelView(saved);
+    },
+  });
+
+  app.delete<{ Params: { id: string } }>(
+    `${BASE}/:id`,
+    { config: { access: 'read' }, schema: { ...route('Delete a threat model and its versions'), params: IdParams } },
+    async (request, reply) => {
+      const ctx = contextOf(request);
+      const deleted = await deps.store.deleteThreatModel(ctx.account.id, request.params.id);
+      if (!deleted) throw new ApiError({ code: 'NOT_FOUND', message: `No threat model ${request.params.id}.` });
+      deps.registry.invalidate(ctx.account.id);
+      reply.code(204);
+      return null;
+    },
+  );
+}

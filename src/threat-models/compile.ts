@@ -1,0 +1,241 @@
+/**
+ * Turns a validated definition into closures, once per model version: field paths become
+ * getters, patterns become RE2 programs or plain string tests, CIDRs are parsed. Evaluating an
+ * event then costs only the tests themselves.
+ */
+import ipaddr from 'ipaddr.js';
+import { compileRegex, wildcardParts, wildcardRegex } from './regex.js';
+import { DEFAULT_ALERT_WINDOW_SECONDS, type Condition, type FieldCondition, type MatchSpec, type ThreatModelDefinition } from './model.js';
+import type { EventView } from './event-view.js';
+
+export type Predicate = (view: EventView) => boolean;
+type ValueTest = (value: unknown) => boolean;
+
+export interface CompiledStep {
+  readonly type: (eventType: string) => boolean;
+  readonly where: Predicate | undefined;
+}
+
+export interface CompiledModel {
+  readonly id: string;
+  readonly version: number;
+  readonly definition: ThreatModelDefinition;
+  /** `match` first, then the sequence's `then` steps. */
+  readonly steps: readonly CompiledStep[];
+  readonly kind: 'single' | 'count' | 'distinct' | 'sequence' | 'unordered';
+  readonly count: number;
+  readonly windowMs: number;
+  readonly groupBy: readonly string[];
+  readonly distinct: string | undefined;
+}
+
+const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined);
+
+function toNumber(v: unknown): number {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'string' && v.trim() !== '') return Number(v);
+  return NaN;
+}
+
+/** A field holding a list matches when any element does. */
+const anyOf =
+  (test: ValueTest): ValueTest =>
+  (v) =>
+    Array.isArray(v) ? v.some(test) : test(v);
+
+function stringTest(op: 'equals' | 'contains' | 'startswith' | 'endswith', expected: string, ignoreCase: boolean): ValueTest {
+  const want = ignoreCase ? expected.toLowerCase() : expected;
+  const fold = ignoreCase ? (s: string) => s.toLowerCase() : (s: string) => s;
+  switch (op) {
+    case 'equals':
+      return (v) => {
+        const s = text(v);
+        return s !== undefined && fold(s) === want;
+      };
+    case 'contains':
+      return (v) => {
+        const s = text(v);
+        return s !== undefined && fold(s).includes(want);
+      };
+    case 'startswith':
+      return (v) => {
+        const s = text(v);
+        return s !== undefined && fold(s).startsWith(want);
+      };
+    case 'endswith':
+      return (v) => {
+        const s = text(v);
+        return s !== undefined && fold(s).endsWith(want);
+      };
+  }
+}
+
+function scalarEquals(expected: unknown, ignoreCase: boolean): ValueTest {
+  if (expected === null) return (v) => v === null || v === undefined;
+  if (typeof expected === 'number') return (v) => v === expected || (typeof v === 'string' && toNumber(v) === expected);
+  if (typeof expected === 'boolean') return (v) => v === expected || (typeof v === 'string' && v.toLowerCase() === String(expected));
+  return stringTest('equals', expected as string, ignoreCase);
+}
+
+/** Wildcard patterns of the common shapes avoid the regex engine. */
+function wildcardTest(pattern: string, ignoreCase: boolean): ValueTest {
+  const parts = wildcardParts(pattern);
+  const literal = (p: (typeof parts)[number] | undefined) => p !== undefined && p.wildcard === null;
+  const star = (p: (typeof parts)[number] | undefined) => p !== undefined && p.wildcard === '*';
+  if (parts.length === 0) return stringTest('equals', '', false);
+  if (parts.length === 1 && literal(parts[0])) return stringTest('equals', parts[0]?.text as string, ignoreCase);
+  if (parts.length === 1 && star(parts[0])) return (v) => text(v) !== undefined;
+  if (parts.length === 2 && literal(parts[0]) && star(parts[1])) return stringTest('startswith', parts[0]?.text as string, ignoreCase);
+  if (parts.length === 2 && star(parts[0]) && literal(parts[1])) return stringTest('endswith', parts[1]?.text as string, ignoreCase);
+  if (parts.length === 3 && star(parts[0]) && literal(parts[1]) && star(parts[2])) return stringTest('contains', parts[1]?.text as string, ignoreCase);
+  const compiled = compileRegex(wildcardRegex(pattern), ignoreCase ? 'is' : 's');
+  if (!compiled.ok) throw new Error(compiled.message);
+  const { regex } = compiled;
+  return (v) => {
+    const s = text(v);
+    return s !== undefined && regex.test(s);
+  };
+}
+
+/** Parsed addresses, shared by every CIDR test: an event's ip is parsed once, not once per model. */
+const parsedAddresses = new Map<string, ipaddr.IPv4 | ipaddr.IPv6 | null>();
+
+function addressOf(text: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
+  let addr = parsedAddresses.get(text);
+  if (addr === undefined) {
+    addr = ipaddr.isValid(text) ? ipaddr.process(text) : null;
+    if (parsedAddresses.size >= 10_000) parsedAddresses.clear();
+    parsedAddresses.set(text, addr);
+  }
+  return addr;
+}
+
+function cidrTest(list: readonly string[]): ValueTest {
+  const ranges = list.map((c) => ipaddr.parseCIDR(c));
+  return (v) => {
+    if (typeof v !== 'string') return false;
+    const addr = addressOf(v);
+    return addr !== null && ranges.some(([net, bits]) => addr.kind() === net.kind() && addr.match(net, bits));
+  };
+}
+
+function valueTest(c: FieldCondition): ValueTest {
+  const ic = c.ignore_case === true;
+  switch (c.op) {
+    case 'equals':
+      return scalarEquals(c.value, ic);
+    case 'in': {
+      const tests = (c.value as unknown[]).map((x) => scalarEquals(x, ic));
+      return (v) => tests.some((t) => t(v));
+    }
+    case 'contains':
+    case 'startswith':
+    case 'endswith':
+      return stringTest(c.op, c.value as string, ic);
+    case 'wildcard':
+      return wildcardTest(c.value as string, ic);
+    case 'regex': {
+      const compiled = compileRegex(c.value as string, `${c.flags ?? ''}${ic ? 'i' : ''}`);
+      if (!compiled.ok) throw new Error(compiled.message);
+      const { regex } = compiled;
+      return (v) => {
+        const s = text(v);
+        return s !== undefined && regex.test(s);
+      };
+    }
+    case 'cidr':
+      return cidrTest(typeof c.value === 'string' ? [c.value] : (c.value as string[]));
+    case 'gt':
+      return (v) => toNumber(v) > (c.value as number);
+    case 'gte':
+      return (v) => toNumber(v) >= (c.value as number);
+    case 'lt':
+      return (v) => toNumber(v) < (c.value as number);
+    case 'lte':
+      return (v) => toNumber(v) <= (c.value as number);
+    case 'exists':
+    case 'fieldref':
+      throw new Error(`${c.op} reads the whole field`);
+  }
+}
+
+function compileLeaf(c: FieldCondition): Predicate {
+  if (c.op === 'exists') {
+    const want = c.value === true;
+    return (view) => {
+      const v = view.get(c.field);
+      return (v !== undefined && v !== null) === want;
+    };
+  }
+  if (c.op === 'fieldref') {
+    const other = c.value as string;
+    const ic = c.ignore_case === true;
+    const compare = c.compare ?? 'equals';
+    return (view) => {
+      const ref = text(view.get(other));
+      return ref !== undefined && anyOf(stringTest(compare, ref, ic))(view.get(c.field));
+    };
+  }
+  const test = valueTest(c);
+  // equals null is "missing or null": a missing field must reach the test itself.
+  if (c.op === 'equals' && c.value === null) return (view) => test(view.get(c.field));
+  if (c.field === '*') return (view) => view.keywordValues().some(test);
+  const listed = anyOf(test);
+  return (view) => listed(view.get(c.field));
+}
+
+export function compileCondition(c: Condition): Predicate {
+  if ('all' in c) {
+    const parts = c.all.map(compileCondition);
+    return (view) => parts.every((p) => p(view));
+  }
+  if ('any' in c) {
+    const parts = c.any.map(compileCondition);
+    return (view) => parts.some((p) => p(view));
+  }
+  if ('not' in c) {
+    const inner = compileCondition(c.not);
+    return (view) => !inner(view);
+  }
+  return compileLeaf(c);
+}
+
+/** Event type globs: `*` alone, exact names and `prefix.*` take no regex. */
+export function compileTypeGlobs(globs: readonly string[]): (eventType: string) => boolean {
+  if (globs.includes('*')) return () => true;
+  const exact = new Set(globs.filter((g) => !g.includes('*')));
+  const prefixes = globs.filter((g) => g.endsWith('*') && g.indexOf('*') === g.length - 1).map((g) => g.slice(0, -1));
+  const others = globs
+    .filter((g) => g.includes('*') && !(g.endsWith('*') && g.indexOf('*') === g.length - 1))
+    .map((g) => {
+      const compiled = compileRegex(wildcardRegex(g), '');
+      if (!compiled.ok) throw new Error(compiled.message);
+      return compiled.regex;
+    });
+  return (t) => exact.has(t) || prefixes.some((p) => t.startsWith(p)) || others.some((r) => r.test(t));
+}
+
+function compileStep(m: MatchSpec): CompiledStep {
+  return { type: compileTypeGlobs(m.event), where: m.where === undefined ? undefined : compileCondition(m.where) };
+}
+
+export function compileModel(id: string, version: number, d: ThreatModelDefinition): CompiledModel {
+  const steps = [d.match, ...(d.sequence?.then ?? [])].map(compileStep);
+  const seconds = d.threshold?.window_seconds ?? d.sequence?.window_seconds ?? DEFAULT_ALERT_WINDOW_SECONDS;
+  const kind = d.sequence ? (d.sequence.ordered ? 'sequence' : 'unordered') : d.threshold ? (d.threshold.distinct ? 'distinct' : 'count') : 'single';
+  return {
+    id,
+    version,
+    definition: d,
+    steps,
+    kind,
+    count: d.threshold?.count ?? steps.length,
+    windowMs: seconds * 1000,
+    groupBy: d.threshold?.group_by ?? d.sequence?.group_by ?? [],
+    distinct: d.threshold?.distinct,
+  };
+}
+
+export function stepMatches(step: CompiledStep, view: EventView): boolean {
+  return step.type(view.type) && (step.where === undefined || step.where(view));
+}

@@ -1,0 +1,259 @@
+/**
+ * Runs an account's compiled models over a request's events against the detectors' state store,
+ * in two batches for the whole request whatever its size (one round trip each on Redis):
+ *   1. the window, distinct and sequence ops of every (event, model) that matched, in event
+ *      order, so a later event of the request sees the earlier ones;
+ *   2. alert deduplication (`alert.open`, the built-in alerts' record) for every model that fired.
+ * State keys are `<scope>|tm|<model id>|<version>|<kind>|<group>`: a new version starts with
+ * empty windows, and another account's models can never reach them.
+ */
+import { scopedKey, type AccountScope } from '../event/tenancy.js';
+import { alertStateKey } from '../detection/engine.js';
+import { primarySubject } from '../detection/facts.js';
+import type { AlertHit } from '../event/alert.js';
+import type { AlertOpenOp, AlertOpenResult, StateOp, StateResult, StateStore } from '../detection/state-store.js';
+import type { AlertWrite } from '../storage/types.js';
+import { newId } from '../util/ids.js';
+import type { Clock } from '../util/clock.js';
+import { stepMatches, type CompiledModel } from './compile.js';
+import type { EventView } from './event-view.js';
+
+export const THREAT_MODEL_DETECTOR = 'threat_model';
+
+export interface ModelInput {
+  readonly view: EventView;
+  readonly eventId?: string;
+}
+
+export interface ModelDetection {
+  readonly alerts: readonly AlertHit[];
+  readonly writes: readonly AlertWrite[];
+}
+
+const NOTHING: ModelDetection = Object.freeze({ alerts: Object.freeze([]) as readonly AlertHit[], writes: Object.freeze([]) as readonly AlertWrite[] });
+
+const SUBJECT_PREFIX: Readonly<Record<string, string>> = { actor_id: 'actor', ip: 'ip', host: 'host', email: 'email', session_id: 'session' };
+
+interface Pending {
+  readonly event: number;
+  readonly model: CompiledModel;
+  readonly group: string | undefined;
+  readonly groupValues: Readonly<Record<string, string>>;
+  /** Index of the op whose answer decides; -1 when the match alone fires. */
+  readonly slot: number;
+}
+
+interface Fired {
+  readonly event: number;
+  readonly model: CompiledModel;
+  readonly subject: string;
+  readonly groupValues: Readonly<Record<string, string>>;
+  readonly slot: number;
+}
+
+function groupOf(model: CompiledModel, view: EventView): { key: string; values: Record<string, string> } | undefined {
+  if (model.groupBy.length === 0) return NO_GROUP;
+  const values: Record<string, string> = {};
+  let key = '';
+  for (const field of model.groupBy) {
+    const v = view.get(field);
+    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') return undefined;
+    const text = String(v);
+    if (text === '') return undefined;
+    values[field] = text;
+    // One field: its value is the key; several: JSON keeps them apart whatever they contain.
+    key = model.groupBy.length === 1 ? text : key === '' ? JSON.stringify([text]) : `${key.slice(0, -1)},${JSON.stringify(text)}]`;
+  }
+  return { key, values };
+}
+
+const NO_GROUP = Object.freeze({ key: '*', values: Object.freeze({}) as Record<string, string> });
+
+function subjectOf(model: CompiledModel, view: EventView, values: Readonly<Record<string, string>>, accountId: string): string {
+  if (model.groupBy.length === 1) {
+    const field = model.groupBy[0] as string;
+    return `${SUBJECT_PREFIX[field] ?? field}:${values[field]}`;
+  }
+  if (model.groupBy.length > 1) return model.groupBy.map((f) => `${f}=${values[f]}`).join(',');
+  const str = (p: string) => {
+    const v = view.get(p);
+    return typeof v === 'string' && v !== '' ? v : undefined;
+  };
+  return primarySubject({ actor: str('actor_id'), ip: str('ip'), host: str('host'), accountId });
+}
+
+/**
+ * Per model list (one per compiled set of an account), the models whose event globs can match a
+ * type: an event only meets the models that may fire on it. Bounded, since types are open-ended.
+ */
+const typeIndexes = new WeakMap<readonly CompiledModel[], Map<string, readonly CompiledModel[]>>();
+const TYPES_INDEXED = 1_000;
+
+function typeIndexOf(models: readonly CompiledModel[]): Map<string, readonly CompiledModel[]> {
+  let index = typeIndexes.get(models);
+  if (index === undefined) {
+    index = new Map();
+    typeIndexes.set(models, index);
+  }
+  return index;
+}
+
+function modelsFor(index: Map<string, readonly CompiledModel[]>, models: readonly CompiledModel[], type: string): readonly CompiledModel[] {
+  let list = index.get(type);
+  if (list === undefined) {
+    list = models.filter((m) => m.steps.some((s) => s.type(type)));
+    if (index.size < TYPES_INDEXED) index.set(type, list);
+  }
+  return list;
+}
+
+const run = (state: StateStore, ops: readonly StateOp[]): StateResult[] | Promise<StateResult[]> =>
+  ops.length === 0 ? [] : state.runSync ? state.runSync(ops) : (state.run(ops) as Promise<StateResult[]>);
+
+/** Queues one (event, model) pair's state ops; answers the pending decision, or undefined when it cannot fire. */
+function queue(ops: StateOp[], scope: AccountScope, model: CompiledModel, view: EventView, event: number, eventId: string | undefined): Pending | undefined {
+  const matched: number[] = [];
+  for (let s = 0; s < model.steps.length; s++) if (stepMatches(model.steps[s] as (typeof model.steps)[number], view)) matched.push(s);
+  if (matched.length === 0) return undefined;
+  const group = groupOf(model, view);
+  if (group === undefined) return undefined;
+  const key = (kind: string) => scopedKey(scope, 'tm', model.id, String(model.version), kind, group.key);
+  const base = { event, model, group: group.key, groupValues: group.values };
+  switch (model.kind) {
+    case 'single':
+      return { ...base, slot: -1 };
+    case 'count':
+      ops.push({ kind: 'window.add', key: key('n'), field: 'c', at: view.at, windowMs: model.windowMs, maxEntries: model.count });
+      return { ...base, slot: ops.length - 1 };
+    case 'distinct': {
+      const value = view.get(model.distinct as string);
+      if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') return undefined;
+      ops.push({ kind: 'distinct.add', key: key('d'), field: 'v', at: view.at, windowMs: model.windowMs, member: String(value), maxMembers: model.count });
+      return { ...base, slot: ops.length - 1 };
+    }
+    case 'unordered':
+      for (const s of matched)
+        ops.push({ kind: 'distinct.add', key: key('u'), field: 's', at: view.at, windowMs: model.windowMs, member: String(s), maxMembers: model.steps.length });
+      return { ...base, slot: ops.length - 1 };
+    case 'sequence': {
+      // Highest stage first: one event never serves as both a step and the step before it.
+      let last = -1;
+      for (let i = matched.length - 1; i >= 0; i--) {
+        const stage = matched[i] as number;
+        ops.push({ kind: 'sequence.mark', key: key('q'), field: 's', at: view.at, stage, windowMs: model.windowMs, ref: eventId ?? null });
+        if (stage === model.steps.length - 1) last = ops.length - 1;
+      }
+      return last === -1 ? undefined : { ...base, slot: last };
+    }
+  }
+}
+
+function fires(p: Pending, answers: readonly StateResult[]): boolean {
+  if (p.slot === -1) return true;
+  const answer = answers[p.slot] as unknown as Record<string, unknown>;
+  switch (p.model.kind) {
+    case 'count':
+      return (answer.sum as number) >= p.model.count;
+    case 'distinct':
+    case 'unordered':
+      return (answer.distinct as number) >= p.model.count;
+    case 'sequence':
+      return answer.steps !== null;
+    default:
+      return true;
+  }
+}
+
+/**
+ * Evaluates `models` over `inputs` (one request's events, in order); answers one detection per
+ * input. Writes only to `state`: a dry run passes a private store.
+ */
+export async function evaluateModels(
+  state: StateStore,
+  clock: Clock,
+  accountId: string,
+  models: readonly CompiledModel[],
+  inputs: readonly ModelInput[],
+): Promise<ModelDetection[]> {
+  if (models.length === 0) return inputs.map(() => NOTHING);
+  const byType = typeIndexOf(models);
+  const scope = state.scope(accountId);
+  const ops: StateOp[] = [];
+  const pending: Pending[] = [];
+  for (let e = 0; e < inputs.length; e++) {
+    const { view, eventId } = inputs[e] as ModelInput;
+    for (const model of modelsFor(byType, models, view.type)) {
+      const p = queue(ops, scope, model, view, e, eventId);
+      if (p) pending.push(p);
+    }
+  }
+  // Ops run even when nothing can fire yet: a sequence's first step only records that it happened.
+  if (ops.length === 0 && pending.length === 0) return inputs.map(() => NOTHING);
+  const first = await run(state, ops);
+
+  const openings: AlertOpenOp[] = [];
+  const fired: Fired[] = [];
+  const seen = new Set<string>();
+  for (const p of pending) {
+    if (!fires(p, first)) continue;
+    const { view, eventId } = inputs[p.event] as ModelInput;
+    const subject = subjectOf(p.model, view, p.groupValues, accountId);
+    const type = p.model.definition.outcome.alert;
+    const once = `${p.event}\u0000${type}\u0000${subject}`;
+    if (seen.has(once)) continue;
+    seen.add(once);
+    openings.push({
+      kind: 'alert.open',
+      key: alertStateKey(scope, subject),
+      field: type,
+      at: view.at,
+      id: newId('alr', clock.now()),
+      windowMs: p.model.windowMs,
+      ...(eventId === undefined ? {} : { eventId }),
+    });
+    fired.push({ event: p.event, model: p.model, subject, groupValues: p.groupValues, slot: openings.length - 1 });
+  }
+  if (fired.length === 0) return inputs.map(() => NOTHING);
+  const second = await run(state, openings);
+
+  const out = inputs.map(() => ({ alerts: [] as AlertHit[], writes: [] as AlertWrite[] }));
+  for (const f of fired) {
+    const { alert, opened } = second[f.slot] as AlertOpenResult;
+    const { outcome, name } = f.model.definition;
+    const actor = inputs[f.event]?.view.get('actor_id');
+    const target = out[f.event] as { alerts: AlertHit[]; writes: AlertWrite[] };
+    target.alerts.push({
+      id: alert.id,
+      type: outcome.alert,
+      severity: outcome.severity,
+      subject: f.subject,
+      opened,
+      detector: THREAT_MODEL_DETECTOR,
+      points: outcome.points,
+      tags: outcome.tags,
+    });
+    target.writes.push({
+      opened,
+      alert: {
+        id: alert.id,
+        accountId,
+        type: outcome.alert,
+        severity: outcome.severity,
+        subject: f.subject,
+        status: 'open',
+        count: alert.count,
+        firstSeen: alert.firstSeen,
+        lastSeen: alert.lastSeen,
+        actorId: typeof actor === 'string' ? actor : null,
+        eventIds: alert.eventIds,
+        details: {
+          threat_model: { id: f.model.id, version: f.model.version, name },
+          points: outcome.points,
+          tags: outcome.tags,
+          ...(f.model.groupBy.length > 0 ? { group: f.groupValues } : {}),
+        },
+      },
+    });
+  }
+  return out;
+}

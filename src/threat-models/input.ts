@@ -1,0 +1,51 @@
+/**
+ * What a request body says a model is: a native model, a Sigma rule as YAML text, or
+ * `{"format": "sigma", "rule": <YAML text or the rule as JSON>, ...overrides}`. Both end as a
+ * validated native definition and the source it came from.
+ */
+import type { ErrorDetail } from '../event/rejection.js';
+import type { FieldMapping } from './field-mapping.js';
+import type { ModelSource, ThreatModelDefinition } from './model.js';
+import { translateSigma } from './sigma.js';
+import { validateModel, type Validation } from './validate.js';
+
+export interface ModelInputValue {
+  readonly definition: ThreatModelDefinition;
+  readonly source: ModelSource;
+}
+
+const SIGMA_KEYS = ['format', 'rule', 'enabled', 'event', 'outcome', 'name'];
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+function fromSigma(rule: string | Record<string, unknown>, fields: FieldMapping, overrides: Record<string, unknown>): Validation<ModelInputValue> {
+  const translated = translateSigma(rule, { fields }, overrides);
+  if (!translated.ok) return translated;
+  const checked = validateModel(translated.body);
+  if (!checked.ok) {
+    const errors: ErrorDetail[] = checked.errors.map((e) => ({ field: e.field, message: `${e.message} (in the model translated from the Sigma rule)` }));
+    return { ok: false, errors };
+  }
+  return { ok: true, value: { definition: checked.value, source: { format: 'sigma', rule: translated.rule } } };
+}
+
+export function parseModelInput(body: unknown, fields: FieldMapping): Validation<ModelInputValue> {
+  if (typeof body === 'string') return fromSigma(body, fields, {});
+  if (!isObject(body)) return { ok: false, errors: [{ field: '(body)', message: 'send a threat model object, or a Sigma rule as YAML' }] };
+  if (body.format === 'sigma') {
+    const errors: ErrorDetail[] = Object.keys(body)
+      .filter((k) => !SIGMA_KEYS.includes(k))
+      .map((k) => ({ field: k, message: `unknown field "${k}" beside a Sigma rule; expected one of: ${SIGMA_KEYS.join(', ')}` }));
+    const rule = body.rule;
+    if (typeof rule !== 'string' && !isObject(rule)) errors.push({ field: 'rule', message: 'the Sigma rule: YAML text, or the rule as a JSON object' });
+    if (errors.length > 0) return { ok: false, errors };
+    const { format, rule: _rule, ...overrides } = body;
+    void format;
+    void _rule;
+    return fromSigma(rule as string | Record<string, unknown>, fields, overrides);
+  }
+  if (body.format !== undefined && body.format !== 'native') return { ok: false, errors: [{ field: 'format', message: 'must be "native" or "sigma"' }] };
+  const { format, ...native } = body;
+  void format;
+  const checked = validateModel(native);
+  return checked.ok ? { ok: true, value: { definition: checked.value, source: { format: 'native' } } } : checked;
+}
