@@ -19,6 +19,9 @@ import { registerReadRoutes } from './http/routes/read.js';
 import { registerSettingsRoutes } from './http/routes/settings.js';
 import { trackRoutesFor405 } from './http/method-not-allowed.js';
 import { sameSecret } from './http/secrets.js';
+import { SessionAuthenticator } from './http/session-auth.js';
+import { registerDashboardRoutes } from './dashboard/routes.js';
+import { loadStaticFiles } from './dashboard/static-files.js';
 import { ipLimitResolver } from './limits/ip-limits.js';
 import type { QuotaCounter, RateLimiter } from './limits/types.js';
 import { CommitGroup } from './pipeline/commit-group.js';
@@ -232,6 +235,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     ipLimitFor: ipLimitResolver(config),
     adminToken: config.adminToken,
     checkAdminToken: (presented) => config.adminToken !== undefined && presented !== undefined && sameSecret(presented, config.adminToken),
+    sessions: new SessionAuthenticator(deps.store, authenticator, deps.clock),
   });
   // Before the 405 tracker so OPTIONS stays out of the Allow lists.
   const allowedOrigins = new AllowedOrigins(deps.store, deps.clock);
@@ -248,6 +252,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     },
   });
   registerSettingsRoutes(app, { store: deps.store, changed: () => authenticator.invalidate() });
+  registerDashboardRoutes(app, { store: deps.store, authenticator, limiter: deps.limiter, clock: deps.clock, files: loadStaticFiles() });
   registerOpsRoutes(app, { store: deps.store, metrics, status: deps.status ?? (() => ({})) });
   add405Routes();
 

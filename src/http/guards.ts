@@ -5,6 +5,7 @@ import { presentedKey, type Authenticator } from './authenticator.js';
 import './context.js';
 import { allowOrigin } from './cors.js';
 import { ApiError, type Rejection } from './errors.js';
+import type { SessionAuthenticator } from './session-auth.js';
 
 /** Who may call a route. `ingest`: any valid key; `read`: secret keys only. */
 export type Access = 'public' | 'ingest' | 'read' | 'admin';
@@ -22,6 +23,8 @@ export interface GuardDeps {
   readonly ipLimitFor: (ip: string) => number;
   readonly adminToken?: string;
   readonly checkAdminToken: (presented: string | undefined) => boolean;
+  /** Dashboard sessions: a request with the session cookie and no key. */
+  readonly sessions?: SessionAuthenticator;
 }
 
 function rateLimited(seconds: number, scope: string): Rejection {
@@ -57,7 +60,7 @@ export function registerGuards(app: FastifyInstance, deps: GuardDeps): void {
       return;
     }
     if (access !== 'ingest' && access !== 'read') return;
-    const auth = await deps.authenticator.authenticate(presentedKey(request.headers));
+    const auth = (await deps.sessions?.authenticate(request)) ?? (await deps.authenticator.authenticate(presentedKey(request.headers)));
     if (!auth.ok) throw new ApiError({ code: 'UNAUTHORIZED', message: auth.message });
     request.vigil.account = auth.ctx;
     request.vigil.allowedOrigins = auth.allowedOrigins;

@@ -61,6 +61,22 @@ export interface IdempotencyTable {
   response: string;
   created_at: number;
 }
+export interface DashboardSessionsTable {
+  id_hash: string;
+  account_id: string;
+  key_id: string;
+  csrf_token: string;
+  created_at: number;
+  expires_at: number;
+}
+export interface AlertNotesTable {
+  id: string;
+  account_id: string;
+  alert_id: string;
+  status: string;
+  note: string;
+  created_at: number;
+}
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -69,4 +85,6 @@ export interface Database {
   usage_monthly: UsageMonthlyTable;
   usage_daily: UsageDailyTable;
   idempotency: IdempotencyTable;
+  dashboard_sessions: DashboardSessionsTable;
+  alert_notes: AlertNotesTable;
 }
