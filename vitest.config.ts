@@ -1,8 +1,8 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
- * Two projects: every suite on the embedded default, and the HTTP functional suites again
- * in scale-out mode (PostgreSQL + Redis). Each suite that needs a server skips with a
+ * Three projects: every suite on the embedded default, the HTTP functional suites again
+ * in scale-out mode (PostgreSQL + Redis), and the dashboard in headless Chromium. Each suite that needs a server skips with a
  * message when it is absent, and fails under CI=true.
  */
 export default defineConfig({
@@ -10,7 +10,16 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     projects: [
-      { test: { name: 'embedded', include: ['test/**/*.test.ts'], testTimeout: 30_000, hookTimeout: 30_000 } },
+      {
+        test: {
+          name: 'embedded',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/dashboard/**'],
+          testTimeout: 30_000,
+          hookTimeout: 30_000,
+        },
+      },
+      { test: { name: 'dashboard', include: ['test/dashboard/**/*.test.ts'], testTimeout: 60_000, hookTimeout: 90_000 } },
       {
         test: {
           name: 'scaleout',

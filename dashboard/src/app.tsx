@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiFailure, currentSession, signIn, signOut, useSession, type Session } from './api';
 import { useRoute } from './router';
 import { AlertPage, AlertsView } from './views/alerts';
@@ -72,10 +72,13 @@ function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
 function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => void }) {
   const route = useRoute();
   const section = `/${route.path.split('/')[1] ?? ''}`;
+  const firstView = useRef(true);
   useEffect(() => {
     const title = NAV.find(([path]) => path === section)?.[1] ?? 'Vigil';
     document.title = `${title} · Vigil`;
-    document.getElementById('main')?.focus({ preventScroll: true });
+    // After navigating, focus moves to the new view (screen readers announce it); not on first load.
+    if (!firstView.current) document.getElementById('main')?.focus({ preventScroll: true });
+    firstView.current = false;
   }, [route.path]);
   const out = async () => {
     try {

@@ -38,11 +38,11 @@ export function EventsView({ params }: { params: URLSearchParams }) {
   return (
     <>
       <h1>Events</h1>
-      <form class="filters" onSubmit={apply} aria-label="Event filters">
+      <form class="filters" onSubmit={apply} aria-label="Event filters" key={q}>
         {FILTERS.map(([name, label, type]) => (
           <label key={name}>
             {label}
-            <input name={name} type={type} value={params.get(name) ?? ''} min={type === 'number' ? 0 : undefined} max={type === 'number' ? 100 : undefined} />
+            <input name={name} type={type} defaultValue={params.get(name) ?? ''} min={type === 'number' ? 0 : undefined} max={type === 'number' ? 100 : undefined} />
           </label>
         ))}
         <div class="actions">
