@@ -63,7 +63,9 @@ export async function sendAttack(base: string, key: string): Promise<void> {
     const res = await api(base, 'POST', '/v1/events', key, body);
     if (res.status !== 202) throw new Error(`event refused: ${res.status} ${JSON.stringify(res.json)}`);
   };
-  for (let i = 0; i < 4; i++) await send({ event: 'auth.login.success', actor_id: `user${i}@example.com`, ip: `81.2.69.${140 + i}`, tags: ['web'] });
+  for (let i = 0; i < 4; i++) await send({ event: 'auth.login.success', actor_id: `user${i}@example.com`, ip: `81.2.69.${140 + i}` });
+  // Generic requests the service tags with an inferred type (inferred:auth.logout).
+  for (let i = 0; i < 2; i++) await send({ event: 'api.request', actor_id: `user${i}@example.com`, ip: `81.2.69.${140 + i}`, request: { method: 'POST', path: '/account/logout', status: 200 } });
   for (let i = 0; i < 12; i++)
     await send({
       event: 'auth.login.failure',
@@ -71,10 +73,9 @@ export async function sendAttack(base: string, key: string): Promise<void> {
       ip: ATTACKER_IP,
       user_agent: 'sqlmap/1.7.2#stable (https://sqlmap.org)',
       metadata: { path: "/login?user=admin' OR '1'='1" },
-      tags: ['web', 'login'],
     });
-  await send({ event: 'auth.login.success', actor_id: VICTIM, ip: ATTACKER_IP, tags: ['web'] });
-  await send({ event: 'auth.mfa.disabled', actor_id: VICTIM, ip: ATTACKER_IP, tags: ['web'] });
+  await send({ event: 'auth.login.success', actor_id: VICTIM, ip: ATTACKER_IP });
+  await send({ event: 'auth.mfa.disabled', actor_id: VICTIM, ip: ATTACKER_IP });
 }
 
 export async function signIn(page: Page, base: string, key: string): Promise<void> {
