@@ -693,7 +693,14 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
       it('sessions: found by id hash with the key hash until they expire; deleting one also sweeps the expired', async () => {
         await account('acc_a');
         const k = await key('acc_a', 'hash_of_key_a');
-        const session = (idHash: string, expiresAt: number) => ({ idHash, accountId: 'acc_a', keyId: k.id, csrfToken: `csrf ${idHash}`, createdAt: T0, expiresAt });
+        const session = (idHash: string, expiresAt: number) => ({
+          idHash,
+          accountId: 'acc_a',
+          keyId: k.id,
+          csrfToken: `csrf ${idHash}`,
+          createdAt: T0,
+          expiresAt,
+        });
         await store.createDashboardSession(session('s1', T0 + 1000));
         await store.createDashboardSession(session('s2', T0 + 10));
         await store.createDashboardSession(session('s3', T0 + 1000));
@@ -710,7 +717,14 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
       it('alert notes: listed oldest first, per account', async () => {
         await account('acc_a');
         await account('acc_b');
-        const note = (accountId: string, id: string, text: string) => ({ id, accountId, alertId: 'alr_1', status: 'resolved' as const, note: text, createdAt: T0 });
+        const note = (accountId: string, id: string, text: string) => ({
+          id,
+          accountId,
+          alertId: 'alr_1',
+          status: 'resolved' as const,
+          note: text,
+          createdAt: T0,
+        });
         await store.addAlertNote(note('acc_a', 'not_2', 'second'));
         await store.addAlertNote(note('acc_a', 'not_1', 'first ✓'));
         await store.addAlertNote(note('acc_b', 'not_3', 'other account'));

@@ -1,3 +1,5 @@
+// Callbacks passed to page.evaluate run in the browser.
+/// <reference lib="dom" />
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -24,7 +26,9 @@ async function expectAccessible(page: Page, view: string): Promise<void> {
     const run = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: AxeViolation[] }> } }).axe.run;
     return (await run(document, { resultTypes: ['violations'] })).violations;
   });
-  const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${view}: ${v.id} ${v.help} at ${JSON.stringify(v.nodes.map((n) => n.target))}`);
+  const serious = violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${view}: ${v.id} ${v.help} at ${JSON.stringify(v.nodes.map((n) => n.target))}`);
   expect(serious).toEqual([]);
 }
 
@@ -217,7 +221,9 @@ describe('dashboard in headless Chromium against the real service', () => {
     await page.getByLabel('Detectors').fill('brute_force');
     await page.getByRole('button', { name: 'Save allowlists' }).click();
     await expect.poll(() => page.getByText('Allowlists saved.').count()).toBe(1);
-    expect((await api(stage.service.base, 'GET', '/v1/settings', stage.key)).json.allowlists).toEqual({ ips: [{ value: '203.0.113.0/24', detectors: ['brute_force'] }] });
+    expect((await api(stage.service.base, 'GET', '/v1/settings', stage.key)).json.allowlists).toEqual({
+      ips: [{ value: '203.0.113.0/24', detectors: ['brute_force'] }],
+    });
     await expectAccessible(page, 'settings');
   });
 
@@ -272,7 +278,11 @@ describe('dashboard in headless Chromium against the real service', () => {
     it('requires the CSRF token on every state-changing call made with the cookie', async () => {
       const { cookie, body } = await open();
       const patch = (headers: Record<string, string>) =>
-        fetch(`${base()}/v1/settings`, { method: 'PATCH', headers: { cookie: `vigil_session=${cookie}`, 'content-type': 'application/json', ...headers }, body: '{"risk":{"block":85}}' });
+        fetch(`${base()}/v1/settings`, {
+          method: 'PATCH',
+          headers: { cookie: `vigil_session=${cookie}`, 'content-type': 'application/json', ...headers },
+          body: '{"risk":{"block":85}}',
+        });
       expect((await patch({})).status).toBe(403);
       expect((await patch({ 'x-csrf-token': 'wrong' })).status).toBe(403);
       expect((await patch({ 'x-csrf-token': body.csrf_token as string })).status).toBe(200);
@@ -295,14 +305,25 @@ describe('dashboard in headless Chromium against the real service', () => {
 
     it('refuses sign-in from another origin and with a publishable key', async () => {
       expect((await open({ origin: 'https://evil.example' })).res.status).toBe(403);
-      const pk = await api(base(), 'POST', `/admin/accounts/${stage.accountId}/keys`, ADMIN, { kind: 'publishable', allowed_origins: ['https://shop.example'] });
-      const res = await fetch(`${base()}/dashboard/api/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key: pk.json.key }) });
+      const pk = await api(base(), 'POST', `/admin/accounts/${stage.accountId}/keys`, ADMIN, {
+        kind: 'publishable',
+        allowed_origins: ['https://shop.example'],
+      });
+      const res = await fetch(`${base()}/dashboard/api/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ key: pk.json.key }),
+      });
       expect(res.status).toBe(403);
     });
 
     it('ends the session when its key is revoked', async () => {
       const key = await api(base(), 'POST', `/admin/accounts/${stage.accountId}/keys`, ADMIN, { kind: 'secret' });
-      const res = await fetch(`${base()}/dashboard/api/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key: key.json.key }) });
+      const res = await fetch(`${base()}/dashboard/api/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ key: key.json.key }),
+      });
       const cookie = /vigil_session=([^;]*)/.exec(res.headers.get('set-cookie') ?? '')?.[1] ?? '';
       expect((await fetch(`${base()}/v1/alerts`, { headers: { cookie: `vigil_session=${cookie}` } })).status).toBe(200);
       expect((await api(base(), 'DELETE', `/admin/keys/${key.json.id}`, ADMIN)).status).toBeLessThan(300);

@@ -65,7 +65,13 @@ export async function sendAttack(base: string, key: string): Promise<void> {
   };
   for (let i = 0; i < 4; i++) await send({ event: 'auth.login.success', actor_id: `user${i}@example.com`, ip: `81.2.69.${140 + i}` });
   // Generic requests the service tags with an inferred type (inferred:auth.logout).
-  for (let i = 0; i < 2; i++) await send({ event: 'api.request', actor_id: `user${i}@example.com`, ip: `81.2.69.${140 + i}`, request: { method: 'POST', path: '/account/logout', status: 200 } });
+  for (let i = 0; i < 2; i++)
+    await send({
+      event: 'api.request',
+      actor_id: `user${i}@example.com`,
+      ip: `81.2.69.${140 + i}`,
+      request: { method: 'POST', path: '/account/logout', status: 200 },
+    });
   for (let i = 0; i < 12; i++)
     await send({
       event: 'auth.login.failure',

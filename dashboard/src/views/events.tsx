@@ -42,7 +42,13 @@ export function EventsView({ params }: { params: URLSearchParams }) {
         {FILTERS.map(([name, label, type]) => (
           <label key={name}>
             {label}
-            <input name={name} type={type} defaultValue={params.get(name) ?? ''} min={type === 'number' ? 0 : undefined} max={type === 'number' ? 100 : undefined} />
+            <input
+              name={name}
+              type={type}
+              defaultValue={params.get(name) ?? ''}
+              min={type === 'number' ? 0 : undefined}
+              max={type === 'number' ? 100 : undefined}
+            />
           </label>
         ))}
         <div class="actions">
