@@ -7,7 +7,7 @@ import { gzipSync } from 'node:zlib';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, api } from '../process/service.js';
-import { ATTACKER_IP, DASHBOARD_DIST, VICTIM, openStage, sendAttack, signIn, type Stage } from './harness.js';
+import { ATTACKER_IP, DASHBOARD_DIST, VICTIM, chromiumPresent, openStage, sendAttack, signIn, type Stage } from './harness.js';
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const FIRST_LOAD_BUDGET = 150 * 1024;
@@ -40,7 +40,7 @@ async function sessionCookie(context: BrowserContext) {
   return (await context.cookies()).find((c) => c.name === 'vigil_session');
 }
 
-describe('dashboard in headless Chromium against the real service', () => {
+describe.runIf(chromiumPresent())('dashboard in headless Chromium against the real service', () => {
   let stage: Stage;
   let context: BrowserContext;
   let page: Page;
