@@ -189,6 +189,18 @@ describe.runIf(chromiumPresent())('dashboard in headless Chromium against the re
     await page.getByRole('button', { name: 'Apply' }).click();
     await expect.poll(() => page.getByText('No event matches these filters.').count()).toBe(1);
     await page.getByRole('link', { name: 'Clear' }).click();
+    await page.goto(`${stage.service.base}/dashboard#/events?limit=8`);
+    const seen = new Set<string>();
+    for (const expected of [8, 8, 4]) {
+      await expect.poll(() => page.getByRole('row').count()).toBe(expected + 1);
+      for (const link of await page.getByRole('table').getByRole('link').all()) seen.add((await link.getAttribute('href')) ?? '');
+      if (expected === 8) await page.getByRole('link', { name: 'Next page' }).click();
+    }
+    expect(seen.size).toBe(20); // every event once across the pages
+    expect(await page.getByRole('link', { name: 'Next page' }).count()).toBe(0);
+    await page.getByRole('link', { name: 'First page' }).click();
+    await expect.poll(() => page.getByRole('row').count()).toBe(9);
+    await section(page, 'Events').click();
     await page.getByLabel('Tag').fill('inferred:auth.logout');
     await page.getByRole('button', { name: 'Apply' }).click();
     await expect.poll(() => page.getByRole('row').count()).toBe(3);

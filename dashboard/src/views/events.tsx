@@ -26,7 +26,7 @@ export function EventsView({ params }: { params: URLSearchParams }) {
     until: toIso(params.get('until')),
     tag: get('tag'),
     cursor: get('cursor'),
-    limit: 50,
+    limit: get('limit') ?? 50,
   });
   const { data, error } = useLoad(() => call<Page<EventDoc>>('GET', `/v1/events${q}`), [q]);
   const apply = (e: Event) => {
@@ -34,7 +34,7 @@ export function EventsView({ params }: { params: URLSearchParams }) {
     const form = new FormData(e.currentTarget as HTMLFormElement);
     go('/events', Object.fromEntries(FILTERS.map(([k]) => [k, String(form.get(k) ?? '').trim() || undefined])));
   };
-  const filters = Object.fromEntries(FILTERS.map(([k]) => [k, get(k)]));
+  const filters = { ...Object.fromEntries(FILTERS.map(([k]) => [k, get(k)])), limit: get('limit') };
   return (
     <>
       <h1>Events</h1>
