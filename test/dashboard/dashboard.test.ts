@@ -124,7 +124,7 @@ describe.runIf(chromiumPresent())('dashboard in headless Chromium against the re
     await section(page, 'Overview').click();
     await expect.poll(() => page.getByText('No events in this range.').count()).toBe(2);
     await sendAttack(stage.service.base, stage.key);
-    await page.reload();
+    await page.getByRole('button', { name: 'Refresh' }).click();
     const actors = page.getByRole('region', { name: 'Top attacked actors' });
     await expect.poll(() => actors.getByRole('link', { name: VICTIM }).count()).toBe(1);
     const addresses = page.getByRole('region', { name: 'Top attacking addresses' });

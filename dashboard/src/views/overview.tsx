@@ -1,14 +1,20 @@
-import { useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { call, type Overview } from '../api';
 import { TimeChart } from '../chart';
 import { href } from '../router';
 import { Card, fmtNumber, fmtTime, Loading, Risk, Severity, useLoad } from '../ui';
 
 const SEVERITIES = ['critical', 'high', 'medium', 'low'];
+const REFRESH_MS = 30_000;
 
 export function OverviewView() {
   const [range, setRange] = useState('24h');
-  const { data, error } = useLoad(() => call<Overview>('GET', `/dashboard/api/overview?range=${range}`), [range]);
+  const { data, error, reload } = useLoad(() => call<Overview>('GET', `/dashboard/api/overview?range=${range}`), [range]);
+  // What is being attacked right now: the overview refreshes itself while it is open.
+  useEffect(() => {
+    const timer = setInterval(reload, REFRESH_MS);
+    return () => clearInterval(timer);
+  }, [range]);
   const chart = useMemo(() => {
     if (!data) return undefined;
     const start = Date.parse(data.since);
@@ -30,14 +36,19 @@ export function OverviewView() {
     <>
       <div class="heading">
         <h1>Overview</h1>
-        <label>
-          Range{' '}
-          <select value={range} onChange={(e) => setRange((e.currentTarget as HTMLSelectElement).value)}>
-            <option value="24h">Last 24 hours</option>
-            <option value="7d">Last 7 days</option>
-            <option value="30d">Last 30 days</option>
-          </select>
-        </label>
+        <div class="actions">
+          <button type="button" class="secondary" onClick={reload}>
+            Refresh
+          </button>
+          <label>
+            Range{' '}
+            <select value={range} onChange={(e) => setRange((e.currentTarget as HTMLSelectElement).value)}>
+              <option value="24h">Last 24 hours</option>
+              <option value="7d">Last 7 days</option>
+              <option value="30d">Last 30 days</option>
+            </select>
+          </label>
+        </div>
       </div>
       <Loading error={error}>
         {data && chart && (
