@@ -56,7 +56,8 @@ const AlertStatusSchema = Type.Union([Type.Literal('open'), Type.Literal('acknow
 const NoteBody = Type.Object({ status: AlertStatusSchema, note: Type.String({ minLength: 1, maxLength: 2000 }) }, { additionalProperties: false });
 const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 
-const hide = { hide: true } as never;
+/** Sign-in and the static files stay out of the OpenAPI document (they are the dashboard's, not the API's). */
+const hidden = { hide: true } as const;
 
 function setSessionCookie(request: FastifyRequest, reply: FastifyReply, value: string, maxAgeSeconds: number): void {
   const secure = request.protocol === 'https' ? '; Secure' : '';
@@ -104,7 +105,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
   const { store, clock } = deps;
 
   app.post<{ Body: Static<typeof SignInBody> }>('/dashboard/api/session', {
-    schema: { hide, body: SignInBody, response: { ...ErrorResponses } },
+    schema: { ...hidden, body: SignInBody, response: { ...ErrorResponses } },
     handler: async (request, reply) => {
       reply.header('Cache-Control', 'no-store');
       if (!sameOrigin(request)) throw new ApiError({ code: 'FORBIDDEN', message: 'Sign in from the dashboard itself.' });
@@ -138,7 +139,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
   });
 
   app.get('/dashboard/api/session', {
-    schema: { hide, response: { ...ErrorResponses } },
+    schema: { ...hidden, response: { ...ErrorResponses } },
     handler: async (request, reply) => {
       reply.header('Cache-Control', 'no-store');
       const id = sessionIdFrom(request.headers.cookie);
@@ -156,7 +157,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
   // Sign-out is state-changing: the guards check the CSRF token of the session it ends.
   app.delete('/dashboard/api/session', {
     config: { access: 'read' },
-    schema: { hide, response: { ...ErrorResponses } },
+    schema: { ...hidden, response: { ...ErrorResponses } },
     handler: async (request, reply) => {
       reply.header('Cache-Control', 'no-store');
       const id = sessionIdFrom(request.headers.cookie);
@@ -259,7 +260,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
     if (gzip) reply.header('Content-Encoding', 'gzip');
     return reply.send(gzip ? file.gzip : file.body);
   };
-  app.get('/dashboard', { schema: hide }, serve('index.html'));
-  app.get('/dashboard/', { schema: hide }, serve('index.html'));
-  app.get<{ Params: { '*': string } }>('/dashboard/*', { schema: hide }, async (request, reply) => serve(request.params['*'])(request, reply));
+  app.get('/dashboard', { schema: hidden }, serve('index.html'));
+  app.get('/dashboard/', { schema: hidden }, serve('index.html'));
+  app.get<{ Params: { '*': string } }>('/dashboard/*', { schema: hidden }, async (request, reply) => serve(request.params['*'])(request, reply));
 }
