@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'clients/*/dist/**', 'agent/dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'src/dashboard/dist/**'] },
+  { ignores: ['dist/**', 'clients/*/dist/**', 'agent/dist/**', 'dashboard/dist/**', 'node_modules/**', 'data/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,18 +1,27 @@
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
- * Three projects: every suite on the embedded default, the HTTP functional suites again
- * in scale-out mode (PostgreSQL + Redis), the official clients (clients/*) and the host agent
- * (agent/test). Each suite that needs a server skips with a message when it is absent, and fails
- * under CI=true.
+ * Projects: every suite on the embedded default, the HTTP functional suites again in scale-out
+ * mode (PostgreSQL + Redis), the dashboard in headless Chromium, the official clients (clients/*)
+ * and the host agent (agent/test). Each suite that needs a server skips with a message when it is
+ * absent, and fails under CI=true.
  */
 export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
     projects: [
-      { test: { name: 'embedded', include: ['test/**/*.test.ts'], testTimeout: 30_000, hookTimeout: 30_000 } },
+      {
+        test: {
+          name: 'embedded',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/dashboard/**'],
+          testTimeout: 30_000,
+          hookTimeout: 30_000,
+        },
+      },
+      { test: { name: 'dashboard', include: ['test/dashboard/**/*.test.ts'], testTimeout: 60_000, hookTimeout: 90_000 } },
       {
         test: {
           name: 'agent',

@@ -26,6 +26,9 @@ import { registerWebhookRoutes } from './http/routes/webhooks.js';
 import { registerThreatModelRoutes } from './http/routes/threat-models.js';
 import { trackRoutesFor405 } from './http/method-not-allowed.js';
 import { sameSecret } from './http/secrets.js';
+import { SessionAuthenticator } from './http/session-auth.js';
+import { registerDashboardRoutes } from './dashboard/routes.js';
+import { loadStaticFiles } from './dashboard/static-files.js';
 import { ipLimitResolver } from './limits/ip-limits.js';
 import type { QuotaCounter, RateLimiter } from './limits/types.js';
 import type { CommitGroup } from './pipeline/commit-group.js';
@@ -278,6 +281,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     checkAdminToken: (presented) => config.adminToken !== undefined && presented !== undefined && sameSecret(presented, config.adminToken),
     adminFailures: new FailureThrottle(ADMIN_FAILURE_LIMITS),
     onAdminFailure: (outcome) => metrics.adminAuthFailures.inc({ outcome }),
+    sessions: new SessionAuthenticator(deps.store, authenticator, deps.clock),
   });
   registerNulGuard(app);
   // Before the 405 tracker so OPTIONS stays out of the Allow lists.
@@ -304,6 +308,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     guard: deps.webhookGuard ?? { allowed: config.webhooks.allowCidrs, resolve: systemResolver },
     dispatcher: deps.webhookDispatcher,
   });
+  registerDashboardRoutes(app, { store: deps.store, authenticator, limiter: deps.limiter, clock: deps.clock, files: loadStaticFiles() });
   registerOpsRoutes(app, {
     store: deps.store,
     metrics,

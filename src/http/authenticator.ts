@@ -65,7 +65,11 @@ export class Authenticator {
   async authenticate(key: string | undefined): Promise<AuthResult> {
     if (key === undefined) return { ok: false, message: 'Missing API key: send "Authorization: Bearer <API_KEY>" or "X-API-Key: <API_KEY>".' };
     if (!looksLikeKey(key)) return { ok: false, message: 'Invalid API key.' };
-    const hash = hashKey(key);
+    return this.authenticateHash(hashKey(key));
+  }
+
+  /** The same check for a key known by its hash (a dashboard session holds no key, only which key opened it). */
+  async authenticateHash(hash: string): Promise<AuthResult> {
     const now = this.clock.now();
     const cached = this.cache.get(hash);
     if (cached && cached.expiresAt > now) return cached.result;

@@ -7,6 +7,7 @@ import { allowOrigin } from './cors.js';
 import { ApiError } from './errors.js';
 import type { Rejection } from '../event/rejection.js';
 import type { FailureThrottle } from './failure-throttle.js';
+import type { SessionAuthenticator } from './session-auth.js';
 
 /** Who may call a route. `ingest`: any valid key; `read`: secret keys only. */
 export type Access = 'public' | 'ingest' | 'read' | 'admin';
@@ -28,6 +29,8 @@ export interface GuardDeps {
   readonly adminFailures: FailureThrottle;
   /** Called on each failed admin authentication ('wrong_token') and each refused attempt ('throttled'). */
   readonly onAdminFailure?: (outcome: 'wrong_token' | 'throttled') => void;
+  /** Dashboard sessions: a request with the session cookie and no key. */
+  readonly sessions?: SessionAuthenticator;
 }
 
 /** Failed admin authentications allowed per minute: 10 per source address, 100 from all addresses together. */
@@ -112,7 +115,7 @@ export function registerGuards(app: FastifyInstance, deps: GuardDeps): void {
       key = beacon.key;
       request.vigil.beacon = key !== undefined;
     }
-    const auth = await deps.authenticator.authenticate(key);
+    const auth = (key === undefined ? await deps.sessions?.authenticate(request) : undefined) ?? (await deps.authenticator.authenticate(key));
     if (!auth.ok) throw new ApiError({ code: 'UNAUTHORIZED', message: auth.message });
     request.vigil.account = auth.ctx;
     request.vigil.allowedOrigins = auth.allowedOrigins;

@@ -10,13 +10,16 @@ import { alertWriteOutbox, insertDeliveries, setStatusWithOutbox, WebhookStore, 
 import { StoreRejectedError, StoreUnavailableError, type NewKey, type Store } from './store.js';
 import type {
   AlertFilter,
+  AlertNote,
   AlertRow,
   AlertStatus,
   ApiKeyRecord,
   CommitBatch,
+  DashboardSession,
   EventFilter,
   EventRow,
   IdempotencyRow,
+  Overview,
   Page,
   ThreatModelRow,
   ThreatModelVersionRow,
@@ -501,6 +504,142 @@ export class KyselyStore implements Store {
       this.db.selectFrom('usage_daily').select(['day', 'used']).where('account_id', '=', accountId).where('day', '>=', sinceDay).orderBy('day').execute(),
     );
     return rows.map((r) => ({ day: r.day, count: num(r.used) }));
+  }
+
+  async overview(accountId: string, since: number, bucketMs: number): Promise<Overview> {
+    if (this.unmatchable(accountId)) return { events: [], alerts: [], openBySeverity: {}, topActors: [], topIps: [], chains: [] };
+    const bucket = (column: 'received_at' | 'first_seen') => sql<number>`(${sql.ref(column)} / cast(${bucketMs} as bigint)) * cast(${bucketMs} as bigint)`;
+    const recent = this.db.selectFrom('events').where('account_id', '=', accountId).where('received_at', '>=', since);
+    const top = (column: 'actor_id' | 'ip') =>
+      recent
+        .select((eb) => [sql<string>`${sql.ref(column)}`.as('value'), eb.fn.countAll().as('n'), eb.fn.max('risk_score').as('max_risk')])
+        .where(column, 'is not', null)
+        .groupBy(column)
+        .orderBy('n', 'desc')
+        .orderBy(column)
+        .limit(10)
+        .execute();
+    return this.read('overview', async () => {
+      const [events, alerts, open, actors, ips, chains] = await Promise.all([
+        recent
+          .select((eb) => [bucket('received_at').as('at'), eb.fn.countAll().as('n')])
+          .groupBy('at')
+          .orderBy('at')
+          .execute(),
+        this.db
+          .selectFrom('alerts')
+          .select((eb) => [bucket('first_seen').as('at'), eb.fn.countAll().as('n')])
+          .where('account_id', '=', accountId)
+          .where('first_seen', '>=', since)
+          .groupBy('at')
+          .orderBy('at')
+          .execute(),
+        this.db
+          .selectFrom('alerts')
+          .select((eb) => ['severity', eb.fn.countAll().as('n')])
+          .where('account_id', '=', accountId)
+          .where('status', 'in', ['open', 'acknowledged'])
+          .groupBy('severity')
+          .execute(),
+        top('actor_id'),
+        top('ip'),
+        this.db
+          .selectFrom('alerts')
+          .selectAll()
+          .where('account_id', '=', accountId)
+          .where('status', 'in', ['open', 'acknowledged'])
+          .where(sql<boolean>`type like 'chain.%'`)
+          .orderBy('last_seen', 'desc')
+          .limit(10)
+          .execute(),
+      ]);
+      const points = (rows: readonly { at: unknown; n: unknown }[]) => rows.map((r) => ({ at: num(r.at), count: num(r.n) }));
+      const values = (rows: readonly { value: string; n: unknown; max_risk: unknown }[]) =>
+        rows.map((r) => ({ value: r.value, count: num(r.n), maxRisk: num(r.max_risk) }));
+      return {
+        events: points(events),
+        alerts: points(alerts),
+        openBySeverity: Object.fromEntries(open.map((r) => [r.severity, num(r.n)])),
+        topActors: values(actors),
+        topIps: values(ips),
+        chains: chains.map(toAlert),
+      };
+    });
+  }
+
+  async addAlertNote(note: AlertNote): Promise<void> {
+    await this.guard('addAlertNote', () =>
+      this.db
+        .insertInto('alert_notes')
+        .values({ id: note.id, account_id: note.accountId, alert_id: note.alertId, status: note.status, note: note.note, created_at: note.createdAt })
+        .execute(),
+    );
+  }
+
+  async listAlertNotes(accountId: string, alertId: string): Promise<readonly AlertNote[]> {
+    if (this.unmatchable(accountId, alertId)) return [];
+    const rows = await this.read('listAlertNotes', () =>
+      this.db.selectFrom('alert_notes').selectAll().where('account_id', '=', accountId).where('alert_id', '=', alertId).orderBy('id').limit(500).execute(),
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      accountId: r.account_id,
+      alertId: r.alert_id,
+      status: r.status as AlertStatus,
+      note: r.note,
+      createdAt: num(r.created_at),
+    }));
+  }
+
+  async createDashboardSession(session: DashboardSession): Promise<void> {
+    await this.guard('createDashboardSession', () =>
+      this.db
+        .insertInto('dashboard_sessions')
+        .values({
+          id_hash: session.idHash,
+          account_id: session.accountId,
+          key_id: session.keyId,
+          csrf_token: session.csrfToken,
+          created_at: session.createdAt,
+          expires_at: session.expiresAt,
+        })
+        .execute(),
+    );
+  }
+
+  async findDashboardSession(idHash: string, now: number): Promise<{ session: DashboardSession; keyHash: string } | undefined> {
+    if (this.unmatchable(idHash)) return undefined;
+    const row = await this.read('findDashboardSession', () =>
+      this.db
+        .selectFrom('dashboard_sessions as s')
+        .innerJoin('api_keys as k', (j) => j.onRef('k.id', '=', 's.key_id').onRef('k.account_id', '=', 's.account_id'))
+        .selectAll('s')
+        .select('k.hash as key_hash')
+        .where('s.id_hash', '=', idHash)
+        .where('s.expires_at', '>', now)
+        .executeTakeFirst(),
+    );
+    if (!row) return undefined;
+    return {
+      session: {
+        idHash: row.id_hash,
+        accountId: row.account_id,
+        keyId: row.key_id,
+        csrfToken: row.csrf_token,
+        createdAt: num(row.created_at),
+        expiresAt: num(row.expires_at),
+      },
+      keyHash: row.key_hash,
+    };
+  }
+
+  async deleteDashboardSession(idHash: string, now: number): Promise<void> {
+    await this.guard('deleteDashboardSession', () =>
+      this.db
+        .deleteFrom('dashboard_sessions')
+        .where((eb) => eb.or([eb('id_hash', '=', idHash), eb('expires_at', '<=', now)]))
+        .execute(),
+    );
   }
 
   async pruneEvents(accountId: string, before: number): Promise<number> {

@@ -115,6 +115,22 @@ export interface ThreatModelVersionsTable {
   source: string;
   created_at: number;
 }
+export interface DashboardSessionsTable {
+  id_hash: string;
+  account_id: string;
+  key_id: string;
+  csrf_token: string;
+  created_at: number;
+  expires_at: number;
+}
+export interface AlertNotesTable {
+  id: string;
+  account_id: string;
+  alert_id: string;
+  status: string;
+  note: string;
+  created_at: number;
+}
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -127,4 +143,6 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   threat_models: ThreatModelsTable;
   threat_model_versions: ThreatModelVersionsTable;
+  dashboard_sessions: DashboardSessionsTable;
+  alert_notes: AlertNotesTable;
 }

@@ -1,12 +1,15 @@
 import type {
   AlertFilter,
+  AlertNote,
   AlertRow,
   AlertStatus,
   ApiKeyRecord,
   CommitBatch,
+  DashboardSession,
   EventFilter,
   EventRow,
   IdempotencyRow,
+  Overview,
   Page,
   ThreatModelRow,
   ThreatModelVersionRow,
@@ -75,6 +78,19 @@ export interface Store {
   getUsage(accountId: string, period: string): Promise<UsageRow>;
   /** Daily accepted counts for the dashboard chart, `YYYY-MM-DD` -> count. */
   dailyCounts(accountId: string, since: number): Promise<readonly { day: string; count: number }[]>;
+
+  /** Counts for the dashboard overview: events and alerts per `bucketMs` since `since`, open alerts, top actors and addresses. */
+  overview(accountId: string, since: number, bucketMs: number): Promise<Overview>;
+
+  addAlertNote(note: AlertNote): Promise<void>;
+  /** An alert's notes, oldest first. */
+  listAlertNotes(accountId: string, alertId: string): Promise<readonly AlertNote[]>;
+
+  createDashboardSession(session: DashboardSession): Promise<void>;
+  /** The session with this id hash and the hash of the key it was opened with, unless it expired by `now`. */
+  findDashboardSession(idHash: string, now: number): Promise<{ session: DashboardSession; keyHash: string } | undefined>;
+  /** Ends one session; also removes every session that expired before `now`. */
+  deleteDashboardSession(idHash: string, now: number): Promise<void>;
 
   /** Retention: deletes events and idempotency rows older than the cut-off; returns rows deleted. */
   pruneEvents(accountId: string, before: number): Promise<number>;

@@ -134,3 +134,50 @@ export interface ThreatModelVersionRow {
   readonly source: Readonly<Record<string, unknown>>;
   readonly createdAt: number;
 }
+
+/** A dashboard sign-in: the session id is known to the store only by its hash. */
+export interface DashboardSession {
+  readonly idHash: string;
+  readonly accountId: string;
+  readonly keyId: string;
+  /** Sent back by the browser in a header on every state-changing call. */
+  readonly csrfToken: string;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+}
+
+export interface CountPoint {
+  /** Start of the bucket, Unix milliseconds. */
+  readonly at: number;
+  readonly count: number;
+}
+
+export interface TopValue {
+  readonly value: string;
+  readonly count: number;
+  readonly maxRisk: number;
+}
+
+/** The dashboard overview's aggregates for one account over one time range. */
+export interface Overview {
+  /** Events per bucket of received time. */
+  readonly events: readonly CountPoint[];
+  /** Alerts per bucket of first sighting. */
+  readonly alerts: readonly CountPoint[];
+  /** Open and acknowledged alerts per severity. */
+  readonly openBySeverity: Readonly<Record<string, number>>;
+  readonly topActors: readonly TopValue[];
+  readonly topIps: readonly TopValue[];
+  /** Open and acknowledged kill-chain alerts, most recent first. */
+  readonly chains: readonly AlertRow[];
+}
+
+/** A note written with an alert status change. */
+export interface AlertNote {
+  readonly id: string;
+  readonly accountId: string;
+  readonly alertId: string;
+  readonly status: AlertStatus;
+  readonly note: string;
+  readonly createdAt: number;
+}

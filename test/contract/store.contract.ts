@@ -649,6 +649,90 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
       });
     });
 
+    describe('dashboard', () => {
+      it('overview: counts per bucket since the start, open alerts by severity, top actors and addresses, open kill chains; one account only', async () => {
+        await account('acc_a');
+        await account('acc_b');
+        const HOUR = 3_600_000;
+        const events = [
+          eventRow('acc_a', { receivedAt: T0 - 5 * HOUR, actorId: 'old', riskScore: 99 }),
+          eventRow('acc_a', { receivedAt: T0, actorId: 'alice', ip: '198.51.100.1', riskScore: 70 }),
+          eventRow('acc_a', { receivedAt: T0 + 10, actorId: 'alice', ip: '198.51.100.1', riskScore: 20 }),
+          eventRow('acc_a', { receivedAt: T0 + HOUR + 5, actorId: 'bob', ip: '198.51.100.2', riskScore: 40 }),
+          eventRow('acc_a', { receivedAt: T0 + HOUR + 6, actorId: null, ip: null, riskScore: 0 }),
+          eventRow('acc_b', { receivedAt: T0, actorId: 'alice', ip: '198.51.100.1', riskScore: 100 }),
+        ];
+        const chain = alertRow('acc_a', { type: 'chain.account_takeover', severity: 'critical', firstSeen: T0 + HOUR, lastSeen: T0 + HOUR });
+        const closedChain = alertRow('acc_a', { type: 'chain.cover_tracks', severity: 'critical', status: 'resolved', firstSeen: T0, lastSeen: T0 });
+        const high = alertRow('acc_a', { severity: 'high', status: 'acknowledged', firstSeen: T0 - 5 * HOUR });
+        const other = alertRow('acc_b', { type: 'chain.account_takeover', severity: 'critical' });
+        await store.commit(batch({ events, alerts: [chain, closedChain, high, other].map((alert) => ({ alert, opened: true })) }));
+        const since = T0 - (T0 % HOUR);
+        const o = await store.overview('acc_a', since, HOUR);
+        expect(o.events).toEqual([
+          { at: since, count: 2 },
+          { at: since + HOUR, count: 2 },
+        ]);
+        expect(o.alerts).toEqual([
+          { at: since, count: 1 },
+          { at: since + HOUR, count: 1 },
+        ]);
+        expect(o.openBySeverity).toEqual({ critical: 1, high: 1 });
+        expect(o.topActors).toEqual([
+          { value: 'alice', count: 2, maxRisk: 70 },
+          { value: 'bob', count: 1, maxRisk: 40 },
+        ]);
+        expect(o.topIps).toEqual([
+          { value: '198.51.100.1', count: 2, maxRisk: 70 },
+          { value: '198.51.100.2', count: 1, maxRisk: 40 },
+        ]);
+        expect(o.chains.map((c) => c.id)).toEqual([chain.id]);
+        expect(await store.overview('acc_none', since, HOUR)).toEqual({ events: [], alerts: [], openBySeverity: {}, topActors: [], topIps: [], chains: [] });
+      });
+
+      it('sessions: found by id hash with the key hash until they expire; deleting one also sweeps the expired', async () => {
+        await account('acc_a');
+        const k = await key('acc_a', 'hash_of_key_a');
+        const session = (idHash: string, expiresAt: number) => ({
+          idHash,
+          accountId: 'acc_a',
+          keyId: k.id,
+          csrfToken: `csrf ${idHash}`,
+          createdAt: T0,
+          expiresAt,
+        });
+        await store.createDashboardSession(session('s1', T0 + 1000));
+        await store.createDashboardSession(session('s2', T0 + 10));
+        await store.createDashboardSession(session('s3', T0 + 1000));
+        expect(await store.findDashboardSession('s1', T0)).toEqual({ session: session('s1', T0 + 1000), keyHash: 'hash_of_key_a' });
+        expect(await store.findDashboardSession('s2', T0 + 10)).toBeUndefined();
+        expect(await store.findDashboardSession('nope', T0)).toBeUndefined();
+        await store.deleteDashboardSession('s1', T0 + 20);
+        expect(await store.findDashboardSession('s1', T0)).toBeUndefined();
+        expect(await store.findDashboardSession('s2', T0)).toBeUndefined();
+        expect(await store.findDashboardSession('s3', T0)).toBeDefined();
+        await expect(store.createDashboardSession(session('s3', T0))).rejects.toBeInstanceOf(StoreRejectedError);
+      });
+
+      it('alert notes: listed oldest first, per account', async () => {
+        await account('acc_a');
+        await account('acc_b');
+        const note = (accountId: string, id: string, text: string) => ({
+          id,
+          accountId,
+          alertId: 'alr_1',
+          status: 'resolved' as const,
+          note: text,
+          createdAt: T0,
+        });
+        await store.addAlertNote(note('acc_a', 'not_2', 'second'));
+        await store.addAlertNote(note('acc_a', 'not_1', 'first ✓'));
+        await store.addAlertNote(note('acc_b', 'not_3', 'other account'));
+        expect(await store.listAlertNotes('acc_a', 'alr_1')).toEqual([note('acc_a', 'not_1', 'first ✓'), note('acc_a', 'not_2', 'second')]);
+        expect(await store.listAlertNotes('acc_a', 'alr_2')).toEqual([]);
+      });
+    });
+
     describe('retention', () => {
       it('prunes one account by receive time, strictly before the cut-off', async () => {
         await account('acc_a');

@@ -109,5 +109,24 @@ describePostgres('two service processes, one service', () => {
       expect((await api(services[0]!.base, 'GET', '/v1/alerts', b.key)).json.data).toEqual([]);
       expect(await unscopedKeys(r.client, r.prefix)).toEqual([]);
     });
+    it('a dashboard session opened on one process is honoured, CSRF-checked and ended on the other', async () => {
+      const { key } = await provision(services[0]!.base, 'pro');
+      const [a, b] = services as [Service, Service];
+      const signIn = await fetch(`${a.base}/dashboard/api/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ key }),
+      });
+      expect(signIn.status).toBe(201);
+      const cookie = `vigil_session=${/vigil_session=([^;]*)/.exec(signIn.headers.get('set-cookie') ?? '')?.[1] ?? ''}`;
+      const csrf = ((await signIn.json()) as { csrf_token: string }).csrf_token;
+      expect((await fetch(`${b.base}/v1/usage`, { headers: { cookie } })).status).toBe(200);
+      const patch = (headers: Record<string, string>) =>
+        fetch(`${b.base}/v1/settings`, { method: 'PATCH', headers: { cookie, 'content-type': 'application/json', ...headers }, body: '{"risk":{"block":90}}' });
+      expect((await patch({})).status).toBe(403);
+      expect((await patch({ 'x-csrf-token': csrf })).status).toBe(200);
+      expect((await fetch(`${b.base}/dashboard/api/session`, { method: 'DELETE', headers: { cookie, 'x-csrf-token': csrf } })).status).toBe(204);
+      expect((await fetch(`${a.base}/v1/usage`, { headers: { cookie } })).status).toBe(401);
+    });
   });
 });

@@ -2,10 +2,11 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as initial from './001-initial.js';
 import * as threatModels from './002-threat-models.js';
 import * as webhooks from './003-webhooks.js';
+import * as dashboardSessions from './004-dashboard-sessions.js';
 
 /** The one migration set, shared by SQLite and PostgreSQL; listed statically so builds need no file scanning. */
 export const migrationProvider: MigrationProvider = {
   async getMigrations(): Promise<Record<string, Migration>> {
-    return { '001-initial': initial, '002-threat-models': threatModels, '003-webhooks': webhooks };
+    return { '001-initial': initial, '002-threat-models': threatModels, '003-webhooks': webhooks, '004-dashboard-sessions': dashboardSessions };
   },
 };

@@ -1,0 +1,163 @@
+/** Calls to the service. The session lives in an HttpOnly cookie; the CSRF token only in memory. */
+
+export interface Session {
+  readonly account: { readonly id: string; readonly name: string; readonly plan: string; readonly pro: boolean };
+  readonly csrf_token: string;
+  readonly expires_at: string;
+}
+
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly details: readonly { field: string; message: string }[] = [],
+  ) {
+    super(message);
+  }
+}
+
+let csrfToken = '';
+let onSignedOut: () => void = () => {};
+
+export function useSession(session: Session | null, signedOut: () => void): void {
+  csrfToken = session?.csrf_token ?? '';
+  onSignedOut = signedOut;
+}
+
+export async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (method !== 'GET') headers['x-csrf-token'] = csrfToken;
+  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
+  const text = await res.text();
+  const json = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  if (!res.ok) {
+    if (res.status === 401 && !path.startsWith('/dashboard/api/session')) onSignedOut();
+    throw new ApiFailure(res.status, String(json.message ?? res.statusText), (json.details as { field: string; message: string }[]) ?? []);
+  }
+  return json as T;
+}
+
+export const signIn = (key: string) => call<Session>('POST', '/dashboard/api/session', { key });
+export const currentSession = () => call<Session>('GET', '/dashboard/api/session');
+export const signOut = () => call<void>('DELETE', '/dashboard/api/session');
+
+/** Query string from the defined, non-empty values. */
+export function query(params: Record<string, string | number | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') q.set(k, String(v));
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+export interface Page<T> {
+  readonly data: readonly T[];
+  readonly next_cursor: string | null;
+}
+
+export interface BreakdownLine {
+  readonly source: string;
+  readonly points: number;
+}
+
+export interface EventDoc {
+  readonly id: string;
+  readonly event: string;
+  readonly timestamp: string;
+  readonly received_at: string;
+  readonly actor_id?: string;
+  readonly ip?: string;
+  readonly user_agent?: string;
+  readonly email?: string;
+  readonly metadata?: Record<string, unknown>;
+  readonly tags: readonly string[];
+  readonly classification?: { readonly predefined: boolean; readonly base_score: number; readonly families: readonly string[] };
+  readonly enrichment?: {
+    readonly network?: { readonly ip: string; readonly version: number; readonly scope: string };
+    readonly geo?: { readonly country?: string; readonly region?: string; readonly city?: string; readonly accuracyRadiusKm?: number };
+    readonly asn?: { readonly number: number; readonly organization?: string };
+    readonly threat?: { readonly torExit: boolean; readonly blocklists: readonly string[]; readonly hostingAsn: boolean };
+    readonly userAgent?: {
+      readonly browser?: string;
+      readonly browserVersion?: string;
+      readonly os?: string;
+      readonly deviceType?: string;
+      readonly automated: boolean;
+      readonly scanner?: string;
+    };
+    readonly email?: { readonly domain: string; readonly disposable: boolean };
+    readonly breachedPassword?: boolean;
+    readonly scan?: readonly { readonly class: string; readonly location: string }[];
+  };
+  readonly risk?: { readonly score: number; readonly level: string; readonly action: string; readonly breakdown: readonly BreakdownLine[] };
+  readonly alerts?: readonly { readonly id: string; readonly type: string; readonly severity: string }[];
+}
+
+export type AlertStatus = 'open' | 'acknowledged' | 'resolved' | 'false_positive';
+
+export interface Alert {
+  readonly id: string;
+  readonly type: string;
+  readonly severity: string;
+  readonly status: AlertStatus;
+  readonly subject: string;
+  readonly actor_id: string | null;
+  readonly count: number;
+  readonly first_seen: string;
+  readonly last_seen: string;
+  readonly event_ids: readonly string[];
+  readonly details: Record<string, unknown>;
+}
+
+export interface ChainStage {
+  readonly stage: string;
+  readonly at: string;
+  readonly event_id: string | null;
+  readonly event_type: string | null;
+  readonly alerts: readonly string[];
+}
+
+export interface Overview {
+  readonly since: string;
+  readonly bucket_ms: number;
+  readonly events: readonly { at: number; count: number }[];
+  readonly alerts: readonly { at: number; count: number }[];
+  readonly open_alerts_by_severity: Record<string, number>;
+  readonly top_actors: readonly { actor_id: string; count: number; max_risk: number }[];
+  readonly top_ips: readonly { ip: string; count: number; max_risk: number }[];
+  readonly chains_in_progress: readonly {
+    id: string;
+    type: string;
+    severity: string;
+    status: string;
+    subject: string;
+    last_seen: string;
+    stages: readonly ChainStage[];
+  }[];
+}
+
+export interface Usage {
+  readonly plan: string;
+  readonly period: { readonly start: string; readonly end: string };
+  readonly used: number;
+  readonly cap: number | null;
+  readonly remaining: number | null;
+  readonly dropped: number;
+  readonly overage_events: number;
+  readonly estimated_overage_cost_usd: number | null;
+  readonly overage_policy: string;
+  readonly daily: readonly { day: string; count: number }[];
+}
+
+export interface AllowlistEntry {
+  value: string | number;
+  detectors: string[];
+  note?: string;
+}
+
+export interface Settings {
+  readonly risk: { challenge?: number; block?: number };
+  readonly allowlists: Record<string, AllowlistEntry[]>;
+  readonly effective: { readonly risk: { readonly challenge: number; readonly block: number } };
+  readonly defaults: { readonly risk: { readonly challenge: number; readonly block: number }; readonly detectors: Record<string, Record<string, number>> };
+}

@@ -1,0 +1,69 @@
+import type { ComponentChildren } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { ApiFailure } from './api';
+
+/** Loads data for a view; `reload` runs it again. */
+export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): { data?: T; error?: string; reload: () => void } {
+  const [state, setState] = useState<{ data?: T; error?: string }>({});
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let live = true;
+    load().then(
+      (data) => live && setState({ data }),
+      (err: unknown) => live && setState({ error: err instanceof ApiFailure || err instanceof Error ? err.message : String(err) }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [...deps, tick]);
+  return { ...state, reload: () => setTick((t) => t + 1) };
+}
+
+export function Loading({ error, children }: { error?: string; children?: ComponentChildren }) {
+  if (error)
+    return (
+      <p class="error" role="alert">
+        {error}
+      </p>
+    );
+  return children ? <>{children}</> : <p aria-busy="true">Loading…</p>;
+}
+
+export const fmtTime = (iso: string | number): string => new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+export const fmtNumber = (n: number): string => n.toLocaleString();
+
+export function Severity({ level }: { level: string }) {
+  return <span class={`badge sev-${level}`}>{level}</span>;
+}
+
+export function Risk({ score }: { score: number }) {
+  const level = score >= 80 ? 'critical' : score >= 60 ? 'high' : score >= 30 ? 'medium' : 'low';
+  return <span class={`badge sev-${level}`}>{score}</span>;
+}
+
+/** Shown wherever location data from the DB-IP databases appears (CC BY 4.0 requires it). */
+export function DbIpAttribution() {
+  return (
+    <p class="attribution">
+      IP geolocation by{' '}
+      <a href="https://db-ip.com" rel="noopener noreferrer" target="_blank">
+        DB-IP
+      </a>
+      , licensed under{' '}
+      <a href="https://creativecommons.org/licenses/by/4.0/" rel="noopener noreferrer" target="_blank">
+        CC BY 4.0
+      </a>
+      .
+    </p>
+  );
+}
+
+export function Card({ title, children, wide }: { title: string; children: ComponentChildren; wide?: boolean }) {
+  const id = `card-${title.toLowerCase().replace(/\W+/g, '-')}`;
+  return (
+    <section class={wide ? 'card wide' : 'card'} aria-labelledby={id}>
+      <h2 id={id}>{title}</h2>
+      {children}
+    </section>
+  );
+}

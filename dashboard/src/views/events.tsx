@@ -1,0 +1,269 @@
+import { call, query, type EventDoc, type Page } from '../api';
+import { go, href } from '../router';
+import { Card, DbIpAttribution, fmtTime, Loading, Risk, Severity, useLoad } from '../ui';
+
+const FILTERS = [
+  ['type', 'Type or prefix (auth.*)', 'text'],
+  ['actor_id', 'Actor', 'text'],
+  ['ip', 'IP address', 'text'],
+  ['min_risk', 'Minimum risk', 'number'],
+  ['since', 'From', 'datetime-local'],
+  ['until', 'Until', 'datetime-local'],
+  ['tag', 'Tag', 'text'],
+] as const;
+
+/** datetime-local values are local time; the API takes ISO 8601. */
+const toIso = (v: string | null) => (v ? new Date(v).toISOString() : undefined);
+
+export function EventsView({ params }: { params: URLSearchParams }) {
+  const get = (k: string) => params.get(k) ?? undefined;
+  const q = query({
+    type: get('type'),
+    actor_id: get('actor_id'),
+    ip: get('ip'),
+    min_risk: get('min_risk'),
+    since: toIso(params.get('since')),
+    until: toIso(params.get('until')),
+    tag: get('tag'),
+    cursor: get('cursor'),
+    limit: get('limit') ?? 50,
+  });
+  const { data, error } = useLoad(() => call<Page<EventDoc>>('GET', `/v1/events${q}`), [q]);
+  const apply = (e: Event) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget as HTMLFormElement);
+    go('/events', Object.fromEntries(FILTERS.map(([k]) => [k, String(form.get(k) ?? '').trim() || undefined])));
+  };
+  const filters = { ...Object.fromEntries(FILTERS.map(([k]) => [k, get(k)])), limit: get('limit') };
+  return (
+    <>
+      <h1>Events</h1>
+      <form class="filters" onSubmit={apply} aria-label="Event filters" key={q}>
+        {FILTERS.map(([name, label, type]) => (
+          <label key={name}>
+            {label}
+            <input
+              name={name}
+              type={type}
+              defaultValue={params.get(name) ?? ''}
+              min={type === 'number' ? 0 : undefined}
+              max={type === 'number' ? 100 : undefined}
+            />
+          </label>
+        ))}
+        <div class="actions">
+          <button type="submit">Apply</button>
+          <a class="button secondary" href="#/events">
+            Clear
+          </a>
+        </div>
+      </form>
+      <Loading error={error}>
+        {data && (
+          <>
+            <div class="table-scroll">
+              <table>
+                <caption class="visually-hidden">Events, newest first</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Time</th>
+                    <th scope="col">Type</th>
+                    <th scope="col">Actor</th>
+                    <th scope="col">IP</th>
+                    <th scope="col" class="num">
+                      Risk
+                    </th>
+                    <th scope="col">Tags</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.data.map((ev) => (
+                    <tr key={ev.id}>
+                      <td>
+                        <a href={href(`/events/${ev.id}`)}>{fmtTime(ev.timestamp)}</a>
+                      </td>
+                      <td class="mono">{ev.event}</td>
+                      <td class="mono">{ev.actor_id ?? '—'}</td>
+                      <td class="mono">{ev.ip ?? '—'}</td>
+                      <td class="num">{ev.risk ? <Risk score={ev.risk.score} /> : '—'}</td>
+                      <td>{ev.tags.join(', ')}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            {data.data.length === 0 && <p class="muted">No event matches these filters.</p>}
+            <nav class="pager" aria-label="Pages">
+              {params.get('cursor') && <a href={href('/events', filters)}>First page</a>}
+              {data.next_cursor && <a href={href('/events', { ...filters, cursor: data.next_cursor })}>Next page</a>}
+            </nav>
+          </>
+        )}
+      </Loading>
+    </>
+  );
+}
+
+export function EventPage({ id }: { id: string }) {
+  const { data: ev, error } = useLoad(() => call<EventDoc>('GET', `/v1/events/${encodeURIComponent(id)}`), [id]);
+  return (
+    <Loading error={error}>
+      {ev && (
+        <>
+          <p>
+            <a href="#/events">← Events</a>
+          </p>
+          <h1>
+            <span class="mono">{ev.event}</span> {ev.risk && <Risk score={ev.risk.score} />}
+          </h1>
+          <div class="grid">
+            <Card title="Event">
+              <dl>
+                <dt>Id</dt>
+                <dd class="mono">{ev.id}</dd>
+                <dt>Occurred</dt>
+                <dd>{fmtTime(ev.timestamp)}</dd>
+                <dt>Received</dt>
+                <dd>{fmtTime(ev.received_at)}</dd>
+                <dt>Actor</dt>
+                <dd class="mono">{ev.actor_id ? <a href={href('/events', { actor_id: ev.actor_id })}>{ev.actor_id}</a> : '—'}</dd>
+                <dt>IP</dt>
+                <dd class="mono">{ev.ip ? <a href={href('/events', { ip: ev.ip })}>{ev.ip}</a> : '—'}</dd>
+                <dt>Tags</dt>
+                <dd>
+                  {ev.tags.length === 0
+                    ? '—'
+                    : ev.tags.map((t) => (
+                        <a key={t} class="tag" href={href('/events', { tag: t })}>
+                          {t}
+                        </a>
+                      ))}
+                </dd>
+                {ev.classification && (
+                  <>
+                    <dt>Families</dt>
+                    <dd>{ev.classification.families.join(', ') || '—'}</dd>
+                  </>
+                )}
+              </dl>
+            </Card>
+            <Card title="Score breakdown">
+              {ev.risk ? (
+                <table>
+                  <caption class="visually-hidden">Points per source, adding up to the score</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Source</th>
+                      <th scope="col" class="num">
+                        Points
+                      </th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {ev.risk.breakdown.map((line, i) => (
+                      <tr key={i}>
+                        <td class="mono">{line.source}</td>
+                        <td class="num">{line.points > 0 ? `+${line.points}` : line.points}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                  <tfoot>
+                    <tr>
+                      <th scope="row">
+                        Score ({ev.risk.level}, {ev.risk.action})
+                      </th>
+                      <td class="num">
+                        <strong>{ev.risk.score}</strong>
+                      </td>
+                    </tr>
+                  </tfoot>
+                </table>
+              ) : (
+                <p class="muted">Not scored.</p>
+              )}
+            </Card>
+            <Enrichment ev={ev} />
+            {ev.alerts && ev.alerts.length > 0 && (
+              <Card title="Alerts raised">
+                <ul class="plain">
+                  {ev.alerts.map((a) => (
+                    <li key={a.id}>
+                      <Severity level={a.severity} /> <a href={href(`/alerts/${a.id}`)}>{a.type}</a>
+                    </li>
+                  ))}
+                </ul>
+              </Card>
+            )}
+            {ev.metadata && Object.keys(ev.metadata).length > 0 && (
+              <Card title="Metadata" wide>
+                <pre>{JSON.stringify(ev.metadata, null, 2)}</pre>
+              </Card>
+            )}
+          </div>
+        </>
+      )}
+    </Loading>
+  );
+}
+
+function Enrichment({ ev }: { ev: EventDoc }) {
+  const e = ev.enrichment ?? {};
+  const place = e.geo ? [e.geo.city, e.geo.region, e.geo.country].filter(Boolean).join(', ') : '';
+  const ua = e.userAgent;
+  return (
+    <Card title="Enrichment">
+      <dl>
+        <dt>Location</dt>
+        <dd>
+          {place || '—'}
+          {e.geo?.accuracyRadiusKm !== undefined && ` (within ${e.geo.accuracyRadiusKm} km)`}
+        </dd>
+        <dt>Network</dt>
+        <dd>{e.network ? `IPv${e.network.version}, ${e.network.scope}` : '—'}</dd>
+        <dt>ASN</dt>
+        <dd>{e.asn ? `AS${e.asn.number}${e.asn.organization ? ` ${e.asn.organization}` : ''}` : '—'}</dd>
+        <dt>Feeds</dt>
+        <dd>
+          {e.threat
+            ? [e.threat.torExit && 'Tor exit node', e.threat.hostingAsn && 'hosting provider', ...e.threat.blocklists.map((b) => `listed on ${b}`)]
+                .filter(Boolean)
+                .join(', ') || 'not listed'
+            : '—'}
+        </dd>
+        <dt>User agent</dt>
+        <dd>
+          {ua
+            ? [
+                ua.browser && `${ua.browser} ${ua.browserVersion ?? ''}`.trim(),
+                ua.os,
+                ua.deviceType,
+                ua.automated && 'automated',
+                ua.scanner && `scanner: ${ua.scanner}`,
+              ]
+                .filter(Boolean)
+                .join(' · ') || '—'
+            : '—'}
+          {ev.user_agent && <div class="mono small">{ev.user_agent}</div>}
+        </dd>
+        {e.email && (
+          <>
+            <dt>Email</dt>
+            <dd>
+              {e.email.domain}
+              {e.email.disposable && ' (disposable)'}
+            </dd>
+          </>
+        )}
+        {e.breachedPassword !== undefined && (
+          <>
+            <dt>Password</dt>
+            <dd>{e.breachedPassword ? 'found in breaches' : 'not found in breaches'}</dd>
+          </>
+        )}
+        <dt>Scan findings</dt>
+        <dd>{e.scan && e.scan.length > 0 ? e.scan.map((f) => `${f.class.replace(/_/g, ' ')} in ${f.location}`).join('; ') : 'none'}</dd>
+      </dl>
+      {e.geo && <DbIpAttribution />}
+    </Card>
+  );
+}

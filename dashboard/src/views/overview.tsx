@@ -1,0 +1,132 @@
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { call, type Overview } from '../api';
+import { TimeChart } from '../chart';
+import { href } from '../router';
+import { Card, fmtNumber, fmtTime, Loading, Risk, Severity, useLoad } from '../ui';
+
+const SEVERITIES = ['critical', 'high', 'medium', 'low'];
+const REFRESH_MS = 30_000;
+
+export function OverviewView() {
+  const [range, setRange] = useState('24h');
+  const { data, error, reload } = useLoad(() => call<Overview>('GET', `/dashboard/api/overview?range=${range}`), [range]);
+  // What is being attacked right now: the overview refreshes itself while it is open.
+  useEffect(() => {
+    const timer = setInterval(reload, REFRESH_MS);
+    return () => clearInterval(timer);
+  }, [range]);
+  const chart = useMemo(() => {
+    if (!data) return undefined;
+    const start = Date.parse(data.since);
+    const n = Math.ceil((Date.now() - start) / data.bucket_ms);
+    const times = Array.from({ length: n }, (_, i) => start + i * data.bucket_ms);
+    const fill = (points: readonly { at: number; count: number }[]) => {
+      const by = new Map(points.map((p) => [p.at, p.count]));
+      return times.map((t) => by.get(t) ?? 0);
+    };
+    return {
+      times,
+      series: [
+        { label: 'Events', color: '#2563eb', values: fill(data.events) },
+        { label: 'Alerts', color: '#dc2626', values: fill(data.alerts) },
+      ],
+    };
+  }, [data]);
+  return (
+    <>
+      <div class="heading">
+        <h1>Overview</h1>
+        <div class="actions">
+          <button type="button" class="secondary" onClick={reload}>
+            Refresh
+          </button>
+          <label>
+            Range{' '}
+            <select value={range} onChange={(e) => setRange((e.currentTarget as HTMLSelectElement).value)}>
+              <option value="24h">Last 24 hours</option>
+              <option value="7d">Last 7 days</option>
+              <option value="30d">Last 30 days</option>
+            </select>
+          </label>
+        </div>
+      </div>
+      <Loading error={error}>
+        {data && chart && (
+          <div class="grid">
+            <Card title="Events and alerts over time" wide>
+              <TimeChart times={chart.times} series={chart.series} label="Events and alerts per interval" />
+            </Card>
+            <Card title="Open alerts by severity">
+              <ul class="severities">
+                {SEVERITIES.map((s) => (
+                  <li key={s}>
+                    <a href={href('/alerts', { severity: s, status: 'open' })}>
+                      <Severity level={s} /> <strong>{fmtNumber(data.open_alerts_by_severity[s] ?? 0)}</strong>
+                    </a>
+                  </li>
+                ))}
+              </ul>
+            </Card>
+            <Card title="Kill chains in progress">
+              {data.chains_in_progress.length === 0 ? (
+                <p class="muted">No kill chain is open.</p>
+              ) : (
+                <ul class="plain">
+                  {data.chains_in_progress.map((c) => (
+                    <li key={c.id}>
+                      <a href={href(`/alerts/${c.id}`)}>{c.type}</a> · {c.subject} · {c.stages.length} stages · {fmtTime(c.last_seen)}
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </Card>
+            <Card title="Top attacked actors">
+              <TopTable
+                rows={data.top_actors.map((a) => ({ value: a.actor_id, count: a.count, risk: a.max_risk, link: href('/events', { actor_id: a.actor_id }) }))}
+                what="Actor"
+              />
+            </Card>
+            <Card title="Top attacking addresses">
+              <TopTable
+                rows={data.top_ips.map((a) => ({ value: a.ip, count: a.count, risk: a.max_risk, link: href('/events', { ip: a.ip }) }))}
+                what="Address"
+              />
+            </Card>
+          </div>
+        )}
+      </Loading>
+    </>
+  );
+}
+
+function TopTable({ rows, what }: { rows: { value: string; count: number; risk: number; link: string }[]; what: string }) {
+  if (rows.length === 0) return <p class="muted">No events in this range.</p>;
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th scope="col">{what}</th>
+          <th scope="col" class="num">
+            Events
+          </th>
+          <th scope="col" class="num">
+            Max risk
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((r) => (
+          <tr key={r.value}>
+            <td class="mono">
+              <a href={r.link}>{r.value}</a>
+            </td>
+            <td class="num">{fmtNumber(r.count)}</td>
+            <td class="num">
+              <Risk score={r.risk} />
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

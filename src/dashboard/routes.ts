@@ -1,0 +1,267 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Authenticator } from '../http/authenticator.js';
+import { ApiError } from '../http/errors.js';
+import { ErrorResponses, KeyAuth } from '../http/schemas.js';
+import { CSRF_HEADER, SESSION_COOKIE, hashSessionId, randomToken, sessionIdFrom } from '../http/session-auth.js';
+import type { RateLimiter } from '../limits/types.js';
+import type { Store } from '../storage/store.js';
+import type { AlertRow, AlertStatus } from '../storage/types.js';
+import type { Account } from '../event/account.js';
+import type { Clock } from '../util/clock.js';
+import { newId } from '../util/ids.js';
+import type { StaticFile } from './static-files.js';
+
+export interface DashboardDeps {
+  readonly store: Store;
+  readonly authenticator: Authenticator;
+  readonly limiter: RateLimiter;
+  readonly clock: Clock;
+  /** The built bundle, by path under /dashboard/ (empty when not built). */
+  readonly files: ReadonlyMap<string, StaticFile>;
+}
+
+/** A session lasts 12 hours; signing in again starts a new one. */
+export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
+/** Sign-in attempts per source address per minute, successful or not. */
+export const SIGN_IN_PER_MINUTE = 20;
+
+/**
+ * Scripts only from the service itself; no inline script or style, no plug-ins, no framing.
+ * Charts set element styles through the CSSOM, which style-src does not restrict.
+ */
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const RANGES = {
+  '24h': { ms: 86_400_000, bucket: 3_600_000 },
+  '7d': { ms: 7 * 86_400_000, bucket: 6 * 3_600_000 },
+  '30d': { ms: 30 * 86_400_000, bucket: 86_400_000 },
+};
+
+const SignInBody = Type.Object({ key: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+const OverviewQuery = Type.Object(
+  { range: Type.Optional(Type.Union([Type.Literal('24h'), Type.Literal('7d'), Type.Literal('30d')], { default: '24h' })) },
+  { additionalProperties: false },
+);
+const AlertStatusSchema = Type.Union([Type.Literal('open'), Type.Literal('acknowledged'), Type.Literal('resolved'), Type.Literal('false_positive')]);
+const NoteBody = Type.Object({ status: AlertStatusSchema, note: Type.String({ minLength: 1, maxLength: 2000 }) }, { additionalProperties: false });
+const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+
+/** Sign-in and the static files stay out of the OpenAPI document (they are the dashboard's, not the API's). */
+const hidden = { hide: true } as const;
+
+function setSessionCookie(request: FastifyRequest, reply: FastifyReply, value: string, maxAgeSeconds: number): void {
+  const secure = request.protocol === 'https' ? '; Secure' : '';
+  reply.header('Set-Cookie', `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure}`);
+}
+
+/** A browser sends Origin on cross-origin POSTs: sign-in is accepted only from the dashboard's own origin. */
+function sameOrigin(request: FastifyRequest): boolean {
+  const origin = request.headers.origin;
+  if (origin === undefined) return true;
+  try {
+    return new URL(origin).host === request.headers.host;
+  } catch {
+    return false;
+  }
+}
+
+const accountIdOf = (request: FastifyRequest): string => {
+  const id = request.vigil.account?.account.id;
+  if (!id) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Sign in first.' });
+  return id;
+};
+
+/** Threat models come with the Pro and Business plans. */
+const accountView = (account: Account) => ({ id: account.id, name: account.name, plan: account.plan, pro: ['pro', 'business'].includes(account.plan) });
+
+const chainView = (a: AlertRow) => ({
+  id: a.id,
+  type: a.type,
+  severity: a.severity,
+  status: a.status,
+  subject: a.subject,
+  actor_id: a.actorId,
+  first_seen: new Date(a.firstSeen).toISOString(),
+  last_seen: new Date(a.lastSeen).toISOString(),
+  stages: Array.isArray(a.details.stages) ? a.details.stages : [],
+});
+
+/**
+ * The dashboard: its static bundle at /dashboard, sign-in and sign-out (a secret key exchanged
+ * for a server-side session in an HttpOnly cookie), and the few aggregates the overview needs.
+ * Everything else the dashboard shows comes from the read API, authenticated by that cookie.
+ */
+export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void {
+  const { store, clock } = deps;
+
+  app.post<{ Body: Static<typeof SignInBody> }>('/dashboard/api/session', {
+    schema: { ...hidden, body: SignInBody, response: { ...ErrorResponses } },
+    handler: async (request, reply) => {
+      reply.header('Cache-Control', 'no-store');
+      if (!sameOrigin(request)) throw new ApiError({ code: 'FORBIDDEN', message: 'Sign in from the dashboard itself.' });
+      const now = clock.now();
+      const decision = await deps.limiter.hitIp(`dashboard sign-in ${request.ip}`, SIGN_IN_PER_MINUTE, now);
+      if (!decision.allowed) {
+        reply.header('Retry-After', String(decision.retryAfter));
+        throw new ApiError({ code: 'RATE_LIMITED', message: 'Too many sign-in attempts; retry in a minute.', retryAfter: decision.retryAfter });
+      }
+      const auth = await deps.authenticator.authenticate(request.body.key.trim());
+      if (!auth.ok) throw new ApiError({ code: 'UNAUTHORIZED', message: auth.message });
+      if (auth.ctx.keyKind !== 'secret')
+        throw new ApiError({ code: 'FORBIDDEN', message: 'Sign in with a secret key; publishable keys can only send events.' });
+      const id = randomToken();
+      const csrf = randomToken();
+      const expiresAt = now + SESSION_TTL_MS;
+      // Sign-in is where expired sessions are swept (the fresh id matches no row).
+      await store.deleteDashboardSession(hashSessionId(id), now);
+      await store.createDashboardSession({
+        idHash: hashSessionId(id),
+        accountId: auth.ctx.account.id,
+        keyId: auth.ctx.keyId,
+        csrfToken: csrf,
+        createdAt: now,
+        expiresAt,
+      });
+      setSessionCookie(request, reply, id, SESSION_TTL_MS / 1000);
+      reply.code(201);
+      return { account: accountView(auth.ctx.account), csrf_token: csrf, expires_at: new Date(expiresAt).toISOString() };
+    },
+  });
+
+  app.get('/dashboard/api/session', {
+    schema: { ...hidden, response: { ...ErrorResponses } },
+    handler: async (request, reply) => {
+      reply.header('Cache-Control', 'no-store');
+      const id = sessionIdFrom(request.headers.cookie);
+      const found = id === undefined ? undefined : await store.findDashboardSession(hashSessionId(id), clock.now());
+      const auth = found && (await deps.authenticator.authenticateHash(found.keyHash));
+      if (!found || !auth?.ok) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Not signed in.' });
+      return {
+        account: accountView(auth.ctx.account),
+        csrf_token: found.session.csrfToken,
+        expires_at: new Date(found.session.expiresAt).toISOString(),
+      };
+    },
+  });
+
+  // Sign-out is state-changing: the guards check the CSRF token of the session it ends.
+  app.delete('/dashboard/api/session', {
+    config: { access: 'read' },
+    schema: { ...hidden, response: { ...ErrorResponses } },
+    handler: async (request, reply) => {
+      reply.header('Cache-Control', 'no-store');
+      const id = sessionIdFrom(request.headers.cookie);
+      if (id === undefined || request.headers[CSRF_HEADER] === undefined) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Not signed in.' });
+      await store.deleteDashboardSession(hashSessionId(id), clock.now());
+      setSessionCookie(request, reply, '', 0);
+      reply.code(204);
+      return null;
+    },
+  });
+
+  app.get<{ Querystring: Static<typeof OverviewQuery> }>('/dashboard/api/overview', {
+    config: { access: 'read' },
+    schema: {
+      summary: 'Dashboard overview: events and alerts over time, open alerts by severity, top actors and addresses, kill chains in progress',
+      tags: ['dashboard'],
+      security: KeyAuth,
+      querystring: OverviewQuery,
+      response: { ...ErrorResponses },
+    },
+    handler: async (request) => {
+      const range = RANGES[request.query.range ?? '24h'];
+      const now = clock.now();
+      const since = Math.floor((now - range.ms) / range.bucket + 1) * range.bucket;
+      const o = await store.overview(accountIdOf(request), since, range.bucket);
+      return {
+        since: new Date(since).toISOString(),
+        bucket_ms: range.bucket,
+        events: o.events,
+        alerts: o.alerts,
+        open_alerts_by_severity: o.openBySeverity,
+        top_actors: o.topActors.map((t) => ({ actor_id: t.value, count: t.count, max_risk: t.maxRisk })),
+        top_ips: o.topIps.map((t) => ({ ip: t.value, count: t.count, max_risk: t.maxRisk })),
+        chains_in_progress: o.chains.map(chainView),
+      };
+    },
+  });
+
+  app.get<{ Params: Static<typeof IdParams> }>('/dashboard/api/alerts/:id/notes', {
+    config: { access: 'read' },
+    schema: {
+      summary: 'Notes written with an alert status change, oldest first',
+      tags: ['dashboard'],
+      security: KeyAuth,
+      params: IdParams,
+      response: { ...ErrorResponses },
+    },
+    handler: async (request) => {
+      const accountId = accountIdOf(request);
+      if (!(await store.getAlert(accountId, request.params.id))) throw new ApiError({ code: 'NOT_FOUND', message: `No alert ${request.params.id}.` });
+      const notes = await store.listAlertNotes(accountId, request.params.id);
+      return { data: notes.map((n) => ({ id: n.id, status: n.status, note: n.note, created_at: new Date(n.createdAt).toISOString() })) };
+    },
+  });
+
+  app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof NoteBody> }>('/dashboard/api/alerts/:id/notes', {
+    config: { access: 'read' },
+    schema: {
+      summary: 'Add a note to an alert (with the status it was given)',
+      tags: ['dashboard'],
+      security: KeyAuth,
+      params: IdParams,
+      body: NoteBody,
+      response: { ...ErrorResponses },
+    },
+    handler: async (request, reply) => {
+      const accountId = accountIdOf(request);
+      if (!(await store.getAlert(accountId, request.params.id))) throw new ApiError({ code: 'NOT_FOUND', message: `No alert ${request.params.id}.` });
+      const now = clock.now();
+      const note = {
+        id: newId('not', now),
+        accountId,
+        alertId: request.params.id,
+        status: request.body.status as AlertStatus,
+        note: request.body.note,
+        createdAt: now,
+      };
+      await store.addAlertNote(note);
+      reply.code(201);
+      return { id: note.id, status: note.status, note: note.note, created_at: new Date(now).toISOString() };
+    },
+  });
+
+  const serve = (path: string) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const file = deps.files.get(path);
+    if (!file) {
+      if (path === 'index.html') throw new ApiError({ code: 'NOT_FOUND', message: 'The dashboard is not built: run "npm run build".' });
+      throw new ApiError({ code: 'NOT_FOUND', message: `No file ${path}.` });
+    }
+    reply.header('Content-Type', file.type);
+    reply.header('X-Content-Type-Options', 'nosniff');
+    reply.header('Referrer-Policy', 'no-referrer');
+    reply.header('Vary', 'Accept-Encoding');
+    if (path === 'index.html') {
+      reply.header('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+      reply.header('X-Frame-Options', 'DENY');
+      reply.header('Cache-Control', 'no-cache');
+    } else reply.header('Cache-Control', path.startsWith('assets/') ? 'public, max-age=31536000, immutable' : 'public, max-age=3600');
+    const gzip = /\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''));
+    if (gzip) reply.header('Content-Encoding', 'gzip');
+    return reply.send(gzip ? file.gzip : file.body);
+  };
+  app.get('/dashboard', { schema: hidden }, serve('index.html'));
+  app.get('/dashboard/', { schema: hidden }, serve('index.html'));
+  app.get<{ Params: { '*': string } }>('/dashboard/*', { schema: hidden }, async (request, reply) => serve(request.params['*'])(request, reply));
+}
