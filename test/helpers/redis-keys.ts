@@ -13,13 +13,14 @@ export async function deleteKeysWithPrefix(client: Redis, prefix: string): Promi
 /**
  * Every key layout the service writes under its prefix. Detection records and quota counters
  * carry the account id; a rate-limit window belongs to one API key (ids are unique and bound to
- * one account) or, for the per-address cap that holds across accounts by design, to an address.
+ * one account) or, for the per-address caps that hold across accounts by design, to an address
+ * (`public <ip>` is the window of the routes outside /v1).
  */
 const KEY_LAYOUTS: readonly RegExp[] = [
   /^st:\{acc_[0-9A-Za-z]+\|[^|{}]+\|[^{}]*\}(?::[wdt]:[^:]+)?$/,
   /^quota:\{acc_[0-9A-Za-z]+\}:\d{4}-\d{2}$/,
   /^rl:k:\{key_[0-9A-Za-z]+\}$/,
-  /^rl:ip:\{[0-9a-fA-F.:]+\}$/,
+  /^rl:ip:\{(?:public )?[0-9a-fA-F.:]+\}$/,
 ];
 const POISON = /\[object|undefined|null/;
 

@@ -13,6 +13,7 @@ describeWithRedis('the Redis key audit every scale-out test runs at cleanup', re
       'rl:k:{key_01KX}',
       'rl:ip:{203.0.113.7}',
       'rl:ip:{2001:db8::1}',
+      'rl:ip:{public 203.0.113.7}',
     ];
     const bad = [
       'st:{[object Promise]|w|actor:alice}',

@@ -319,7 +319,13 @@ final class VigilClient
     /** @param list<array<string, mixed>> $events */
     private function enqueue(array $events): void
     {
-        foreach ($events as $event) {
+        foreach ($events as $i => $event) {
+            // A flush inside this loop may have met a 429: what was still to be buffered is dropped.
+            if ($this->cooldownStart() !== null) {
+                $this->counts['dropped'] += count($events) - $i;
+
+                return;
+            }
             if ($this->buffer === []) {
                 $this->flushDueAt = $this->clock->nowMs() + $this->flushIntervalMs;
             }
