@@ -12,7 +12,7 @@
 import { Redis } from 'ioredis';
 import { deleteKeysWithPrefix } from '../test/helpers/redis-keys.js';
 import { RedisStateStore } from '../src/redis/state-store.js';
-import type { StateOp, StateStore } from '../src/detection/state-store.js';
+import type { StateOp, StateStore } from '../src/detection/state/state-store.js';
 import { createDetectStage, type DetectStage } from '../src/pipeline/detect.js';
 import { ManualClock } from '../src/util/clock.js';
 import { benignDay, benignUsers } from '../test/detection/benign-traffic.js';

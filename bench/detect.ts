@@ -15,7 +15,7 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { MemoryStateStore } from '../src/detection/memory-state-store.js';
+import { MemoryStateStore } from '../src/detection/state/memory-state-store.js';
 import { createDetectStage } from '../src/pipeline/detect.js';
 import type { EnrichedEvent } from '../src/event/types.js';
 import { ManualClock } from '../src/util/clock.js';

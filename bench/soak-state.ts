@@ -11,7 +11,7 @@
 import { setFlagsFromString, writeHeapSnapshot } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { loadConfig } from '../src/config/config.js';
-import { MemoryStateStore } from '../src/detection/memory-state-store.js';
+import { MemoryStateStore } from '../src/detection/state/memory-state-store.js';
 import { createClassifyStage } from '../src/pipeline/classify.js';
 import { createDetectStage } from '../src/pipeline/detect.js';
 import type { ValidatedEvent } from '../src/event/types.js';

@@ -10,7 +10,7 @@
  * sequences, and Sigma rules translated by the API's own translator. Each model's conditions are
  * met by some events, but like real detections the models fire on a few percent of them.
  */
-import { MemoryStateStore } from '../src/detection/memory-state-store.js';
+import { MemoryStateStore } from '../src/detection/state/memory-state-store.js';
 import { createDetectStage } from '../src/pipeline/detect.js';
 import type { EnrichedEvent } from '../src/event/types.js';
 import { openSqliteStore } from '../src/storage/sqlite.js';

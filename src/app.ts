@@ -34,7 +34,7 @@ import type { QuotaCounter, RateLimiter } from './limits/types.js';
 import type { CommitGroup } from './pipeline/commit-group.js';
 import { composeIngestPipeline } from './pipeline/compose.js';
 import type { EnrichStage } from './pipeline/enrich.js';
-import type { StateStore } from './detection/state-store.js';
+import type { StateStore } from './detection/state/state-store.js';
 import { StoreUnavailableError, type Store } from './storage/store.js';
 import { newId } from './util/ids.js';
 import type { Clock } from './util/clock.js';

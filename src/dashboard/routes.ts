@@ -11,6 +11,7 @@ import type { Account } from '../event/account.js';
 import type { Clock } from '../util/clock.js';
 import { newId } from '../util/ids.js';
 import type { StaticFile } from './static-files.js';
+import { alertView } from '../storage/alert-view.js';
 
 export interface DashboardDeps {
   readonly store: Store;
@@ -85,17 +86,7 @@ const accountIdOf = (request: FastifyRequest): string => {
 /** Threat models come with the Pro and Business plans. */
 const accountView = (account: Account) => ({ id: account.id, name: account.name, plan: account.plan, pro: ['pro', 'business'].includes(account.plan) });
 
-const chainView = (a: AlertRow) => ({
-  id: a.id,
-  type: a.type,
-  severity: a.severity,
-  status: a.status,
-  subject: a.subject,
-  actor_id: a.actorId,
-  first_seen: new Date(a.firstSeen).toISOString(),
-  last_seen: new Date(a.lastSeen).toISOString(),
-  stages: Array.isArray(a.details.stages) ? a.details.stages : [],
-});
+const chainView = (a: AlertRow) => ({ ...alertView(a), stages: Array.isArray(a.details.stages) ? a.details.stages : [] });
 
 /**
  * The dashboard: its static bundle at /dashboard, sign-in and sign-out (a secret key exchanged

@@ -7,7 +7,7 @@
  * Writes that depend on an answer (a marker for a later event) go on `ctx.after`, which is sent
  * with the alert updates in the second batch.
  */
-import type { LastSwapOp, StateOp, ResultOf, StateResult } from './state-store.js';
+import type { LastSwapOp, StateOp, ResultOf, StateResult } from './state/state-store.js';
 import type { EventFacts } from './facts.js';
 import type { CompiledSettings } from './settings.js';
 

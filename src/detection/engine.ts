@@ -19,8 +19,9 @@ import { eventFacts, type EventFacts } from './facts.js';
 import { ChainRun } from './kill-chains.js';
 import { compileSettings, isSilenced, type CompiledSettings } from './settings.js';
 import { alertSpec } from './specs.js';
-import type { AlertOpenResult, LastSwapOp, StateStore } from './state-store.js';
+import type { AlertOpenResult, LastSwapOp, StateStore } from './state/state-store.js';
 
+/** What detection found for one event. */
 export interface DetectionResult {
   readonly alerts: readonly AlertHit[];
   readonly writes: readonly AlertWrite[];

@@ -11,7 +11,7 @@ import { isExport } from './detectors/bulk-export.js';
 import { isRoleChange } from './detectors/session-anomaly.js';
 import type { EventFacts } from './facts.js';
 import { KILL_CHAINS } from './specs.js';
-import type { SequenceResult, SequenceStep, WindowResult } from './state-store.js';
+import type { SequenceResult, SequenceStep, WindowResult } from './state/state-store.js';
 
 interface StageDef {
   /** Met by the event itself. */

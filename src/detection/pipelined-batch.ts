@@ -20,7 +20,7 @@ import type { EnrichedEvent } from '../event/types.js';
 import type { Clock } from '../util/clock.js';
 import { Answers, type OpBatch } from './detector.js';
 import { EventDetection, NO_DETECTION, type DetectionResult } from './engine.js';
-import type { StateOp, StateResult, StateStore } from './state-store.js';
+import type { StateOp, StateResult, StateStore } from './state/state-store.js';
 
 export interface BatchItem {
   readonly event: EnrichedEvent;

@@ -5,13 +5,11 @@
  */
 import type { AlertTypeSpec, DetectorFamily, DetectorSpec, KillChainSpec, Severity, ThresholdSpec } from '../event/classification.js';
 import { DETECTOR_FAMILIES } from '../event/classification.js';
+import { SEVERITY_WEIGHTS } from '../scoring/weights.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 const DAY = 24 * HOUR;
-
-/** Score contribution of an alert by severity. */
-export const SEVERITY_POINTS: Readonly<Record<Severity, number>> = { low: 10, medium: 20, high: 35, critical: 50 };
 
 const t = (name: string, dflt: number, min: number, max: number, description: string): ThresholdSpec => ({ name, default: dflt, min, max, description });
 const USER_FAMILIES: readonly DetectorFamily[] = ['authentication', 'credential', 'session', 'account', 'privilege', 'data', 'admin', 'api'];
@@ -203,7 +201,7 @@ const a = (type: string, detector: string, severity: Severity, mitre: readonly s
   type,
   detector,
   severity,
-  points: SEVERITY_POINTS[severity],
+  points: SEVERITY_WEIGHTS[severity],
   mitre,
   description,
   windowMs,
@@ -603,6 +601,3 @@ export function alertSpec(type: string): AlertTypeSpec {
   if (spec === undefined) throw new Error(`unknown alert type ${type}`);
   return spec;
 }
-
-/** Detectors whose alerts the score does not count as behaviour (counted by their own lines). */
-export const SIGNAL_DETECTORS: ReadonlySet<string> = new Set(['threat_intel', 'request_scanner']);

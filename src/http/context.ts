@@ -1,3 +1,4 @@
+import { ApiError } from './errors.js';
 import type { WindowStatus } from '../limits/types.js';
 import type { AccountContext } from '../event/account.js';
 
@@ -17,4 +18,14 @@ declare module 'fastify' {
   interface FastifyRequest {
     vigil: RequestState;
   }
+}
+
+/**
+ * The account a guarded route runs for. The guards authenticate every /v1 route before its
+ * handler, so a handler without one is a routing mistake, answered as a missing key.
+ */
+export function requestAccount(request: { readonly vigil: RequestState }): AccountContext {
+  const account = request.vigil.account;
+  if (!account) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Missing API key.' });
+  return account;
 }

@@ -4,7 +4,7 @@
  * ingest-pipeline.ts fixes their order.
  */
 import type { Catalog } from '../catalog/catalog.js';
-import type { StateStore } from '../detection/state-store.js';
+import type { StateStore } from '../detection/state/state-store.js';
 import type { ThreatModelRegistry } from '../threat-models/registry.js';
 import { createThreatModelStage } from '../threat-models/stage.js';
 import type { QuotaCounter, RateLimiter } from '../limits/types.js';

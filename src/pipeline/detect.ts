@@ -1,19 +1,13 @@
-import type { AlertWrite } from '../storage/types.js';
-import type { AlertHit } from '../event/alert.js';
-import type { StateStore } from '../detection/state-store.js';
-import { detectEvent } from '../detection/engine.js';
+import type { StateStore } from '../detection/state/state-store.js';
+import { detectEvent, type DetectionResult } from '../detection/engine.js';
 import { detectPipelined, type BatchItem } from '../detection/pipelined-batch.js';
 import type { ThreatModelStage } from '../threat-models/stage.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { AccountContext } from '../event/account.js';
 import type { EnrichedEvent } from '../event/types.js';
 
-export interface Detection {
-  /** Alerts this event raised or updated, for the response and the score. */
-  readonly alerts: readonly AlertHit[];
-  /** Alert rows to write in the same commit as the event. */
-  readonly writes: readonly AlertWrite[];
-}
+/** What detection found for one event: its alerts, and the alert rows to commit with it. */
+export type Detection = DetectionResult;
 
 /**
  * `eventId` is the id the event will be stored under (newId('evt')): it is recorded in

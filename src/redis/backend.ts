@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import type { StateStore } from '../detection/state-store.js';
+import type { StateStore } from '../detection/state/state-store.js';
 import type { QuotaCounter, RateLimiter, UsageSeed } from '../limits/types.js';
 import type { Clock } from '../util/clock.js';
 import { Failover, FailoverQuotaCounter, FailoverRateLimiter, FailoverStateStore } from './failover.js';

@@ -1,5 +1,5 @@
 import type { AccountScope } from '../event/tenancy.js';
-import type { ResultsOf, StateOp, StateStore } from '../detection/state-store.js';
+import type { ResultsOf, StateOp, StateStore } from '../detection/state/state-store.js';
 import type { KeyLimits, LimitDecision, QuotaCounter, QuotaDecision, QuotaPlan, RateLimiter, WindowStatus } from '../limits/types.js';
 import { systemClock, type Clock } from '../util/clock.js';
 

@@ -15,7 +15,7 @@ import {
   type StateResult,
   type StateStore,
   type StateValue,
-} from '../detection/state-store.js';
+} from '../detection/state/state-store.js';
 
 export interface RedisStateStoreOptions {
   /** Prefix of every key this store writes. Default 'vigil:'. */

@@ -5,7 +5,7 @@ import { valuesInsert, VALUES_CHUNK } from './event-insert.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
 import { jsonOf } from '../util/json-text.js';
-import { commitTime } from './webhooks/outbox.js';
+import { alertRowOf, commitTime } from './webhooks/outbox.js';
 import { alertWriteOutbox, insertDeliveries, setStatusWithOutbox, WebhookStore, type EndpointCache } from './webhooks/store.js';
 import { StoreRejectedError, StoreUnavailableError, type NewKey, type Store } from './store.js';
 import type {
@@ -61,23 +61,6 @@ function toEvent(row: Row<'events'>): EventRow {
     riskScore: num(row.risk_score),
     tags: parseJson(row.tags),
     doc: parseJson(row.doc),
-  };
-}
-
-function toAlert(row: Row<'alerts'>): AlertRow {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    type: row.type,
-    severity: row.severity,
-    subject: row.subject,
-    status: row.status as AlertStatus,
-    count: num(row.count),
-    firstSeen: num(row.first_seen),
-    lastSeen: num(row.last_seen),
-    actorId: row.actor_id,
-    eventIds: parseJson(row.event_ids),
-    details: parseJson(row.details),
   };
 }
 
@@ -461,7 +444,7 @@ export class KyselyStore implements Store {
     const row = await this.read('getAlert', () =>
       this.db.selectFrom('alerts').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst(),
     );
-    return row && toAlert(row);
+    return row && alertRowOf(row);
   }
 
   async listAlerts(accountId: string, filter: AlertFilter, limit: number, cursor?: string): Promise<Page<AlertRow>> {
@@ -479,14 +462,14 @@ export class KyselyStore implements Store {
         .limit(limit + 1)
         .execute(),
     );
-    const items = rows.slice(0, limit).map(toAlert);
+    const items = rows.slice(0, limit).map(alertRowOf);
     return { items, nextCursor: rows.length > limit ? (items[items.length - 1]?.id ?? null) : null };
   }
 
   async setAlertStatus(accountId: string, id: string, status: AlertStatus, at: number): Promise<AlertRow | undefined> {
     if (this.unmatchable(accountId, id)) return undefined;
     const row = await this.guard('setAlertStatus', () => setStatusWithOutbox(this.db, accountId, id, status, at));
-    return row && toAlert(row);
+    return row && alertRowOf(row);
   }
 
   async getUsage(accountId: string, period: string): Promise<UsageRow> {
@@ -562,7 +545,7 @@ export class KyselyStore implements Store {
         openBySeverity: Object.fromEntries(open.map((r) => [r.severity, num(r.n)])),
         topActors: values(actors),
         topIps: values(ips),
-        chains: chains.map(toAlert),
+        chains: chains.map(alertRowOf),
       };
     });
   }

@@ -3,7 +3,7 @@
  * in-memory state store, so nothing is written: no alert row, no window state, no score.
  * Bounded by rows read and by wall time; the answer says when a bound cut it short.
  */
-import { MemoryStateStore } from '../detection/memory-state-store.js';
+import { MemoryStateStore } from '../detection/state/memory-state-store.js';
 import type { Store } from '../storage/store.js';
 import type { EventRow } from '../storage/types.js';
 import type { Clock } from '../util/clock.js';

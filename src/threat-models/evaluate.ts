@@ -11,7 +11,7 @@ import { scopedKey, type AccountScope } from '../event/tenancy.js';
 import { alertStateKey } from '../detection/engine.js';
 import { primarySubject } from '../detection/facts.js';
 import type { AlertHit } from '../event/alert.js';
-import type { AlertOpenOp, AlertOpenResult, StateOp, StateResult, StateStore } from '../detection/state-store.js';
+import type { AlertOpenOp, AlertOpenResult, StateOp, StateResult, StateStore } from '../detection/state/state-store.js';
 import type { AlertWrite } from '../storage/types.js';
 import { newId } from '../util/ids.js';
 import type { Clock } from '../util/clock.js';

@@ -1,6 +1,6 @@
 import type { AccountContext } from '../event/account.js';
 import type { BatchItem } from '../detection/pipelined-batch.js';
-import type { StateStore } from '../detection/state-store.js';
+import type { StateStore } from '../detection/state/state-store.js';
 import type { Plan } from '../event/account.js';
 import type { Clock } from '../util/clock.js';
 import type { CompiledModel } from './compile.js';

@@ -1,4 +1,4 @@
-import { MemoryStateStore } from '../../src/detection/memory-state-store.js';
+import { MemoryStateStore } from '../../src/detection/state/memory-state-store.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { stateStoreContract } from './state-store.contract.js';
 

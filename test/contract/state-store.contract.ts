@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { StateOp, StateStore } from '../../src/detection/state-store.js';
+import type { StateOp, StateStore } from '../../src/detection/state/state-store.js';
 
 /** What a backend gives the suite: the store, and a way to move wall time when it can. */
 export interface StateStoreHarness {

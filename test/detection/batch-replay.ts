@@ -1,6 +1,6 @@
 /** Detection of a list of events one by one and as one batch (DetectStage.many), for comparing the two. */
-import { MemoryStateStore } from '../../src/detection/memory-state-store.js';
-import type { StateStore } from '../../src/detection/state-store.js';
+import { MemoryStateStore } from '../../src/detection/state/memory-state-store.js';
+import type { StateStore } from '../../src/detection/state/state-store.js';
 import { createDetectStage, type Detection } from '../../src/pipeline/detect.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { expect } from 'vitest';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryStateStore } from '../../src/detection/memory-state-store.js';
-import type { StateOp, StateStore } from '../../src/detection/state-store.js';
+import { MemoryStateStore } from '../../src/detection/state/memory-state-store.js';
+import type { StateOp, StateStore } from '../../src/detection/state/state-store.js';
 import { createDetectStage, type Detection } from '../../src/pipeline/detect.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { accountContext, enriched, type EventSpec } from './helpers.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryStateStore } from '../../src/detection/memory-state-store.js';
+import { MemoryStateStore } from '../../src/detection/state/memory-state-store.js';
 import { ManualClock } from '../../src/util/clock.js';
 
 const T0 = Date.UTC(2026, 0, 15);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryStateStore } from '../../src/detection/memory-state-store.js';
+import { MemoryStateStore } from '../../src/detection/state/memory-state-store.js';
 import { alertSpec } from '../../src/detection/specs.js';
 import { createDetectStage } from '../../src/pipeline/detect.js';
 import { accountContext, enriched } from './helpers.js';

@@ -4,9 +4,9 @@
  * answers later than it runs (as Redis does) and against Redis itself.
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryStateStore } from '../../src/detection/memory-state-store.js';
+import { MemoryStateStore } from '../../src/detection/state/memory-state-store.js';
 import { RedisStateStore } from '../../src/redis/state-store.js';
-import type { StateOp, StateResult, StateStore } from '../../src/detection/state-store.js';
+import type { StateOp, StateResult, StateStore } from '../../src/detection/state/state-store.js';
 import type { Detection } from '../../src/pipeline/detect.js';
 import { connectTestRedis, describeWithRedis } from '../limits/redis-helper.js';
 import { asBatch, normalised, oneByOne, sameAsOneByOne } from './batch-replay.js';

@@ -18,7 +18,7 @@
  *     count:     { type: n } count reached by the last alert of that type
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryStateStore } from '../../src/detection/memory-state-store.js';
+import { MemoryStateStore } from '../../src/detection/state/memory-state-store.js';
 import { ALERT_TYPES } from '../../src/detection/specs.js';
 import { createDetectStage } from '../../src/pipeline/detect.js';
 import type { AlertWrite } from '../../src/storage/types.js';

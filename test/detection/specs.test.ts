@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DETECTOR_FAMILIES } from '../../src/event/classification.js';
 import { DETECTORS, KILL_CHAIN_DETECTOR } from '../../src/detection/detectors/index.js';
-import { ALERT_TYPES, DETECTOR_SPECS, KILL_CHAINS, SEVERITY_POINTS } from '../../src/detection/specs.js';
+import { ALERT_TYPES, DETECTOR_SPECS, KILL_CHAINS } from '../../src/detection/specs.js';
+import { SEVERITY_WEIGHTS } from '../../src/scoring/weights.js';
 
 describe('detection catalogue', () => {
   it('has 21 detectors, 46 alert types (41 single-stage + 5 chains) and 5 kill chains', () => {
@@ -26,7 +27,7 @@ describe('detection catalogue', () => {
 
   it('describes each alert type fully: severity points, MITRE ids, a paragraph, a window', () => {
     for (const a of ALERT_TYPES) {
-      expect(a.points, a.type).toBe(SEVERITY_POINTS[a.severity]);
+      expect(a.points, a.type).toBe(SEVERITY_WEIGHTS[a.severity]);
       expect(a.mitre.length, a.type).toBeGreaterThan(0);
       for (const id of a.mitre) expect(id, a.type).toMatch(/^T\d{4}(\.\d{3})?$/);
       expect(a.description.length, a.type).toBeGreaterThan(40);

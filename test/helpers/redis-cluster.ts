@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../process/service.js';
+import { until } from './until.js';
 
 export interface TestCluster {
   /** One seed node: redis://127.0.0.1:<port> (the client discovers the others). */
@@ -19,14 +20,6 @@ const binariesMissing = (): string | undefined => {
   for (const bin of ['redis-server', 'redis-cli']) if (spawnSync(bin, ['--version']).error) return `${bin} is not installed`;
   return undefined;
 };
-
-async function until(check: () => boolean, what: string, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`Redis Cluster: ${what} not reached within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const cli = (port: number, ...args: string[]) => spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' });
 
@@ -68,12 +61,13 @@ export async function startTestCluster(suite: string): Promise<TestCluster | und
       ];
       nodes.push(spawn('redis-server', args, { stdio: 'ignore' }));
     }
-    for (const port of ports) await until(() => cli(port, 'ping').stdout.trim() === 'PONG', `node ${port} answering`);
+    for (const port of ports) await until(() => cli(port, 'ping').stdout.trim() === 'PONG', `Redis Cluster node ${port} answering`, 15_000, 100);
     const create = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], {
       encoding: 'utf8',
     });
     if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`);
-    for (const port of ports) await until(() => cli(port, 'cluster', 'info').stdout.includes('cluster_state:ok'), `cluster_state:ok on ${port}`);
+    for (const port of ports)
+      await until(() => cli(port, 'cluster', 'info').stdout.includes('cluster_state:ok'), `Redis Cluster cluster_state:ok on ${port}`, 15_000, 100);
   } catch (err) {
     await stop();
     throw err;

@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, ConfigError } from '../../src/config/config.js';
-import { MemoryStateStore, recordsForHeap } from '../../src/detection/memory-state-store.js';
+import { MemoryStateStore, recordsForHeap } from '../../src/detection/state/memory-state-store.js';
 import { startMetricsListener } from '../../src/http/metrics-listener.js';
 import { ADMIN_TOKEN, SCALE_OUT, bearer, testApp, type TestApp } from '../helpers/app.js';
 import { expectError, getJson, postEvent } from './support.js';

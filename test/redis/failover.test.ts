@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { Failover, FailoverQuotaCounter, FailoverRateLimiter, FailoverStateStore } from '../../src/redis/failover.js';
-import { MemoryStateStore } from '../../src/detection/memory-state-store.js';
+import { MemoryStateStore } from '../../src/detection/state/memory-state-store.js';
 import { RedisStateStore } from '../../src/redis/state-store.js';
 import { TenantScopeError } from '../../src/event/tenancy.js';
 import { MemoryQuotaCounter } from '../../src/limits/memory-quota.js';

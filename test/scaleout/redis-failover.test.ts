@@ -2,16 +2,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { bearer, testApp, type TestApp } from '../helpers/app.js';
 import { connectTestRedis, describeWithRedis } from '../limits/redis-helper.js';
 import { TcpProxy } from '../storage/tcp-proxy.js';
+import { until } from '../helpers/until.js';
 
 const redis = await connectTestRedis('redis-failover');
-
-async function until(check: () => boolean, ms = 5_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describeWithRedis('Redis unreachable: local state, degraded marking, recovery', redis, (r) => {
   const proxy = new TcpProxy('127.0.0.1', 6379);
@@ -20,7 +13,7 @@ describeWithRedis('Redis unreachable: local state, degraded marking, recovery', 
   beforeAll(async () => {
     const port = await proxy.start();
     t = await testApp({ VIGIL_REDIS_URL: `redis://127.0.0.1:${port}`, VIGIL_REDIS_PREFIX: r.prefix });
-    await until(() => t.services.redisHealth?.degraded === false);
+    await until(() => t.services.redisHealth?.degraded === false, 'Redis healthy');
     key = (await t.account('pro')).secret;
   });
   afterAll(async () => {
@@ -38,7 +31,7 @@ describeWithRedis('Redis unreachable: local state, degraded marking, recovery', 
     expect(await r.client.keys(`${r.prefix}*`)).not.toHaveLength(0);
 
     await proxy.stop();
-    await until(() => t.services.redisHealth?.degraded === true);
+    await until(() => t.services.redisHealth?.degraded === true, 'Redis marked degraded', 5_000);
     const during = await send(2);
     expect(during.statusCode).toBe(202);
     expect(during.json().degraded).toBe(true);
@@ -49,7 +42,7 @@ describeWithRedis('Redis unreachable: local state, degraded marking, recovery', 
     expect(metrics.body).toMatch(/vigil_backend_degraded 1/);
 
     await proxy.start();
-    await until(() => t.services.redisHealth?.degraded === false, 10_000);
+    await until(() => t.services.redisHealth?.degraded === false, 'Redis healthy again', 10_000);
     const after = await send(3);
     expect(after.statusCode).toBe(202);
     expect(after.json().degraded).toBeUndefined();

@@ -9,16 +9,9 @@ import { connectTestRedis, describeWithRedis } from '../limits/redis-helper.js';
 import { describePostgres } from '../storage/pg-helpers.js';
 import { TcpProxy } from '../storage/tcp-proxy.js';
 import { sharedInstances, type Cluster } from './shared-backends.js';
+import { until } from '../helpers/until.js';
 
 const redis = await connectTestRedis('redis-restart');
-
-async function until(check: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describePostgres('Redis restart under traffic', () => {
   describeWithRedis('two instances through a proxy to Redis', redis, (r) => {
@@ -27,7 +20,7 @@ describePostgres('Redis restart under traffic', () => {
     beforeAll(async () => {
       const port = await proxy.start();
       c = await sharedInstances(2, r, { VIGIL_PLANS_FILE: highLimitPlansFile() }, `redis://127.0.0.1:${port}`);
-      await until(() => c.apps.every((t) => t.services.redisHealth?.degraded === false));
+      await until(() => c.apps.every((t) => t.services.redisHealth?.degraded === false), 'every instance healthy');
     }, 180_000);
     afterAll(async () => {
       await c?.close();
@@ -65,12 +58,12 @@ describePostgres('Redis restart under traffic', () => {
       const stopping = proxy.stop(); // drops the connections while the next waves are in flight
       await waves(5);
       await stopping;
-      await until(() => c.apps.every((t) => t.services.redisHealth?.degraded === true));
+      await until(() => c.apps.every((t) => t.services.redisHealth?.degraded === true), 'every instance degraded');
       await waves(5);
       const starting = proxy.start();
       await waves(5);
       await starting;
-      await until(() => c.apps.every((t) => t.services.redisHealth?.degraded === false));
+      await until(() => c.apps.every((t) => t.services.redisHealth?.degraded === false), 'every instance healthy');
       await waves(5);
 
       expect(degraded).toBeGreaterThan(0);

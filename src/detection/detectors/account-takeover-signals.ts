@@ -1,5 +1,5 @@
 import { MINUTE, th, type Detector, type Slot } from '../detector.js';
-import type { AlertPeekResult, DistinctResult, WindowResult } from '../state-store.js';
+import type { AlertPeekResult, DistinctResult, WindowResult } from '../state/state-store.js';
 
 export const SENSITIVE_CHANGE_TYPES: ReadonlySet<string> = new Set([
   'account.email.changed',

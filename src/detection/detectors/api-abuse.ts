@@ -1,5 +1,5 @@
 import { MINUTE, th, type Detector, type Slot } from '../detector.js';
-import type { DistinctResult, WindowResult } from '../state-store.js';
+import type { DistinctResult, WindowResult } from '../state/state-store.js';
 
 const UNAUTHORIZED_TYPES = new Set(['api.unauthorized', 'api.forbidden', 'api.token.invalid']);
 

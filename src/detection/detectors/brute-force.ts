@@ -1,5 +1,5 @@
 import { MINUTE, th, type DetectContext, type Detector, type Judge, type Slot } from '../detector.js';
-import type { AlertPeekResult } from '../state-store.js';
+import type { AlertPeekResult } from '../state/state-store.js';
 import { alertSpec } from '../specs.js';
 
 /** Open alerts under which a successful login means the guessing probably worked, by subject. */

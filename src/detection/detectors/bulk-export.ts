@@ -1,7 +1,7 @@
 import { MINUTE, th, type Detector, type Slot } from '../detector.js';
 import { primarySubject, type EventFacts } from '../facts.js';
 import { BYTES_KEYS, numberOf, ROWS_KEYS } from '../metadata.js';
-import type { WindowResult } from '../state-store.js';
+import type { WindowResult } from '../state/state-store.js';
 
 const EXPORT_TYPES = new Set(['data.exported', 'data.downloaded', 'admin.audit_log.exported']);
 export const isExport = (f: EventFacts): boolean => EXPORT_TYPES.has(f.type) || f.has('data.export');

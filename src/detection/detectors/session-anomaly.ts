@@ -1,7 +1,7 @@
 import { HOUR, th, type Detector } from '../detector.js';
 import type { EventFacts } from '../facts.js';
 import type { Slot } from '../detector.js';
-import type { LastResult, SeenResult } from '../state-store.js';
+import type { LastResult, SeenResult } from '../state/state-store.js';
 
 const ROLE_CHANGE_TYPES = new Set(['account.role.changed', 'data.permission.changed', 'admin.role.created', 'admin.role.deleted']);
 export const isRoleChange = (f: EventFacts): boolean => ROLE_CHANGE_TYPES.has(f.type) || f.has('role.change');

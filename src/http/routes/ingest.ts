@@ -7,6 +7,7 @@ import type { Clock } from '../../util/clock.js';
 import { ApiError } from '../errors.js';
 import { rateLimitHeaderHook, setRateLimitHeaders } from '../rate-limit-headers.js';
 import { ErrorResponses, KeyAuth, noValidation } from '../schemas.js';
+import { requestAccount } from '../context.js';
 
 export interface IngestRouteDeps {
   readonly pipeline: IngestPipeline;
@@ -30,8 +31,7 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
   const onSend = rateLimitHeaderHook(deps.limiter, deps.clock);
 
   async function handle(kind: IngestInput['kind'], request: FastifyRequest, reply: FastifyReply) {
-    const account = request.vigil.account;
-    if (!account) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Missing API key.' });
+    const account = requestAccount(request);
     // The pipeline counts the request in the key's windows, whatever it answers.
     request.vigil.counted = true;
     const outcome = await deps.pipeline.ingest({ kind, body: request.body }, { account, connectingIp: request.ip });

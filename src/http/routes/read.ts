@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Catalog } from '../../catalog/catalog.js';
 import { monthOf } from '../../limits/types.js';
 import type { Store } from '../../storage/store.js';
@@ -10,6 +10,7 @@ import { ApiError } from '../errors.js';
 import { ISO_8601 } from '../../pipeline/validate.js';
 import { ErrorResponses, KeyAuth, PageQuery } from '../schemas.js';
 import { usageReport } from '../usage-report.js';
+import { requestAccount } from '../context.js';
 
 export interface ReadRouteDeps {
   readonly store: Store;
@@ -87,11 +88,7 @@ const readRoute = (summary: string, tags: string[]) => ({ summary, tags, securit
 
 /** Read API; every query is scoped to the key's account (another account's id is 404). */
 export function registerReadRoutes(app: FastifyInstance, deps: ReadRouteDeps): void {
-  const accountOf = (request: { vigil: { account?: { account: { id: string } } } }): string => {
-    const id = request.vigil.account?.account.id;
-    if (!id) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Missing API key.' });
-    return id;
-  };
+  const accountOf = (request: FastifyRequest): string => requestAccount(request).account.id;
 
   app.get<{ Querystring: Static<typeof EventsQuery> }>('/v1/events', {
     config: { access: 'read' },
@@ -173,8 +170,7 @@ export function registerReadRoutes(app: FastifyInstance, deps: ReadRouteDeps): v
     config: { access: 'read' },
     schema: readRoute('Monthly usage: used, cap, remaining, dropped, overage and its estimated cost', ['usage']),
     handler: async (request) => {
-      const ctx = request.vigil.account;
-      if (!ctx) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Missing API key.' });
+      const ctx = requestAccount(request);
       const now = deps.clock.now();
       const usage = await deps.store.getUsage(ctx.account.id, monthOf(now));
       const daily = await deps.store.dailyCounts(ctx.account.id, Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), 1));

@@ -1,5 +1,6 @@
+import { requestAccount } from '../context.js';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DETECTOR_SPECS } from '../../detection/specs.js';
 import { validateDetectionSettings } from '../../detection/settings.js';
 import { DEFAULT_THRESHOLDS, thresholdsOf, validateRiskSettings } from '../../scoring/thresholds.js';
@@ -74,9 +75,8 @@ function validatePatch(body: unknown): { ok: true; value: Partial<Record<Part, u
 /** GET/PATCH /v1/settings: detector thresholds, risk action thresholds and allowlists. */
 export function registerSettingsRoutes(app: FastifyInstance, deps: SettingsRouteDeps): void {
   const schema = (summary: string) => ({ summary, tags: ['settings'], security: KeyAuth, response: { ...ErrorResponses } });
-  const accountOf = async (request: { vigil: { account?: { account: { id: string } } } }) => {
-    const id = request.vigil.account?.account.id;
-    const account = id ? await deps.store.getAccount(id) : undefined;
+  const accountOf = async (request: FastifyRequest) => {
+    const account = await deps.store.getAccount(requestAccount(request).account.id);
     if (!account) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Missing API key.' });
     return account;
   };

@@ -16,6 +16,7 @@ import { validateModel } from '../../threat-models/validate.js';
 import { ApiError } from '../errors.js';
 import { type ErrorDetail } from '../../event/rejection.js';
 import { ErrorResponses, KeyAuth, noValidation } from '../schemas.js';
+import { requestAccount } from '../context.js';
 
 export interface ThreatModelRouteDeps {
   readonly store: Store;
@@ -59,8 +60,7 @@ function versionView(row: ThreatModelVersionRow) {
 }
 
 function contextOf(request: FastifyRequest): AccountContext {
-  const ctx = request.vigil.account;
-  if (!ctx) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Missing API key.' });
+  const ctx = requestAccount(request);
   if (!planHasThreatModels(ctx.plan))
     throw new ApiError({
       code: 'PLAN_UPGRADE_REQUIRED',

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebhookConfig } from '../../config/config.js';
 import type { Clock } from '../../util/clock.js';
 import { newId } from '../../util/ids.js';
@@ -12,6 +12,7 @@ import { SEVERITIES, WEBHOOK_FORMATS, type WebhookDelivery, type WebhookEndpoint
 import type { AlertRow } from '../../storage/types.js';
 import { ApiError } from '../errors.js';
 import { ErrorResponses, KeyAuth, PageQuery } from '../schemas.js';
+import { requestAccount } from '../context.js';
 
 export interface WebhookRouteDeps {
   readonly webhooks: WebhookStore;
@@ -126,11 +127,7 @@ const ENDPOINT_ID = /^whk_[0-9A-Z]{26}$/;
 export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): void {
   const { webhooks, clock } = deps;
   const route = (summary: string) => ({ summary, tags: ['webhooks'], security: KeyAuth, response: { ...ErrorResponses } });
-  const accountOf = (request: { vigil: { account?: { account: { id: string } } } }): string => {
-    const id = request.vigil.account?.account.id;
-    if (!id) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Missing API key.' });
-    return id;
-  };
+  const accountOf = (request: FastifyRequest): string => requestAccount(request).account.id;
   const endpointOf = async (accountId: string, id: string): Promise<WebhookEndpoint> => {
     const endpoint = ENDPOINT_ID.test(id) ? await webhooks.getEndpoint(accountId, id) : undefined;
     if (!endpoint) throw new ApiError({ code: 'NOT_FOUND', message: `No webhook ${id}.` });

@@ -1,6 +1,6 @@
 import { getHeapStatistics } from 'node:v8';
-import { accountScope, assertScopedKey, localScopeAlias, type AccountScope } from '../event/tenancy.js';
-import { systemClock, type Clock } from '../util/clock.js';
+import { accountScope, assertScopedKey, localScopeAlias, type AccountScope } from '../../event/tenancy.js';
+import { systemClock, type Clock } from '../../util/clock.js';
 import {
   DEFAULT_ALERT_MAX_EVENT_IDS,
   DEFAULT_DISTINCT_MAX_MEMBERS,

@@ -1,4 +1,4 @@
-import type { AccountScope } from '../event/tenancy.js';
+import type { AccountScope } from '../../event/tenancy.js';
 
 /**
  * Detection state primitives: the window state detectors share across events
