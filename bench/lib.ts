@@ -1,5 +1,5 @@
 /** Shared by the end-to-end benchmarks: child-process servers, payloads, and autocannon runs. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import autocannon from 'autocannon';
@@ -25,8 +25,20 @@ export const SERVICE_NODE_FLAGS: readonly string[] = (() => {
 })();
 
 /**
- * Starts `node <flags of npm start> <nodeArgs>` (in `cwd`) and resolves once GET `path` answers:
- * any answer for /healthz (the bare route has none and answers 404), a 2xx for /readyz.
+ * The Node that benchmarked servers run on: VIGIL_BENCH_NODE (the path of another `node`, e.g. one
+ * from `.ci/registry-node 24`) or the Node running the benchmark. The load generator stays on the
+ * latter, so two Nodes are compared under the same client.
+ */
+export const SERVER_NODE: string = process.env.VIGIL_BENCH_NODE || process.execPath;
+
+/** `node --version` of SERVER_NODE, for the benchmark's output. */
+export function serverNodeVersion(): string {
+  return execFileSync(SERVER_NODE, ['--version'], { encoding: 'utf8' }).trim();
+}
+
+/**
+ * Starts `node <flags of npm start> <nodeArgs>` (in `cwd`) on SERVER_NODE and resolves once GET
+ * `path` answers: any answer for /healthz (the bare route has none and answers 404), a 2xx for /readyz.
  */
 export function startNode(
   nodeArgs: string[],
@@ -35,7 +47,7 @@ export function startNode(
   options: { cwd?: string; path?: '/healthz' | '/readyz' } = {},
 ): Promise<Server> {
   const path = options.path ?? '/healthz';
-  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...nodeArgs], {
+  const child = spawn(SERVER_NODE, [...SERVICE_NODE_FLAGS, ...nodeArgs], {
     cwd: options.cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],

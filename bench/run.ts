@@ -8,16 +8,19 @@
  *   BENCH_WARMUP_SECONDS=3 (default): unmeasured load before each server's first run of a route
  *   BENCH_ROUNDS=3 (default): throughput scenarios run this many times, alternating servers; the
  *                  table shows each scenario's median round (by events/s)
+ *   VIGIL_BENCH_NODE=/path/to/node: both servers run on that Node (its better-sqlite3 binding in
+ *                  place: `.ci/with-node` swaps it), the load generator on the Node running this script
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_PLANS, bodies, drive, drivePaced, freePort, keyFor, start, vigilEnv, type Row } from './lib.js';
+import { BENCH_PLANS, bodies, drive, drivePaced, freePort, keyFor, serverNodeVersion, start, vigilEnv, type Row } from './lib.js';
 
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
 async function main(): Promise<void> {
+  console.log(`servers on Node ${serverNodeVersion()}, load generator on Node ${process.version}`);
   const dir = mkdtempSync(join(tmpdir(), 'vigil-bench-'));
   const plansFile = join(dir, 'plans.json');
   writeFileSync(plansFile, BENCH_PLANS);
