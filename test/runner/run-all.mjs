@@ -28,13 +28,17 @@ function countJUnit(xml) {
   let passed = 0;
   let failed = 0;
   let skipped = 0;
+  const failures = [];
   const cases = xml.match(/<testcase\b[^>]*?(\/>|>[\s\S]*?<\/testcase>)/g) ?? [];
   for (const c of cases) {
-    if (/<(failure|error)\b/.test(c)) failed++;
-    else if (/<skipped\b/.test(c)) skipped++;
+    if (/<(failure|error)\b/.test(c)) {
+      failed++;
+      const attribute = (name) => c.match(new RegExp(`\\b${name}="([^"]*)"`))?.[1];
+      failures.push([attribute('classname'), attribute('name')].filter(Boolean).join(' > '));
+    } else if (/<skipped\b/.test(c)) skipped++;
     else passed++;
   }
-  return { passed, failed, skipped };
+  return { passed, failed, skipped, failures };
 }
 
 /** Counts `go test -json` test results (subtests included). */
@@ -42,6 +46,7 @@ function countGoJson(text) {
   let passed = 0;
   let failed = 0;
   let skipped = 0;
+  const failures = [];
   for (const line of text.split('\n')) {
     if (!line.startsWith('{')) continue;
     let e;
@@ -52,15 +57,25 @@ function countGoJson(text) {
     }
     if (!e.Test) continue;
     if (e.Action === 'pass') passed++;
-    else if (e.Action === 'fail') failed++;
-    else if (e.Action === 'skip') skipped++;
+    else if (e.Action === 'fail') {
+      failed++;
+      failures.push(e.Test);
+    } else if (e.Action === 'skip') skipped++;
   }
-  return { passed, failed, skipped };
+  return { passed, failed, skipped, failures };
 }
 
 function countVitestJson(file) {
   const r = JSON.parse(readFileSync(file, 'utf8'));
-  return { passed: r.numPassedTests, failed: r.numFailedTests, skipped: r.numPendingTests + r.numTodoTests };
+  const failures = [];
+  for (const file of r.testResults ?? []) {
+    const name = file.name.startsWith(root) ? file.name.slice(root.length) : file.name;
+    const failedTests = (file.assertionResults ?? []).filter((t) => t.status === 'failed');
+    for (const t of failedTests) failures.push(`${name} > ${t.fullName}`);
+    // A file that fails to load or fails in a hook reports no failed test of its own.
+    if (file.status === 'failed' && failedTests.length === 0) failures.push(`${name}: ${(file.message ?? '').split('\n')[0]}`);
+  }
+  return { passed: r.numPassedTests, failed: r.numFailedTests, skipped: r.numPendingTests + r.numTodoTests, failures };
 }
 
 const summary = [];
@@ -96,19 +111,26 @@ for (const suite of selected) {
       }
     }
   }
-  let counts = { passed: 0, failed: 0, skipped: 0 };
+  let counts = { passed: 0, failed: 0, skipped: 0, failures: [] };
   if (existsSync(report)) {
     const text = readFileSync(report, 'utf8');
     counts = suite.report === 'vitest-json' ? countVitestJson(report) : suite.report === 'go-json' ? countGoJson(text) : countJUnit(text);
   }
   // A runner that failed without reporting a failed test (a crash, a compile error) counts as one failure.
-  if (run.status !== 0 && counts.failed === 0) counts.failed = 1;
+  if (run.status !== 0 && counts.failed === 0) {
+    counts.failed = 1;
+    counts.failures.push(`the runner exited with ${run.status ?? run.signal} without a failed test in its report`);
+  }
   if (run.status !== 0) exitCode = 1;
   summary.push({ name: suite.name, ...counts });
 }
 
 console.log('\n=== summary');
-for (const s of summary) console.log(`${s.name}: ${s.passed} passed, ${s.failed} failed, ${s.skipped} skipped${s.note ? ` (${s.note})` : ''}`);
+for (const s of summary) {
+  console.log(`${s.name}: ${s.passed} passed, ${s.failed} failed, ${s.skipped} skipped${s.note ? ` (${s.note})` : ''}`);
+  // The names of failed tests close the output, where a reader of a truncated CI log looks.
+  for (const name of s.failures ?? []) console.log(`FAILED ${s.name}: ${name}`);
+}
 const passed = summary.reduce((n, s) => n + s.passed, 0);
 const failed = summary.reduce((n, s) => n + s.failed, 0);
 const skipped = summary.reduce((n, s) => n + s.skipped, 0);
