@@ -116,7 +116,9 @@ for (const suite of selected) {
     const text = readFileSync(report, 'utf8');
     counts = suite.report === 'vitest-json' ? countVitestJson(report) : suite.report === 'go-json' ? countGoJson(text) : countJUnit(text);
   }
-  // A runner that failed without reporting a failed test (a crash, a compile error) counts as one failure.
+  // A test file that failed to load names itself in the report but counts no failed test, and a
+  // runner that failed without any report (a crash, a compile error) counts as one failure.
+  if (run.status !== 0) counts.failed = Math.max(counts.failed, counts.failures.length);
   if (run.status !== 0 && counts.failed === 0) {
     counts.failed = 1;
     counts.failures.push(`the runner exited with ${run.status ?? run.signal} without a failed test in its report`);
