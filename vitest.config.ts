@@ -7,6 +7,11 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * and the host agent (agent/test). Each suite that needs a server skips with a message when it is
  * absent, and fails under CI=true.
  */
+// Under CI a failed test runs once more, so one unlucky schedule on a loaded machine does not fail
+// the build; the test runner names every test that needed the second run as flaky. Projects do not
+// inherit the root options, so each one sets it.
+const retry = process.env.CI === 'true' ? 1 : 0;
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -15,16 +20,18 @@ export default defineConfig({
       {
         test: {
           name: 'embedded',
+          retry,
           include: ['test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, 'test/dashboard/**'],
           testTimeout: 30_000,
           hookTimeout: 30_000,
         },
       },
-      { test: { name: 'dashboard', include: ['test/dashboard/**/*.test.ts'], testTimeout: 60_000, hookTimeout: 90_000 } },
+      { test: { name: 'dashboard', retry, include: ['test/dashboard/**/*.test.ts'], testTimeout: 60_000, hookTimeout: 90_000 } },
       {
         test: {
           name: 'agent',
+          retry,
           include: ['agent/test/**/*.test.ts'],
           // The agent and the service run as child processes; their timers set these bounds.
           testTimeout: 150_000,
@@ -34,6 +41,7 @@ export default defineConfig({
       {
         test: {
           name: 'scaleout',
+          retry,
           include: ['test/http/**/*.test.ts'],
           env: { VIGIL_TEST_MODE: 'scaleout' },
           setupFiles: ['test/helpers/scaleout-setup.ts'],
@@ -44,7 +52,7 @@ export default defineConfig({
       {
         // The clients' tests run on their sources: the shared core resolves to its TypeScript.
         resolve: { alias: { '@vigil/client-core': fileURLToPath(new URL('./clients/core/src/index.ts', import.meta.url)) } },
-        test: { name: 'clients', include: ['clients/*/test/**/*.test.ts'], testTimeout: 60_000, hookTimeout: 120_000 },
+        test: { name: 'clients', retry, include: ['clients/*/test/**/*.test.ts'], testTimeout: 60_000, hookTimeout: 120_000 },
       },
     ],
   },

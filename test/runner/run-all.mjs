@@ -68,14 +68,21 @@ function countGoJson(text) {
 function countVitestJson(file) {
   const r = JSON.parse(readFileSync(file, 'utf8'));
   const failures = [];
+  const flaky = [];
   for (const file of r.testResults ?? []) {
     const name = file.name.startsWith(root) ? file.name.slice(root.length) : file.name;
     const failedTests = (file.assertionResults ?? []).filter((t) => t.status === 'failed');
     for (const t of failedTests) failures.push(`${name} > ${t.fullName}`);
+    // A test that passed with failure messages passed on a retry.
+    for (const t of file.assertionResults ?? []) {
+      if (t.status === 'passed' && (t.failureMessages ?? []).length > 0) {
+        flaky.push(`${name} > ${t.fullName}: ${t.failureMessages[0].split('\n')[0]}`);
+      }
+    }
     // A file that fails to load or fails in a hook reports no failed test of its own.
     if (file.status === 'failed' && failedTests.length === 0) failures.push(`${name}: ${(file.message ?? '').split('\n')[0]}`);
   }
-  return { passed: r.numPassedTests, failed: r.numFailedTests, skipped: r.numPendingTests + r.numTodoTests, failures };
+  return { passed: r.numPassedTests, failed: r.numFailedTests, skipped: r.numPendingTests + r.numTodoTests, failures, flaky };
 }
 
 const summary = [];
@@ -132,6 +139,7 @@ for (const s of summary) {
   console.log(`${s.name}: ${s.passed} passed, ${s.failed} failed, ${s.skipped} skipped${s.note ? ` (${s.note})` : ''}`);
   // The names of failed tests close the output, where a reader of a truncated CI log looks.
   for (const name of s.failures ?? []) console.log(`FAILED ${s.name}: ${name}`);
+  for (const name of s.flaky ?? []) console.log(`FLAKY ${s.name}: ${name}`);
 }
 const passed = summary.reduce((n, s) => n + s.passed, 0);
 const failed = summary.reduce((n, s) => n + s.failed, 0);
