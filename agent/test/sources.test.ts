@@ -1,6 +1,19 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFileSync, chmodSync, copyFileSync, mkdirSync, readFileSync, renameSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  closeSync,
+  copyFileSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -10,6 +23,8 @@ import { EventBuffer } from '../src/buffer.js';
 import { DEFAULTS, type AgentConfig } from '../src/config.js';
 import type { AgentEvent } from '../src/event.js';
 import { createLogger } from '../src/log.js';
+import { chooseSources } from '../src/agent.js';
+import { containerdSource } from '../src/sources/containerd.js';
 import { containersSource } from '../src/sources/containers.js';
 import { filesSource, isCronPath } from '../src/sources/files.js';
 import { parseIptablesSave, parseNftRuleset } from '../src/sources/firewall.js';
@@ -128,6 +143,30 @@ describe('log clearing and tampering', () => {
     rmSync(log);
     const deleted = await until('deleted', 5_000, async () => ctx.events()[2]);
     expect(deleted).toMatchObject({ event: 'server.log.cleared', metadata: { reason: 'deleted' } });
+  });
+
+  it('reports login records zeroed in wtmp (size and inode unchanged), not a login appended', async () => {
+    const dir = tempDir('vigil-agent-wtmp-');
+    const wtmp = join(dir, 'wtmp');
+    copyFileSync(`${FIXTURES}wtmp/wtmp`, wtmp);
+    const record = readFileSync(wtmp).subarray(6 * 384, 7 * 384);
+    const ctx = context({ log_integrity: { enabled: true, interval_s: 0.05, paths: [wtmp] } });
+    await started(logIntegritySource(ctx));
+    await until('the baseline', 5_000, async () => (ctx.buffer.getState(`integrity-zeroed:${wtmp}`) === 0 ? true : undefined), 20);
+
+    appendFileSync(wtmp, record);
+    await until('the login seen', 5_000, async () => (ctx.buffer.getState<{ size: number }>(`integrity:${wtmp}`)?.size === 8 * 384 ? true : undefined), 20);
+    expect(ctx.events()).toEqual([]);
+
+    // Wipe root's session (login and logout records) in place, as log wipers do.
+    const fd = openSync(wtmp, 'r+');
+    writeSync(fd, Buffer.alloc(2 * 384), 0, 2 * 384, 4 * 384);
+    closeSync(fd);
+    const tampered = await until('the gap', 5_000, async () => ctx.events()[0]);
+    expect(tampered).toMatchObject({
+      event: 'server.log.tampered',
+      metadata: { path: wtmp, reason: 'records_zeroed', zeroed_records: 2, gap_after: '2026-01-20T03:12:05.000Z', gap_before: '2026-01-20T04:01:09.000Z' },
+    });
   });
 });
 
@@ -365,5 +404,76 @@ describe('a full buffer', () => {
     } finally {
       child.kill();
     }
+  });
+});
+
+describe('containerd', () => {
+  /** A `ctr` that prints the recorded `ctr events` lines and stays subscribed, answers `containers info`, and logs its arguments. */
+  function fakeCtr(dir: string): { command: string; calls(): string[] } {
+    const command = join(dir, 'ctr');
+    const calls = join(dir, 'calls.log');
+    writeFileSync(
+      command,
+      [
+        '#!/bin/sh',
+        `echo "$*" >> '${calls}'`,
+        'case "$*" in',
+        `  *" events") cat '${FIXTURES}containerd/ctr-events.txt'; exec sleep 600 ;;`,
+        `  *"containers info efdc0c13a23ed36819af834d41727dabf07052298dc46d0a8243089a6f448a70") cat '${FIXTURES}containerd/container-info-privileged.json' ;;`,
+        '  *) echo "ctr: container not found" >&2; exit 1 ;;',
+        'esac',
+      ].join('\n') + '\n',
+    );
+    chmodSync(command, 0o755);
+    return { command, calls: () => readFileSync(calls, 'utf8').trim().split('\n') };
+  }
+
+  it('reports task starts with the container info (privileges, host PID, bind mounts) and init exits, not exec exits', async () => {
+    const dir = tempDir('vigil-agent-containerd-');
+    const socket = join(dir, 'containerd.sock');
+    const ctr = fakeCtr(dir);
+    const ctx = context({ containers: { enabled: true, ctr_command: ctr.command } });
+    await started(containerdSource(ctx, socket, []));
+    const events = await until('a start and two stops', 5_000, async () => (ctx.events().length >= 3 ? ctx.events() : undefined), 20);
+    expect(events[0]).toMatchObject({
+      event: 'server.container.started',
+      timestamp: '2022-01-21T15:09:49.830Z',
+      metadata: {
+        runtime: 'containerd',
+        namespace: 'moby',
+        container: 'tools',
+        image: 'docker.io/library/alpine:3.20',
+        privileged: true,
+        pid: 'host',
+        user: 0,
+        mounts: ['/:/host', '/run/containerd/containerd.sock:/run/containerd/containerd.sock'],
+      },
+    });
+    expect(events.slice(1).map((e) => [e.event, e.metadata.namespace, e.metadata.exit_code])).toEqual([
+      ['server.container.stopped', 'moby', 0],
+      ['server.container.stopped', 'default', 137],
+    ]);
+    expect(ctr.calls()).toEqual([
+      `--address ${socket} events`,
+      `--address ${socket} --namespace moby containers info efdc0c13a23ed36819af834d41727dabf07052298dc46d0a8243089a6f448a70`,
+    ]);
+  });
+
+  it("leaves Docker's namespace to the Docker source, and runs next to it when both sockets exist", async () => {
+    const dir = tempDir('vigil-agent-containerd-');
+    const ctr = fakeCtr(dir);
+    const ctx = context({ containers: { enabled: true, ctr_command: ctr.command } });
+    await started(containerdSource(ctx, join(dir, 'containerd.sock'), ['moby']));
+    const events = await until('the default namespace stop', 5_000, async () => (ctx.events().length >= 1 ? ctx.events() : undefined), 20);
+    expect(events.map((e) => [e.event, e.metadata.container, e.metadata.exit_code])).toEqual([['server.container.stopped', 'tc', 137]]);
+
+    writeFileSync(join(dir, 'docker.sock'), '');
+    writeFileSync(join(dir, 'containerd.sock'), '');
+    const both = context({
+      containers: { enabled: 'auto', sockets: [join(dir, 'docker.sock')], containerd_sockets: [join(dir, 'containerd.sock')], ctr_command: ctr.command },
+    });
+    expect(chooseSources(both).map((s) => s.name)).toContain('containerd');
+    const none = context({ containers: { enabled: 'auto', sockets: [join(dir, 'none.sock')], containerd_sockets: [join(dir, 'none.sock')] } });
+    expect(chooseSources(none).map((s) => s.name)).not.toContain('containerd');
   });
 });
