@@ -407,6 +407,54 @@ describe('a full buffer', () => {
   });
 });
 
+describe('a full buffer and the Docker event stream', () => {
+  it('stops reading while full and resumes from the last event time once there is room, nothing lost or doubled', async () => {
+    const dir = tempDir('vigil-agent-docker-full-');
+    const socket = join(dir, 'docker.sock');
+    const id = 'a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f4a5b6c7d8e9f0a1b2';
+    const t = Math.floor(Date.now() / 1000);
+    const connections: string[] = [];
+    const api = createHttpServer((req, res) => {
+      if (req.url?.startsWith('/events')) {
+        connections.push(req.url);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        // Docker replays from "since": both events on every connection.
+        res.write(JSON.stringify({ Type: 'container', Action: 'start', Actor: { ID: id, Attributes: { name: 'web' } }, time: t, timeNano: t * 1e9 }) + '\n');
+        res.write(
+          JSON.stringify({ Type: 'container', Action: 'die', Actor: { ID: id, Attributes: { name: 'web', exitCode: '0' } }, time: t, timeNano: t * 1e9 + 7 }) +
+            '\n',
+        );
+        return;
+      }
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => api.listen(socket, r));
+    try {
+      const ctx = context({ containers: { enabled: true, sockets: [socket] } });
+      const small = new EventBuffer(join(dir, 'small.db'), 1);
+      const smallCtx = { ...ctx, buffer: small };
+      await started(containersSource(smallCtx));
+      await until('the start buffered', 5_000, async () => (small.depth === 1 ? true : undefined), 20);
+      expect(small.pending(10).map((r) => r.body.includes('server.container.started'))).toEqual([true]);
+      small.acknowledge(
+        small.pending(10).map((r) => r.seq),
+        0,
+      );
+      const rows = await until(
+        'the stop after the reconnection',
+        15_000,
+        async () => (small.depth === 1 && connections.length >= 2 ? small.pending(10) : undefined),
+        50,
+      );
+      expect(rows.map((r) => (JSON.parse(r.body) as AgentEvent).event)).toEqual(['server.container.stopped']);
+      expect(connections[1]).toContain(`since=${t}`);
+    } finally {
+      api.closeAllConnections();
+      api.close();
+    }
+  });
+});
+
 describe('containerd', () => {
   /** A `ctr` that prints the recorded `ctr events` lines and stays subscribed, answers `containers info`, and logs its arguments. */
   function fakeCtr(dir: string): { command: string; calls(): string[] } {
