@@ -456,19 +456,29 @@ describe('a full buffer and the Docker event stream', () => {
 });
 
 describe('containerd', () => {
-  /** A `ctr` that prints the recorded `ctr events` lines and stays subscribed, answers `containers info`, and logs its arguments. */
-  function fakeCtr(dir: string): { command: string; calls(): string[] } {
+  const INFO = `${FIXTURES}containerd/container-info-privileged.json`;
+  const EFDC = 'efdc0c13a23ed36819af834d41727dabf07052298dc46d0a8243089a6f448a70';
+
+  /**
+   * A `ctr` that answers like the real one: `events` prints `eventsFile` and stays subscribed,
+   * `namespaces ls` and `tasks ls` print tables of the given running tasks, `containers info`
+   * prints the privileged container's info. It logs its arguments.
+   */
+  function fakeCtr(dir: string, eventsFile: string, tasks: Record<string, string[]>): { command: string; calls(): string[] } {
     const command = join(dir, 'ctr');
     const calls = join(dir, 'calls.log');
+    const table = (ids: string[]) => ['TASK    PID     STATUS', ...ids.map((id, i) => `${id}    ${3630 + i}    RUNNING`)].join('\\n');
     writeFileSync(
       command,
       [
         '#!/bin/sh',
         `echo "$*" >> '${calls}'`,
         'case "$*" in',
-        `  *" events") cat '${FIXTURES}containerd/ctr-events.txt'; exec sleep 600 ;;`,
-        `  *"containers info efdc0c13a23ed36819af834d41727dabf07052298dc46d0a8243089a6f448a70") cat '${FIXTURES}containerd/container-info-privileged.json' ;;`,
-        '  *) echo "ctr: container not found" >&2; exit 1 ;;',
+        `  *" events") cat '${eventsFile}'; exec sleep 600 ;;`,
+        `  *"namespaces ls") printf 'NAME    LABELS\\n${Object.keys(tasks).join('\\n')}\\n' ;;`,
+        ...Object.entries(tasks).map(([ns, ids]) => `  *"--namespace ${ns} tasks ls") printf '${table(ids)}\\n' ;;`),
+        `  *"containers info "*) cat '${INFO}' ;;`,
+        '  *) echo "ctr: not found" >&2; exit 1 ;;',
         'esac',
       ].join('\n') + '\n',
     );
@@ -479,7 +489,8 @@ describe('containerd', () => {
   it('reports task starts with the container info (privileges, host PID, bind mounts) and init exits, not exec exits', async () => {
     const dir = tempDir('vigil-agent-containerd-');
     const socket = join(dir, 'containerd.sock');
-    const ctr = fakeCtr(dir);
+    // At subscription time only "tc" runs (it exits in the recorded stream); efdc starts and exits in it.
+    const ctr = fakeCtr(dir, `${FIXTURES}containerd/ctr-events.txt`, { default: ['tc'], 'k8s.io': [], moby: [] });
     const ctx = context({ containers: { enabled: true, ctr_command: ctr.command } });
     await started(containerdSource(ctx, socket, []));
     const events = await until('a start and two stops', 5_000, async () => (ctx.events().length >= 3 ? ctx.events() : undefined), 20);
@@ -503,17 +514,54 @@ describe('containerd', () => {
     ]);
     expect(ctr.calls()).toEqual([
       `--address ${socket} events`,
-      `--address ${socket} --namespace moby containers info efdc0c13a23ed36819af834d41727dabf07052298dc46d0a8243089a6f448a70`,
+      `--address ${socket} namespaces ls`,
+      `--address ${socket} --namespace default tasks ls`,
+      `--address ${socket} --namespace k8s.io tasks ls`,
+      `--address ${socket} --namespace moby tasks ls`,
+      `--address ${socket} --namespace moby containers info ${EFDC}`,
     ]);
+  });
+
+  it('reports what started and stopped while it was not subscribed, from the task lists, once', async () => {
+    const dir = tempDir('vigil-agent-containerd-');
+    const empty = join(dir, 'no-events.txt');
+    writeFileSync(empty, '');
+    const ctr = fakeCtr(dir, empty, { default: ['web', 'miner'], 'k8s.io': [] });
+    const ctx = context({ containers: { enabled: true, ctr_command: ctr.command } });
+    // The last run knew web and old as running.
+    ctx.buffer.setState('containerd:running', ['default/web', 'k8s.io/old']);
+    const source = containerdSource(ctx, join(dir, 'containerd.sock'), []);
+    await started(source);
+    const events = await until('the start and the stop', 5_000, async () => (ctx.events().length >= 2 ? ctx.events() : undefined), 20);
+    expect(events.map((e) => [e.event, e.metadata.namespace, e.metadata.container_id, e.metadata.from_task_list, e.metadata.exit_code])).toEqual([
+      ['server.container.started', 'default', 'miner', true, undefined],
+      ['server.container.stopped', 'k8s.io', 'old', true, undefined],
+    ]);
+    expect(events[0]?.metadata).toMatchObject({ privileged: true, image: 'docker.io/library/alpine:3.20' });
+    await until('the running tasks saved', 5_000, async () => (ctx.buffer.getState<string[]>('containerd:running')?.length === 2 ? true : undefined), 20);
+    expect(ctx.buffer.getState('containerd:running')).toEqual(['default/web', 'default/miner']);
+  });
+
+  it('records the running tasks silently on its first look', async () => {
+    const dir = tempDir('vigil-agent-containerd-');
+    const empty = join(dir, 'no-events.txt');
+    writeFileSync(empty, '');
+    const ctr = fakeCtr(dir, empty, { default: ['web'] });
+    const ctx = context({ containers: { enabled: true, ctr_command: ctr.command } });
+    await started(containerdSource(ctx, join(dir, 'containerd.sock'), []));
+    await until('the running tasks saved', 5_000, async () => ctx.buffer.getState<string[]>('containerd:running'), 20);
+    expect(ctx.buffer.getState('containerd:running')).toEqual(['default/web']);
+    expect(ctx.events()).toEqual([]);
   });
 
   it("leaves Docker's namespace to the Docker source, and runs next to it when both sockets exist", async () => {
     const dir = tempDir('vigil-agent-containerd-');
-    const ctr = fakeCtr(dir);
+    const ctr = fakeCtr(dir, `${FIXTURES}containerd/ctr-events.txt`, { default: ['tc'], moby: [] });
     const ctx = context({ containers: { enabled: true, ctr_command: ctr.command } });
     await started(containerdSource(ctx, join(dir, 'containerd.sock'), ['moby']));
     const events = await until('the default namespace stop', 5_000, async () => (ctx.events().length >= 1 ? ctx.events() : undefined), 20);
     expect(events.map((e) => [e.event, e.metadata.container, e.metadata.exit_code])).toEqual([['server.container.stopped', 'tc', 137]]);
+    expect(ctr.calls().some((c) => c.includes('--namespace moby'))).toBe(false);
 
     writeFileSync(join(dir, 'docker.sock'), '');
     writeFileSync(join(dir, 'containerd.sock'), '');

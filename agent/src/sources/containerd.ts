@@ -48,6 +48,27 @@ export function parseCtrLine(line: string): CtrEvent | undefined {
   return { at, stamp, namespace: namespace as string, topic: topic as string, event: event as Record<string, unknown> };
 }
 
+/** Names from `ctr namespaces ls` (a NAME LABELS table). */
+export function parseNamespaceList(text: string): string[] {
+  return text
+    .split('\n')
+    .slice(1)
+    .map((l) => l.trim().split(/\s+/)[0] ?? '')
+    .filter((n) => n !== '');
+}
+
+/** Running task ids from `ctr tasks ls` (a TASK PID STATUS table). */
+export function parseTaskList(text: string): string[] {
+  return text
+    .split('\n')
+    .slice(1)
+    .map((l) => l.trim().split(/\s+/))
+    .filter((cols) => cols[2] === 'RUNNING' && cols[0] !== undefined)
+    .map((cols) => cols[0] as string);
+}
+
+const RUNNING_KEY = 'containerd:running';
+
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
 /** Whether a `ctr events` line starts or stops a container (an exec's exit is not a stop). */
@@ -63,7 +84,7 @@ export function isContainerLifecycle(e: CtrEvent): boolean {
  * `--privileged` and Kubernetes `privileged: true` grant), `pid: host` when it has no PID
  * namespace of its own, and its bind mounts as `source:destination`.
  */
-export function containerdEvent(host: string, e: CtrEvent, info: CtrContainerInfo | undefined): AgentEvent | undefined {
+export function containerdEvent(host: string, e: CtrEvent, info: CtrContainerInfo | undefined, fromTaskList = false): AgentEvent | undefined {
   if (!isContainerLifecycle(e)) return undefined;
   const id = e.event.container_id as string;
   const labels = info?.Labels ?? {};
@@ -75,6 +96,8 @@ export function containerdEvent(host: string, e: CtrEvent, info: CtrContainerInf
     container: labels['io.kubernetes.container.name'] ?? labels['nerdctl/name'] ?? id,
     pod: labels['io.kubernetes.pod.name'],
     image: str(info?.Image),
+    // Noticed by comparing task lists (the agent or ctr was down): the time is when it was noticed.
+    from_task_list: fromTaskList || undefined,
   };
   const eventId = eventIdOf(host, 'containerd', e.namespace, id, e.topic, e.stamp);
   if (e.topic === '/tasks/exit')
@@ -83,8 +106,8 @@ export function containerdEvent(host: string, e: CtrEvent, info: CtrContainerInf
       event_id: eventId,
       at: e.at,
       host,
-      // containerd leaves a zero exit status out of the event.
-      metadata: { ...base, exit_code: typeof e.event.exit_status === 'number' ? e.event.exit_status : 0 },
+      // containerd leaves a zero exit status out of the event; a task list does not tell it.
+      metadata: { ...base, exit_code: fromTaskList ? undefined : typeof e.event.exit_status === 'number' ? e.event.exit_status : 0 },
     });
   const spec = info?.Spec;
   const namespaces = spec?.linux?.namespaces;
@@ -107,36 +130,83 @@ export function containerdEvent(host: string, e: CtrEvent, info: CtrContainerInf
 
 /**
  * Containers started and stopped on a containerd host, from `ctr --address SOCKET events`
- * (containerd's event API over its socket). containerd keeps no event history, so what
- * happens while the agent is stopped is not reported; an event that arrives while the
+ * (containerd's event API over its socket). containerd keeps no event history, so each time
+ * the stream starts the running tasks are listed and compared with those the agent last knew:
+ * what started or stopped meanwhile is reported then. A start is reported once for a task the
+ * agent does not know as running, a stop once for one it does. An event that arrives while the
  * buffer is full is counted as skipped, not held (a stalled subscriber would hold up containerd).
  */
 export function containerdSource(ctx: SourceContext, socket: string, skipNamespaces: readonly string[]): Source {
   const ctr = ctx.config.sources.containers.ctr_command;
+  const ctrArgs = (namespace: string | undefined, ...args: string[]) => ['--address', socket, ...(namespace ? ['--namespace', namespace] : []), ...args];
   let child: ChildProcess | undefined;
   let stopping = false;
   let restart: NodeJS.Timeout | undefined;
   let queue = Promise.resolve();
+  const running = new Set(ctx.buffer.getState<string[]>(RUNNING_KEY) ?? []);
+  const known = ctx.buffer.getState<string[]>(RUNNING_KEY) !== undefined;
   const info = async (namespace: string, id: string): Promise<CtrContainerInfo | undefined> => {
     try {
-      return JSON.parse(await run(ctr, ['--address', socket, '--namespace', namespace, 'containers', 'info', id])) as CtrContainerInfo;
+      return JSON.parse(await run(ctr, ctrArgs(namespace, 'containers', 'info', id))) as CtrContainerInfo;
     } catch (err) {
       ctx.log.warn('containerd: cannot read container info', { container: id, error: (err as Error).message });
       return undefined;
     }
   };
+  const record = (events: AgentEvent[]) => {
+    if (ctx.buffer.full) {
+      ctx.buffer.noteSkippedWhileFull(events.length);
+      ctx.buffer.setState(RUNNING_KEY, [...running]);
+    } else ctx.buffer.append(events, { [RUNNING_KEY]: [...running] });
+  };
   const handle = async (line: string) => {
     const e = parseCtrLine(line);
     if (e === undefined || skipNamespaces.includes(e.namespace) || !isContainerLifecycle(e)) return;
-    const event = containerdEvent(ctx.host, e, e.topic === '/tasks/start' ? await info(e.namespace, e.event.container_id as string) : undefined);
-    if (event === undefined) return;
-    if (ctx.buffer.full) ctx.buffer.noteSkippedWhileFull(1);
-    else ctx.buffer.append([event]);
+    const task = `${e.namespace}/${e.event.container_id as string}`;
+    const start = e.topic === '/tasks/start';
+    if (start === running.has(task)) return;
+    const event = containerdEvent(ctx.host, e, start ? await info(e.namespace, e.event.container_id as string) : undefined);
+    if (start) running.add(task);
+    else running.delete(task);
+    record(event ? [event] : []);
   };
+  /** Compares the running tasks with those last known; the first run only records them. */
+  const reconcile = async (firstLook: boolean) => {
+    let now: Set<string>;
+    try {
+      const namespaces = parseNamespaceList(await run(ctr, ctrArgs(undefined, 'namespaces', 'ls'))).filter((n) => !skipNamespaces.includes(n));
+      now = new Set();
+      for (const ns of namespaces) for (const id of parseTaskList(await run(ctr, ctrArgs(ns, 'tasks', 'ls')))) now.add(`${ns}/${id}`);
+    } catch (err) {
+      ctx.log.warn('containerd: cannot list tasks', { error: (err as Error).message });
+      return;
+    }
+    const at = Date.now();
+    const events: AgentEvent[] = [];
+    const noticed = (task: string, topic: string, inspect: CtrContainerInfo | undefined) => {
+      const slash = task.indexOf('/');
+      const e: CtrEvent = { at, stamp: `task list ${at}`, namespace: task.slice(0, slash), topic, event: { container_id: task.slice(slash + 1) } };
+      const event = containerdEvent(ctx.host, e, inspect, true);
+      if (event) events.push(event);
+    };
+    if (!firstLook) {
+      for (const task of now)
+        if (!running.has(task)) noticed(task, '/tasks/start', await info(task.slice(0, task.indexOf('/')), task.slice(task.indexOf('/') + 1)));
+      for (const task of running) if (!now.has(task)) noticed(task, '/tasks/exit', undefined);
+    }
+    running.clear();
+    for (const task of now) running.add(task);
+    record(events);
+  };
+  let firstLook = !known;
   const launch = () => {
-    child = spawn(ctr, ['--address', socket, 'events'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(ctr, ctrArgs(undefined, 'events'), { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-500)));
+    // Subscribed first, then listed: a change between the two is in the list or in the stream, and counted once.
+    const look = firstLook;
+    firstLook = false;
+    queue = queue.then(() => reconcile(look)).catch((err: unknown) => ctx.log.warn('containerd: task list not compared', { error: (err as Error).message }));
     // One line at a time, in order: a start's info lookup finishes before the next line is handled.
     createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
       queue = queue.then(() => handle(line)).catch((err: unknown) => ctx.log.warn('containerd: event not handled', { error: (err as Error).message }));
