@@ -199,6 +199,7 @@ export function containerdSource(ctx: SourceContext, socket: string, skipNamespa
     record(events);
   };
   let firstLook = !known;
+  let failures = 0;
   const launch = () => {
     child = spawn(ctr, ctrArgs(undefined, 'events'), { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
@@ -209,13 +210,16 @@ export function containerdSource(ctx: SourceContext, socket: string, skipNamespa
     queue = queue.then(() => reconcile(look)).catch((err: unknown) => ctx.log.warn('containerd: task list not compared', { error: (err as Error).message }));
     // One line at a time, in order: a start's info lookup finishes before the next line is handled.
     createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+      failures = 0;
       queue = queue.then(() => handle(line)).catch((err: unknown) => ctx.log.warn('containerd: event not handled', { error: (err as Error).message }));
     });
     child.on('error', (err) => ctx.log.warn('containerd: cannot run ctr', { command: ctr, error: err.message }));
     child.on('exit', (code) => {
       if (stopping) return;
-      ctx.log.warn('containerd: ctr events exited; restarting', { code, stderr: stderr.trim() });
-      restart = setTimeout(launch, 5000);
+      // A socket that stays unreachable (containerd stopped, no permission) is retried less and less often.
+      const delay = Math.min(300_000, 5000 * 2 ** failures++);
+      ctx.log.warn('containerd: ctr events exited; restarting', { code, stderr: stderr.trim(), retry_in_s: delay / 1000 });
+      restart = setTimeout(launch, delay);
     });
   };
   return {
