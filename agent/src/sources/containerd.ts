@@ -142,6 +142,7 @@ export function containerdSource(ctx: SourceContext, socket: string, skipNamespa
   let child: ChildProcess | undefined;
   let stopping = false;
   let restart: NodeJS.Timeout | undefined;
+  let relook: NodeJS.Timeout | undefined;
   let queue = Promise.resolve();
   const running = new Set(ctx.buffer.getState<string[]>(RUNNING_KEY) ?? []);
   const known = ctx.buffer.getState<string[]>(RUNNING_KEY) !== undefined;
@@ -204,10 +205,15 @@ export function containerdSource(ctx: SourceContext, socket: string, skipNamespa
     child = spawn(ctr, ctrArgs(undefined, 'events'), { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-500)));
-    // Subscribed first, then listed: a change between the two is in the list or in the stream, and counted once.
-    const look = firstLook;
+    // Listed as ctr subscribes, and again once the subscription surely stands: a change around
+    // the subscription is in a list or in the stream, and counted once (the running set decides).
+    const look = (first: boolean) => {
+      queue = queue.then(() => reconcile(first)).catch((err: unknown) => ctx.log.warn('containerd: task list not compared', { error: (err as Error).message }));
+    };
+    look(firstLook);
     firstLook = false;
-    queue = queue.then(() => reconcile(look)).catch((err: unknown) => ctx.log.warn('containerd: task list not compared', { error: (err as Error).message }));
+    clearTimeout(relook);
+    relook = setTimeout(() => look(false), 10_000);
     // One line at a time, in order: a start's info lookup finishes before the next line is handled.
     createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
       failures = 0;
@@ -228,6 +234,7 @@ export function containerdSource(ctx: SourceContext, socket: string, skipNamespa
     async stop() {
       stopping = true;
       clearTimeout(restart);
+      clearTimeout(relook);
       child?.kill('SIGTERM');
       await queue;
     },
