@@ -144,8 +144,10 @@ export function containerdSource(ctx: SourceContext, socket: string, skipNamespa
   let restart: NodeJS.Timeout | undefined;
   let relook: NodeJS.Timeout | undefined;
   let queue = Promise.resolve();
-  const running = new Set(ctx.buffer.getState<string[]>(RUNNING_KEY) ?? []);
-  const known = ctx.buffer.getState<string[]>(RUNNING_KEY) !== undefined;
+  const saved = ctx.buffer.getState<string[]>(RUNNING_KEY);
+  /** The tasks known as running, as "namespace/container id". */
+  const running = new Set(saved ?? []);
+  const split = (task: string) => [task.slice(0, task.indexOf('/')), task.slice(task.indexOf('/') + 1)] as const;
   const info = async (namespace: string, id: string): Promise<CtrContainerInfo | undefined> => {
     try {
       return JSON.parse(await run(ctr, ctrArgs(namespace, 'containers', 'info', id))) as CtrContainerInfo;
@@ -184,22 +186,21 @@ export function containerdSource(ctx: SourceContext, socket: string, skipNamespa
     }
     const at = Date.now();
     const events: AgentEvent[] = [];
-    const noticed = (task: string, topic: string, inspect: CtrContainerInfo | undefined) => {
-      const slash = task.indexOf('/');
-      const e: CtrEvent = { at, stamp: `task list ${at}`, namespace: task.slice(0, slash), topic, event: { container_id: task.slice(slash + 1) } };
-      const event = containerdEvent(ctx.host, e, inspect, true);
+    const noticed = async (task: string, topic: string) => {
+      const [namespace, id] = split(task);
+      const e: CtrEvent = { at, stamp: `task list ${at}`, namespace, topic, event: { container_id: id } };
+      const event = containerdEvent(ctx.host, e, topic === '/tasks/start' ? await info(namespace, id) : undefined, true);
       if (event) events.push(event);
     };
     if (!firstLook) {
-      for (const task of now)
-        if (!running.has(task)) noticed(task, '/tasks/start', await info(task.slice(0, task.indexOf('/')), task.slice(task.indexOf('/') + 1)));
-      for (const task of running) if (!now.has(task)) noticed(task, '/tasks/exit', undefined);
+      for (const task of now) if (!running.has(task)) await noticed(task, '/tasks/start');
+      for (const task of running) if (!now.has(task)) await noticed(task, '/tasks/exit');
     }
     running.clear();
     for (const task of now) running.add(task);
     record(events);
   };
-  let firstLook = !known;
+  let firstLook = saved === undefined;
   let failures = 0;
   const launch = () => {
     child = spawn(ctr, ctrArgs(undefined, 'events'), { stdio: ['ignore', 'pipe', 'pipe'] });
