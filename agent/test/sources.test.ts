@@ -35,7 +35,7 @@ import { modulesSource } from '../src/sources/modules.js';
 import { parseProcNet, portsSource } from '../src/sources/ports.js';
 import { processesSource } from '../src/sources/processes.js';
 import type { Source, SourceContext } from '../src/sources/source.js';
-import { until } from './harness.js';
+import { fakeCtr, until } from './harness.js';
 
 const FIXTURES = new URL('./fixtures/', import.meta.url).pathname;
 const running: Source[] = [];
@@ -456,35 +456,7 @@ describe('a full buffer and the Docker event stream', () => {
 });
 
 describe('containerd', () => {
-  const INFO = `${FIXTURES}containerd/container-info-privileged.json`;
   const EFDC = 'efdc0c13a23ed36819af834d41727dabf07052298dc46d0a8243089a6f448a70';
-
-  /**
-   * A `ctr` that answers like the real one: `events` prints `eventsFile` and stays subscribed,
-   * `namespaces ls` and `tasks ls` print tables of the given running tasks, `containers info`
-   * prints the privileged container's info. It logs its arguments.
-   */
-  function fakeCtr(dir: string, eventsFile: string, tasks: Record<string, string[]>): { command: string; calls(): string[] } {
-    const command = join(dir, 'ctr');
-    const calls = join(dir, 'calls.log');
-    const table = (ids: string[]) => ['TASK    PID     STATUS', ...ids.map((id, i) => `${id}    ${3630 + i}    RUNNING`)].join('\\n');
-    writeFileSync(
-      command,
-      [
-        '#!/bin/sh',
-        `echo "$*" >> '${calls}'`,
-        'case "$*" in',
-        `  *" events") cat '${eventsFile}'; exec sleep 600 ;;`,
-        `  *"namespaces ls") printf 'NAME    LABELS\\n${Object.keys(tasks).join('\\n')}\\n' ;;`,
-        ...Object.entries(tasks).map(([ns, ids]) => `  *"--namespace ${ns} tasks ls") printf '${table(ids)}\\n' ;;`),
-        `  *"containers info "*) cat '${INFO}' ;;`,
-        '  *) echo "ctr: not found" >&2; exit 1 ;;',
-        'esac',
-      ].join('\n') + '\n',
-    );
-    chmodSync(command, 0o755);
-    return { command, calls: () => readFileSync(calls, 'utf8').trim().split('\n') };
-  }
 
   it('reports task starts with the container info (privileges, host PID, bind mounts) and init exits, not exec exits', async () => {
     const dir = tempDir('vigil-agent-containerd-');
