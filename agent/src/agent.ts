@@ -4,6 +4,7 @@ import type { AgentConfig, Enabled } from './config.js';
 import type { Logger } from './log.js';
 import { Sender } from './sender.js';
 import { authFileSource } from './sources/auth.js';
+import { containerdSource, DOCKER_NAMESPACE } from './sources/containerd.js';
 import { containersSource } from './sources/containers.js';
 import { filesSource } from './sources/files.js';
 import { firewallSource, firewallTool } from './sources/firewall.js';
@@ -35,7 +36,12 @@ export function chooseSources(ctx: SourceContext): Source[] {
   if (on(s.modules.enabled, () => existsSync(s.modules.proc_modules))) out.push(modulesSource(ctx));
   if (on(s.firewall.enabled, () => firewallTool() !== undefined)) out.push(firewallSource(ctx));
   if (on(s.processes.enabled, () => existsSync(`${s.processes.proc}/self/cmdline`))) out.push(processesSource(ctx));
-  if (on(s.containers.enabled, () => anyExists(s.containers.sockets))) out.push(containersSource(ctx));
+  const docker = on(s.containers.enabled, () => anyExists(s.containers.sockets));
+  if (docker) out.push(containersSource(ctx));
+  // Docker runs its containers in containerd's "moby" namespace: those come from the Docker source.
+  const containerd = s.containers.containerd_sockets.find((p) => existsSync(p));
+  if (containerd !== undefined && s.containers.enabled !== false && commandExists(s.containers.ctr_command))
+    out.push(containerdSource(ctx, containerd, docker ? [DOCKER_NAMESPACE] : []));
   return out;
 }
 

@@ -5,13 +5,14 @@ import { ConfigError, loadConfig } from './config.js';
 import type { AgentEvent } from './event.js';
 import { createLogger } from './log.js';
 import { authLineHandler } from './sources/auth.js';
+import { containerdEvent, parseCtrLine } from './sources/containerd.js';
 import { AuthParser } from './sources/auth-parser.js';
 import { journalEvents } from './sources/journal.js';
 import { packageLineHandler } from './sources/packages.js';
 import type { Line } from './sources/tail.js';
 
 const USAGE = `usage: vigil-agent [run] [--config FILE]
-       vigil-agent parse --source auth|packages|journal [--host NAME] FILE...
+       vigil-agent parse --source auth|packages|journal|containerd [--host NAME] FILE...
        vigil-agent status [--config FILE] [--json]
 
 run     follows the configured sources and delivers their events (default)
@@ -75,7 +76,14 @@ export function parseFiles(source: string, host: string, files: readonly string[
     else if (source === 'journal') {
       const parser = new AuthParser(host);
       for (const line of linesOf(content)) out.push(...journalEvents(parser, line.text).events);
-    } else throw new ConfigError(`parse: unknown source "${source}" (auth, packages, journal)`);
+    } else if (source === 'containerd') {
+      // Saved `ctr events` output; offline there is no container info, so a start carries no image or privileges.
+      for (const line of linesOf(content)) {
+        const e = parseCtrLine(line.text);
+        const event = e && containerdEvent(host, e, undefined);
+        if (event) out.push(event);
+      }
+    } else throw new ConfigError(`parse: unknown source "${source}" (auth, packages, journal, containerd)`);
   }
   return out;
 }

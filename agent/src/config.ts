@@ -40,7 +40,12 @@ export interface AgentConfig {
     readonly modules: PollSourceConfig & { readonly proc_modules: string };
     readonly firewall: PollSourceConfig;
     readonly processes: PollSourceConfig & { readonly proc: string; readonly repeat_after_s: number };
-    readonly containers: { readonly enabled: Enabled; readonly sockets: readonly string[] };
+    readonly containers: {
+      readonly enabled: Enabled;
+      readonly sockets: readonly string[];
+      readonly containerd_sockets: readonly string[];
+      readonly ctr_command: string;
+    };
   };
 }
 
@@ -85,7 +90,12 @@ export const DEFAULTS: AgentConfig = {
     modules: { enabled: 'auto', interval_s: 60, proc_modules: '/proc/modules' },
     firewall: { enabled: 'auto', interval_s: 60 },
     processes: { enabled: 'auto', interval_s: 5, proc: '/proc', repeat_after_s: 86_400 },
-    containers: { enabled: 'auto', sockets: ['/var/run/docker.sock'] },
+    containers: {
+      enabled: 'auto',
+      sockets: ['/var/run/docker.sock'],
+      containerd_sockets: ['/run/containerd/containerd.sock', '/run/k3s/containerd/containerd.sock'],
+      ctr_command: 'ctr',
+    },
   },
 };
 

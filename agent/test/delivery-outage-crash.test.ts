@@ -3,12 +3,25 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { api, freePort, provision, startService, tempDir, type Service } from '../../test/process/service.js';
 import { EventBuffer } from '../src/buffer.js';
-import { compare, duplicatesAnswered, listEvents, sleep, startAgent, until, writeAgentConfig, writeLines, type AgentProcess } from './harness.js';
+import { compare, duplicatesAnswered, fakeCtr, listEvents, sleep, startAgent, until, writeAgentConfig, writeLines, type AgentProcess } from './harness.js';
+
+const FIXTURES = new URL('./fixtures/', import.meta.url).pathname;
 
 /** No loss through a service outage and through agent crashes (SIGKILL mid-send); detection end to end. */
 describe('agent delivery through outages and crashes', () => {
   const agents: AgentProcess[] = [];
   const services: Service[] = [];
+
+  /** A fresh service with a Pro key, and an empty auth log in a new temp folder. */
+  async function serviceAndLog(prefix: string): Promise<{ dir: string; service: Service; key: string; log: string }> {
+    const dir = tempDir(prefix);
+    const service = await startService(dir);
+    services.push(service);
+    const { key } = await provision(service.base, 'pro');
+    const log = join(dir, 'auth.log');
+    writeFileSync(log, '');
+    return { dir, service, key, log };
+  }
 
   afterAll(async () => {
     for (const a of agents) a.child.kill('SIGKILL');
@@ -61,12 +74,7 @@ describe('agent delivery through outages and crashes', () => {
   });
 
   it.concurrent('the agent killed with SIGKILL mid-send five times: every line stored exactly once', async () => {
-    const dir = tempDir('vigil-agent-crash-');
-    const service = await startService(dir);
-    services.push(service);
-    const { key } = await provision(service.base, 'pro');
-    const log = join(dir, 'auth.log');
-    writeFileSync(log, '');
+    const { dir, service, key, log } = await serviceAndLog('vigil-agent-crash-');
     // Small batches: many requests in flight, so a kill lands between a send and its acknowledgement.
     const config = writeAgentConfig(dir, service.base, key, log, { batch_size: 5 });
     let written = 0;
@@ -113,12 +121,7 @@ describe('agent delivery through outages and crashes', () => {
   });
 
   it.concurrent('an SSH brute force then a success in the watched log raises both host alerts', async () => {
-    const dir = tempDir('vigil-agent-e2e-');
-    const service = await startService(dir);
-    services.push(service);
-    const { key } = await provision(service.base, 'pro');
-    const log = join(dir, 'auth.log');
-    writeFileSync(log, '');
+    const { dir, service, key, log } = await serviceAndLog('vigil-agent-e2e-');
     const agent = startAgent(writeAgentConfig(dir, service.base, key, log));
     agents.push(agent);
     await until('the agent to follow the log', 10_000, async () => (agent.stderr.some((l) => l.includes('vigil-agent running')) ? true : undefined));
@@ -144,5 +147,31 @@ describe('agent delivery through outages and crashes', () => {
     const events = await listEvents(service.base, key);
     expect(events.filter((e) => e.event === 'server.ssh.login.failure')).toHaveLength(12);
     expect(events.filter((e) => e.event === 'server.ssh.login.success')).toHaveLength(1);
+  });
+
+  it.concurrent('a privileged containerd container with the host root mounted, seen through ctr, raises host.container_escape', async () => {
+    const { dir, service, key, log } = await serviceAndLog('vigil-agent-e2e-containerd-');
+    const socket = join(dir, 'containerd.sock');
+    writeFileSync(socket, '');
+    // No Docker socket: containerd's moby namespace is followed too, and the recorded stream starts a container there.
+    const ctr = fakeCtr(dir, `${FIXTURES}containerd/ctr-events.txt`, { default: ['tc'], moby: [] });
+    const containers = { enabled: 'auto', sockets: [join(dir, 'docker.sock')], containerd_sockets: [socket], ctr_command: ctr.command };
+    const agent = startAgent(writeAgentConfig(dir, service.base, key, log, { containers }));
+    agents.push(agent);
+    const alert = await until('the escape alert', 30_000, async () => {
+      const res = await api(service.base, 'GET', '/v1/alerts?limit=100', key);
+      return (res.json.data as { type: string; evidence?: Record<string, unknown> }[]).find((a) => a.type === 'host.container_escape');
+    });
+    expect(JSON.stringify(alert)).toContain('privileged_host_root_mount');
+    const events = await listEvents(service.base, key);
+    expect(events.filter((e) => e.event === 'server.container.started').map((e) => e.metadata?.container)).toEqual(['tools']);
+    expect(
+      events
+        .filter((e) => e.event === 'server.container.stopped')
+        .map((e) => e.metadata?.exit_code)
+        .sort(),
+    ).toEqual([0, 137]);
+    agent.child.kill('SIGTERM');
+    await agent.exited;
   });
 });

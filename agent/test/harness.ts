@@ -1,11 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { stringify } from 'yaml';
 import { api } from '../../test/process/service.js';
 
 const AGENT_ROOT = new URL('../', import.meta.url).pathname;
+const FIXTURES = new URL('./fixtures/', import.meta.url).pathname;
+const INFO = `${FIXTURES}containerd/container-info-privileged.json`;
 
 export interface AgentProcess {
   readonly child: ChildProcess;
@@ -14,7 +16,13 @@ export interface AgentProcess {
 }
 
 /** A config with only the auth source, following `authLog`, and test-sized timers. */
-export function writeAgentConfig(dir: string, server: string, key: string, authLog: string, extra: { batch_size?: number } = {}): string {
+export function writeAgentConfig(
+  dir: string,
+  server: string,
+  key: string,
+  authLog: string,
+  extra: { batch_size?: number; containers?: Record<string, unknown> } = {},
+): string {
   const file = join(dir, 'agent.yaml');
   const off = { enabled: false };
   writeFileSync(
@@ -37,11 +45,38 @@ export function writeAgentConfig(dir: string, server: string, key: string, authL
         modules: off,
         firewall: off,
         processes: off,
-        containers: off,
+        containers: extra.containers ?? off,
       },
     }),
   );
   return file;
+}
+
+/**
+ * A `ctr` that answers like the real one: `events` prints `eventsFile` and stays subscribed,
+ * `namespaces ls` and `tasks ls` print tables of the given running tasks, `containers info`
+ * prints the privileged container's info. It logs its arguments.
+ */
+export function fakeCtr(dir: string, eventsFile: string, tasks: Record<string, string[]>): { command: string; calls(): string[] } {
+  const command = join(dir, 'ctr');
+  const calls = join(dir, 'calls.log');
+  const table = (ids: string[]) => ['TASK    PID     STATUS', ...ids.map((id, i) => `${id}    ${3630 + i}    RUNNING`)].join('\\n');
+  writeFileSync(
+    command,
+    [
+      '#!/bin/sh',
+      `echo "$*" >> '${calls}'`,
+      'case "$*" in',
+      `  *" events") cat '${eventsFile}'; exec sleep 600 ;;`,
+      `  *"namespaces ls") printf 'NAME    LABELS\\n${Object.keys(tasks).join('\\n')}\\n' ;;`,
+      ...Object.entries(tasks).map(([ns, ids]) => `  *"--namespace ${ns} tasks ls") printf '${table(ids)}\\n' ;;`),
+      `  *"containers info "*) cat '${INFO}' ;;`,
+      '  *) echo "ctr: not found" >&2; exit 1 ;;',
+      'esac',
+    ].join('\n') + '\n',
+  );
+  chmodSync(command, 0o755);
+  return { command, calls: () => readFileSync(calls, 'utf8').trim().split('\n') };
 }
 
 /** `vigil-agent run --config FILE` from the TypeScript sources. */

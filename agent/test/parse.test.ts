@@ -49,6 +49,7 @@ const EXPECTED: [string, string, Record<string, number>][] = [
   ['journal', 'journal/fedora-journal.json', { 'server.ssh.login.failure': 2, 'server.ssh.login.success': 1, 'server.user.sudo': 1 }],
   ['packages', 'packages/debian12-dpkg.log', { 'server.package.installed': 3 }],
   ['packages', 'packages/rhel9-dnf.rpm.log', { 'server.package.installed': 4 }],
+  ['containerd', 'containerd/ctr-events.txt', { 'server.container.started': 1, 'server.container.stopped': 2 }],
 ];
 
 describe('vigil-agent parse on real-world log formats', () => {
@@ -146,6 +147,15 @@ describe('vigil-agent parse on real-world log formats', () => {
       ['upgrade', 'openssl-libs', 'x86_64'],
     ]);
     expect(dnf[0]?.timestamp).toBe('2026-01-22T09:10:11.000Z');
+  });
+
+  it('reads `ctr events` output: task starts and init exits (containerd leaves a zero exit status out), not exec exits', () => {
+    const events = parseFiles('containerd', 'web1', [fixture('containerd/ctr-events.txt')]);
+    expect(events.map((e) => [e.event, e.timestamp, e.metadata.namespace, e.metadata.container_id, e.metadata.exit_code])).toEqual([
+      ['server.container.started', '2022-01-21T15:09:49.830Z', 'moby', 'efdc0c13a23e', undefined],
+      ['server.container.stopped', '2022-01-21T15:09:50.021Z', 'moby', 'efdc0c13a23e', 0],
+      ['server.container.stopped', '2025-04-04T19:10:59.898Z', 'default', 'tc', 137],
+    ]);
   });
 
   it('the command prints exactly those events, one JSON object per line, the same on every run', async () => {

@@ -1,6 +1,19 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFileSync, chmodSync, copyFileSync, mkdirSync, readFileSync, renameSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  closeSync,
+  copyFileSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -10,6 +23,8 @@ import { EventBuffer } from '../src/buffer.js';
 import { DEFAULTS, type AgentConfig } from '../src/config.js';
 import type { AgentEvent } from '../src/event.js';
 import { createLogger } from '../src/log.js';
+import { chooseSources } from '../src/agent.js';
+import { containerdSource } from '../src/sources/containerd.js';
 import { containersSource } from '../src/sources/containers.js';
 import { filesSource, isCronPath } from '../src/sources/files.js';
 import { parseIptablesSave, parseNftRuleset } from '../src/sources/firewall.js';
@@ -20,7 +35,7 @@ import { modulesSource } from '../src/sources/modules.js';
 import { parseProcNet, portsSource } from '../src/sources/ports.js';
 import { processesSource } from '../src/sources/processes.js';
 import type { Source, SourceContext } from '../src/sources/source.js';
-import { until } from './harness.js';
+import { fakeCtr, until } from './harness.js';
 
 const FIXTURES = new URL('./fixtures/', import.meta.url).pathname;
 const running: Source[] = [];
@@ -128,6 +143,30 @@ describe('log clearing and tampering', () => {
     rmSync(log);
     const deleted = await until('deleted', 5_000, async () => ctx.events()[2]);
     expect(deleted).toMatchObject({ event: 'server.log.cleared', metadata: { reason: 'deleted' } });
+  });
+
+  it('reports login records zeroed in wtmp (size and inode unchanged), not a login appended', async () => {
+    const dir = tempDir('vigil-agent-wtmp-');
+    const wtmp = join(dir, 'wtmp');
+    copyFileSync(`${FIXTURES}wtmp/wtmp`, wtmp);
+    const record = readFileSync(wtmp).subarray(6 * 384, 7 * 384);
+    const ctx = context({ log_integrity: { enabled: true, interval_s: 0.05, paths: [wtmp] } });
+    await started(logIntegritySource(ctx));
+    await until('the baseline', 5_000, async () => (ctx.buffer.getState(`integrity-zeroed:${wtmp}`) === 0 ? true : undefined), 20);
+
+    appendFileSync(wtmp, record);
+    await until('the login seen', 5_000, async () => (ctx.buffer.getState<{ size: number }>(`integrity:${wtmp}`)?.size === 8 * 384 ? true : undefined), 20);
+    expect(ctx.events()).toEqual([]);
+
+    // Wipe root's session (login and logout records) in place, as log wipers do.
+    const fd = openSync(wtmp, 'r+');
+    writeSync(fd, Buffer.alloc(2 * 384), 0, 2 * 384, 4 * 384);
+    closeSync(fd);
+    const tampered = await until('the gap', 5_000, async () => ctx.events()[0]);
+    expect(tampered).toMatchObject({
+      event: 'server.log.tampered',
+      metadata: { path: wtmp, reason: 'records_zeroed', zeroed_records: 2, gap_after: '2026-01-20T03:12:05.000Z', gap_before: '2026-01-20T04:01:09.000Z' },
+    });
   });
 });
 
@@ -365,5 +404,148 @@ describe('a full buffer', () => {
     } finally {
       child.kill();
     }
+  });
+});
+
+describe('a full buffer and the Docker event stream', () => {
+  it('stops reading while full and resumes from the last event time once there is room, nothing lost or doubled', async () => {
+    const dir = tempDir('vigil-agent-docker-full-');
+    const socket = join(dir, 'docker.sock');
+    const id = 'a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f4a5b6c7d8e9f0a1b2';
+    const t = Math.floor(Date.now() / 1000);
+    const connections: string[] = [];
+    const api = createHttpServer((req, res) => {
+      if (req.url?.startsWith('/events')) {
+        connections.push(req.url);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        // Docker replays from "since": both events on every connection.
+        res.write(JSON.stringify({ Type: 'container', Action: 'start', Actor: { ID: id, Attributes: { name: 'web' } }, time: t, timeNano: t * 1e9 }) + '\n');
+        res.write(
+          JSON.stringify({ Type: 'container', Action: 'die', Actor: { ID: id, Attributes: { name: 'web', exitCode: '0' } }, time: t, timeNano: t * 1e9 + 7 }) +
+            '\n',
+        );
+        return;
+      }
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => api.listen(socket, r));
+    try {
+      const ctx = context({ containers: { enabled: true, sockets: [socket] } });
+      const small = new EventBuffer(join(dir, 'small.db'), 1);
+      const smallCtx = { ...ctx, buffer: small };
+      await started(containersSource(smallCtx));
+      await until('the start buffered', 5_000, async () => (small.depth === 1 ? true : undefined), 20);
+      expect(small.pending(10).map((r) => r.body.includes('server.container.started'))).toEqual([true]);
+      small.acknowledge(
+        small.pending(10).map((r) => r.seq),
+        0,
+      );
+      const rows = await until(
+        'the stop after the reconnection',
+        15_000,
+        async () => (small.depth === 1 && connections.length >= 2 ? small.pending(10) : undefined),
+        50,
+      );
+      expect(rows.map((r) => (JSON.parse(r.body) as AgentEvent).event)).toEqual(['server.container.stopped']);
+      expect(connections[1]).toContain(`since=${t}`);
+    } finally {
+      api.closeAllConnections();
+      api.close();
+    }
+  });
+});
+
+describe('containerd', () => {
+  const EFDC = 'efdc0c13a23ed36819af834d41727dabf07052298dc46d0a8243089a6f448a70';
+
+  it('reports task starts with the container info (privileges, host PID, bind mounts) and init exits, not exec exits', async () => {
+    const dir = tempDir('vigil-agent-containerd-');
+    const socket = join(dir, 'containerd.sock');
+    // At subscription time only "tc" runs (it exits in the recorded stream); efdc starts and exits in it.
+    const ctr = fakeCtr(dir, `${FIXTURES}containerd/ctr-events.txt`, { default: ['tc'], 'k8s.io': [], moby: [] });
+    const ctx = context({ containers: { enabled: true, ctr_command: ctr.command } });
+    await started(containerdSource(ctx, socket, []));
+    const events = await until('a start and two stops', 5_000, async () => (ctx.events().length >= 3 ? ctx.events() : undefined), 20);
+    expect(events[0]).toMatchObject({
+      event: 'server.container.started',
+      timestamp: '2022-01-21T15:09:49.830Z',
+      metadata: {
+        runtime: 'containerd',
+        namespace: 'moby',
+        container: 'tools',
+        image: 'docker.io/library/alpine:3.20',
+        privileged: true,
+        pid: 'host',
+        user: 0,
+        mounts: ['/:/host', '/run/containerd/containerd.sock:/run/containerd/containerd.sock'],
+      },
+    });
+    expect(events.slice(1).map((e) => [e.event, e.metadata.namespace, e.metadata.exit_code])).toEqual([
+      ['server.container.stopped', 'moby', 0],
+      ['server.container.stopped', 'default', 137],
+    ]);
+    // The subscription and the task lists run side by side: their order varies.
+    expect(new Set(ctr.calls())).toEqual(
+      new Set([
+        `--address ${socket} events`,
+        `--address ${socket} namespaces ls`,
+        `--address ${socket} --namespace default tasks ls`,
+        `--address ${socket} --namespace k8s.io tasks ls`,
+        `--address ${socket} --namespace moby tasks ls`,
+        `--address ${socket} --namespace moby containers info ${EFDC}`,
+      ]),
+    );
+    expect(ctr.calls().filter((c) => c.includes('containers info'))).toHaveLength(1);
+  });
+
+  it('reports what started and stopped while it was not subscribed, from the task lists, once', async () => {
+    const dir = tempDir('vigil-agent-containerd-');
+    const empty = join(dir, 'no-events.txt');
+    writeFileSync(empty, '');
+    const ctr = fakeCtr(dir, empty, { default: ['web', 'miner'], 'k8s.io': [] });
+    const ctx = context({ containers: { enabled: true, ctr_command: ctr.command } });
+    // The last run knew web and old as running.
+    ctx.buffer.setState('containerd:running', ['default/web', 'k8s.io/old']);
+    const source = containerdSource(ctx, join(dir, 'containerd.sock'), []);
+    await started(source);
+    const events = await until('the start and the stop', 5_000, async () => (ctx.events().length >= 2 ? ctx.events() : undefined), 20);
+    expect(events.map((e) => [e.event, e.metadata.namespace, e.metadata.container_id, e.metadata.from_task_list, e.metadata.exit_code])).toEqual([
+      ['server.container.started', 'default', 'miner', true, undefined],
+      ['server.container.stopped', 'k8s.io', 'old', true, undefined],
+    ]);
+    expect(events[0]?.metadata).toMatchObject({ privileged: true, image: 'docker.io/library/alpine:3.20' });
+    await until('the running tasks saved', 5_000, async () => (ctx.buffer.getState<string[]>('containerd:running')?.length === 2 ? true : undefined), 20);
+    expect(ctx.buffer.getState('containerd:running')).toEqual(['default/web', 'default/miner']);
+  });
+
+  it('records the running tasks silently on its first look', async () => {
+    const dir = tempDir('vigil-agent-containerd-');
+    const empty = join(dir, 'no-events.txt');
+    writeFileSync(empty, '');
+    const ctr = fakeCtr(dir, empty, { default: ['web'] });
+    const ctx = context({ containers: { enabled: true, ctr_command: ctr.command } });
+    await started(containerdSource(ctx, join(dir, 'containerd.sock'), []));
+    await until('the running tasks saved', 5_000, async () => ctx.buffer.getState<string[]>('containerd:running'), 20);
+    expect(ctx.buffer.getState('containerd:running')).toEqual(['default/web']);
+    expect(ctx.events()).toEqual([]);
+  });
+
+  it("leaves Docker's namespace to the Docker source, and runs next to it when both sockets exist", async () => {
+    const dir = tempDir('vigil-agent-containerd-');
+    const ctr = fakeCtr(dir, `${FIXTURES}containerd/ctr-events.txt`, { default: ['tc'], moby: [] });
+    const ctx = context({ containers: { enabled: true, ctr_command: ctr.command } });
+    await started(containerdSource(ctx, join(dir, 'containerd.sock'), ['moby']));
+    const events = await until('the default namespace stop', 5_000, async () => (ctx.events().length >= 1 ? ctx.events() : undefined), 20);
+    expect(events.map((e) => [e.event, e.metadata.container, e.metadata.exit_code])).toEqual([['server.container.stopped', 'tc', 137]]);
+    expect(ctr.calls().some((c) => c.includes('--namespace moby'))).toBe(false);
+
+    writeFileSync(join(dir, 'docker.sock'), '');
+    writeFileSync(join(dir, 'containerd.sock'), '');
+    const both = context({
+      containers: { enabled: 'auto', sockets: [join(dir, 'docker.sock')], containerd_sockets: [join(dir, 'containerd.sock')], ctr_command: ctr.command },
+    });
+    expect(chooseSources(both).map((s) => s.name)).toContain('containerd');
+    const none = context({ containers: { enabled: 'auto', sockets: [join(dir, 'none.sock')], containerd_sockets: [join(dir, 'none.sock')] } });
+    expect(chooseSources(none).map((s) => s.name)).not.toContain('containerd');
   });
 });

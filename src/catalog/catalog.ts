@@ -1,5 +1,5 @@
 import type { ValidatedEvent } from '../event/types.js';
-import { AGENT_TYPES, BASE_SCORES, STANDARD_TYPES, type EventTypeSpec } from './event-types.js';
+import { AGENT_ADDITIONAL_TYPES, AGENT_TYPES, BASE_SCORES, STANDARD_TYPES, type EventTypeSpec } from './event-types.js';
 import { FAMILY_DESCRIPTIONS } from './families.js';
 import { INFERRED_RULES, inferTypes } from './inferred-rules.js';
 import { DETECTOR_FAMILIES, INFERRED_TYPES, type CatalogInput, type Classification, type DetectorFamily, type InferredType } from '../event/classification.js';
@@ -37,7 +37,7 @@ function checkInput(input: CatalogInput): void {
 
 function buildTypeIndex(): Map<string, TypeEntry> {
   const index = new Map<string, TypeEntry>();
-  for (const spec of [...STANDARD_TYPES, ...AGENT_TYPES]) {
+  for (const spec of [...STANDARD_TYPES, ...AGENT_TYPES, ...AGENT_ADDITIONAL_TYPES]) {
     if (index.has(spec.type)) throw new CatalogError(`event type "${spec.type}" is listed twice`);
     index.set(spec.type, { spec, baseScore: BASE_SCORES[spec.type] ?? 0, mask: maskOf(spec.families) });
   }
@@ -101,6 +101,7 @@ function describeCatalog(
     counts: {
       standard_types: entries.filter((e) => e.spec.kind === 'standard').length,
       agent_types: entries.filter((e) => e.spec.kind === 'agent').length,
+      additional_agent_types: entries.filter((e) => e.spec.kind === 'agent_additional').length,
       inferred_types: INFERRED_TYPES.length,
       families: DETECTOR_FAMILIES.length,
       detectors: input.detectors.length,

@@ -1,6 +1,6 @@
 import type { DetectorFamily } from '../event/classification.js';
 
-export type EventTypeKind = 'standard' | 'agent';
+export type EventTypeKind = 'standard' | 'agent' | 'agent_additional';
 
 export interface EventTypeSpec {
   readonly type: string;
@@ -123,12 +123,24 @@ const AGENT: readonly Row[] = [
   ['server.agent.heartbeat', ['host']],
 ];
 
+/**
+ * shadow-utils changes the host agent reads from the auth log beyond the agent types above:
+ * a user's groups or attributes changed (usermod, or useradd adding a user to a group), a group
+ * added or removed. Listed apart so the counts of the agent types stay those of the type list.
+ */
+const AGENT_ADDITIONAL: readonly Row[] = [
+  ['server.user.modified', ['host', 'account', 'privilege']],
+  ['server.group.created', ['host', 'account']],
+  ['server.group.deleted', ['host', 'account']],
+];
+
 const spec =
   (kind: EventTypeKind) =>
   ([type, families]: Row): EventTypeSpec => ({ type, kind, families });
 
 export const STANDARD_TYPES: readonly EventTypeSpec[] = STANDARD.map(spec('standard'));
 export const AGENT_TYPES: readonly EventTypeSpec[] = AGENT.map(spec('agent'));
+export const AGENT_ADDITIONAL_TYPES: readonly EventTypeSpec[] = AGENT_ADDITIONAL.map(spec('agent_additional'));
 
 /** Base score of each predefined type; every other type scores 0. */
 export const BASE_SCORES: Readonly<Record<string, number>> = Object.freeze({
@@ -154,6 +166,7 @@ export const BASE_SCORES: Readonly<Record<string, number>> = Object.freeze({
     'server.user.created',
     'server.user.deleted',
     'server.user.sudo',
+    'server.user.modified',
     'server.cron.modified',
   ),
   ...scoreRow(
@@ -166,7 +179,17 @@ export const BASE_SCORES: Readonly<Record<string, number>> = Object.freeze({
     'server.ssh.login.failure',
     'server.firewall.rule_added',
   ),
-  ...scoreRow(5, 'auth.session.revoked', 'auth.token.revoked', 'data.accessed', 'admin.billing.updated', 'admin.api_key.created', 'api.rate_limited'),
+  ...scoreRow(
+    5,
+    'auth.session.revoked',
+    'auth.token.revoked',
+    'data.accessed',
+    'admin.billing.updated',
+    'admin.api_key.created',
+    'api.rate_limited',
+    'server.group.created',
+    'server.group.deleted',
+  ),
   ...scoreRow(3, 'api.request.failed', 'server.process.executed', 'server.container.started'),
 });
 

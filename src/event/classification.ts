@@ -19,7 +19,7 @@ export type Severity = 'low' | 'medium' | 'high' | 'critical';
 
 /** What the classify stage learns about an event from the catalog. */
 export interface Classification {
-  /** true for the 95 predefined types (67 standard + 28 agent). */
+  /** true for the 98 predefined types (67 standard, 28 agent and 3 additional agent types). */
   readonly predefined: boolean;
   readonly baseScore: number;
   /** Inferred types that matched, without the `inferred:` prefix. */

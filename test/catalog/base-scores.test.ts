@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildCatalog } from '../../src/catalog/catalog.js';
-import { AGENT_TYPES, STANDARD_TYPES } from '../../src/catalog/event-types.js';
+import { AGENT_ADDITIONAL_TYPES, AGENT_TYPES, STANDARD_TYPES } from '../../src/catalog/event-types.js';
 import { DETECTOR_FAMILIES, INFERRED_TYPES } from '../../src/event/classification.js';
 import type { ValidatedEvent } from '../../src/event/types.js';
 import { FIXTURE_INPUT } from './fixture-input.js';
@@ -32,27 +32,35 @@ const SPEC_SCORES = new Map(SPEC_TABLE.flatMap(([score, cell]) => cell.split(','
 
 const catalog = buildCatalog(FIXTURE_INPUT);
 const event = (type: string): ValidatedEvent => ({ type, occurredAt: 0, receivedAt: 0, metadata: {} });
-const ALL_TYPES = [...STANDARD_TYPES, ...AGENT_TYPES].map((t) => t.type);
+/** The host agent's shadow-utils types beyond the 28 agent types, with the scores the catalog gives them. */
+const ADDITIONAL_SCORES = new Map([
+  ['server.user.modified', 10],
+  ['server.group.created', 5],
+  ['server.group.deleted', 5],
+]);
+const ALL_TYPES = [...STANDARD_TYPES, ...AGENT_TYPES, ...AGENT_ADDITIONAL_TYPES].map((t) => t.type);
+const scoreOf = (type: string) => SPEC_SCORES.get(type) ?? ADDITIONAL_SCORES.get(type) ?? 0;
 
 describe('catalog counts', () => {
-  it('has 67 standard, 28 agent, 10 inferred types and 10 families', () => {
+  it('has 67 standard, 28 agent, 3 additional agent, 10 inferred types and 10 families', () => {
     expect(STANDARD_TYPES).toHaveLength(67);
     expect(AGENT_TYPES).toHaveLength(28);
-    expect(new Set(ALL_TYPES).size).toBe(95);
+    expect(AGENT_ADDITIONAL_TYPES.map((t) => t.type)).toEqual([...ADDITIONAL_SCORES.keys()]);
+    expect(new Set(ALL_TYPES).size).toBe(98);
     expect(INFERRED_TYPES).toHaveLength(10);
     expect(DETECTOR_FAMILIES).toHaveLength(10);
     const counts = catalog.describe().counts as Record<string, number>;
-    expect(counts).toMatchObject({ standard_types: 67, agent_types: 28, inferred_types: 10, families: 10 });
+    expect(counts).toMatchObject({ standard_types: 67, agent_types: 28, additional_agent_types: 3, inferred_types: 10, families: 10 });
   });
 
   it('has the seven standard prefixes and agent types only under server.', () => {
     expect(new Set(STANDARD_TYPES.map((t) => t.type.split('.')[0]))).toEqual(new Set(['auth', 'account', 'data', 'admin', 'api']));
-    expect(AGENT_TYPES.every((t) => t.type.startsWith('server.'))).toBe(true);
+    expect([...AGENT_TYPES, ...AGENT_ADDITIONAL_TYPES].every((t) => t.type.startsWith('server.'))).toBe(true);
   });
 
   it('every type matches the event type expression and maps to at least one family', () => {
     const re = /^[a-z][a-z0-9]{0,29}(\.[a-z][a-z0-9_]{0,29}){1,3}$/;
-    for (const t of [...STANDARD_TYPES, ...AGENT_TYPES]) {
+    for (const t of [...STANDARD_TYPES, ...AGENT_TYPES, ...AGENT_ADDITIONAL_TYPES]) {
       expect(t.type).toMatch(re);
       expect(t.families.length).toBeGreaterThan(0);
     }
@@ -71,7 +79,18 @@ describe('base scores', () => {
     expect(c.baseScore).toBe(score);
   });
 
-  it.each(ALL_TYPES.filter((t) => !SPEC_SCORES.has(t)))('%s is unlisted and scores 0', (type) => {
+  it.each([...ADDITIONAL_SCORES])('%s (additional agent type) scores %i and reaches the host detectors', (type, score) => {
+    const c = catalog.classify(event(type));
+    expect(c.predefined).toBe(true);
+    expect(c.baseScore).toBe(score);
+    expect(c.families.has('host')).toBe(true);
+  });
+
+  it('a user added to a group is a privilege change', () => {
+    expect(catalog.classify(event('server.user.modified')).families.has('privilege')).toBe(true);
+  });
+
+  it.each(ALL_TYPES.filter((t) => !SPEC_SCORES.has(t) && !ADDITIONAL_SCORES.has(t)))('%s is unlisted and scores 0', (type) => {
     const c = catalog.classify(event(type));
     expect(c.predefined).toBe(true);
     expect(c.baseScore).toBe(0);
@@ -87,7 +106,7 @@ describe('base scores', () => {
 
   it('the document lists every type with the same base score as classify', () => {
     const types = catalog.describe().event_types as { type: string; base_score: number }[];
-    expect(types).toHaveLength(95);
-    for (const t of types) expect(t.base_score).toBe(SPEC_SCORES.get(t.type) ?? 0);
+    expect(types).toHaveLength(98);
+    for (const t of types) expect(t.base_score).toBe(scoreOf(t.type));
   });
 });

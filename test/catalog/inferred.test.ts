@@ -220,5 +220,5 @@ describe('catalog document', () => {
     expect(doc.custom.detectors).toEqual(['threat_intel', 'request_scanner']);
   });
 
-  it('is JSON-serialisable', () => expect(JSON.parse(JSON.stringify(doc)).event_types).toHaveLength(95));
+  it('is JSON-serialisable', () => expect(JSON.parse(JSON.stringify(doc)).event_types).toHaveLength(98));
 });

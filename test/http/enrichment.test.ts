@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type VigilApp } from '../../src/app.js';
 import { buildCatalog } from '../../src/catalog/catalog.js';
-import { AGENT_TYPES, BASE_SCORES, STANDARD_TYPES } from '../../src/catalog/event-types.js';
+import { AGENT_ADDITIONAL_TYPES, AGENT_TYPES, BASE_SCORES, STANDARD_TYPES } from '../../src/catalog/event-types.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createEnrichment, type EnrichmentService } from '../../src/enrichment/index.js';
 import { createServices, type Services } from '../../src/services.js';
@@ -67,8 +67,8 @@ describe.skipIf(SCALE_OUT)('catalog, enrichment and scoring over HTTP', () => {
   const pointsOf = (r: Result, source: string) => r.risk.breakdown.find((l) => l.source === source)?.points;
 
   describe('base scores over HTTP', () => {
-    it('every predefined type gets its base score (one batch of 95)', async () => {
-      const types = [...STANDARD_TYPES, ...AGENT_TYPES].map((t) => t.type);
+    it('every predefined type gets its base score (one batch of 98)', async () => {
+      const types = [...STANDARD_TYPES, ...AGENT_TYPES, ...AGENT_ADDITIONAL_TYPES].map((t) => t.type);
       const res = await vigil.app.inject({
         method: 'POST',
         url: '/v1/events/batch',
@@ -77,7 +77,7 @@ describe.skipIf(SCALE_OUT)('catalog, enrichment and scoring over HTTP', () => {
       });
       expect(res.statusCode, res.body).toBe(202);
       const results = (res.json() as { results: Result[] }).results;
-      expect(results).toHaveLength(95);
+      expect(results).toHaveLength(98);
       results.forEach((r, i) => {
         const expected = BASE_SCORES[types[i] as string] ?? 0;
         // Detectors may add alert lines (e.g. mfa_tampering on auth.mfa.disabled); the base line is the type's.
@@ -199,7 +199,8 @@ describe.skipIf(SCALE_OUT)('catalog, enrichment and scoring over HTTP', () => {
       const res = await vigil.app.inject({ method: 'GET', url: '/v1/catalog', headers: bearer(key) });
       expect(res.statusCode).toBe(200);
       const doc = res.json();
-      expect(doc.counts).toMatchObject({ standard_types: 67, agent_types: 28, inferred_types: 10, families: 10 });
+      expect(doc.counts).toMatchObject({ standard_types: 67, agent_types: 28, additional_agent_types: 3, inferred_types: 10, families: 10 });
+      expect(doc.event_types.find((t: { type: string }) => t.type === 'server.user.modified')).toMatchObject({ kind: 'agent_additional', base_score: 10 });
       expect(doc.event_types.find((t: { type: string }) => t.type === 'server.container.escape_attempt').base_score).toBe(60);
     });
   });

@@ -5,6 +5,8 @@ import { eventIdOf, makeEvent, type AgentEvent } from '../event.js';
 import type { Source, SourceContext } from './source.js';
 
 const SINCE_KEY = 'containers:since';
+/** The events already read in the "since" second: Docker replays that whole second. */
+const SEEN_KEY = 'containers:seen';
 
 interface DockerEvent {
   readonly Type?: string;
@@ -80,7 +82,8 @@ export function containerEvent(host: string, e: DockerEvent, inspect: Inspect | 
 
 /**
  * Docker containers started and stopped, from the Engine's event stream. It resumes from the
- * last event time, so starts that happened while the agent was stopped are still reported.
+ * last event time, so starts that happened while the agent was stopped, or while the buffer
+ * was full, are still reported, and those already read are skipped.
  */
 export function containersSource(ctx: SourceContext): Source {
   const socketPath = ctx.config.sources.containers.sockets.find((s) => existsSync(s));
@@ -89,6 +92,11 @@ export function containersSource(ctx: SourceContext): Source {
   let retry: NodeJS.Timeout | undefined;
   const follow = async () => {
     if (socketPath === undefined || stopping) return;
+    // While the buffer is full the stream is not read; it resumes from the last event time once there is room.
+    if (ctx.buffer.full) {
+      retry = setTimeout(() => void follow(), 5000);
+      return;
+    }
     const since = ctx.buffer.getState<number>(SINCE_KEY) ?? Math.floor(Date.now() / 1000);
     const filters = encodeURIComponent(JSON.stringify({ type: ['container'], event: ['start', 'die'] }));
     try {
@@ -96,14 +104,23 @@ export function containersSource(ctx: SourceContext): Source {
       for await (const line of createInterface({ input: res })) {
         if (!line.trim()) continue;
         const e = JSON.parse(line) as DockerEvent;
+        const time = e.time ?? Math.floor(Date.now() / 1000);
+        const key = `${e.Actor?.ID ?? e.id ?? ''}:${e.Action ?? e.status ?? ''}:${e.timeNano ?? ''}`;
+        const seen = ctx.buffer.getState<{ time: number; keys: string[] }>(SEEN_KEY);
+        if (seen?.time === time && seen.keys.includes(key)) continue;
         const id = e.Actor?.ID ?? e.id;
         const inspect =
           (e.Action ?? e.status) === 'start' && id
             ? ((await getJson(socketPath, `/containers/${id}/json`).catch(() => undefined)) as Inspect | undefined)
             : undefined;
         const event = containerEvent(ctx.host, e, inspect);
-        ctx.buffer.append(event ? [event] : [], { [SINCE_KEY]: e.time ?? Math.floor(Date.now() / 1000) });
+        ctx.buffer.append(event ? [event] : [], {
+          [SINCE_KEY]: time,
+          [SEEN_KEY]: { time, keys: seen?.time === time ? [...seen.keys, key] : [key] },
+        });
+        if (ctx.buffer.full) break;
       }
+      res.destroy();
     } catch (err) {
       if (!stopping) ctx.log.warn('containers: event stream failed', { error: (err as Error).message });
     }
