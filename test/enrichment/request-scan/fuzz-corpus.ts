@@ -1,7 +1,8 @@
 /**
- * Loads the corpora of test/fixtures/fuzz-corpus (payloads sampled from public fuzz lists, a real
- * access log, real system log text) and measures the request scanner on them: recall per class and
- * location, false positives per benign set. Used by fuzz-corpus.test.ts and bench/scan-quality.ts.
+ * Loads the corpora of test/fixtures/fuzz-corpus (payloads sampled from public fuzz lists; real
+ * access logs, system log text, names, reviews, prose in many scripts and README Markdown) and
+ * measures the request scanner on them: recall per class and location, false positives per benign
+ * set, location and class. Used by fuzz-corpus.test.ts, calibration.test.ts and bench/scan-quality.ts.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
