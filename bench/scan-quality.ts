@@ -18,7 +18,7 @@ if (process.argv.includes('--misses')) {
   }
   for (const f of falsePositives) {
     if (f.flagged.length === 0) continue;
-    console.log(`\n${f.set}: ${f.flagged.length} flagged`);
+    console.log(`\n${f.set} in ${f.location}: ${f.flagged.length} flagged`);
     for (const m of f.flagged) console.log(`  [${m.classes.join(',')}] ${JSON.stringify(m.text)}`);
   }
 }

@@ -10,6 +10,9 @@ const SAFARI = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebK
 const prose =
   "Hi, I can't log in since yesterday; the page says my session expired (error 401). I tried Chrome and Safari, cleared cookies, same thing. Could you check my account? Thanks! ";
 
+const markdown =
+  "Setting `prefix` to `'/'` serves from the root; pass `false` to turn it off (see `{ root, prefix }`).\n\n```sh\nnpm install --save my-plugin\n```\n\n```js\nfastify.register(plugin, { root: path.join(__dirname, 'public'), prefix: '/' })\n```\n";
+
 const scenarios: Record<string, ScanInput> = {
   'realistic login event': {
     path: '/api/v1/session',
@@ -28,6 +31,11 @@ const scenarios: Record<string, ScanInput> = {
     path: '/products',
     query: 'id=1%27%20union%20select%20username%2Cpassword%20from%20users--',
     userAgent: 'sqlmap/1.8#stable (https://sqlmap.org)',
+  },
+  'Markdown comment with code spans and a fenced block': {
+    path: '/api/v1/comments',
+    userAgent: CHROME,
+    metadata: { body: markdown },
   },
   'support ticket, 2 KB prose': { path: '/api/v1/tickets', userAgent: CHROME, metadata: { subject: 'Cannot log in', body: prose.repeat(12) } },
   'long query, 8 KB': { path: '/search', query: Array.from({ length: 400 }, (_, i) => `f${i}=v${i}`).join('&') },

@@ -10,9 +10,11 @@
  * system paths, URLs, user or firewall changes (`cat /etc/passwd`, `net user x y /add`) counts too.
  * Quote and backslash obfuscation inside words (`c'a't`, `w\hoami`) is removed first.
  *
- * Policy: in metadata free text, newlines and backticks are not separators (tickets and markdown
- * use them for code: "run `ls -la`") unless a line break was percent-encoded (scan-value.ts) or the
- * whole value is one backticked command; an `&&` chain (`cd app && ls -la`, a pasted command line)
+ * Policy: in metadata free text, newlines are not separators unless a line break was
+ * percent-encoded (scan-value.ts). A backtick that opens a Markdown code span (after a space, a line
+ * break or opening punctuation: "run `ls -la`") is no substitution, in a query as in metadata,
+ * unless the whole value is one backticked command; a backtick glued to a word or a separator
+ * (`a`id``, `|`id``) is. An `&&` chain (`cd app && ls -la`, a pasted command line)
  * only counts when its argument reaches for system paths, URLs, substitutions or redirections, or
  * when the value starts with it; `;`, `|`, `&` and `$(` are separators everywhere. A value that
  * opens with an everyday command word (cat, echo, host, type, …) is prose in free text. "Tom &
@@ -154,8 +156,6 @@ export const COMMANDS: ReadonlySet<string> = new Set([
   'halt',
   'expr',
   'test',
-  'true',
-  'false',
   'file',
   'stat',
   'strings',
@@ -214,7 +214,7 @@ const STRONG_SHAPES: readonly (readonly [anchor: string, shapes: readonly string
   ['socat', ['socat exec', 'socat tcp']],
   ['(', ['iex(new-object', 'downloadstring(', 'downloadfile(']],
   ['invoke-', ['invoke-expression', 'invoke-webrequest', 'iex (new-object']],
-  ['chmod', ['chmod +x', 'chmod 777']],
+  ['chmod', ['chmod 777']],
   ['<&', ['0<&196']],
   ['{', ['() { :;}', '(){ :;}', '{${', '{$_']],
   ['$', ['${@']],
@@ -294,8 +294,6 @@ const AMBIGUOUS = new Set([
   'sleep',
   'ping',
   'time',
-  'true',
-  'false',
   'touch',
   'cp',
   'mv',
@@ -380,6 +378,8 @@ function shellTail(s: string, i: number, command: string, text: boolean, leading
   if (a === 45 || a === 47 || a === 126 || a === 36 || a === 39 || a === 34 || a === 92 || a === 123 || a === 60 || a === 62 || a === 96 || a === 37)
     return true;
   if (a === 46 && (s.charCodeAt(j + 1) === 47 || s.charCodeAt(j + 1) === 46)) return true;
+  // `; chmod +x /tmp/x`: making a dropped file executable.
+  if (a === 43) return command === 'chmod';
   if (a >= 48 && a <= 57)
     return command === 'sleep' || command === 'ping' || command === 'timeout' || NETWORK_COMMANDS.has(command) || command === 'kill' || command === 'echo';
   if (s.startsWith('http', j) || s.startsWith('ftp:', j) || s.startsWith('c:', j)) return true;
@@ -506,18 +506,29 @@ function separatorAt(s: string, i: number, context: CommandContext, leading: boo
       next = i + 2;
     }
   } else if (c === 36) {
-    next = i + 2;
+    // `$(`id`)`: a substitution inside a substitution.
+    next = s.charCodeAt(i + 2) === 96 ? i + 3 : i + 2;
   } else if (c === 123) {
     return commandBrace(s, i);
   } else if (c === 92) {
     if (!isEscapedNewline(s, i)) return false;
     next = i + 2;
-  } else if (c === 96 && text) {
-    // Markdown code spans open after a space; a backtick glued to a word is substitution, and so
-    // is a value that is nothing but a backticked command.
-    if ((i === 0 || isSpace(s.charCodeAt(i - 1)) || s.charCodeAt(i - 1) === 96) && !(leading && s.trimEnd().endsWith('`'))) return false;
+  } else if (c === 96) {
+    // Markdown code spans open after a space, a line break or punctuation (`(`cmd.exe`)`,
+    // `` `true`/`false` ``), in a query as in metadata; a backtick glued to a word or a separator
+    // is substitution, and so is a value that is nothing but a backticked command.
+    if ((i === 0 || opensCodeSpan(s.charCodeAt(i - 1), text)) && !(leading && s.trimEnd().endsWith('`'))) return false;
   }
   return commandAt(s, next, chained, text, leading);
+}
+
+/**
+ * What a Markdown code span follows: whitespace, a line break, another backtick or opening
+ * punctuation. A slash only in free text (`` `true`/`false` ``): in a request, `/` before a
+ * backtick is a path segment that substitutes (`/exec/`id``).
+ */
+function opensCodeSpan(c: number, text: boolean): boolean {
+  return isSpace(c) || c === 10 || c === 13 || c === 96 || c === 40 || c === 91 || c === 42 || c === 95 || (text && c === 47);
 }
 
 /** Index of the first char that is not whitespace or a quote: where a value's own content starts. */
@@ -640,9 +651,10 @@ function containsShape(s: string, shape: string): boolean {
   return false;
 }
 
-/** Brace expansion used as whitespace: `{cat,/etc/passwd}`. */
+/** Brace expansion used as whitespace: `{cat,/etc/passwd}`. A space after the comma is a list (`{start, end}`): the shell would not expand it. */
 function commandBrace(s: string, i: number): boolean {
   let j = i + 1;
   while (j < s.length && j < i + 20 && isCommandChar(s.charCodeAt(j))) j++;
-  return s.charCodeAt(j) === 44 && COMMANDS.has(s.slice(i + 1, j));
+  const next = s.charCodeAt(j + 1);
+  return s.charCodeAt(j) === 44 && !isSpace(next) && next !== 10 && next !== 13 && COMMANDS.has(s.slice(i + 1, j));
 }

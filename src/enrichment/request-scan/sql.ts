@@ -344,8 +344,12 @@ function injectedAt(i: number, point: Point, quote: number): boolean {
       if (isComparison(i) && parseOperand(i + 1).type === Operand.Subquery) return true;
       return clauseInjection(i);
     case T_OP: {
-      if (point !== Point.AfterQuote) return false;
+      // `'-'`, `'+sleep(5)+'`, `""=""`: the closed string joined to another. A quoted slash is
+      // the root path in code (`'/'`), and a quoted comparison with a number is a version range
+      // (`">10"`, `'>=9'`).
+      if (point !== Point.AfterQuote || isWord(i, '/')) return false;
       const n = kindAt(i + 1);
+      if (t.aux[i] === OP_COMPARE && n === T_NUM) return false;
       if (n === T_FUNC || n === T_BREAK) return true;
       if (n === T_LPAREN && parseOperand(i + 1).type === Operand.Subquery) return true;
       if (n === T_NUM) {
@@ -601,14 +605,16 @@ function detectIn(s: string): boolean {
   if (injectedAt(0, Point.Start, 0)) return true;
   const valueEnd = leadingValueEnd();
   if (valueEnd > 0 && valueEnd < t.count && injectedAt(valueEnd, Point.AfterValue, 0)) return true;
-  // Opening quotes: an even number of the same quote before them.
+  // Opening quotes: an even number of the same quote before them. Backticks are no injection
+  // point: attacks break out of string literals, and Markdown wraps every inline code span
+  // (`'/'`, `||`, `*`) in backticks.
   let singles = 0;
   let doubles = 0;
-  let backticks = 0;
   for (let i = 0; i < t.count; i++) {
     if (kindAt(i) !== T_BREAK) continue;
     const q = t.aux[i] ?? 0;
-    const seen = q === 39 ? singles++ : q === 34 ? doubles++ : backticks++;
+    if (q !== 39 && q !== 34) continue;
+    const seen = q === 39 ? singles++ : doubles++;
     if (seen % 2 === 0 && injectedAt(i + 1, Point.AfterQuote, q)) return true;
   }
   return injectedAnywhere();

@@ -340,7 +340,8 @@ function sinkCall(s: string): boolean {
       let j = i + sink.length;
       while (j < s.length && isSpace(s.charCodeAt(j))) j++;
       const open = s.charCodeAt(j);
-      if ((open === 40 && callArgumentIsCode(s, j + 1)) || open === 96) {
+      // A name between two backticks (`` `eval` ``, `` `setTimeout` ``) is a Markdown code span, not a tagged template.
+      if ((open === 40 && callArgumentIsCode(s, j + 1)) || (open === 96 && !(j === i + sink.length && s.charCodeAt(i - 1) === 96))) {
         let p = i - 1;
         while (p >= 0 && isSpace(s.charCodeAt(p))) p--;
         const prev = p < 0 ? NaN : s.charCodeAt(p);

@@ -58,6 +58,13 @@ const cases: readonly (readonly [name: string, value: string, kind: ValueKind, e
   ['php openers', fill('<?php '), 'metadata', 0],
   ['command word then spaces', `ls${' '.repeat(SIZE)}`, 'metadata', 0],
   ['encoded line breaks', fill('%0a'), 'metadata', 0],
+  // Markdown code spans
+  ['backtick runs', fill('`'), 'query', 0],
+  ['code spans around a command', fill(' `id` '), 'query', 0],
+  ['quoted slashes in code spans', fill("`'/'` "), 'metadata', 0],
+  ['substitution openers with backticks', fill('$(`'), 'metadata', 0],
+  ['brace lists with a command', fill('{cat, '), 'metadata', 0],
+  ['backtick substitutions glued to words', fill('a`id`'), 'query', CMDI],
   // decoding
   ['percent signs', fill('%'), 'query', 0],
   ['nested percent escapes', fill('%25'), 'query', 0],

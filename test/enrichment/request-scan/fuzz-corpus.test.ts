@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { scanRequest } from '../../../src/enrichment/request-scan/index.js';
+import type { InjectionClass } from '../../../src/event/enrichment.js';
 import { FUZZ_FILES, loadAttackFile, measureFalsePositives, measureRecall } from './fuzz-corpus.js';
 
 const MIN_RECALL = 0.95;
@@ -29,11 +30,22 @@ describe('request scanner on public fuzz lists and real traffic', () => {
     });
   }
 
-  it('flags at most 0.5% of all benign events, and at most 0.5% of each set', () => {
+  it('flags at most 0.5% of all benign events, and at most 0.5% of each set and location as any one class', () => {
     const events = falsePositives.reduce((n, f) => n + f.events, 0);
     const flagged = falsePositives.flatMap((f) => f.flagged);
     expect(flagged.length / events, JSON.stringify(flagged)).toBeLessThanOrEqual(MAX_FALSE_POSITIVES);
-    for (const f of falsePositives) expect(f.flagged.length / f.events, `${f.set}: ${JSON.stringify(f.flagged)}`).toBeLessThanOrEqual(MAX_FALSE_POSITIVES);
+    for (const f of falsePositives) {
+      for (const cls of Object.keys(FUZZ_FILES) as InjectionClass[]) {
+        const asClass = f.flagged.filter((x) => x.classes.includes(cls));
+        expect(asClass.length / f.events, `${f.set} in ${f.location} as ${cls}: ${JSON.stringify(asClass)}`).toBeLessThanOrEqual(MAX_FALSE_POSITIVES);
+      }
+    }
+  });
+
+  it('real user-written text (reviews, prose in many scripts, names, system logs) and the real access logs are not flagged at all', () => {
+    for (const f of falsePositives.filter((x) => x.set.endsWith('(real)') && !x.set.startsWith('Markdown'))) {
+      expect(f.flagged, `${f.set} in ${f.location}`).toEqual([]);
+    }
   });
 
   it('leaves out only lines that are no attack on their own: bare words, lone metacharacters, probes', () => {
@@ -68,6 +80,40 @@ describe('where the line is drawn: a word alone is no attack, the same word in a
       it(`${JSON.stringify(value)} is ${cls} in ${where}`, () => expect(classes(value, where)).toContain(cls));
     }
   }
+  it('Markdown code spans are text: a quoted slash, a backticked word, a list in braces', () => {
+    for (const text of [
+      "Default: `'/'`",
+      'If `false`, the prefix gets a trailing "/".',
+      'otherwise `true`/`false` to indicate it',
+      'option to\n`true`.',
+      'a windows terminal (`cmd.exe` or powershell)',
+      'a `{start,\nend, type, value}` object',
+      'when to use `EVAL` and when to use `EVALSHA`',
+      'in a `setInterval` callback',
+      'safari: \'>=9\', firefox: ">31"',
+      'The application has not emitted the `start` event yet.',
+    ]) {
+      for (const where of ['query', 'metadata'] as const) expect(classes(text, where), `${text} in ${where}`).toEqual([]);
+    }
+  });
+  const codeSpanAttacks: readonly (readonly [string, string])[] = [
+    ["'-'", 'sql_injection'],
+    ['"hi"") or (""a""=""a"', 'sql_injection'],
+    ['$(`ls`)', 'command_injection'],
+    ['a`id`', 'command_injection'],
+    ['{cat,/etc/passwd}', 'command_injection'],
+    ['; chmod +x /tmp/x; /tmp/x', 'command_injection'],
+    ['alert`1`', 'xss'],
+  ];
+  for (const [value, cls] of codeSpanAttacks) {
+    for (const where of ['query', 'metadata'] as const) {
+      it(`${JSON.stringify(value)} is still ${cls} in ${where}`, () => expect(classes(value, where)).toContain(cls));
+    }
+  }
+  it('a backtick after a slash substitutes in a request path', () => {
+    expect(scanRequest({ path: '/api/exec/%60id%60' }).map((f) => f.class)).toContain('command_injection');
+  });
+
   it('prose that opens with a command word is not a command line', () => {
     for (const text of [
       'Echo chamber effects are real.',

@@ -1,7 +1,8 @@
 /**
- * Loads the corpora of test/fixtures/fuzz-corpus (payloads sampled from public fuzz lists, a real
- * access log, real system log text) and measures the request scanner on them: recall per class and
- * location, false positives per benign set. Used by fuzz-corpus.test.ts and bench/scan-quality.ts.
+ * Loads the corpora of test/fixtures/fuzz-corpus (payloads sampled from public fuzz lists; real
+ * access logs, system log text, names, reviews, prose in many scripts and README Markdown) and
+ * measures the request scanner on them: recall per class and location, false positives per benign
+ * set, location and class. Used by fuzz-corpus.test.ts, calibration.test.ts and bench/scan-quality.ts.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -123,16 +124,15 @@ export function loadAccessLog(): BenignEvent[] {
   });
 }
 
-export function loadAppLog(): BenignEvent[] {
-  return dataLines('benign-app-log.txt').map((line) => ({ input: { metadata: { message: line } }, text: line }));
+/** Real text sets: one text per line, or (`json`) one JSON string per line for texts that keep their line breaks. */
+function loadTexts(file: string, format: 'line' | 'json' = 'line'): string[] {
+  return dataLines(file).map((line) => (format === 'json' ? jsonString(line) : line));
 }
 
-/** Real names in many scripts, each as a metadata string and as a query value (`name=…`). */
-export function loadNames(): BenignEvent[] {
-  return dataLines('benign-names.txt').flatMap((name) => [
-    { input: { metadata: { name } }, text: `metadata\t${name}` },
-    { input: { query: `name=${encodeURIComponent(name)}` }, text: `query\t${name}` },
-  ]);
+function jsonString(line: string): string {
+  const value: unknown = JSON.parse(line);
+  if (typeof value !== 'string') throw new Error(`not a JSON string: ${line}`);
+  return value;
 }
 
 /** The labelled benign corpora of test/fixtures/scan-corpus (paths, queries, agents, form and ticket text). */
@@ -146,27 +146,49 @@ function dataLines(file: string): string[] {
     .filter((line) => line.length > 0 && !line.startsWith('#!'));
 }
 
+/** Where a benign set's events carry their text: a whole request, one of the attack locations, or as labelled. */
+export type BenignLocation = 'request' | AttackLocation | 'as labelled';
+
+export interface BenignSet {
+  readonly set: string;
+  readonly location: BenignLocation;
+  readonly load: () => BenignEvent[];
+}
+
+/** Text a user writes is sent the way a payload is: as a query value and as a metadata string. */
+function textSets(set: string, load: () => string[]): BenignSet[] {
+  return ATTACK_LOCATIONS.map((location) => ({
+    set,
+    location,
+    load: () => load().map((text) => ({ input: placePayload(text, location), text })),
+  }));
+}
+
+export const BENIGN_SETS: readonly BenignSet[] = [
+  { set: 'access log (real)', location: 'request', load: loadAccessLog },
+  ...textSets('system log (real)', () => loadTexts('benign-app-log.txt')),
+  ...textSets('names in many scripts (real)', () => loadTexts('benign-names.txt')),
+  ...textSets('product, film and restaurant reviews (real)', () => loadTexts('benign-reviews.txt')),
+  ...textSets('prose in many scripts (real)', () => loadTexts('benign-udhr.txt')),
+  ...textSets('Markdown and code blocks of READMEs (real)', () => loadTexts('benign-markdown.txt', 'json')),
+  { set: 'form, ticket and request text (generated)', location: 'as labelled', load: loadFormCorpus },
+];
+
 export interface FalsePositiveFigures {
   readonly set: string;
+  readonly location: BenignLocation;
   readonly events: number;
   readonly flagged: { text: string; classes: InjectionClass[] }[];
 }
 
-export const BENIGN_SETS: Readonly<Record<string, () => BenignEvent[]>> = {
-  'access log (real)': loadAccessLog,
-  'system log (real)': loadAppLog,
-  'names in many scripts (real)': loadNames,
-  'form, ticket and request text': loadFormCorpus,
-};
-
 export function measureFalsePositives(): FalsePositiveFigures[] {
-  return Object.entries(BENIGN_SETS).map(([set, load]) => {
+  return BENIGN_SETS.map(({ set, location, load }) => {
     const events = load();
     const flagged = events.flatMap((e) => {
       const classes = [...classesOf(e.input)];
       return classes.length > 0 ? [{ text: e.text, classes }] : [];
     });
-    return { set, events: events.length, flagged };
+    return { set, location, events: events.length, flagged };
   });
 }
 
@@ -178,6 +200,14 @@ export function recallTable(figures: readonly RecallFigures[]): string {
 }
 
 export function falsePositiveTable(figures: readonly FalsePositiveFigures[]): string {
-  const rows = figures.map((f) => `| ${f.set} | ${f.events} | ${f.flagged.length} | ${((100 * f.flagged.length) / f.events).toFixed(2)}% |`);
-  return ['| benign set | events | flagged | false positives |', '|---|---|---|---|', ...rows].join('\n');
+  const classes = Object.keys(FUZZ_FILES) as InjectionClass[];
+  const rows = figures.map((f) => {
+    const perClass = classes.map((cls) => f.flagged.filter((x) => x.classes.includes(cls)).length);
+    return `| ${f.set} | ${f.location} | ${f.events} | ${f.flagged.length} (${pct2(f.flagged.length, f.events)}) | ${perClass.join(' | ')} |`;
+  });
+  return [`| benign set | location | events | flagged | ${classes.join(' | ')} |`, `|---|---|---|---|${classes.map(() => '---|').join('')}`, ...rows].join(
+    '\n',
+  );
 }
+
+const pct2 = (n: number, d: number): string => `${((100 * n) / d).toFixed(2)}%`;
