@@ -67,3 +67,29 @@ export function Card({ title, children, wide }: { title: string; children: Compo
     </section>
   );
 }
+
+/** A refusal of the service, one line per problem with the path it concerns. */
+export interface Problem {
+  readonly field: string;
+  readonly message: string;
+}
+
+export const problemsOf = (err: unknown, field: string): Problem[] =>
+  err instanceof ApiFailure
+    ? err.details.length > 0
+      ? [...err.details]
+      : [{ field, message: err.message }]
+    : [{ field, message: err instanceof Error ? err.message : String(err) }];
+
+export function Problems({ problems, id }: { problems: readonly Problem[]; id?: string }) {
+  if (problems.length === 0) return null;
+  return (
+    <ul class="error" role="alert" id={id} data-testid="problems">
+      {problems.map((p, i) => (
+        <li key={i}>
+          <span class="mono">{p.field}</span>: {p.message}
+        </li>
+      ))}
+    </ul>
+  );
+}
