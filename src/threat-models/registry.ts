@@ -76,7 +76,7 @@ export class ThreatModelRegistry {
 
   private stampOp(accountId: string): LastSwapOp {
     // Event time 0 on every write: the latest write always wins, whatever the instances' clocks say.
-    return { kind: 'last.swap', key: scopedKey(this.state.scope(accountId), 'threat-models'), field: 'stamp', at: 0, ttlMs: STAMP_TTL_MS };
+    return { kind: 'last.swap', key: scopedKey(this.state.scope(accountId), 'threat-models', 'stamp'), field: 'stamp', at: 0, ttlMs: STAMP_TTL_MS };
   }
 
   private resolve(accountId: string, stamp: string | null): ModelsInForce {
