@@ -84,12 +84,14 @@ export const problemsOf = (err: unknown, field: string): Problem[] =>
 export function Problems({ problems, id }: { problems: readonly Problem[]; id?: string }) {
   if (problems.length === 0) return null;
   return (
-    <ul class="error" role="alert" id={id} data-testid="problems">
-      {problems.map((p, i) => (
-        <li key={i}>
-          <span class="mono">{p.field}</span>: {p.message}
-        </li>
-      ))}
-    </ul>
+    <div class="error" role="alert" id={id} data-testid="problems">
+      <ul class="plain">
+        {problems.map((p, i) => (
+          <li key={i}>
+            <span class="mono">{p.field}</span>: {p.message}
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }

@@ -252,7 +252,7 @@ describe.runIf(chromiumPresent())('dashboard in headless Chromium against the re
     await page.getByRole('link', { name: 'New model' }).click();
     const editor = page.getByLabel('Rule (JSON)', { exact: true });
     await editor.waitFor();
-    expect(await page.getByLabel(/^Enabled/).isChecked()).toBe(false); // tested before it is enabled
+    expect(await page.getByRole('checkbox', { name: /Enabled/ }).isChecked()).toBe(false); // tested before it is enabled
 
     // The service's refusal, each message with the path it concerns.
     const model = {
@@ -287,7 +287,7 @@ describe.runIf(chromiumPresent())('dashboard in headless Chromium against the re
     expect(id).toMatch(/^tm_/);
     expect((await api(base, 'GET', `/v1/threat-models/${id}`, stage.key)).json).toMatchObject({ version: 1, enabled: false });
     await page.getByRole('radio', { name: 'Sigma rule (YAML)' }).check();
-    const sigma = page.getByLabel('Sigma rule (YAML)', { exact: true });
+    const sigma = page.getByLabel('Rule (Sigma YAML)', { exact: true });
     await sigma.fill('title: Scanner logins\ndetection:\n  s:\n    UserAgent|contains: sqlmap\n  condition: s\nlevel: high\n');
     await page.getByRole('button', { name: 'Run dry run' }).click();
     await expect.poll(() => page.getByTestId('dry-run-summary').textContent()).toMatch(/^Scanned 20 events: 12 matched/);

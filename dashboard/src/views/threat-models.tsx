@@ -263,7 +263,7 @@ function Editor({ model, saved, onSaved }: { model?: ThreatModel; saved: boolean
               </label>
             </fieldset>
             <label>
-              {format === 'sigma' ? 'Sigma rule (YAML)' : 'Rule (JSON)'}
+              {format === 'sigma' ? 'Rule (Sigma YAML)' : 'Rule (JSON)'}
               <textarea
                 class="mono editor"
                 name="rule"
@@ -294,14 +294,25 @@ function Editor({ model, saved, onSaved }: { model?: ThreatModel; saved: boolean
             </div>
           </form>
         </Card>
-        <DryRunCard format={format} text={text} enabled={enabled} onRefused={refused} />
+        <DryRunCard format={format} text={text} enabled={enabled} onProblems={setProblems} />
         {model && <Versions model={model} onLoad={(f, t) => (setFormat(f), setText(t), setProblems([]))} />}
       </div>
     </>
   );
 }
 
-function DryRunCard({ format, text, enabled, onRefused }: { format: Format; text: string; enabled: boolean; onRefused: (err: unknown) => void }) {
+/** The dry run of the editor's rule; a rule the service refuses shows its problems in the editor. */
+function DryRunCard({
+  format,
+  text,
+  enabled,
+  onProblems,
+}: {
+  format: Format;
+  text: string;
+  enabled: boolean;
+  onProblems: (problems: readonly Problem[]) => void;
+}) {
   const [result, setResult] = useState<DryRun | undefined>();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
@@ -311,7 +322,8 @@ function DryRunCard({ format, text, enabled, onRefused }: { format: Format; text
     const form = new FormData(e.currentTarget as HTMLFormElement);
     const request = bodyOf(format, text, enabled);
     setError('');
-    if ('problem' in request) return onRefused(new ApiFailure(400, request.problem.message, [request.problem]));
+    if ('problem' in request) return onProblems([request.problem]);
+    onProblems([]);
     setBusy(true);
     try {
       const from = new Date(String(form.get('from'))).toISOString();
@@ -319,7 +331,7 @@ function DryRunCard({ format, text, enabled, onRefused }: { format: Format; text
       setResult(await call<DryRun>('POST', '/v1/threat-models/test', { model: request.body, from, to }));
     } catch (err) {
       setResult(undefined);
-      if (err instanceof ApiFailure && err.code === 'INVALID_THREAT_MODEL') onRefused(err);
+      if (err instanceof ApiFailure && err.code === 'INVALID_THREAT_MODEL') onProblems(problemsOf(err, '(model)'));
       else setError(messageOf(err));
     } finally {
       setBusy(false);
