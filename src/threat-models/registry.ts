@@ -46,6 +46,8 @@ export class ThreatModelRegistry {
   private readonly entries = new Map<string, Entry>();
   private readonly loading = new Map<string, Loading>();
   private readonly compiled = new Map<string, CompiledModel>();
+  /** The stamp read per account, built once: every request of the account sends it. */
+  private readonly stampReads = new Map<string, LastSwapOp>();
   private readonly refreshMs: number;
   private readonly now: () => number;
 
@@ -75,8 +77,13 @@ export class ThreatModelRegistry {
   }
 
   private stampOp(accountId: string): LastSwapOp {
-    // Event time 0 on every write: the latest write always wins, whatever the instances' clocks say.
-    return { kind: 'last.swap', key: scopedKey(this.state.scope(accountId), 'threat-models', 'stamp'), field: 'stamp', at: 0, ttlMs: STAMP_TTL_MS };
+    let op = this.stampReads.get(accountId);
+    if (op === undefined) {
+      // Event time 0 on every write: the latest write always wins, whatever the instances' clocks say.
+      op = { kind: 'last.swap', key: scopedKey(this.state.scope(accountId), 'threat-models', 'stamp'), field: 'stamp', at: 0, ttlMs: STAMP_TTL_MS };
+      this.stampReads.set(accountId, op);
+    }
+    return op;
   }
 
   private resolve(accountId: string, stamp: string | null): ModelsInForce {
