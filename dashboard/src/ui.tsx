@@ -81,16 +81,28 @@ export const problemsOf = (err: unknown, field: string): Problem[] =>
       : [{ field, message: err.message }]
     : [{ field, message: err instanceof Error ? err.message : String(err) }];
 
-export function Problems({ problems, id }: { problems: readonly Problem[]; id?: string }) {
+/** `show`, when given, answers how to point at a problem's path (undefined: it cannot). */
+export function Problems({ problems, id, show }: { problems: readonly Problem[]; id?: string; show?: (field: string) => (() => void) | undefined }) {
   if (problems.length === 0) return null;
   return (
     <div class="error" role="alert" id={id} data-testid="problems">
       <ul class="plain">
-        {problems.map((p, i) => (
-          <li key={i}>
-            <span class="mono">{p.field}</span>: {p.message}
-          </li>
-        ))}
+        {problems.map((p, i) => {
+          const point = show?.(p.field);
+          return (
+            <li key={i}>
+              <span class="mono">{p.field}</span>: {p.message}
+              {point && (
+                <>
+                  {' '}
+                  <button type="button" class="secondary small" onClick={point}>
+                    Show <span class="visually-hidden">{p.field}</span> in the rule
+                  </button>
+                </>
+              )}
+            </li>
+          );
+        })}
       </ul>
     </div>
   );

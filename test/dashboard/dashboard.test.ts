@@ -265,6 +265,9 @@ describe.runIf(chromiumPresent())('dashboard in headless Chromium against the re
     await page.getByRole('button', { name: 'Create model' }).click();
     await expect.poll(() => page.getByTestId('problems').textContent()).toMatch(/match\.where\.value: not a valid RE2 regular expression/);
     expect(await editor.getAttribute('aria-invalid')).toBe('true');
+    await page.getByRole('button', { name: 'Show match.where.value in the rule' }).click();
+    expect(await editor.evaluate((el: HTMLTextAreaElement) => el.value.slice(el.selectionStart, el.selectionEnd))).toBe('"sqlmap(?=/)"');
+    expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('TEXTAREA');
     await expectAccessible(page, 'threat-model editor with problems');
 
     // A dry run over the attack's stored events: the 12 scanner failures match, one alert would be raised.

@@ -1,6 +1,7 @@
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { ApiFailure, call, type DryRun, type ThreatModel, type ThreatModelVersion } from '../api';
 import { Table, type Column } from '../list';
+import { locateInJson, locateInYaml } from '../locate';
 import { go, href } from '../router';
 import { Card, fmtNumber, fmtTime, Loading, Problems, problemsOf, Severity, useLoad, type Problem } from '../ui';
 
@@ -223,6 +224,18 @@ function Editor({ model, saved, onSaved }: { model?: ThreatModel; saved: boolean
   };
 
   const refused = (err: unknown) => setProblems(problemsOf(err, '(model)'));
+  const textarea = useRef<HTMLTextAreaElement>(null);
+  /** Selects the part of the rule a problem's path names, when it is in the text. */
+  const show = (field: string) => {
+    const range = format === 'sigma' ? locateInYaml(text, field) : locateInJson(text, field);
+    if (range === undefined) return undefined;
+    return () => {
+      const el = textarea.current;
+      if (el === null) return;
+      el.focus();
+      el.setSelectionRange(range.start, range.end);
+    };
+  };
 
   const save = async (e: Event) => {
     e.preventDefault();
@@ -265,6 +278,7 @@ function Editor({ model, saved, onSaved }: { model?: ThreatModel; saved: boolean
             <label>
               {format === 'sigma' ? 'Rule (Sigma YAML)' : 'Rule (JSON)'}
               <textarea
+                ref={textarea}
                 class="mono editor"
                 name="rule"
                 rows={18}
@@ -280,7 +294,7 @@ function Editor({ model, saved, onSaved }: { model?: ThreatModel; saved: boolean
                 ? 'Detection selections, modifiers, conditions and correlations of the Sigma specification; fields map to Vigil’s (User → actor_id, SourceIp → ip, others → metadata.*).'
                 : 'match (event glob and conditions on any field), optional threshold or sequence, and the outcome: alert type under custom., severity, points and tags.'}
             </p>
-            <Problems id="rule-problems" problems={problems} />
+            <Problems id="rule-problems" problems={problems} show={show} />
             <label class="inline">
               <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} /> Enabled: evaluate it on every event
             </label>
