@@ -178,6 +178,17 @@ describe.runIf(chromiumPresent())('dashboard in headless Chromium against the re
     await expect.poll(() => notes.textContent()).toContain('Blocked the address at the edge.');
     const stored = await api(stage.service.base, 'GET', `/v1/alerts/${alertId}`, stage.key);
     expect(stored.json.status).toBe('resolved');
+    // The list filters: a select applies when changed, a text filter with Apply.
+    await section(page, 'Alerts').click();
+    await page.getByLabel('Status').selectOption('resolved');
+    await expect.poll(() => page.getByRole('row').count()).toBe(2);
+    expect(await page.getByRole('link', { name: 'auth.brute_force.account' }).count()).toBe(1);
+    await page.getByRole('link', { name: 'Clear' }).click();
+    await expect.poll(() => page.getByRole('row').count()).toBeGreaterThan(2);
+    await page.getByLabel('Alert type').fill('chain.account_takeover');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(() => page.getByRole('row').count()).toBe(2);
+    expect(await page.getByRole('link', { name: 'chain.account_takeover' }).count()).toBe(1);
   });
 
   it('filters and pages the event list', async () => {
