@@ -182,7 +182,7 @@ async function run(models: number, events: readonly EnrichedEvent[]) {
     });
   }
   const state = new MemoryStateStore({ sweepIntervalMs: 0 });
-  const registry = new ThreatModelRegistry(store, { refreshMs: Number.POSITIVE_INFINITY });
+  const registry = new ThreatModelRegistry(store, state, { refreshMs: Number.POSITIVE_INFINITY });
   const detect = createDetectStage({ state, threatModels: createThreatModelStage({ state, clock: systemClock, registry }) });
   let alerts = 0;
   let custom = 0;

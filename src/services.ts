@@ -80,7 +80,7 @@ export async function createServices(
   const webhookGuard = { allowed: config.webhooks.allowCidrs, resolve: systemResolver };
   const webhookDispatcher = new WebhookDispatcher({ webhooks: store.webhooks, clock, config: config.webhooks, guard: webhookGuard, log: options.logger });
   webhookDispatcher.start();
-  const threatModels = new ThreatModelRegistry(store, {
+  const threatModels = new ThreatModelRegistry(store, state, {
     onCompileError: (row, err) => options.logger?.error({ err, model: row.id, version: row.version }, 'threat model does not compile; skipped'),
   });
   const catalog = buildCatalog({ detectors: DETECTOR_SPECS, alertTypes: ALERT_TYPES, killChains: KILL_CHAINS });

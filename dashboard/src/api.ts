@@ -11,6 +11,8 @@ export class ApiFailure extends Error {
     readonly status: number,
     message: string,
     readonly details: readonly { field: string; message: string }[] = [],
+    /** The service's error code (PLAN_UPGRADE_REQUIRED, INVALID_THREAT_MODEL, …). */
+    readonly code = '',
   ) {
     super(message);
   }
@@ -33,7 +35,12 @@ export async function call<T>(method: string, path: string, body?: unknown): Pro
   const json = text ? (JSON.parse(text) as Record<string, unknown>) : {};
   if (!res.ok) {
     if (res.status === 401 && !path.startsWith('/dashboard/api/session')) onSignedOut();
-    throw new ApiFailure(res.status, String(json.message ?? res.statusText), (json.details as { field: string; message: string }[]) ?? []);
+    throw new ApiFailure(
+      res.status,
+      String(json.message ?? res.statusText),
+      (json.details as { field: string; message: string }[]) ?? [],
+      typeof json.error === 'string' ? json.error : '',
+    );
   }
   return json as T;
 }
@@ -160,4 +167,47 @@ export interface Settings {
   readonly allowlists: Record<string, AllowlistEntry[]>;
   readonly effective: { readonly risk: { readonly challenge: number; readonly block: number } };
   readonly defaults: { readonly risk: { readonly challenge: number; readonly block: number }; readonly detectors: Record<string, Record<string, number>> };
+}
+
+/** A custom threat model as the service answers it: its definition, version and source format. */
+export interface ThreatModel {
+  readonly id: string;
+  readonly version: number;
+  readonly name: string;
+  readonly description?: string;
+  readonly enabled: boolean;
+  readonly match: unknown;
+  readonly threshold?: unknown;
+  readonly sequence?: unknown;
+  readonly outcome: { readonly alert: string; readonly severity: string; readonly points?: number; readonly tags?: readonly string[] };
+  readonly format: 'native' | 'sigma';
+  readonly sigma?: unknown;
+  readonly created_at: string;
+  readonly updated_at: string;
+}
+
+export interface ThreatModelVersion {
+  readonly version: number;
+  readonly created_at: string;
+  readonly format: 'native' | 'sigma';
+  readonly sigma?: unknown;
+  readonly definition: Record<string, unknown>;
+}
+
+export interface DryRun {
+  readonly range: { readonly from: string; readonly to: string };
+  readonly scanned: number;
+  readonly matched: number;
+  readonly alerts_raised: number;
+  readonly truncated: 'rows' | 'time' | null;
+  readonly events: readonly { id: string; event: string; timestamp: string; actor_id: string | null; ip: string | null }[];
+  readonly alerts: readonly {
+    type: string;
+    severity: string;
+    subject: string;
+    count: number;
+    first_seen: string;
+    last_seen: string;
+    event_ids: readonly string[];
+  }[];
 }

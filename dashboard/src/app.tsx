@@ -1,11 +1,11 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiFailure, currentSession, signIn, signOut, useSession, type Session } from './api';
 import { useRoute } from './router';
+import { Loading } from './ui';
 import { AlertPage, AlertsView } from './views/alerts';
 import { EventPage, EventsView } from './views/events';
 import { OverviewView } from './views/overview';
 import { SettingsView } from './views/settings';
-import { ThreatModelsView } from './views/threat-models';
 import { UsageView } from './views/usage';
 
 const NAV = [
@@ -113,13 +113,25 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
         </button>
       </header>
       <main id="main" tabIndex={-1}>
-        <View path={route.path} params={route.params} pro={session.account.pro} />
+        <View path={route.path} params={route.params} />
       </main>
     </>
   );
 }
 
-function View({ path, params, pro }: { path: string; params: URLSearchParams; pro: boolean }) {
+type ThreatModelsModule = typeof import('./views/threat-models');
+
+/** The threat-model views load when first opened: most visits never need the editor. */
+function ThreatModels(props: { id?: string; params: URLSearchParams }) {
+  const [module, setModule] = useState<ThreatModelsModule | undefined>();
+  const [error, setError] = useState('');
+  useEffect(() => {
+    import('./views/threat-models').then(setModule, () => setError('The threat-model views did not load; reload the page.'));
+  }, []);
+  return module ? <module.ThreatModelsView {...props} /> : <Loading error={error} />;
+}
+
+function View({ path, params }: { path: string; params: URLSearchParams }) {
   const [, section, id] = path.split('/');
   switch (section) {
     case '':
@@ -134,7 +146,7 @@ function View({ path, params, pro }: { path: string; params: URLSearchParams; pr
     case 'settings':
       return <SettingsView />;
     case 'threat-models':
-      return <ThreatModelsView pro={pro} />;
+      return <ThreatModels id={id === undefined ? undefined : decodeURIComponent(id)} params={params} />;
     default:
       return (
         <>

@@ -67,3 +67,43 @@ export function Card({ title, children, wide }: { title: string; children: Compo
     </section>
   );
 }
+
+/** A refusal of the service, one line per problem with the path it concerns. */
+export interface Problem {
+  readonly field: string;
+  readonly message: string;
+}
+
+export const problemsOf = (err: unknown, field: string): Problem[] =>
+  err instanceof ApiFailure
+    ? err.details.length > 0
+      ? [...err.details]
+      : [{ field, message: err.message }]
+    : [{ field, message: err instanceof Error ? err.message : String(err) }];
+
+/** `show`, when given, answers how to point at a problem's path (undefined: it cannot). */
+export function Problems({ problems, id, show }: { problems: readonly Problem[]; id?: string; show?: (field: string) => (() => void) | undefined }) {
+  if (problems.length === 0) return null;
+  return (
+    <div class="error" role="alert" id={id} data-testid="problems">
+      <ul class="plain">
+        {problems.map((p, i) => {
+          const point = show?.(p.field);
+          return (
+            <li key={i}>
+              <span class="mono">{p.field}</span>: {p.message}
+              {point && (
+                <>
+                  {' '}
+                  <button type="button" class="secondary small" onClick={point}>
+                    Show <span class="visually-hidden">{p.field}</span> in the rule
+                  </button>
+                </>
+              )}
+            </li>
+          );
+        })}
+      </ul>
+    </div>
+  );
+}

@@ -1,6 +1,7 @@
 import type { StateStore } from '../detection/state/state-store.js';
 import { detectEvent, type DetectionResult } from '../detection/engine.js';
 import { detectPipelined, type BatchItem } from '../detection/pipelined-batch.js';
+import type { ModelsInForce } from '../threat-models/registry.js';
 import type { ThreatModelStage } from '../threat-models/stage.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { AccountContext } from '../event/account.js';
@@ -34,12 +35,14 @@ export interface DetectDeps {
 
 /** Appends the custom models' alerts and alert writes to the built-in detectors' results. */
 async function withThreatModels(
-  models: ThreatModelStage | undefined,
+  stage: ThreatModelStage | undefined,
+  lookup: ModelsInForce | undefined,
   events: readonly BatchItem[],
   ctx: AccountContext,
   built: readonly Detection[],
 ): Promise<Detection[]> {
-  const custom = models?.run(events, ctx);
+  if (stage === undefined || lookup === undefined) return built as Detection[];
+  const custom = stage.run(lookup instanceof Promise ? await lookup : lookup, events, ctx);
   if (custom === undefined) return built as Detection[];
   const extra = await custom;
   return built.map((d, i) => {
@@ -48,17 +51,26 @@ async function withThreatModels(
   });
 }
 
+/** Starts the models' lookup; when built-in detection fails first, its rejection is not left unobserved. */
+function lookUpModels(stage: ThreatModelStage | undefined, ctx: AccountContext): ModelsInForce | undefined {
+  const lookup = stage?.lookup(ctx);
+  if (lookup instanceof Promise) lookup.catch(() => undefined);
+  return lookup;
+}
+
 /** Runs the detectors named in `event.classification.detectors`. */
 export function createDetectStage(deps: DetectDeps): DetectStage {
   const clock = deps.clock ?? systemClock;
   const { state } = deps;
   const builtIn = (event: EnrichedEvent, ctx: AccountContext, eventId?: string) => detectEvent(state, clock, event, ctx, eventId);
   const one = async (event: EnrichedEvent, ctx: AccountContext, eventId?: string): Promise<Detection> => {
+    const lookup = lookUpModels(deps.threatModels, ctx);
     const detection = await builtIn(event, ctx, eventId);
-    if (deps.threatModels === undefined) return detection;
-    return (await withThreatModels(deps.threatModels, [eventId === undefined ? { event } : { event, eventId }], ctx, [detection]))[0] as Detection;
+    if (lookup === undefined) return detection;
+    return (await withThreatModels(deps.threatModels, lookup, [eventId === undefined ? { event } : { event, eventId }], ctx, [detection]))[0] as Detection;
   };
   async function many(events: readonly BatchItem[], ctx: AccountContext): Promise<Detection[]> {
+    const lookup = lookUpModels(deps.threatModels, ctx);
     let out: Detection[];
     if (events.length > 1 && !state.runSync) out = await detectPipelined(state, clock, events, ctx);
     else {
@@ -66,7 +78,7 @@ export function createDetectStage(deps: DetectDeps): DetectStage {
       out = [];
       for (const { event, eventId } of events) out.push(await builtIn(event, ctx, eventId));
     }
-    return withThreatModels(deps.threatModels, events, ctx, out);
+    return withThreatModels(deps.threatModels, lookup, events, ctx, out);
   }
   return Object.assign(one, { many });
 }

@@ -1,77 +1,121 @@
 /**
- * The compiled models in force per account. A model compiles once per saved version: the
- * registry reloads an account's rows when this instance changed them (invalidate) or when its
- * copy is older than `refreshMs` (another instance may have changed them), and recompiles only
- * the versions it has not compiled yet. A stale copy is served while the reload runs, so no
- * event waits on the database except an account's first.
+ * The compiled models in force per account. A model compiles once per saved version, and every
+ * instance answers with the models last saved by any instance: a save writes a new stamp for the
+ * account into the detection state store (shared through Redis when scaled out), and each
+ * request reads the stamp before it evaluates, reloading the account's rows when the stamp is
+ * not the one its copy was loaded under. The stamp read is one op in the state store, which a
+ * remote store answers in the round trip of the built-in detectors' first batch.
+ *
+ * A copy older than `refreshMs` is also reloaded in the background (the current copy is served
+ * meanwhile): that covers a change saved while the shared state store was unreachable.
  */
+import type { LastResult, LastSwapOp, StateStore } from '../detection/state/state-store.js';
+import { scopedKey } from '../event/tenancy.js';
 import type { Store } from '../storage/store.js';
 import type { ThreatModelRow } from '../storage/types.js';
+import { ulid } from '../util/ids.js';
 import { compileModel, type CompiledModel } from './compile.js';
 import type { ThreatModelDefinition } from './model.js';
 
+/** The models in force: at once when this instance's copy is current, else once reloaded. */
+export type ModelsInForce = readonly CompiledModel[] | Promise<readonly CompiledModel[]>;
+
 interface Entry {
-  models: readonly CompiledModel[];
-  loadedAt: number;
-  reloading?: Promise<readonly CompiledModel[]>;
+  readonly models: readonly CompiledModel[];
+  readonly stamp: string | null;
+  readonly loadedAt: number;
+}
+
+interface Loading {
+  readonly stamp: string | null;
+  readonly promise: Promise<readonly CompiledModel[]>;
 }
 
 export interface RegistryOptions {
-  /** How long another instance's change may take to reach this one (default 5 s). */
+  /** How old a copy may get before it is reloaded in the background (default 5 s). */
   readonly refreshMs?: number;
   /** Monotonic milliseconds (wall time, not event time). */
   readonly now?: () => number;
   readonly onCompileError?: (row: ThreatModelRow, err: unknown) => void;
 }
 
+/** The stamp outlives any idle period worth caching for; once gone, the next read reloads. */
+const STAMP_TTL_MS = 30 * 24 * 3600 * 1000;
+
 export class ThreatModelRegistry {
   private readonly entries = new Map<string, Entry>();
+  private readonly loading = new Map<string, Loading>();
   private readonly compiled = new Map<string, CompiledModel>();
+  /** The stamp read per account, built once: every request of the account sends it. */
+  private readonly stampReads = new Map<string, LastSwapOp>();
   private readonly refreshMs: number;
   private readonly now: () => number;
 
   constructor(
     private readonly store: Store,
+    private readonly state: StateStore,
     private readonly options: RegistryOptions = {},
   ) {
     this.refreshMs = options.refreshMs ?? 5_000;
     this.now = options.now ?? (() => performance.now());
   }
 
-  /** The account's enabled models when known (a reload starts if the copy is old); undefined before the first load. */
-  current(accountId: string): readonly CompiledModel[] | undefined {
+  /** The account's enabled models, as last saved through any instance. */
+  inForce(accountId: string): ModelsInForce {
+    const read = this.stampOp(accountId);
+    if (this.state.runSync) return this.resolve(accountId, stampOf(this.state.runSync([read])[0] as LastResult));
+    return this.state.run([read]).then(([result]) => this.resolve(accountId, stampOf(result)));
+  }
+
+  /**
+   * An account's models were saved: a new stamp makes every instance reload them on its next
+   * event. Awaited before the change is answered, so the answer means the change is in force.
+   */
+  async changed(accountId: string): Promise<void> {
+    this.entries.delete(accountId);
+    await this.state.run([{ ...this.stampOp(accountId), value: ulid() }]);
+  }
+
+  private stampOp(accountId: string): LastSwapOp {
+    let op = this.stampReads.get(accountId);
+    if (op === undefined) {
+      // Event time 0 on every write: the latest write always wins, whatever the instances' clocks say.
+      op = { kind: 'last.swap', key: scopedKey(this.state.scope(accountId), 'threat-models', 'stamp'), field: 'stamp', at: 0, ttlMs: STAMP_TTL_MS };
+      this.stampReads.set(accountId, op);
+    }
+    return op;
+  }
+
+  private resolve(accountId: string, stamp: string | null): ModelsInForce {
     const entry = this.entries.get(accountId);
-    if (entry === undefined) return undefined;
-    if (this.now() - entry.loadedAt > this.refreshMs && entry.reloading === undefined) void this.load(accountId).catch(() => undefined);
+    if (entry === undefined || entry.stamp !== stamp) return this.load(accountId, stamp);
+    if (this.now() - entry.loadedAt > this.refreshMs && !this.loading.has(accountId)) void this.load(accountId, stamp).catch(() => undefined);
     return entry.models;
   }
 
-  load(accountId: string): Promise<readonly CompiledModel[]> {
-    const entry = this.entries.get(accountId);
-    if (entry?.reloading) return entry.reloading;
-    const reloading = this.store.listThreatModels(accountId).then(
+  /** Loads the rows saved before `stamp` was read (or later ones); one load per account and stamp at a time. */
+  private load(accountId: string, stamp: string | null): Promise<readonly CompiledModel[]> {
+    const pending = this.loading.get(accountId);
+    if (pending !== undefined && pending.stamp === stamp) return pending.promise;
+    const promise = this.store.listThreatModels(accountId).then(
       (rows) => {
-        const models = this.compileAll(rows);
-        this.entries.set(accountId, { models, loadedAt: this.now() });
+        const models = this.compileAll(accountId, rows);
+        if (this.loading.get(accountId)?.promise === promise) {
+          this.loading.delete(accountId);
+          this.entries.set(accountId, { models, stamp, loadedAt: this.now() });
+        }
         return models;
       },
       (err: unknown) => {
-        const current = this.entries.get(accountId);
-        if (current) delete current.reloading;
+        if (this.loading.get(accountId)?.promise === promise) this.loading.delete(accountId);
         throw err;
       },
     );
-    if (entry) entry.reloading = reloading;
-    else this.entries.set(accountId, { models: [], loadedAt: -Infinity, reloading });
-    return reloading;
+    this.loading.set(accountId, { stamp, promise });
+    return promise;
   }
 
-  /** This instance changed the account's models: the next event reloads them. */
-  invalidate(accountId: string): void {
-    this.entries.delete(accountId);
-  }
-
-  private compileAll(rows: readonly ThreatModelRow[]): CompiledModel[] {
+  private compileAll(accountId: string, rows: readonly ThreatModelRow[]): CompiledModel[] {
     const out: CompiledModel[] = [];
     const keep = new Set<string>();
     for (const row of rows) {
@@ -90,8 +134,13 @@ export class ThreatModelRegistry {
       }
       out.push(model);
     }
-    const prefix = `${rows[0]?.accountId ?? ''}|`;
-    for (const key of this.compiled.keys()) if (rows.length > 0 && key.startsWith(prefix) && !keep.has(key)) this.compiled.delete(key);
+    const prefix = `${accountId}|`;
+    for (const key of this.compiled.keys()) if (key.startsWith(prefix) && !keep.has(key)) this.compiled.delete(key);
     return out;
   }
 }
+
+const stampOf = (result: LastResult | undefined): string | null => {
+  const value = result?.previous?.value;
+  return typeof value === 'string' ? value : null;
+};

@@ -6,7 +6,7 @@ import type { Clock } from '../util/clock.js';
 import type { CompiledModel } from './compile.js';
 import { evaluateModels, type ModelDetection } from './evaluate.js';
 import { EventView } from './event-view.js';
-import type { ThreatModelRegistry } from './registry.js';
+import type { ModelsInForce, ThreatModelRegistry } from './registry.js';
 
 /** Plans without custom threat models; every other plan (Pro, Business and custom plans) has them. */
 const PLANS_WITHOUT_MODELS: ReadonlySet<string> = new Set(['free', 'starter']);
@@ -15,25 +15,29 @@ export const planHasThreatModels = (plan: Plan): boolean => !PLANS_WITHOUT_MODEL
 
 /** Evaluates an account's custom models after the built-in detectors, in the same request. */
 export interface ThreatModelStage {
-  /** Undefined (synchronously) when the account has no model in force: the common case costs no promise. */
-  run(items: readonly BatchItem[], ctx: AccountContext): Promise<readonly ModelDetection[]> | undefined;
+  /**
+   * The account's models in force, looked up before the built-in detectors run (a remote state
+   * store answers the lookup alongside their first batch); undefined when the plan has none.
+   */
+  lookup(ctx: AccountContext): ModelsInForce | undefined;
+  /** Undefined (synchronously) when no model is in force: the common case costs no promise. */
+  run(models: readonly CompiledModel[], items: readonly BatchItem[], ctx: AccountContext): Promise<readonly ModelDetection[]> | undefined;
 }
 
 export function createThreatModelStage(deps: { state: StateStore; clock: Clock; registry: ThreatModelRegistry }): ThreatModelStage {
-  const evaluate = (models: readonly CompiledModel[], items: readonly BatchItem[], ctx: AccountContext) =>
-    evaluateModels(
-      deps.state,
-      deps.clock,
-      ctx.account.id,
-      models,
-      items.map((item) => ({ view: EventView.ofEvent(item.event), ...(item.eventId === undefined ? {} : { eventId: item.eventId }) })),
-    );
   return {
-    run(items, ctx) {
-      if (!planHasThreatModels(ctx.plan)) return undefined;
-      const models = deps.registry.current(ctx.account.id);
-      if (models !== undefined) return models.length === 0 ? undefined : evaluate(models, items, ctx);
-      return deps.registry.load(ctx.account.id).then((loaded) => evaluate(loaded, items, ctx));
+    lookup(ctx) {
+      return planHasThreatModels(ctx.plan) ? deps.registry.inForce(ctx.account.id) : undefined;
+    },
+    run(models, items, ctx) {
+      if (models.length === 0) return undefined;
+      return evaluateModels(
+        deps.state,
+        deps.clock,
+        ctx.account.id,
+        models,
+        items.map((item) => ({ view: EventView.ofEvent(item.event), ...(item.eventId === undefined ? {} : { eventId: item.eventId }) })),
+      );
     },
   };
 }

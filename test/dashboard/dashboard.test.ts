@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, api } from '../process/service.js';
+import { ADMIN, api, provision } from '../process/service.js';
 import { ATTACKER_IP, DASHBOARD_DIST, VICTIM, chromiumPresent, openStage, sendAttack, signIn, type Stage } from './harness.js';
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -178,6 +178,17 @@ describe.runIf(chromiumPresent())('dashboard in headless Chromium against the re
     await expect.poll(() => notes.textContent()).toContain('Blocked the address at the edge.');
     const stored = await api(stage.service.base, 'GET', `/v1/alerts/${alertId}`, stage.key);
     expect(stored.json.status).toBe('resolved');
+    // The list filters: a select applies when changed, a text filter with Apply.
+    await section(page, 'Alerts').click();
+    await page.getByLabel('Status').selectOption('resolved');
+    await expect.poll(() => page.getByRole('row').count()).toBe(2);
+    expect(await page.getByRole('link', { name: 'auth.brute_force.account' }).count()).toBe(1);
+    await page.getByRole('link', { name: 'Clear' }).click();
+    await expect.poll(() => page.getByRole('row').count()).toBeGreaterThan(2);
+    await page.getByLabel('Alert type').fill('chain.account_takeover');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(() => page.getByRole('row').count()).toBe(2);
+    expect(await page.getByRole('link', { name: 'chain.account_takeover' }).count()).toBe(1);
   });
 
   it('filters and pages the event list', async () => {
@@ -244,10 +255,89 @@ describe.runIf(chromiumPresent())('dashboard in headless Chromium against the re
     await expectAccessible(page, 'settings');
   });
 
-  it('shows the threat-model placeholder', async () => {
+  it('writes a threat model, shows the service’s validation messages, dry-runs it, saves versions and enables it', async () => {
+    const base = stage.service.base;
     await section(page, 'Threat models').click();
-    await page.getByRole('heading', { name: 'Threat models' }).waitFor();
+    await expect.poll(() => page.getByText('No threat model yet.').count()).toBe(1);
     await expectAccessible(page, 'threat models');
+    await page.getByRole('link', { name: 'New model' }).click();
+    const editor = page.getByLabel('Rule (JSON)', { exact: true });
+    await editor.waitFor();
+    expect(await page.getByRole('checkbox', { name: /Enabled/ }).isChecked()).toBe(false); // tested before it is enabled
+
+    // The service's refusal, each message with the path it concerns.
+    const model = {
+      name: 'Scanner logins',
+      match: { event: 'auth.login.failure', where: { field: 'user_agent', op: 'regex', value: 'sqlmap(?=/)' } },
+      threshold: { count: 5, group_by: 'ip', window_seconds: 3600 },
+      outcome: { alert: 'custom.scanner_logins', severity: 'high' },
+    };
+    await editor.fill(JSON.stringify(model, null, 2));
+    await page.getByRole('button', { name: 'Create model' }).click();
+    await expect.poll(() => page.getByTestId('problems').textContent()).toMatch(/match\.where\.value: not a valid RE2 regular expression/);
+    expect(await editor.getAttribute('aria-invalid')).toBe('true');
+    await page.getByRole('button', { name: 'Show match.where.value in the rule' }).click();
+    expect(await editor.evaluate((el: HTMLTextAreaElement) => el.value.slice(el.selectionStart, el.selectionEnd))).toBe('"sqlmap(?=/)"');
+    expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('TEXTAREA');
+    await expectAccessible(page, 'threat-model editor with problems');
+
+    // A dry run over the attack's stored events: the 12 scanner failures match, one alert would be raised.
+    await editor.fill(JSON.stringify({ ...model, match: { ...model.match, where: { field: 'user_agent', op: 'contains', value: 'sqlmap' } } }, null, 2));
+    await page.getByRole('button', { name: 'Run dry run' }).click();
+    await expect.poll(() => page.getByTestId('dry-run-summary').textContent()).toBe('Scanned 20 events: 12 matched, 1 alert would be raised.');
+    expect(await page.getByTestId('problems').count()).toBe(0);
+    const wouldRaise = page.getByRole('table', { name: 'Alerts the rule would have raised' });
+    expect(await wouldRaise.getByRole('cell', { name: 'custom.scanner_logins' }).count()).toBe(1);
+    expect(await wouldRaise.getByRole('cell', { name: `ip:${ATTACKER_IP}` }).count()).toBe(1);
+    expect(await page.getByRole('table', { name: 'Stored events the rule matches' }).getByRole('link').count()).toBe(12);
+    await expectAccessible(page, 'threat-model dry run');
+    const custom = await api(base, 'GET', '/v1/alerts?type=custom.scanner_logins', stage.key);
+    expect(custom.json.data).toEqual([]); // the dry run raised nothing
+
+    // Saved disabled (version 1), then saved again as a Sigma rule (version 2).
+    await page.getByRole('button', { name: 'Create model' }).click();
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'Saved as version 1.' }).count()).toBe(1);
+    const id = decodeURIComponent(new URL(page.url()).hash.split('/')[2]?.split('?')[0] ?? '');
+    expect(id).toMatch(/^tm_/);
+    expect((await api(base, 'GET', `/v1/threat-models/${id}`, stage.key)).json).toMatchObject({ version: 1, enabled: false });
+    await page.getByRole('radio', { name: 'Sigma rule (YAML)' }).check();
+    const sigma = page.getByLabel('Rule (Sigma YAML)', { exact: true });
+    await sigma.fill('title: Scanner logins\ndetection:\n  s:\n    UserAgent|contains: sqlmap\n  condition: s\nlevel: high\n');
+    await page.getByRole('button', { name: 'Run dry run' }).click();
+    await expect.poll(() => page.getByTestId('dry-run-summary').textContent()).toMatch(/^Scanned 20 events: 12 matched/);
+    await page.getByRole('button', { name: 'Save new version' }).click();
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'Saved as version 2.' }).count()).toBe(1);
+    const versions = page.getByRole('region', { name: 'Versions' });
+    await expect.poll(() => versions.getByRole('listitem').count()).toBe(2);
+    expect(await versions.getByText(/Version 2 \(current\).*Sigma/).count()).toBe(1);
+    await versions.getByText(/^Version 1 /).click();
+    await versions.getByRole('button', { name: 'Load version 1 into the editor' }).click();
+    expect(await editor.inputValue()).toContain('"op": "contains"');
+    await expectAccessible(page, 'threat-model versions');
+
+    // Enabled from the list, with the keyboard.
+    await page.getByRole('link', { name: '← Threat models' }).click();
+    const toggle = page.getByRole('button', { name: 'Enable Scanner logins' });
+    await toggle.focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'Scanner logins enabled (version 3).' }).count()).toBe(1);
+    expect((await api(base, 'GET', `/v1/threat-models/${id}`, stage.key)).json).toMatchObject({ version: 3, enabled: true, format: 'sigma' });
+    await expectAccessible(page, 'threat models with a model');
+  });
+
+  it('shows a Free account what its plan offers instead of the threat models', async () => {
+    const free = await provision(stage.service.base, 'free');
+    const freeContext = await stage.browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const freePage = await freeContext.newPage();
+    await signIn(freePage, stage.service.base, free.key);
+    for (const view of ['#/threat-models', '#/threat-models/new']) {
+      await freePage.goto(`${stage.service.base}/dashboard${view}`);
+      await expect.poll(() => freePage.getByText('Threat models come with the Pro and Business plans.').count()).toBe(1);
+      expect(await freePage.getByRole('alert').count()).toBe(0);
+      expect(await freePage.getByRole('textbox').count()).toBe(0);
+    }
+    await expectAccessible(freePage, 'threat models on Free');
+    await freeContext.close();
   });
 
   it('is keyboard reachable and fits a phone screen', async () => {
@@ -261,7 +351,7 @@ describe.runIf(chromiumPresent())('dashboard in headless Chromium against the re
     const phone = await stage.browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
     await phone.addCookies([{ name: 'vigil_session', value: oldCookie, url: stage.service.base, httpOnly: true, sameSite: 'Strict' }]);
     const small = await phone.newPage();
-    for (const view of ['#/', '#/events', '#/alerts', '#/usage', '#/settings']) {
+    for (const view of ['#/', '#/events', '#/alerts', '#/usage', '#/settings', '#/threat-models', '#/threat-models/new']) {
       await small.goto(`${stage.service.base}/dashboard${view}`);
       await small.getByRole('heading', { level: 1 }).waitFor();
       await small.waitForLoadState('networkidle');

@@ -30,6 +30,20 @@ try {
   const chain = alerts.json.data.find((a: { type: string }) => a.type === 'chain.account_takeover');
   const bruteForce = alerts.json.data.find((a: { type: string }) => a.type === 'auth.brute_force.account');
   const events = await api(base, 'GET', `/v1/events?type=auth.login.failure&limit=1`, stage.key);
+  const scanner = {
+    name: 'Scanner logins',
+    description: 'Five failed sign-ins with a scanner user agent from one address within an hour',
+    match: { event: 'auth.login.failure', where: { field: 'user_agent', op: 'contains', value: 'sqlmap' } },
+    threshold: { count: 5, group_by: 'ip', window_seconds: 3600 },
+    outcome: { alert: 'custom.scanner_logins', severity: 'high', tags: ['scanner'] },
+  };
+  const model = await api(base, 'POST', '/v1/threat-models', stage.key, scanner);
+  await api(base, 'PATCH', `/v1/threat-models/${model.json.id}`, stage.key, { outcome: { ...scanner.outcome, points: 40 } });
+  await api(base, 'POST', '/v1/threat-models', stage.key, {
+    format: 'sigma',
+    enabled: false,
+    rule: 'title: Admin sign-in from a Tor exit range\ndetection:\n  s:\n    event.action: auth.login.success\n    User|startswith: admin\n  tor:\n    SourceIp|cidr: 185.220.101.0/24\n  condition: s and tor\nlevel: high\n',
+  });
 
   const context = await stage.browser.newContext({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1 });
   const page = await context.newPage();
@@ -52,6 +66,27 @@ try {
     await page.getByRole('heading', { level: 1 }).waitFor();
     await shoot(page, name);
   }
+  // The editor with a dry run's result and its versions.
+  await page.goto(`${base}/dashboard#/threat-models/${model.json.id}`);
+  await page.getByRole('button', { name: 'Run dry run' }).click();
+  await page.getByTestId('dry-run-summary').waitFor();
+  await shoot(page, 'threat-model');
+  // A refused rule: the service's messages at the paths they concern.
+  await page.goto(`${base}/dashboard#/threat-models/new`);
+  await page.getByLabel('Rule (JSON)', { exact: true }).fill(
+    JSON.stringify(
+      {
+        ...scanner,
+        match: { event: 'auth.login.failure', where: { field: 'user_agent', op: 'regex', value: 'sqlmap(?=/)' } },
+        threshold: { count: 0, group_by: 'ip', window_seconds: 3600 },
+      },
+      null,
+      2,
+    ),
+  );
+  await page.getByRole('button', { name: 'Create model' }).click();
+  await page.getByTestId('problems').waitFor();
+  await shoot(page, 'threat-model-problems');
   const phone = await stage.browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1, isMobile: true });
   await phone.addCookies(await context.cookies());
   const small = await phone.newPage();

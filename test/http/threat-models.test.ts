@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, bearer, type TestApp } from '../helpers/app.js';
+import { until } from '../helpers/until.js';
+import { connectTestRedis, describeWithRedis, REDIS_URL } from '../limits/redis-helper.js';
 import { expectError, roomyApp } from './support.js';
 
 const T0 = Date.UTC(2026, 0, 15, 12, 0, 0);
@@ -348,5 +350,81 @@ describe('/v1/threat-models', () => {
     const results = res.json().results as { alerts: { id: string; type: string }[] }[];
     expect(results.map((r) => r.alerts.map((a) => a.type))).toEqual([[], [], ['custom.batch_three'], ['custom.batch_three']]);
     expect(results[3]?.alerts[0]?.id).toBe(results[2]?.alerts[0]?.id);
+  });
+});
+
+const redis = await connectTestRedis('http-threat-models');
+
+describeWithRedis('threat models on two instances sharing the store and Redis', redis, ({ prefix }) => {
+  let a: TestApp;
+  let b: TestApp;
+  let acct: { id: string; secret: string; publishable: string };
+
+  beforeAll(async () => {
+    const env = { VIGIL_REDIS_URL: REDIS_URL, VIGIL_REDIS_PREFIX: prefix };
+    a = await roomyApp(env);
+    b = await roomyApp(env, { store: a.services.store, clock: a.clock });
+    for (const t of [a, b]) await until(() => t.services.redisHealth?.degraded === false, 'Redis connected');
+    a.clock.set(T0);
+    acct = await a.account('pro');
+  });
+  // b shares a's store: close b's app only and leave the store to a.
+  afterAll(async () => {
+    await b?.vigil.close();
+    await a?.close();
+  });
+
+  const call = (t: TestApp, method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, payload?: unknown) =>
+    t.vigil.app.inject({ method, url, headers: bearer(acct.secret), ...(payload === undefined ? {} : { payload: payload as object }) });
+  const alertsOn = async (t: TestApp, event: Record<string, unknown>) => {
+    const res = await call(t, 'POST', '/v1/events', event);
+    expect(res.statusCode, res.body).toBe(202);
+    return (res.json() as { alerts: { id: string; type: string; severity: string }[] }).alerts;
+  };
+  const model = (severity: string, enabled = true) => ({
+    name: 'Admin export',
+    enabled,
+    match: { event: 'custom.admin.export' },
+    outcome: { alert: 'custom.admin_export', severity },
+  });
+
+  it("puts a model saved through one instance in force on the other's very next event", async () => {
+    // b has looked up the account's models (none) before a saves one.
+    expect(await alertsOn(b, { event: 'custom.admin.export', actor_id: 'x1' })).toEqual([]);
+    const created = await call(a, 'POST', '/v1/threat-models', model('low'));
+    expect(created.statusCode, created.body).toBe(201);
+    const id = (created.json() as { id: string }).id;
+    expect((await alertsOn(b, { event: 'custom.admin.export', actor_id: 'x2' })).map((x) => x.severity)).toEqual(['low']);
+
+    expect((await call(a, 'PUT', `/v1/threat-models/${id}`, model('high'))).statusCode).toBe(200);
+    expect((await alertsOn(b, { event: 'custom.admin.export', actor_id: 'x3' })).map((x) => x.severity)).toEqual(['high']);
+
+    expect((await call(a, 'PATCH', `/v1/threat-models/${id}`, { enabled: false })).statusCode).toBe(200);
+    expect(await alertsOn(b, { event: 'custom.admin.export', actor_id: 'x4' })).toEqual([]);
+
+    expect((await call(b, 'PATCH', `/v1/threat-models/${id}`, { enabled: true })).statusCode).toBe(200);
+    expect((await alertsOn(a, { event: 'custom.admin.export', actor_id: 'x5' })).map((x) => x.severity)).toEqual(['high']);
+
+    expect((await call(a, 'DELETE', `/v1/threat-models/${id}`)).statusCode).toBe(204);
+    expect(await alertsOn(b, { event: 'custom.admin.export', actor_id: 'x6' })).toEqual([]);
+  });
+
+  it('counts the events sent to both instances in one threshold window', async () => {
+    const created = await call(a, 'POST', '/v1/threat-models', {
+      name: 'Shared burst',
+      match: { event: 'custom.shared' },
+      threshold: { count: 4, group_by: 'actor_id', window_seconds: 600 },
+      outcome: { alert: 'custom.shared_burst', severity: 'medium' },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const send = (t: TestApp, i: number) => alertsOn(t, { event: 'custom.shared', actor_id: 's1', timestamp: new Date(T0 + i * 1000).toISOString() });
+    expect(await send(a, 1)).toEqual([]);
+    expect(await send(b, 2)).toEqual([]);
+    expect(await send(a, 3)).toEqual([]);
+    const fourth = await send(b, 4);
+    expect(fourth.map((x) => x.type)).toEqual(['custom.shared_burst']);
+    // The fifth, on the other instance, updates the same alert.
+    const fifth = await send(a, 5);
+    expect(fifth.map((x) => x.id)).toEqual(fourth.map((x) => x.id));
   });
 });

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
-import { ApiFailure, call, query, type Alert, type AlertStatus, type ChainStage, type EventDoc, type Page } from '../api';
-import { go, href } from '../router';
-import { Card, fmtTime, Loading, Risk, Severity, useLoad } from '../ui';
+import { ApiFailure, call, type Alert, type AlertStatus, type ChainStage, type EventDoc } from '../api';
+import { EVENT_COLUMNS, PagedList, Table, type Column, type Filter } from '../list';
+import { href } from '../router';
+import { Card, fmtTime, Loading, Severity, useLoad } from '../ui';
 
 const STATUSES: readonly [AlertStatus, string][] = [
   ['open', 'Open'],
@@ -13,83 +14,40 @@ const statusLabel = (s: string) => STATUSES.find(([v]) => v === s)?.[1] ?? s;
 /** Events shown behind one alert (an alert keeps the ids of its most recent events). */
 const EVENTS_SHOWN = 25;
 
+const FILTERS: readonly Filter[] = [
+  { name: 'status', label: 'Status', type: 'select', options: STATUSES },
+  { name: 'severity', label: 'Severity', type: 'select', options: ['critical', 'high', 'medium', 'low'].map((s) => [s, s] as const) },
+  { name: 'type', label: 'Alert type', type: 'text' },
+];
+
+const COLUMNS: readonly Column<Alert>[] = [
+  {
+    label: 'Alert',
+    cell: (a) => (
+      <a class="mono" href={href(`/alerts/${a.id}`)}>
+        {a.type}
+      </a>
+    ),
+  },
+  { label: 'Severity', cell: (a) => <Severity level={a.severity} /> },
+  { label: 'Status', cell: (a) => statusLabel(a.status) },
+  { label: 'Subject', cell: (a) => <span class="mono">{a.subject}</span> },
+  { label: 'Events', num: true, cell: (a) => a.count },
+  { label: 'Last seen', cell: (a) => fmtTime(a.last_seen) },
+];
+
 export function AlertsView({ params }: { params: URLSearchParams }) {
-  const filters = { status: params.get('status') ?? undefined, severity: params.get('severity') ?? undefined, type: params.get('type') ?? undefined };
-  const q = query({ ...filters, cursor: params.get('cursor') ?? undefined, limit: 50 });
-  const { data, error } = useLoad(() => call<Page<Alert>>('GET', `/v1/alerts${q}`), [q]);
-  const set = (name: string) => (e: Event) => go('/alerts', { ...filters, [name]: (e.currentTarget as HTMLSelectElement).value || undefined });
   return (
-    <>
-      <h1>Alerts</h1>
-      <form class="filters" aria-label="Alert filters" onSubmit={(e) => e.preventDefault()}>
-        <label>
-          Status
-          <select value={filters.status ?? ''} onChange={set('status')}>
-            <option value="">Any</option>
-            {STATUSES.map(([v, l]) => (
-              <option key={v} value={v}>
-                {l}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Severity
-          <select value={filters.severity ?? ''} onChange={set('severity')}>
-            <option value="">Any</option>
-            {['critical', 'high', 'medium', 'low'].map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
-      </form>
-      <Loading error={error}>
-        {data && (
-          <>
-            <div class="table-scroll">
-              <table>
-                <caption class="visually-hidden">Alerts, newest first</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Alert</th>
-                    <th scope="col">Severity</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Subject</th>
-                    <th scope="col" class="num">
-                      Events
-                    </th>
-                    <th scope="col">Last seen</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.data.map((a) => (
-                    <tr key={a.id}>
-                      <td class="mono">
-                        <a href={href(`/alerts/${a.id}`)}>{a.type}</a>
-                      </td>
-                      <td>
-                        <Severity level={a.severity} />
-                      </td>
-                      <td>{statusLabel(a.status)}</td>
-                      <td class="mono">{a.subject}</td>
-                      <td class="num">{a.count}</td>
-                      <td>{fmtTime(a.last_seen)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            {data.data.length === 0 && <p class="muted">No alert matches these filters.</p>}
-            <nav class="pager" aria-label="Pages">
-              {params.get('cursor') && <a href={href('/alerts', filters)}>First page</a>}
-              {data.next_cursor && <a href={href('/alerts', { ...filters, cursor: data.next_cursor })}>Next page</a>}
-            </nav>
-          </>
-        )}
-      </Loading>
-    </>
+    <PagedList
+      title="Alerts"
+      path="/alerts"
+      endpoint="/v1/alerts"
+      params={params}
+      filters={FILTERS}
+      columns={COLUMNS}
+      caption="Alerts, newest first"
+      empty="No alert matches these filters."
+    />
   );
 }
 
@@ -243,47 +201,12 @@ function AlertEvents({ ids }: { ids: readonly string[] }) {
     () => Promise.all(shown.map((id) => call<EventDoc>('GET', `/v1/events/${encodeURIComponent(id)}`).catch(() => undefined))),
     [ids.join(',')],
   );
+  const gone = data && shown.filter((_, i) => data[i] === undefined);
   return (
     <Card title="Events behind this alert" wide>
       <Loading error={error}>
-        {data && (
-          <div class="table-scroll">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Actor</th>
-                  <th scope="col">IP</th>
-                  <th scope="col" class="num">
-                    Risk
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.map((ev, i) =>
-                  ev ? (
-                    <tr key={ev.id}>
-                      <td>
-                        <a href={href(`/events/${ev.id}`)}>{fmtTime(ev.timestamp)}</a>
-                      </td>
-                      <td class="mono">{ev.event}</td>
-                      <td class="mono">{ev.actor_id ?? '—'}</td>
-                      <td class="mono">{ev.ip ?? '—'}</td>
-                      <td class="num">{ev.risk ? <Risk score={ev.risk.score} /> : '—'}</td>
-                    </tr>
-                  ) : (
-                    <tr key={shown[i]}>
-                      <td colSpan={5} class="muted mono">
-                        {shown[i]} (no longer stored)
-                      </td>
-                    </tr>
-                  ),
-                )}
-              </tbody>
-            </table>
-          </div>
-        )}
+        {data && <Table caption="Events behind this alert, newest first" columns={EVENT_COLUMNS} rows={data.filter((ev) => ev !== undefined)} />}
+        {gone && gone.length > 0 && <p class="muted small">No longer stored: {gone.join(', ')}</p>}
         {ids.length > EVENTS_SHOWN && (
           <p class="muted small">
             The {EVENTS_SHOWN} most recent of {ids.length} events.

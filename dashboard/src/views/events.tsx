@@ -1,106 +1,35 @@
-import { call, query, type EventDoc, type Page } from '../api';
-import { go, href } from '../router';
+import { call, type EventDoc } from '../api';
+import { EVENT_COLUMNS, PagedList, type Column, type Filter } from '../list';
+import { href } from '../router';
 import { Card, DbIpAttribution, fmtTime, Loading, Risk, Severity, useLoad } from '../ui';
 
-const FILTERS = [
-  ['type', 'Type or prefix (auth.*)', 'text'],
-  ['actor_id', 'Actor', 'text'],
-  ['ip', 'IP address', 'text'],
-  ['min_risk', 'Minimum risk', 'number'],
-  ['since', 'From', 'datetime-local'],
-  ['until', 'Until', 'datetime-local'],
-  ['tag', 'Tag', 'text'],
-] as const;
-
 /** datetime-local values are local time; the API takes ISO 8601. */
-const toIso = (v: string | null) => (v ? new Date(v).toISOString() : undefined);
+const toIso = (v: string) => new Date(v).toISOString();
+
+const FILTERS: readonly Filter[] = [
+  { name: 'type', label: 'Type or prefix (auth.*)', type: 'text' },
+  { name: 'actor_id', label: 'Actor', type: 'text' },
+  { name: 'ip', label: 'IP address', type: 'text' },
+  { name: 'min_risk', label: 'Minimum risk', type: 'number', min: 0, max: 100 },
+  { name: 'since', label: 'From', type: 'datetime-local', toApi: toIso },
+  { name: 'until', label: 'Until', type: 'datetime-local', toApi: toIso },
+  { name: 'tag', label: 'Tag', type: 'text' },
+];
+
+const COLUMNS: readonly Column<EventDoc>[] = [...EVENT_COLUMNS, { label: 'Tags', cell: (ev) => ev.tags.join(', ') }];
 
 export function EventsView({ params }: { params: URLSearchParams }) {
-  const get = (k: string) => params.get(k) ?? undefined;
-  const q = query({
-    type: get('type'),
-    actor_id: get('actor_id'),
-    ip: get('ip'),
-    min_risk: get('min_risk'),
-    since: toIso(params.get('since')),
-    until: toIso(params.get('until')),
-    tag: get('tag'),
-    cursor: get('cursor'),
-    limit: get('limit') ?? 50,
-  });
-  const { data, error } = useLoad(() => call<Page<EventDoc>>('GET', `/v1/events${q}`), [q]);
-  const apply = (e: Event) => {
-    e.preventDefault();
-    const form = new FormData(e.currentTarget as HTMLFormElement);
-    go('/events', Object.fromEntries(FILTERS.map(([k]) => [k, String(form.get(k) ?? '').trim() || undefined])));
-  };
-  const filters = { ...Object.fromEntries(FILTERS.map(([k]) => [k, get(k)])), limit: get('limit') };
   return (
-    <>
-      <h1>Events</h1>
-      <form class="filters" onSubmit={apply} aria-label="Event filters" key={q}>
-        {FILTERS.map(([name, label, type]) => (
-          <label key={name}>
-            {label}
-            <input
-              name={name}
-              type={type}
-              defaultValue={params.get(name) ?? ''}
-              min={type === 'number' ? 0 : undefined}
-              max={type === 'number' ? 100 : undefined}
-            />
-          </label>
-        ))}
-        <div class="actions">
-          <button type="submit">Apply</button>
-          <a class="button secondary" href="#/events">
-            Clear
-          </a>
-        </div>
-      </form>
-      <Loading error={error}>
-        {data && (
-          <>
-            <div class="table-scroll">
-              <table>
-                <caption class="visually-hidden">Events, newest first</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Time</th>
-                    <th scope="col">Type</th>
-                    <th scope="col">Actor</th>
-                    <th scope="col">IP</th>
-                    <th scope="col" class="num">
-                      Risk
-                    </th>
-                    <th scope="col">Tags</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.data.map((ev) => (
-                    <tr key={ev.id}>
-                      <td>
-                        <a href={href(`/events/${ev.id}`)}>{fmtTime(ev.timestamp)}</a>
-                      </td>
-                      <td class="mono">{ev.event}</td>
-                      <td class="mono">{ev.actor_id ?? '—'}</td>
-                      <td class="mono">{ev.ip ?? '—'}</td>
-                      <td class="num">{ev.risk ? <Risk score={ev.risk.score} /> : '—'}</td>
-                      <td>{ev.tags.join(', ')}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            {data.data.length === 0 && <p class="muted">No event matches these filters.</p>}
-            <nav class="pager" aria-label="Pages">
-              {params.get('cursor') && <a href={href('/events', filters)}>First page</a>}
-              {data.next_cursor && <a href={href('/events', { ...filters, cursor: data.next_cursor })}>Next page</a>}
-            </nav>
-          </>
-        )}
-      </Loading>
-    </>
+    <PagedList
+      title="Events"
+      path="/events"
+      endpoint="/v1/events"
+      params={params}
+      filters={FILTERS}
+      columns={COLUMNS}
+      caption="Events, newest first"
+      empty="No event matches these filters."
+    />
   );
 }
 

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
-import { ApiFailure, call, type AllowlistEntry, type Settings } from '../api';
-import { Card, Loading, useLoad } from '../ui';
+import { call, type AllowlistEntry, type Settings } from '../api';
+import { Card, Loading, Problems, problemsOf, useLoad, type Problem } from '../ui';
 
 const KINDS = [
   ['ips', 'IP addresses and ranges'],
@@ -8,31 +8,6 @@ const KINDS = [
   ['actors', 'Actors'],
   ['countries', 'Countries (ISO code)'],
 ] as const;
-
-interface Problem {
-  readonly field: string;
-  readonly message: string;
-}
-
-function Problems({ problems }: { problems: readonly Problem[] }) {
-  if (problems.length === 0) return null;
-  return (
-    <ul class="error" role="alert">
-      {problems.map((p, i) => (
-        <li key={i}>
-          <span class="mono">{p.field}</span>: {p.message}
-        </li>
-      ))}
-    </ul>
-  );
-}
-
-const problemsOf = (err: unknown): Problem[] =>
-  err instanceof ApiFailure
-    ? err.details.length > 0
-      ? [...err.details]
-      : [{ field: 'settings', message: err.message }]
-    : [{ field: 'settings', message: String(err) }];
 
 export function SettingsView() {
   const { data, error, reload } = useLoad(() => call<Settings>('GET', '/v1/settings'), []);
@@ -64,7 +39,7 @@ function RiskForm({ settings, onSaved }: { settings: Settings; onSaved: () => vo
       setSaved('Risk thresholds saved.');
       onSaved();
     } catch (err) {
-      setProblems(problemsOf(err));
+      setProblems(problemsOf(err, 'settings'));
     }
   };
   const reset = async () => {
@@ -140,7 +115,7 @@ function AllowlistsForm({ settings, onSaved }: { settings: Settings; onSaved: ()
       setSaved('Allowlists saved.');
       onSaved();
     } catch (err) {
-      setProblems(problemsOf(err));
+      setProblems(problemsOf(err, 'settings'));
     }
   };
   return (

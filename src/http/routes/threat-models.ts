@@ -123,7 +123,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
         at: deps.clock.now(),
       });
       if (saved) {
-        deps.registry.invalidate(ctx.account.id);
+        await deps.registry.changed(ctx.account.id);
         return saved;
       }
     }
@@ -155,7 +155,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
         source: value.source as unknown as Record<string, unknown>,
         createdAt: now,
       });
-      deps.registry.invalidate(ctx.account.id);
+      await deps.registry.changed(ctx.account.id);
       reply.code(201);
       return modelView(row);
     },
@@ -284,7 +284,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
       const ctx = contextOf(request);
       const deleted = await deps.store.deleteThreatModel(ctx.account.id, request.params.id);
       if (!deleted) throw new ApiError({ code: 'NOT_FOUND', message: `No threat model ${request.params.id}.` });
-      deps.registry.invalidate(ctx.account.id);
+      await deps.registry.changed(ctx.account.id);
       reply.code(204);
       return null;
     },
