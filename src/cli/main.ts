@@ -2,7 +2,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { Accounts } from '../accounts/accounts.js';
 import { ConfigError, loadConfig, type Config } from '../config/config.js';
 import { openStore } from '../services.js';
-import type { Store } from '../storage/store.js';
+import { StoreUnavailableError, type Store } from '../storage/store.js';
 import type { ApiKeyRecord } from '../storage/types.js';
 import type { KeyKind } from '../event/account.js';
 import { systemClock } from '../util/clock.js';
@@ -335,6 +335,10 @@ export async function cliMain(argv: readonly string[]): Promise<number> {
     if (err instanceof ConfigError) {
       process.stderr.write(`vigil: configuration error: ${err.message}\n`);
       return 78;
+    }
+    if (err instanceof StoreUnavailableError) {
+      process.stderr.write(`vigil: the database cannot be reached: ${err.message.split('\n')[0] ?? ''}\n`);
+      return 69;
     }
     throw err;
   }

@@ -246,6 +246,17 @@ describe('vigil CLI', () => {
     expect(result.stderr).toMatch(/^vigil: configuration error: VIGIL_PLANS_FILE /);
   });
 
+  it('an unreachable database: exit 69 and one line', async () => {
+    process.env.VIGIL_DATABASE_URL = 'postgres://vigil@127.0.0.1:1/vigil';
+    try {
+      const result = await vigil('accounts', 'list');
+      expect(result.code).toBe(69);
+      expect(result.stderr).toMatch(/^vigil: the database cannot be reached: [^\n]+\n$/);
+    } finally {
+      delete process.env.VIGIL_DATABASE_URL;
+    }
+  });
+
   it('nothing was created by the failed commands', async () => {
     expect((await cli('accounts', 'list')).join('\n').split('\n')).toHaveLength(4);
   });
