@@ -86,9 +86,13 @@ export async function createServices(
   });
   const catalog = buildCatalog({ detectors: DETECTOR_SPECS, alertTypes: ALERT_TYPES, killChains: KILL_CHAINS });
   // The data directory's feeds folder starts with the default feeds.json, so `vigil feeds update`
-  // fills it and the running service picks the files up. A folder that cannot be created is
-  // reported by the enrichment start below, which then runs without feeds.
-  if (!options.enrichment && config.feedsDirIsDefault && config.feedsDir) await prepareFeedsDir(config.feedsDir).catch(() => false);
+  // fills it and the running service picks the files up. Without it the service still runs,
+  // without Tor and blocklist signals, as it does without feeds.
+  const defaultFeeds = !options.enrichment && config.feedsDirIsDefault ? config.feedsDir : undefined;
+  if (defaultFeeds)
+    await prepareFeedsDir(defaultFeeds).catch((err: unknown) =>
+      options.logger?.warn({ err, dir: defaultFeeds }, 'could not create the feeds folder with its default feeds.json'),
+    );
   const enrichment =
     options.enrichment ??
     (await createEnrichment({
