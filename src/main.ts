@@ -40,7 +40,11 @@ async function main(): Promise<void> {
         '',
         `Vigil created the first account (${first.account.id}, plan ${first.account.plan}). Its keys are shown this once:`,
         `  secret key:      ${first.secret}`,
-        `  publishable key: ${first.publishable}`,
+        `  publishable key: ${first.publishable} (id ${first.publishableId})`,
+        '',
+        'The publishable key is for browsers and accepts no origin yet (a browser gets 403). Allow your site with',
+        `  npx vigil keys set-origins ${first.publishableId} --origins https://app.example.com`,
+        `or, with VIGIL_ADMIN_TOKEN set: PATCH /admin/keys/${first.publishableId} {"allowed_origins": ["https://app.example.com"]}`,
         '',
       ].join('\n') + '\n',
     );
@@ -68,6 +72,7 @@ async function main(): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    const stopStarted = performance.now();
     log.info({ signal }, 'shutting down: draining requests and flushing the commit group');
     const force = setTimeout(() => {
       log.error('shutdown took longer than 15 s; exiting');
@@ -79,6 +84,8 @@ async function main(): Promise<void> {
       metricsListener?.close();
       await vigil.close();
       await services.shutdown();
+      log.info({ signal, drainMs: Math.round(performance.now() - stopStarted) }, 'shutdown complete: requests drained, events committed, connections closed');
+      log.flush();
       process.exit(0);
     } catch (err) {
       log.error({ err }, 'shutdown failed');

@@ -5,6 +5,7 @@ import type { Config } from './config/config.js';
 import { MemoryQuotaCounter } from './limits/memory-quota.js';
 import { MemoryRateLimiter } from './limits/memory-limiter.js';
 import { createEnrichment, type EnrichmentService } from './enrichment/index.js';
+import { prepareFeedsDir } from './enrichment/feeds/defaults.js';
 import type { EnrichmentLogger } from './enrichment/logger.js';
 import { ALERT_TYPES, DETECTOR_SPECS, KILL_CHAINS } from './detection/specs.js';
 import { MemoryStateStore } from './detection/state/memory-state-store.js';
@@ -84,6 +85,14 @@ export async function createServices(
     onCompileError: (row, err) => options.logger?.error({ err, model: row.id, version: row.version }, 'threat model does not compile; skipped'),
   });
   const catalog = buildCatalog({ detectors: DETECTOR_SPECS, alertTypes: ALERT_TYPES, killChains: KILL_CHAINS });
+  // The data directory's feeds folder starts with the default feeds.json, so `vigil feeds update`
+  // fills it and the running service picks the files up. Without it the service still runs,
+  // without Tor and blocklist signals, as it does without feeds.
+  const defaultFeeds = !options.enrichment && config.feedsDirIsDefault ? config.feedsDir : undefined;
+  if (defaultFeeds)
+    await prepareFeedsDir(defaultFeeds).catch((err: unknown) =>
+      options.logger?.warn({ err, dir: defaultFeeds }, 'could not create the feeds folder with its default feeds.json'),
+    );
   const enrichment =
     options.enrichment ??
     (await createEnrichment({

@@ -1,30 +1,37 @@
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { Accounts } from '../accounts/accounts.js';
 import { ConfigError, loadConfig, type Config } from '../config/config.js';
 import { openStore } from '../services.js';
-import type { Store } from '../storage/store.js';
+import { StoreUnavailableError, type Store } from '../storage/store.js';
+import type { ApiKeyRecord } from '../storage/types.js';
 import type { KeyKind } from '../event/account.js';
 import { systemClock } from '../util/clock.js';
 import { updateFeeds } from '../enrichment/feeds/update.js';
+import { prepareFeedsDir } from '../enrichment/feeds/defaults.js';
 import { prepareAsnCache } from '../enrichment/index.js';
 
-const USAGE = `Usage: vigil <command>
-
-  accounts create --plan <plan> [--name <name>]   create an account
-  accounts list                                   list accounts
-  keys create --account <id> --kind secret|publishable [--origins https://a.example,https://b.example]
-                                                  create a key (shown once)
-  keys list [--account <id>]                      list keys (never the keys themselves)
-  keys revoke <key-id>                            revoke a key at once
-  plans show                                      the plan table in force (VIGIL_PLANS_FILE applied)
-  feeds update                                    download the feeds with a URL in VIGIL_FEEDS_DIR/feeds.json
-                                                  (a failed download keeps the old file; the service reloads on change)
-  geoip prepare                                   compile the ASN data (VIGIL_GEOIP_ASN or the shipped CSVs) into the
-                                                  cache the service starts from (\`npm run build\` runs it)
-
-Storage is chosen as by the service: VIGIL_DATA_DIR (SQLite) or VIGIL_DATABASE_URL.`;
-
+/** A command line that cannot be run as written (exit 64, as sysexits' EX_USAGE). */
 class UsageError extends Error {}
+/** The command ran and was refused: unknown account, plan or key (exit 1). */
+class CommandError extends Error {}
+
+type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+interface Command {
+  /** `group command`, e.g. `keys create`. */
+  readonly name: string;
+  /** The arguments after the name, as shown in help. */
+  readonly synopsis: string;
+  readonly summary: string;
+  /** Further lines of `vigil help <command>`. */
+  readonly details?: readonly string[];
+  readonly options?: NonNullable<ParseArgsConfig['options']>;
+  /** Names of the positional arguments it takes, in order (all required). */
+  readonly positionals?: readonly string[];
+  /** Runs without a service configuration (build-time commands). */
+  readonly configFree?: true;
+  run(args: { values: Values; positionals: readonly string[]; config: Config | undefined; out: (line: string) => void }): Promise<number>;
+}
 
 function table(rows: Record<string, unknown>[]): string {
   if (rows.length === 0) return '(none)';
@@ -38,83 +45,183 @@ function table(rows: Record<string, unknown>[]): string {
   return [line(cols), ...rows.map((r) => line(cols.map((c) => String(r[c] ?? ''))))].join('\n');
 }
 
-async function withStore<T>(config: Config, fn: (store: Store, accounts: Accounts) => Promise<T>): Promise<T> {
+const keyRow = (k: ApiKeyRecord) => ({
+  id: k.id,
+  account: k.accountId,
+  kind: k.kind,
+  prefix: k.prefix,
+  origins: k.allowedOrigins.join(','),
+  revoked: k.revokedAt ? new Date(k.revokedAt).toISOString() : '',
+});
+
+/** `a, b` as given to --origins: comma-separated, blanks dropped (an empty value means none). */
+const originList = (text: string): string[] =>
+  text
+    .split(',')
+    .map((o) => o.trim())
+    .filter((o) => o.length > 0);
+
+async function withAccounts<T>(config: Config | undefined, fn: (accounts: Accounts, store: Store) => Promise<T>): Promise<T> {
+  if (!config) throw new Error('this command needs the service configuration');
   const store = await openStore(config);
   try {
     await store.migrate();
-    return await fn(store, new Accounts(store, config.plans, systemClock));
+    return await fn(new Accounts(store, config.plans, systemClock), store);
   } finally {
     await store.close();
   }
 }
 
-export async function runCli(argv: string[], out: (line: string) => void): Promise<number> {
-  const [group, command, ...rest] = argv;
-  const { values, positionals } = parseArgs({
-    args: rest,
-    allowPositionals: true,
-    options: { plan: { type: 'string' }, name: { type: 'string' }, account: { type: 'string' }, kind: { type: 'string' }, origins: { type: 'string' } },
-  });
-  const key = `${group ?? ''} ${command ?? ''}`;
-  if (key === 'geoip prepare') {
-    // Runs at build time: needs no valid service configuration, only the ASN location.
-    const status = await prepareAsnCache(process.env.VIGIL_GEOIP_ASN || undefined);
-    out(
-      `ASN table ${status.fromCache ? 'already cached' : 'compiled'}: ranges ${JSON.stringify(status.ranges)}, ${String(status.asns)} ASNs, cache ${String(status.cache)}${status.cacheError ? ` (not written: ${String(status.cacheError)})` : ''}`,
-    );
-    return 0;
-  }
-  const config = loadConfig();
-  switch (key) {
-    case 'accounts create': {
-      if (!values.plan) throw new UsageError('accounts create needs --plan');
-      const created = await withStore(config, (_s, accounts) => accounts.create(values.name ?? 'account', values.plan as string));
-      if (!created.ok) throw new UsageError(created.message);
-      out(`created account ${created.value.id} (plan ${created.value.plan})`);
+/** The value of an accounts/keys operation, or a one-line refusal. */
+function unwrap<T>(result: { ok: true; value: T } | { ok: false; message: string }): T {
+  if (!result.ok) throw new CommandError(result.message);
+  return result.value;
+}
+
+function required(values: Values, name: string, command: string): string {
+  const value = values[name];
+  if (typeof value !== 'string' || value.length === 0) throw new UsageError(`${command} needs --${name}`);
+  return value;
+}
+
+const COMMANDS: readonly Command[] = [
+  {
+    name: 'accounts create',
+    synopsis: '--plan <plan> [--name <name>]',
+    summary: 'create an account',
+    options: { plan: { type: 'string' }, name: { type: 'string' } },
+    async run({ values, config, out }) {
+      const plan = required(values, 'plan', 'accounts create');
+      const name = typeof values.name === 'string' ? values.name : 'account';
+      const account = unwrap(await withAccounts(config, (accounts) => accounts.create(name, plan)));
+      out(`created account ${account.id} (plan ${account.plan})`);
       return 0;
-    }
-    case 'accounts list': {
-      const list = await withStore(config, (store) => store.listAccounts());
+    },
+  },
+  {
+    name: 'accounts list',
+    synopsis: '',
+    summary: 'list accounts',
+    async run({ config, out }) {
+      const list = await withAccounts(config, (_accounts, store) => store.listAccounts());
       out(table(list.map((a) => ({ id: a.id, name: a.name, plan: a.plan, created: new Date(a.createdAt).toISOString() }))));
       return 0;
-    }
-    case 'keys create': {
-      if (!values.account) throw new UsageError('keys create needs --account');
-      if (values.kind !== 'secret' && values.kind !== 'publishable') throw new UsageError('keys create needs --kind secret or --kind publishable');
-      const origins = values.origins ? values.origins.split(',').map((o) => o.trim()) : [];
-      const created = await withStore(config, (_s, accounts) => accounts.createKey(values.account as string, values.kind as KeyKind, origins));
-      if (!created.ok) throw new UsageError(created.message);
-      out(`created ${created.value.record.kind} key ${created.value.record.id}; it is shown this once:`);
-      out(created.value.key);
+    },
+  },
+  {
+    name: 'accounts set-plan',
+    synopsis: '<account-id> --plan <plan>',
+    summary: "change an account's plan (limits, quota and features follow at once)",
+    details: ['A running service applies the change within 2 seconds; `plans show` lists the plans.'],
+    options: { plan: { type: 'string' } },
+    positionals: ['account-id'],
+    async run({ values, positionals, config, out }) {
+      const plan = required(values, 'plan', 'accounts set-plan');
+      const id = positionals[0] as string;
+      const account = unwrap(await withAccounts(config, (accounts) => accounts.changePlan(id, plan)));
+      out(`account ${account.id} is now on plan ${account.plan}`);
       return 0;
-    }
-    case 'keys list': {
-      const list = await withStore(config, (store) => store.listKeys(values.account));
+    },
+  },
+  {
+    name: 'keys create',
+    synopsis: '--account <id> --kind secret|publishable [--origins <origin>,<origin>]',
+    summary: 'create a key (shown once)',
+    details: [
+      'A publishable key is accepted from browsers only on the origins it lists (scheme://host[:port]',
+      'exactly as the browser sends it, or * for any); `keys set-origins` changes them later.',
+    ],
+    options: { account: { type: 'string' }, kind: { type: 'string' }, origins: { type: 'string' } },
+    async run({ values, config, out }) {
+      const account = required(values, 'account', 'keys create');
+      const kind = values.kind;
+      if (kind !== 'secret' && kind !== 'publishable') throw new UsageError('keys create needs --kind secret or --kind publishable');
+      const origins = typeof values.origins === 'string' ? originList(values.origins) : [];
+      const created = unwrap(await withAccounts(config, (accounts) => accounts.createKey(account, kind satisfies KeyKind, origins)));
+      out(`created ${created.record.kind} key ${created.record.id}; it is shown this once:`);
+      out(created.key);
+      return 0;
+    },
+  },
+  {
+    name: 'keys list',
+    synopsis: '[--account <id>]',
+    summary: 'list keys (never the keys themselves)',
+    options: { account: { type: 'string' } },
+    async run({ values, config, out }) {
+      const account = typeof values.account === 'string' ? values.account : undefined;
+      const list = await withAccounts(config, (_accounts, store) => store.listKeys(account));
+      out(table(list.map(keyRow)));
+      return 0;
+    },
+  },
+  {
+    name: 'keys set-origins',
+    synopsis: '<key-id> --origins <origin>,<origin>',
+    summary: 'replace the browser origins a publishable key is accepted from',
+    details: [
+      'Origins are scheme://host[:port] exactly as the browser sends them (https://app.example.com),',
+      'or * for any; --origins "" removes them all. A running service applies the change within 2 seconds.',
+    ],
+    options: { origins: { type: 'string' } },
+    positionals: ['key-id'],
+    async run({ values, positionals, config, out }) {
+      if (typeof values.origins !== 'string') throw new UsageError('keys set-origins needs --origins');
+      const origins = originList(values.origins);
+      const id = positionals[0] as string;
+      const key = unwrap(await withAccounts(config, (accounts) => accounts.setKeyOrigins(id, origins)));
+      out(key.allowedOrigins.length > 0 ? `key ${key.id} allows ${key.allowedOrigins.join(', ')}` : `key ${key.id} allows no browser origin`);
+      return 0;
+    },
+  },
+  {
+    name: 'keys revoke',
+    synopsis: '<key-id>',
+    summary: 'revoke a key at once',
+    positionals: ['key-id'],
+    async run({ positionals, config, out }) {
+      const id = positionals[0] as string;
+      unwrap(await withAccounts(config, (accounts) => accounts.revokeKey(id)));
+      out(`revoked ${id}`);
+      return 0;
+    },
+  },
+  {
+    name: 'plans show',
+    synopsis: '',
+    summary: 'the plan table in force (VIGIL_PLANS_FILE applied)',
+    async run({ config, out }) {
       out(
         table(
-          list.map((k) => ({
-            id: k.id,
-            account: k.accountId,
-            kind: k.kind,
-            prefix: k.prefix,
-            origins: k.allowedOrigins.join(','),
-            revoked: k.revokedAt ? new Date(k.revokedAt).toISOString() : '',
+          Object.values(config?.plans ?? {}).map((p) => ({
+            plan: p.name,
+            rpm: p.rpm,
+            eps: p.eps,
+            batch_max: p.batchMax || 'unavailable',
+            monthly_cap: p.monthlyCap,
+            overage: p.overage,
+            overage_usd_per_1000: p.overageUsdPer1000 ?? '',
           })),
         ),
       );
       return 0;
-    }
-    case 'keys revoke': {
-      const id = positionals[0];
-      if (!id) throw new UsageError('keys revoke needs the key id');
-      const revoked = await withStore(config, (_s, accounts) => accounts.revokeKey(id));
-      if (!revoked.ok) throw new UsageError(revoked.message);
-      out(`revoked ${id}`);
-      return 0;
-    }
-    case 'feeds update': {
-      if (!config.feedsDir) throw new UsageError('feeds update needs VIGIL_FEEDS_DIR (the folder with feeds.json and the feed files)');
-      const report = await updateFeeds(config.feedsDir);
+    },
+  },
+  {
+    name: 'feeds update',
+    synopsis: '',
+    summary: 'download the threat-intel feeds listed with a URL in feeds.json',
+    details: [
+      'The feeds folder is VIGIL_FEEDS_DIR, or <VIGIL_DATA_DIR>/feeds, which gets the default feeds.json',
+      '(Tor exit list, FireHOL level 1, Spamhaus DROP) when it has none. A failed download keeps the',
+      'old file; the running service reloads the files that changed. Exits 1 when a download failed.',
+    ],
+    async run({ config, out }) {
+      const dir = config?.feedsDir;
+      if (!dir) throw new UsageError('feeds update needs VIGIL_FEEDS_DIR or a VIGIL_DATA_DIR on disk');
+      const created = await prepareFeedsDir(dir);
+      if (created) out(`wrote the default feeds.json to ${dir}`);
+      const report = await updateFeeds(dir);
       out(
         table(
           report.feeds.map((f) => ({
@@ -130,43 +237,108 @@ export async function runCli(argv: string[], out: (line: string) => void): Promi
       for (const error of report.errors) out(`feeds.json: ${error}`);
       out(`${report.updated} updated, ${report.failed} failed (old file kept), ${report.skipped} without a URL`);
       return report.failed > 0 || report.errors.length > 0 ? 1 : 0;
-    }
-    case 'plans show': {
+    },
+  },
+  {
+    name: 'geoip prepare',
+    synopsis: '',
+    summary: 'compile the ASN data into the cache the service starts from',
+    details: ['Reads VIGIL_GEOIP_ASN or the shipped CSVs; `npm install` runs it.'],
+    configFree: true,
+    async run({ out }) {
+      const status = await prepareAsnCache(process.env.VIGIL_GEOIP_ASN || undefined);
       out(
-        table(
-          Object.values(config.plans).map((p) => ({
-            plan: p.name,
-            rpm: p.rpm,
-            eps: p.eps,
-            batch_max: p.batchMax || 'unavailable',
-            monthly_cap: p.monthlyCap,
-            overage: p.overage,
-            overage_usd_per_1000: p.overageUsdPer1000 ?? '',
-          })),
-        ),
+        `ASN table ${status.fromCache ? 'already cached' : 'compiled'}: ranges ${JSON.stringify(status.ranges)}, ${String(status.asns)} ASNs, cache ${String(status.cache)}${status.cacheError ? ` (not written: ${String(status.cacheError)})` : ''}`,
       );
       return 0;
-    }
-    default:
-      throw new UsageError(group ? `unknown command "${key.trim()}"` : 'no command given');
-  }
+    },
+  },
+];
+
+const usageLine = (c: Command) => `vigil ${c.name}${c.synopsis ? ` ${c.synopsis}` : ''}`;
+
+function overview(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  return [
+    'Usage: vigil <command> [options]',
+    '',
+    'Commands:',
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    'vigil help <command> (or vigil <command> --help) shows its options.',
+    'Storage is chosen as by the service: VIGIL_DATA_DIR (SQLite) or VIGIL_DATABASE_URL.',
+  ].join('\n');
 }
 
-export async function cliMain(argv: string[]): Promise<number> {
+function commandHelp(c: Command): string {
+  return [`Usage: ${usageLine(c)}`, '', `${c.summary[0]?.toUpperCase() ?? ''}${c.summary.slice(1)}.`, ...(c.details ?? [])].join('\n');
+}
+
+/** The commands whose name starts with these words (`keys` -> every keys command). */
+function matching(words: readonly string[]): readonly Command[] {
+  const prefix = words.join(' ');
+  return COMMANDS.filter((c) => c.name === prefix || c.name.startsWith(`${prefix} `));
+}
+
+function help(words: readonly string[], out: (line: string) => void): number {
+  if (words.length === 0) {
+    out(overview());
+    return 0;
+  }
+  const found = matching(words);
+  if (found.length === 0) throw new UsageError(`unknown command "${words.join(' ')}"; vigil --help lists the commands`);
+  out(found.length === 1 ? commandHelp(found[0] as Command) : found.map(usageLine).join('\n'));
+  return 0;
+}
+
+const isHelpFlag = (arg: string) => arg === '--help' || arg === '-h';
+
+/** Runs one command line; `out` receives stdout lines. Throws UsageError, CommandError or ConfigError. */
+export async function runCli(argv: readonly string[], out: (line: string) => void): Promise<number> {
+  const words = argv.filter((a) => !a.startsWith('-')).slice(0, 2);
+  if (argv[0] === 'help') return help(argv.slice(1), out);
+  if (argv.length === 0 || isHelpFlag(argv[0] as string)) return help([], out);
+  const command = COMMANDS.find((c) => c.name === words.join(' '));
+  if (argv.some(isHelpFlag)) return help(command ? command.name.split(' ') : words.slice(0, 1), out);
+  if (!command) {
+    const group = matching(words.slice(0, 1));
+    if (group.length > 0 && words.length === 1) throw new UsageError(`"${words[0]}" needs a command: ${group.map((c) => c.name).join(', ')}`);
+    throw new UsageError(`unknown command "${words.join(' ')}"; vigil --help lists the commands`);
+  }
+  const rest = argv.slice(2);
+  let parsed: { values: Values; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: [...rest], options: command.options ?? {}, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError(`${command.name}: ${(err as Error).message.split('\n')[0] ?? ''}`);
+  }
+  const expected = command.positionals ?? [];
+  if (parsed.positionals.length < expected.length) throw new UsageError(`${command.name} needs <${expected[parsed.positionals.length] ?? ''}>`);
+  if (parsed.positionals.length > expected.length) throw new UsageError(`${command.name}: unexpected argument "${parsed.positionals[expected.length] ?? ''}"`);
+  const config = command.configFree ? undefined : loadConfig();
+  return command.run({ values: parsed.values, positionals: parsed.positionals, config, out });
+}
+
+/** `vigil …`: output on stdout; an error is one line on stderr and a non-zero exit code. */
+export async function cliMain(argv: readonly string[]): Promise<number> {
   try {
     return await runCli(argv, (line) => process.stdout.write(line + '\n'));
   } catch (err) {
     if (err instanceof UsageError) {
-      process.stderr.write(`vigil: ${err.message}\n\n${USAGE}\n`);
+      process.stderr.write(`vigil: ${err.message}\n`);
       return 64;
+    }
+    if (err instanceof CommandError) {
+      process.stderr.write(`vigil: ${err.message}\n`);
+      return 1;
     }
     if (err instanceof ConfigError) {
       process.stderr.write(`vigil: configuration error: ${err.message}\n`);
       return 78;
     }
-    if (err instanceof TypeError && (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`vigil: ${err.message}\n\n${USAGE}\n`);
-      return 64;
+    if (err instanceof StoreUnavailableError) {
+      process.stderr.write(`vigil: the database cannot be reached: ${err.message.split('\n')[0] ?? ''}\n`);
+      return 69;
     }
     throw err;
   }

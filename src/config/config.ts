@@ -1,5 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { parseAddress, parseCidr, type Cidr } from '../util/ip.js';
 import type { IpLimitOverride } from '../limits/ip-limits.js';
 import { loadPlans, PlanFileError, planNamed, type PlanTable } from '../limits/plans.js';
@@ -27,7 +27,10 @@ export interface Config {
   readonly maxConnectionsPerIp: number;
   /** Requests one keep-alive connection may carry before the server asks the client to reconnect; 0 = no limit. */
   readonly maxRequestsPerSocket: number;
+  /** VIGIL_FEEDS_DIR, or `feeds` in the data directory (absent with an in-memory database). */
   readonly feedsDir?: string;
+  /** True when feedsDir is the data directory's: the service creates it with the default feeds.json. */
+  readonly feedsDirIsDefault: boolean;
   readonly geoipCity?: string;
   readonly geoipAsn?: string;
   readonly breachedHashFile?: string;
@@ -152,6 +155,13 @@ function dataDir(env: Env): string {
   return full;
 }
 
+function feedsDir(env: Env): { feedsDir?: string; feedsDirIsDefault: boolean } {
+  const chosen = existing(env, 'VIGIL_FEEDS_DIR', 'directory');
+  if (chosen !== undefined) return { feedsDir: chosen, feedsDirIsDefault: false };
+  const data = dataDir(env);
+  return data === ':memory:' ? { feedsDirIsDefault: false } : { feedsDir: join(data, 'feeds'), feedsDirIsDefault: true };
+}
+
 const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
 function host(env: Env, name = 'VIGIL_HOST', fallback = '0.0.0.0'): string {
@@ -212,7 +222,7 @@ export function loadConfig(env: Env = process.env): Config {
     ipLimits: ipLimits(env),
     maxConnectionsPerIp: integer(env, 'VIGIL_MAX_CONNECTIONS_PER_IP', 256, 1, 1_000_000),
     maxRequestsPerSocket: integer(env, 'VIGIL_MAX_REQUESTS_PER_SOCKET', 1000, 0, 100_000_000),
-    feedsDir: existing(env, 'VIGIL_FEEDS_DIR', 'directory'),
+    ...feedsDir(env),
     geoipCity: existing(env, 'VIGIL_GEOIP_CITY', 'file'),
     geoipAsn: existing(env, 'VIGIL_GEOIP_ASN', 'file or directory'),
     breachedHashFile: existing(env, 'VIGIL_BREACHED_HASHES_FILE', 'file'),

@@ -306,6 +306,19 @@ export class KyselyStore implements Store {
     return exists !== undefined;
   }
 
+  async setKeyOrigins(id: string, allowedOrigins: readonly string[]): Promise<ApiKeyRecord | undefined> {
+    if (this.unmatchable(id)) return undefined;
+    await this.guard('setKeyOrigins', () =>
+      this.db
+        .updateTable('api_keys')
+        .set({ allowed_origins: JSON.stringify(allowedOrigins) })
+        .where('id', '=', id)
+        .executeTakeFirst(),
+    );
+    const row = await this.guard('setKeyOrigins', () => this.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst());
+    return row ? toKey(row) : undefined;
+  }
+
   async commit(batch: CommitBatch): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       let begun = false;

@@ -57,6 +57,8 @@ export interface Store {
   listKeys(accountId?: string): Promise<readonly ApiKeyRecord[]>;
   /** Returns false when no such key exists. */
   revokeKey(id: string, at: number): Promise<boolean>;
+  /** Replaces the key's allowed browser origins; undefined when no such key exists. */
+  setKeyOrigins(id: string, allowedOrigins: readonly string[]): Promise<ApiKeyRecord | undefined>;
 
   /** Writes one commit group in one transaction; all or nothing. */
   commit(batch: CommitBatch): Promise<void>;

@@ -124,24 +124,119 @@ describe('vigil CLI', () => {
     expect((await cli('plans', 'show')).join('\n')).toMatch(/^pro\s+4321\s/m);
   });
 
+  it('accounts set-plan changes the plan, and the service applies it', async () => {
+    const created = await cli('accounts', 'create', '--plan', 'free', '--name', 'Upgrader');
+    const id = /(acc_[0-9A-Z]{26})/.exec(created[0] as string)?.[1] as string;
+    const secret = (await cli('keys', 'create', '--account', id, '--kind', 'secret'))[1] as string;
+    const batch = async () => {
+      const t = await testApp({ VIGIL_DATA_DIR: dataDir });
+      try {
+        const res = await t.vigil.app.inject({
+          method: 'POST',
+          url: '/v1/events/batch',
+          headers: bearer(secret),
+          payload: { events: [{ event: 'auth.login' }] },
+        });
+        return res.statusCode;
+      } finally {
+        await t.close();
+      }
+    };
+    expect(await batch()).toBe(403);
+    expect(await cli('accounts', 'set-plan', id, '--plan', 'starter')).toEqual([`account ${id} is now on plan starter`]);
+    expect((await cli('accounts', 'list')).join('\n')).toMatch(new RegExp(`${id}\\s+Upgrader\\s+starter\\s`));
+    expect(await batch()).toBe(202);
+  });
+
+  it('keys set-origins: a publishable key made without origins then accepts that browser origin', async () => {
+    const out = await cli('keys', 'create', '--account', accountId, '--kind', 'publishable');
+    const id = /(key_[0-9A-Z]{26})/.exec(out[0] as string)?.[1] as string;
+    const publishable = out[1] as string;
+    const fromBrowser = async () => {
+      const t = await testApp({ VIGIL_DATA_DIR: dataDir });
+      try {
+        const headers = { ...bearer(publishable), origin: 'https://app.example.com' };
+        return (await t.vigil.app.inject({ method: 'POST', url: '/v1/events', headers, payload: { event: 'auth.login' } })).statusCode;
+      } finally {
+        await t.close();
+      }
+    };
+    expect(await fromBrowser()).toBe(403);
+    expect(await cli('keys', 'set-origins', id, '--origins', 'https://app.example.com, https://www.example.com')).toEqual([
+      `key ${id} allows https://app.example.com, https://www.example.com`,
+    ]);
+    expect(await fromBrowser()).toBe(202);
+    expect(await cli('keys', 'set-origins', id, '--origins', '')).toEqual([`key ${id} allows no browser origin`]);
+    expect(await fromBrowser()).toBe(403);
+  });
+
+  it.each([[['--help']], [['-h']], [['help']], [[]]])('%j prints every command on stdout and exits 0', async (...argv) => {
+    const result = await vigil(...(argv[0] as string[]));
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(result.stdout).toMatch(/^Usage: vigil <command>/);
+    for (const command of ['accounts create', 'accounts set-plan', 'keys set-origins', 'keys revoke', 'plans show', 'feeds update', 'geoip prepare'])
+      expect(result.stdout).toContain(`  ${command} `);
+  });
+
+  it.each([[['help', 'keys', 'set-origins']], [['keys', 'set-origins', '--help']], [['keys', 'set-origins', 'key_x', '-h']]])(
+    "%j prints that command's usage and exits 0",
+    async (...argv) => {
+      const result = await vigil(...(argv[0] as string[]));
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      expect(result.stdout).toMatch(/^Usage: vigil keys set-origins <key-id> --origins /);
+      expect(result.stdout).not.toContain('accounts create');
+    },
+  );
+
+  it('help for a group lists its commands', async () => {
+    const result = await vigil('keys', '--help');
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim().split('\n')).toEqual([
+      expect.stringMatching(/^vigil keys create /),
+      'vigil keys list [--account <id>]',
+      expect.stringMatching(/^vigil keys set-origins /),
+      'vigil keys revoke <key-id>',
+    ]);
+  });
+
   it.each([
-    [[], 'no command'],
-    [['accounts'], 'unknown command'],
+    [['accounts'], '"accounts" needs a command: accounts create, accounts list, accounts set-plan'],
     [['frobnicate', 'now'], 'unknown command "frobnicate now"'],
-    [['accounts', 'create'], '--plan'],
-    [['accounts', 'create', '--plan', 'platinum'], 'platinum'],
-    [['keys', 'create', '--kind', 'secret'], '--account'],
-    [['keys', 'create', '--account', 'acc_x', '--kind', 'admin'], '--kind secret'],
-    [['keys', 'create', '--account', 'acc_nope', '--kind', 'secret'], 'acc_nope'],
-    [['keys', 'revoke'], 'key id'],
-    [['keys', 'revoke', 'key_nope'], 'key_nope'],
-    [['accounts', 'list', '--bogus'], 'bogus'],
-  ])('usage error %j: exit 64 with the reason and the usage text', async (argv, says) => {
+    [['help', 'frobnicate'], 'unknown command "frobnicate"'],
+    [['accounts', 'create'], 'accounts create needs --plan'],
+    [['keys', 'create', '--kind', 'secret'], 'keys create needs --account'],
+    [['keys', 'create', '--account', 'acc_x', '--kind', 'admin'], 'keys create needs --kind secret or --kind publishable'],
+    [['keys', 'revoke'], 'keys revoke needs <key-id>'],
+    [['keys', 'revoke', 'a', 'b'], 'keys revoke: unexpected argument "b"'],
+    [['keys', 'set-origins', 'key_x'], 'keys set-origins needs --origins'],
+    [['accounts', 'set-plan', '--plan', 'pro'], 'accounts set-plan needs <account-id>'],
+    [['accounts', 'list', '--bogus'], "accounts list: Unknown option '--bogus'"],
+  ])('usage error %j: exit 64, one line on stderr', async (argv, says) => {
     const result = await vigil(...argv);
-    expect(result.code).toBe(64);
-    expect(result.stdout).toBe('');
-    expect(result.stderr).toContain(says);
-    expect(result.stderr).toContain('Usage: vigil');
+    expect(result).toEqual({ code: 64, stdout: '', stderr: expect.stringContaining(says) as string });
+    expect(result.stderr).toMatch(/^vigil: [^\n]+\n$/);
+  });
+
+  it.each([
+    [['accounts', 'create', '--plan', 'platinum'], 'Unknown plan "platinum"'],
+    [['accounts', 'set-plan', 'acc_nope', '--plan', 'pro'], 'No account acc_nope.'],
+    [['accounts', 'set-plan', 'acc_nope', '--plan', 'platinum'], 'Unknown plan "platinum"'],
+    [['keys', 'create', '--account', 'acc_nope', '--kind', 'secret'], 'No account acc_nope.'],
+    [['keys', 'revoke', 'key_nope'], 'No key key_nope.'],
+    [['keys', 'set-origins', 'key_nope', '--origins', 'https://a.example'], 'No key key_nope.'],
+    [['keys', 'set-origins', 'key_nope', '--origins', 'https://App.example/'], 'Did you mean "https://app.example"?'],
+    [['keys', 'set-origins', 'key_nope', '--origins', 'app.example'], '"app.example" is not an origin'],
+  ])('refused %j: exit 1, the reason in one line on stderr', async (argv, says) => {
+    const result = await vigil(...argv);
+    expect(result).toEqual({ code: 1, stdout: '', stderr: expect.stringContaining(says) as string });
+    expect(result.stderr).toMatch(/^vigil: [^\n]+\n$/);
+  });
+
+  it('set-origins refuses a secret key', async () => {
+    const id = /(key_[0-9A-Z]{26})/.exec((await cli('keys', 'create', '--account', accountId, '--kind', 'secret'))[0] as string)?.[1] as string;
+    const result = await vigil('keys', 'set-origins', id, '--origins', 'https://a.example');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('publishable keys only');
   });
 
   it('a configuration error: exit 78 naming the variable', async () => {
@@ -151,8 +246,19 @@ describe('vigil CLI', () => {
     expect(result.stderr).toMatch(/^vigil: configuration error: VIGIL_PLANS_FILE /);
   });
 
+  it('an unreachable database: exit 69 and one line', async () => {
+    process.env.VIGIL_DATABASE_URL = 'postgres://vigil@127.0.0.1:1/vigil';
+    try {
+      const result = await vigil('accounts', 'list');
+      expect(result.code).toBe(69);
+      expect(result.stderr).toMatch(/^vigil: the database cannot be reached: [^\n]+\n$/);
+    } finally {
+      delete process.env.VIGIL_DATABASE_URL;
+    }
+  });
+
   it('nothing was created by the failed commands', async () => {
-    expect((await cli('accounts', 'list')).join('\n').split('\n')).toHaveLength(3);
+    expect((await cli('accounts', 'list')).join('\n').split('\n')).toHaveLength(4);
   });
 });
 
@@ -190,5 +296,83 @@ describe('vigil feeds update', () => {
     expect(out.join('\n')).toMatch(/1 updated, 1 failed/);
     expect(readFileSync(join(feeds, 'tor-exit-nodes.txt'), 'utf8')).toContain('185.220.101.2');
     expect(readFileSync(join(feeds, 'blocklist-old.txt'), 'utf8')).toBe('203.0.113.0/24\n');
+  });
+});
+
+describe('vigil feeds update with the default manifest', () => {
+  const saved = { ...process.env };
+  afterAll(() => {
+    process.env = saved;
+  });
+
+  it('the data directory gets feeds.json naming the Tor exit list, FireHOL level 1 and Spamhaus DROP; update fills them and scoring uses them', async () => {
+    const { createServer } = await import('node:http');
+    const { readFileSync } = await import('node:fs');
+    const fixtures = new URL('../fixtures/feeds/', import.meta.url).pathname;
+    // Each list in its publisher's format, served under the path of its public URL.
+    const lists: Record<string, string> = {
+      '/torbulkexitlist': readFileSync(join(fixtures, 'tor-exit-nodes.txt'), 'utf8'),
+      '/files/firehol_level1.netset': readFileSync(join(fixtures, 'firehol_level1.netset'), 'utf8'),
+      '/drop/drop.txt': '; Spamhaus DROP List 2026/11/26\n; Expires: Thu, 26 Nov 2026 14:00:00 GMT\n1.10.16.0/20 ; SBL256894\n',
+    };
+    const server = createServer((req, res) => {
+      const body = lists[req.url ?? ''];
+      res.statusCode = body === undefined ? 404 : 200;
+      res.end(body ?? 'not found');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const local = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+
+    for (const k of Object.keys(process.env)) if (k.startsWith('VIGIL_')) delete process.env[k];
+    const data = mkdtempSync(join(tmpdir(), 'vigil-default-feeds-'));
+    process.env.VIGIL_DATA_DIR = data;
+    const manifestFile = join(data, 'feeds', 'feeds.json');
+    const out: string[] = [];
+    try {
+      // A first run writes the default manifest; with the public hosts pointed at the local server it downloads all three.
+      const { defaultManifest } = await import('../../src/enrichment/feeds/defaults.js');
+      const manifest = JSON.parse(defaultManifest()) as { feeds: { file: string; kind: string; url: string }[] };
+      expect(manifest.feeds.map((f) => [f.kind, new URL(f.url).host])).toEqual([
+        ['tor', 'check.torproject.org'],
+        ['blocklist', 'iplists.firehol.org'],
+        ['blocklist', 'www.spamhaus.org'],
+      ]);
+      const started = await testApp({ VIGIL_DATA_DIR: data });
+      await started.close();
+      expect(readFileSync(manifestFile, 'utf8')).toBe(defaultManifest());
+      for (const f of manifest.feeds) f.url = local + new URL(f.url).pathname;
+      writeFileSync(manifestFile, JSON.stringify(manifest));
+      expect(await runCli(['feeds', 'update'], (line) => out.push(line))).toBe(0);
+    } finally {
+      server.close();
+    }
+    expect(out.at(-1)).toBe('3 updated, 0 failed (old file kept), 0 without a URL');
+    const t = await testApp({ VIGIL_DATA_DIR: data });
+    try {
+      const { secret } = await t.account('pro');
+      const score = async (ip: string) => {
+        const res = await t.vigil.app.inject({ method: 'POST', url: '/v1/events', headers: bearer(secret), payload: { event: 'custom.page.view', ip } });
+        return (res.json() as { risk: { breakdown: { source: string }[] } }).risk.breakdown.map((l) => l.source);
+      };
+      expect(await score('185.220.101.2')).toContain('threat_intel.tor_exit');
+      expect(await score('1.10.16.5')).toContain('threat_intel.blocklist');
+      expect(await score('203.0.113.9')).toEqual([]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("an operator's feeds.json in the data directory is never replaced", async () => {
+    for (const k of Object.keys(process.env)) if (k.startsWith('VIGIL_')) delete process.env[k];
+    const data = mkdtempSync(join(tmpdir(), 'vigil-default-feeds-'));
+    process.env.VIGIL_DATA_DIR = data;
+    // This one lists no URL, so nothing is downloaded.
+    const { mkdirSync, readFileSync } = await import('node:fs');
+    mkdirSync(join(data, 'feeds'));
+    writeFileSync(join(data, 'feeds', 'feeds.json'), '{"feeds": [{"file": "tor-exit-nodes.txt", "kind": "tor"}]}');
+    const out: string[] = [];
+    expect(await runCli(['feeds', 'update'], (line) => out.push(line))).toBe(0);
+    expect(out.at(-1)).toBe('0 updated, 0 failed (old file kept), 1 without a URL');
+    expect(readFileSync(join(data, 'feeds', 'feeds.json'), 'utf8')).toContain('"kind": "tor"}');
   });
 });

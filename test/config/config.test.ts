@@ -92,6 +92,15 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(c)).toBe(true);
   });
 
+  it("the feeds folder is the data directory's unless VIGIL_FEEDS_DIR names one; an in-memory database has none", () => {
+    expect(loadConfig({})).toMatchObject({ feedsDir: join(process.cwd(), 'data', 'feeds'), feedsDirIsDefault: true });
+    expect(loadConfig({ VIGIL_DATA_DIR: '/srv/vigil' })).toMatchObject({ feedsDir: '/srv/vigil/feeds', feedsDirIsDefault: true });
+    const memory = loadConfig({ VIGIL_DATA_DIR: ':memory:' });
+    expect([memory.feedsDir, memory.feedsDirIsDefault]).toEqual([undefined, false]);
+    const chosen = loadConfig({ VIGIL_FEEDS_DIR: tmpdir() });
+    expect(chosen).toMatchObject({ feedsDir: tmpdir(), feedsDirIsDefault: false });
+  });
+
   it('reads good values', () => {
     const c = loadConfig({
       VIGIL_PORT: '0',

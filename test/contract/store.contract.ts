@@ -158,6 +158,20 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         expect(await store.revokeKey("' or 1=1 --", T0)).toBe(false);
       });
 
+      it('replaces allowed origins; the key is otherwise unchanged and found with them; unknown keys answer undefined', async () => {
+        await account('acc_a');
+        const k = await key('acc_a', 'h1', 'publishable');
+        const other = await key('acc_a', 'h2', 'publishable');
+        const origins = ['https://a.example', "https://o'k.example", '*'];
+        expect(await store.setKeyOrigins(k.id, origins)).toEqual({ ...k, allowedOrigins: origins });
+        expect((await store.findKeyByHash('h1'))?.key.allowedOrigins).toEqual(origins);
+        expect(await store.listKeys('acc_a')).toEqual([{ ...k, allowedOrigins: origins }, other]);
+        expect((await store.setKeyOrigins(k.id, []))?.allowedOrigins).toEqual([]);
+        expect(await store.setKeyOrigins('key_missing', origins)).toBeUndefined();
+        expect(await store.setKeyOrigins("' or 1=1 --", origins)).toBeUndefined();
+        expect((await store.listKeys('acc_a')).map((x) => x.allowedOrigins)).toEqual([[], other.allowedOrigins]);
+      });
+
       it('refuses a duplicate hash with StoreRejectedError', async () => {
         await account('acc_a');
         await key('acc_a', 'h1');
@@ -454,6 +468,7 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         expect(await store.findKeyByHash(`h1${nul}`)).toBeUndefined();
         expect(await store.listKeys(nul)).toEqual([]);
         expect(await store.revokeKey(nul, T0)).toBe(false);
+        expect(await store.setKeyOrigins(nul, [])).toBeUndefined();
         expect(await store.getEvent('acc_a', nul)).toBeUndefined();
         expect(await store.getEvent(nul, 'evt_x')).toBeUndefined();
         for (const f of [{ type: nul }, { typePrefix: nul }, { actorId: nul }, { ip: nul }, { tag: nul }] as EventFilter[]) {

@@ -124,6 +124,49 @@ describe('admin API', () => {
     expectError(await call('DELETE', '/admin/keys/key_x', undefined, headers), 401, 'UNAUTHORIZED');
   });
 
+  it("PATCH /admin/keys/{id} replaces a publishable key's origins: the browser and its preflight are admitted at once", async () => {
+    const acct = await createAccount('pro');
+    const { id, key } = await createKey(acct.id, 'publishable');
+    const origin = 'https://app.example.com';
+    const fromBrowser = () => postEvent(t, key, { event: 'auth.login' }, '/v1/events', { origin });
+    const preflight = () => t.vigil.app.inject({ method: 'OPTIONS', url: '/v1/events', headers: { origin, 'access-control-request-method': 'POST' } });
+    expectError(await fromBrowser(), 403, 'FORBIDDEN');
+    expect((await preflight()).headers['access-control-allow-origin']).toBeUndefined();
+
+    const patched = await call('PATCH', `/admin/keys/${id}`, { allowed_origins: [origin, 'https://www.example.com'] });
+    expect(patched.statusCode).toBe(200);
+    expect(patched.json()).toMatchObject({ id, kind: 'publishable', allowed_origins: [origin, 'https://www.example.com'], revoked_at: null });
+    expect(patched.body).not.toContain(key);
+    const ok = await fromBrowser();
+    expect(ok.statusCode).toBe(202);
+    expect(ok.headers['access-control-allow-origin']).toBe(origin);
+    expect((await preflight()).headers['access-control-allow-origin']).toBe(origin);
+    const listed = (await call('GET', `/admin/accounts/${acct.id}/keys`)).json().data as { id: string; allowed_origins: string[] }[];
+    expect(listed.find((k) => k.id === id)?.allowed_origins).toEqual([origin, 'https://www.example.com']);
+
+    expect((await call('PATCH', `/admin/keys/${id}`, { allowed_origins: [] })).json().allowed_origins).toEqual([]);
+    expectError(await fromBrowser(), 403, 'FORBIDDEN');
+  });
+
+  it('PATCH /admin/keys/{id} refuses what is not an origin, a secret key and an unknown key', async () => {
+    const acct = await createAccount('pro');
+    const publishable = await createKey(acct.id, 'publishable', ['https://shop.example']);
+    const secret = await createKey(acct.id, 'secret');
+    const refused = async (id: string, body: object, status: number, code: string, says: string) => {
+      const res = await call('PATCH', `/admin/keys/${id}`, body);
+      const answer = expectError(res, status, code);
+      expect(`${String(answer.message)} ${JSON.stringify(answer.details ?? [])}`).toContain(says);
+    };
+    await refused(publishable.id, { allowed_origins: ['https://Shop.example'] }, 400, 'INVALID_REQUEST', 'Did you mean "https://shop.example"?');
+    await refused(publishable.id, { allowed_origins: ['https://shop.example:443'] }, 400, 'INVALID_REQUEST', 'Did you mean "https://shop.example"?');
+    await refused(publishable.id, { allowed_origins: ['shop.example'] }, 400, 'INVALID_REQUEST', 'allowed_origins');
+    await refused(publishable.id, {}, 400, 'INVALID_REQUEST', 'allowed_origins');
+    await refused(secret.id, { allowed_origins: ['https://shop.example'] }, 400, 'INVALID_REQUEST', 'publishable keys only');
+    await refused('key_missing', { allowed_origins: ['https://shop.example'] }, 404, 'NOT_FOUND', 'key_missing');
+    const listed = (await call('GET', `/admin/accounts/${acct.id}/keys`)).json().data as { id: string; allowed_origins: string[] }[];
+    expect(listed.map((k) => k.allowed_origins)).toEqual([['https://shop.example'], []]);
+  });
+
   it('an API key (even a secret one) cannot use the admin API', async () => {
     t.clock.advance(61_000);
     const acct = await t.account('business');
@@ -144,6 +187,7 @@ describe('admin API without VIGIL_ADMIN_TOKEN', () => {
     ['PATCH', '/admin/accounts/acc_x'],
     ['POST', '/admin/accounts/acc_x/keys'],
     ['DELETE', '/admin/keys/key_x'],
+    ['PATCH', '/admin/keys/key_x'],
   ] as const)('%s %s is 404', async (method, url) => {
     for (const headers of [{}, bearer(ADMIN_TOKEN), bearer('')]) {
       const res = await t.vigil.app.inject({ method, url, headers, payload: method === 'POST' || method === 'PATCH' ? { name: 'x', plan: 'pro' } : undefined });

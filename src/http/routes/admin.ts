@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { Accounts, AccountsResult } from '../../accounts/accounts.js';
+import { MAX_ORIGINS, type Accounts, type AccountsResult } from '../../accounts/accounts.js';
 import type { ApiKeyRecord } from '../../storage/types.js';
 import type { Account } from '../../event/account.js';
 import type { Store } from '../../storage/store.js';
@@ -69,7 +69,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRouteDeps):
   });
 
   const CreateKey = Type.Object(
-    { kind: Type.Union([Type.Literal('secret'), Type.Literal('publishable')]), allowed_origins: Type.Optional(Type.Array(Origin, { maxItems: 50 })) },
+    { kind: Type.Union([Type.Literal('secret'), Type.Literal('publishable')]), allowed_origins: Type.Optional(Type.Array(Origin, { maxItems: MAX_ORIGINS })) },
     { additionalProperties: false },
   );
   app.post<{ Params: Static<typeof Id>; Body: Static<typeof CreateKey> }>('/admin/accounts/:id/keys', {
@@ -86,6 +86,21 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRouteDeps):
     config,
     schema: { ...adminSchema('List an account keys (never the keys themselves)'), params: Id },
     handler: async (request) => ({ data: (await deps.store.listKeys(request.params.id)).map(keyView) }),
+  });
+
+  const PatchKey = Type.Object({ allowed_origins: Type.Array(Origin, { maxItems: MAX_ORIGINS }) }, { additionalProperties: false });
+  app.patch<{ Params: Static<typeof Id>; Body: Static<typeof PatchKey> }>('/admin/keys/:id', {
+    config,
+    schema: {
+      ...adminSchema('Replace the browser origins a publishable key is accepted from (applies at once; other instances within 2 s)'),
+      params: Id,
+      body: PatchKey,
+    },
+    handler: async (request) => {
+      const record = unwrap(await deps.accounts.setKeyOrigins(request.params.id, request.body.allowed_origins));
+      deps.changed();
+      return keyView(record);
+    },
   });
 
   app.delete<{ Params: Static<typeof Id> }>('/admin/keys/:id', {
