@@ -3,9 +3,9 @@
  * catalog serves it at GET /v1/catalog and the detect stage reads thresholds, severities and
  * windows from it, so what is documented is what runs.
  */
-import type { AlertTypeSpec, DetectorFamily, DetectorSpec, KillChainSpec, Severity, ThresholdSpec } from '../event/classification.js';
+import type { AlertDecision, AlertTypeSpec, DetectorFamily, DetectorSpec, KillChainSpec, Severity, ThresholdSpec } from '../event/classification.js';
 import { DETECTOR_FAMILIES } from '../event/classification.js';
-import { SEVERITY_WEIGHTS } from '../scoring/weights.js';
+import { SEVERITY_WEIGHTS, UNSCORED_DETECTORS } from '../scoring/weights.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -197,15 +197,36 @@ export const DETECTOR_SPECS: readonly DetectorSpec[] = [
   },
 ];
 
-const a = (type: string, detector: string, severity: Severity, mitre: readonly string[], windowMs: number, description: string): AlertTypeSpec => ({
-  type,
-  detector,
-  severity,
-  points: SEVERITY_WEIGHTS[severity],
-  mitre,
-  description,
-  windowMs,
-});
+/**
+ * What an alert means for decisions: a high alert on its own reaches `challenge`, a critical one
+ * `block`; a behavioural high or critical alert also keeps the actor's and the session's later
+ * events at `challenge` while it is open. Request-scanner findings are left to the score (one
+ * payload alone is often a curious user); Tor and blocklisted sources decide only the events
+ * they send, since the address, not the actor, is what they are about.
+ */
+const DECISION_BY_SEVERITY: Readonly<Partial<Record<Severity, AlertDecision>>> = { high: 'challenge', critical: 'block' };
+const DECISION_OVERRIDES: Readonly<Record<string, AlertDecision>> = {
+  // Enumerating endpoints is deliberate probing; a bot that keeps going should meet a challenge.
+  'api.enumeration': 'challenge',
+  // An anonymised source hides who logs in: step-up authentication is the usual answer.
+  'network.tor_exit_node': 'challenge',
+};
+
+const a = (type: string, detector: string, severity: Severity, mitre: readonly string[], windowMs: number, description: string): AlertTypeSpec => {
+  const decision = detector === 'request_scanner' ? undefined : (DECISION_OVERRIDES[type] ?? DECISION_BY_SEVERITY[severity]);
+  const carries = DECISION_BY_SEVERITY[severity] !== undefined && !UNSCORED_DETECTORS.has(detector);
+  return {
+    type,
+    detector,
+    severity,
+    points: SEVERITY_WEIGHTS[severity],
+    mitre,
+    description,
+    windowMs,
+    ...(decision === undefined ? {} : { decision }),
+    ...(carries ? { carries } : {}),
+  };
+};
 
 export const ALERT_TYPES: readonly AlertTypeSpec[] = [
   a(

@@ -65,7 +65,10 @@ async function play(scenario: Scenario, state: StateStore): Promise<{ writes: Al
       expect(result.alerts.map((a) => a.id)).toEqual(result.writes.map((w) => w.alert.id));
       writes.push(...result.writes);
       if (spec.decision === undefined && spec.raises === undefined) return;
-      const risk = compositeRisk({ ...(events[i] as (typeof events)[number]), alerts: result.alerts }, DEFAULT_THRESHOLDS);
+      const risk = compositeRisk(
+        { ...(events[i] as (typeof events)[number]), alerts: result.alerts, ...(result.standing ? { standing: result.standing } : {}) },
+        DEFAULT_THRESHOLDS,
+      );
       decided.push({
         line: from + i,
         alerts: result.alerts.map((a) => a.type),
