@@ -18,12 +18,21 @@ export const DETECTOR_SPECS: readonly DetectorSpec[] = [
   {
     name: 'brute_force',
     families: ['authentication', 'credential'],
-    description: 'Counts failed logins per actor and per source IP in a sliding window; flags a later success for that actor or from that IP.',
-    alertTypes: ['auth.brute_force.account', 'auth.brute_force.ip'],
+    description:
+      'Counts failed logins per actor and per source IP in a sliding window; flags a later success for that actor or from that IP, and a success after repeated failures of the actor.',
+    alertTypes: ['auth.brute_force.account', 'auth.brute_force.ip', 'auth.login_after_failures'],
     thresholds: [
       t('account_failures', 10, 2, 100_000, 'Failed logins of one actor within the window that raise auth.brute_force.account.'),
       t('ip_failures', 20, 2, 100_000, 'Failed logins from one IP within the window that raise auth.brute_force.ip.'),
       t('window_minutes', 5, 1, 1440, 'Sliding window length in minutes.'),
+      t(
+        'success_after_failures',
+        5,
+        2,
+        100_000,
+        'Failed logins of one actor within the success window after which a success raises auth.login_after_failures.',
+      ),
+      t('success_window_minutes', 30, 1, 1440, 'How far back a success looks for failed logins of the same actor.'),
     ],
   },
   {
@@ -79,8 +88,8 @@ export const DETECTOR_SPECS: readonly DetectorSpec[] = [
   {
     name: 'mfa_tampering',
     families: ['authentication', 'credential', 'account'],
-    description: 'MFA disabled, bypass attempts and push/challenge fatigue.',
-    alertTypes: ['auth.mfa_disabled', 'auth.mfa_bypass_attempt', 'auth.mfa_fatigue'],
+    description: 'MFA disabled, bypass attempts, push/challenge fatigue and an approval during a fatigue burst.',
+    alertTypes: ['auth.mfa_disabled', 'auth.mfa_bypass_attempt', 'auth.mfa_fatigue', 'auth.mfa_fatigue_accepted'],
     thresholds: [
       t('fatigue_failures', 5, 2, 10_000, 'MFA challenge failures of one actor within the window that raise auth.mfa_fatigue.'),
       t('window_minutes', 10, 1, 1440, 'Sliding window length in minutes.'),
@@ -246,6 +255,14 @@ export const ALERT_TYPES: readonly AlertTypeSpec[] = [
     'Many failed logins from one IP address in a short window, whatever the accounts: an automated password-guessing source. Block or challenge the address.',
   ),
   a(
+    'auth.login_after_failures',
+    'brute_force',
+    'high',
+    ['T1110.001', 'T1078'],
+    30 * MIN,
+    'A login succeeded for an account after repeated failed logins within half an hour, too few or too slow for a brute-force alert: the password may have been guessed. Confirm the login with the user.',
+  ),
+  a(
     'auth.credential_spray',
     'credential_spray',
     'high',
@@ -340,6 +357,14 @@ export const ALERT_TYPES: readonly AlertTypeSpec[] = [
     ['T1621'],
     10 * MIN,
     'Many MFA challenges for one user failed or were rejected in a short window: an attacker with the password is flooding the user with prompts hoping one gets approved.',
+  ),
+  a(
+    'auth.mfa_fatigue_accepted',
+    'mfa_tampering',
+    'critical',
+    ['T1621', 'T1078'],
+    HOUR,
+    'An MFA challenge was approved while a fatigue burst on the same user was open: the user probably gave in to the flood of prompts, and the attacker holds a working session.',
   ),
   a(
     'account.change_after_new_login',
@@ -584,8 +609,8 @@ export const KILL_CHAINS: readonly KillChainSpec[] = [
     windowMs: HOUR,
     stages: [
       { name: 'risky_login_or_privilege_change', description: 'A risky login, or a role or permission change.' },
-      { name: 'data_access_burst', description: 'Data accesses reaching the access_burst threshold within 10 minutes.' },
-      { name: 'bulk_export', description: 'An export or download.' },
+      { name: 'data_access_burst', description: 'Data accesses reaching the access_burst threshold within 10 minutes, or a large export (data.bulk_export).' },
+      { name: 'bulk_export', description: 'An export or download in a later event.' },
     ],
   },
   {
