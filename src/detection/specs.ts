@@ -38,10 +38,12 @@ export const DETECTOR_SPECS: readonly DetectorSpec[] = [
   {
     name: 'credential_spray',
     families: ['authentication', 'credential'],
-    description: 'Counts distinct actors failing from one IP; flags a later success from that IP.',
+    description:
+      'Counts distinct actors failing from one IP, from one /24 (IPv4) or /48 (IPv6) network, and from one hosting ASN; flags a later success from any of them.',
     alertTypes: ['auth.credential_spray', 'auth.credential_stuffing_success'],
     thresholds: [
       t('distinct_actors', 10, 2, 100_000, 'Distinct actors failing from one IP within the window.'),
+      t('network_distinct_actors', 20, 2, 100_000, 'Distinct actors failing from one /24 or /48 network, or one hosting ASN, within the window.'),
       t('window_minutes', 10, 1, 1440, 'Sliding window length in minutes.'),
     ],
   },
@@ -268,7 +270,7 @@ export const ALERT_TYPES: readonly AlertTypeSpec[] = [
     'high',
     ['T1110.003'],
     10 * MIN,
-    'One IP address failed to log in to many different accounts in a short window: password spraying, a few common passwords tried against many users.',
+    'One IP address, one /24 (/48) network or one hosting provider network failed to log in to many different accounts in a short window: password spraying, a few common passwords tried against many users, possibly spread over a few addresses.',
   ),
   a(
     'auth.credential_stuffing_success',
