@@ -1,5 +1,5 @@
 /**
- * The detection catalogue: 21 detectors, 46 alert types, 5 kill chains. Data only; the
+ * The detection catalogue: 21 detectors, 48 alert types, 5 kill chains. Data only; the
  * catalog serves it at GET /v1/catalog and the detect stage reads thresholds, severities and
  * windows from it, so what is documented is what runs.
  */
@@ -118,14 +118,24 @@ export const DETECTOR_SPECS: readonly DetectorSpec[] = [
   {
     name: 'bulk_export',
     families: ['data', 'admin'],
-    description: 'Large exports in one event and export volume per actor over an hour.',
+    description: "Large exports in one event, and export volume per actor over an hour above the larger of a static threshold and the actor's own baseline.",
     alertTypes: ['data.bulk_export', 'data.exfiltration_volume'],
     thresholds: [
       t('rows', 10_000, 1, 1e12, 'Rows in one export that raise data.bulk_export.'),
       t('megabytes', 100, 1, 1e9, 'Size in MB (10^6 bytes) of one export that raises data.bulk_export.'),
-      t('volume_rows', 50_000, 1, 1e12, 'Rows exported by one actor within the window that raise data.exfiltration_volume.'),
-      t('volume_exports', 20, 2, 100_000, 'Exports by one actor within the window that raise data.exfiltration_volume.'),
+      t('volume_rows', 50_000, 1, 1e12, 'Rows exported by one actor within the window that raise data.exfiltration_volume (the floor of the baseline).'),
+      t('volume_exports', 20, 2, 100_000, 'Exports by one actor within the window that raise data.exfiltration_volume (the floor of the baseline).'),
       t('window_minutes', 60, 1, 10_080, 'Sliding window length in minutes.'),
+      t('baseline_days', 14, 2, 90, "Days of an actor's export history the baseline is learnt from."),
+      t('baseline_min_days', 3, 1, 90, 'Days with exports an actor needs before its baseline applies; until then only the static thresholds do.'),
+      t(
+        'baseline_deviations',
+        4,
+        1,
+        100,
+        'Robust standard deviations (1.4826 × median absolute deviation) above the median daily peak that the volume must exceed.',
+      ),
+      t('baseline_margin_percent', 50, 0, 10_000, 'Least room above the median daily peak, in percent of it, for actors whose volume never varies.'),
     ],
   },
   {
@@ -407,7 +417,7 @@ export const ALERT_TYPES: readonly AlertTypeSpec[] = [
     'high',
     ['T1567', 'T1030'],
     HOUR,
-    'One user exported more data in an hour than normal work needs, in total rows or number of exports: possible data theft.',
+    'One user exported more data in an hour than normal work needs and than their own history shows, in total rows or number of exports: possible data theft.',
   ),
   a(
     'account.disposable_email',

@@ -53,7 +53,8 @@ export const credentialSpray: Detector = {
     const peeks: Slot<AlertPeekResult>[] = [];
     for (const { subject } of subjects) {
       peeks.push(ctx.ops.add({ kind: 'alert.peek', key: ctx.alertKey(subject), field: SPRAY, at: f.at, windowMs: alertSpec(SPRAY).windowMs ?? windowMs }));
-      if (f.actor !== undefined) ctx.ops.add({ kind: 'distinct.add', key: ctx.key('w', subject), field: 'spray', at: f.at, windowMs, member: f.actor, remove: true });
+      if (f.actor !== undefined)
+        ctx.ops.add({ kind: 'distinct.add', key: ctx.key('w', subject), field: 'spray', at: f.at, windowMs, member: f.actor, remove: true });
     }
     return (answers) => {
       for (const slot of peeks) {
