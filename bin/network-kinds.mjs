@@ -72,7 +72,7 @@ const KINDS = {
     /\bglobe telecom\b/i,
     /smart communications/i,
     /\bviettel\b/i,
-    /\btelkomsel\b/i,
+    /\btelkomsel\b/i, /^orange s\.a\.$/i, /radiotelephone/i,
     /\bindosat\b/i,
     /\bxl axiata\b/i,
     /\bcelcom\b/i,

@@ -62,12 +62,20 @@ export const DETECTOR_SPECS: readonly DetectorSpec[] = [
   {
     name: 'impossible_travel',
     families: ['authentication'],
-    description: 'Compares successive successful logins of an actor by great-circle distance and time, allowing for both accuracy radii.',
+    description:
+      'Compares successive successful logins of an actor by great-circle distance and time, allowing for both accuracy radii and for proxy and mobile carrier gateways; logins sharing a session, a device or a proxy or carrier network are not compared.',
     alertTypes: ['auth.impossible_travel'],
     thresholds: [
       t('max_speed_kmh', 900, 100, 100_000, 'Speed above which travel between two logins is impossible.'),
       t('min_distance_km', 500, 1, 20_000, 'Distance (after subtracting both accuracy radii) below which travel is never flagged.'),
       t('max_accuracy_radius_km', 200, 1, 20_000, 'Locations less precise than this are not compared.'),
+      t(
+        'gateway_radius_km',
+        1000,
+        0,
+        20_000,
+        'Least uncertainty of a location on a known proxy or mobile carrier network, subtracted like an accuracy radius.',
+      ),
     ],
   },
   {

@@ -1,4 +1,4 @@
-import { DAY, th, type Detector } from '../detector.js';
+import { DAY, th, type Detector, type Thresholds } from '../detector.js';
 import { haversineKm } from '../geo.js';
 import { DEVICE_KEYS, textOf } from '../metadata.js';
 import { networkKind } from '../network-kinds.js';
@@ -41,6 +41,17 @@ function decode(text: string): Fix | undefined {
 }
 
 /**
+ * How far from its location the person behind an address may be: its accuracy radius, and for a
+ * proxy or mobile carrier network at least gateway_radius_km, since such an address is placed
+ * where the gateway is, not where its user is.
+ */
+function uncertaintyKm(x: Fix, t: Thresholds): number {
+  const kind = x.asn >= 0 ? networkKind(x.asn) : undefined;
+  const radius = Math.max(0, x.radius);
+  return kind === 'proxy' || kind === 'mobile' ? Math.max(radius, th(t, 'gateway_radius_km')) : radius;
+}
+
+/**
  * Why two logins far apart are one person after all: the same session or device, or the same
  * proxy or mobile carrier network, whose gateways geolocate far from the person behind them.
  */
@@ -59,7 +70,8 @@ function sameOrigin(a: Fix, b: Fix): string | undefined {
  * max_speed_kmh allows. The distance is reduced by both accuracy radii (the actor could have
  * been anywhere within them), and pairs are skipped when either location is imprecise or
  * either address is anonymising (Tor has its own signal), and when both logins share a session,
- * a device or a proxy or mobile carrier network (sameOrigin). Allowlisted addresses never reach
+ * a device or a proxy or mobile carrier network (sameOrigin). An address of a proxy or carrier
+ * network counts as imprecise (uncertaintyKm). Allowlisted addresses never reach
  * here, so a corporate VPN is neither compared nor remembered.
  */
 export const impossibleTravel: Detector = {
@@ -88,7 +100,7 @@ export const impossibleTravel: Detector = {
       if (fix.radius > maxRadius || before.radius > maxRadius) return;
       if (sameOrigin(before, fix) !== undefined) return;
       const distanceKm = haversineKm(before.lat, before.lon, fix.lat, fix.lon);
-      const effectiveKm = distanceKm - Math.max(0, before.radius) - Math.max(0, fix.radius);
+      const effectiveKm = distanceKm - uncertaintyKm(before, t) - uncertaintyKm(fix, t);
       if (effectiveKm <= th(t, 'min_distance_km')) return;
       const hours = Math.abs(f.at - prev.at) / 3_600_000;
       const speedKmh = hours === 0 ? Infinity : effectiveKm / hours;
