@@ -82,6 +82,22 @@ async function play(scenario: Scenario, state: StateStore): Promise<{ writes: Al
 }
 
 const scenarios = loadScenarios();
+
+/** Standing alerts and export baselines of one account say nothing about another's actor of the same name. */
+async function accountsApart(state: StateStore): Promise<void> {
+  const detect = createDetectStage({ state, clock: new ManualClock() });
+  const [a, b] = [accountContext({}, `acc_a${Math.random().toString(36).slice(2, 8)}`), accountContext({}, `acc_b${Math.random().toString(36).slice(2, 8)}`)];
+  const login = (at: string, country: string, lat: number, lon: number) =>
+    enriched({ type: 'auth.login.success', at, actor: 'alice', ip: '203.0.113.80', geo: { country, lat, lon } });
+  await detect(login('0s', 'GB', 51.5074, -0.1278), a);
+  expect((await detect(login('20m', 'JP', 35.6762, 139.6503), a)).alerts.map((h) => h.type)).toEqual(['auth.impossible_travel']);
+  expect((await detect(enriched({ type: 'data.accessed', at: '25m', actor: 'alice' }), a)).standing?.type).toBe('auth.impossible_travel');
+  expect((await detect(enriched({ type: 'data.accessed', at: '25m', actor: 'alice' }), b)).standing).toBeUndefined();
+  const night = (day: number, ctx: typeof a) => detect(enriched({ type: 'data.exported', at: `${day}d2h`, actor: 'svc-etl', metadata: { rows: 50_000 } }), ctx);
+  for (let day = 0; day < 7; day++) await night(day, a);
+  expect((await night(7, a)).alerts.map((h) => h.type)).toEqual(['data.bulk_export']);
+  expect((await night(7, b)).alerts.map((h) => h.type)).toEqual(['data.bulk_export', 'data.exfiltration_volume']);
+}
 const decisionRows: string[] = [];
 
 function check(name: string, scenario: Scenario, writes: readonly AlertWrite[], decided: readonly Decided[]): void {
@@ -112,6 +128,12 @@ describe('detector scenarios (in-process state)', () => {
     check(name, scenario, writes, decided);
   });
 
+  it('keeps accounts apart', async () => {
+    const state = new MemoryStateStore({ sweepIntervalMs: 0 });
+    await accountsApart(state);
+    await state.close();
+  });
+
   it('fires every alert type in some scenario and keeps each quiet in another', () => {
     const fired = new Set(scenarios.flatMap((s) => s.scenario.expect.alerts));
     const quiet = new Set(scenarios.flatMap((s) => s.scenario.expect.absent ?? []));
@@ -136,4 +158,6 @@ describeWithRedis('detector scenarios (Redis state, pipelined batches)', redis, 
     const { writes, decided } = await play(scenario, state);
     check(name, scenario, writes, decided);
   });
+
+  it('keeps accounts apart', () => accountsApart(new RedisStateStore(r.client, { prefix: `${r.prefix}apart:` })));
 });
