@@ -53,3 +53,17 @@ describe('detection catalogue', () => {
     expect(KILL_CHAINS.map((c) => c.type).sort()).toEqual([...(chainAlerts ?? [])].sort());
   });
 });
+
+describe('alert decisions', () => {
+  it('high alerts challenge and critical ones block, except request-scanner findings; behavioural ones stand over the actor', () => {
+    for (const a of ALERT_TYPES) {
+      const expected = a.detector === 'request_scanner' ? undefined : a.severity === 'critical' ? 'block' : a.severity === 'high' ? 'challenge' : undefined;
+      if (a.type !== 'api.enumeration' && a.type !== 'network.tor_exit_node') expect(a.decision, a.type).toBe(expected);
+      expect(a.carries === true, a.type).toBe(expected !== undefined && a.detector !== 'threat_intel');
+    }
+    expect(ALERT_TYPES.filter((a) => a.severity === 'medium' && a.decision !== undefined).map((a) => a.type)).toEqual([
+      'network.tor_exit_node',
+      'api.enumeration',
+    ]);
+  });
+});
