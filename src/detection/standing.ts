@@ -5,8 +5,7 @@
  * written, when the event raised a carrying alert, with its alert updates.
  */
 import type { StandingAlert } from '../event/alert.js';
-import type { Answers, DetectContext, OpBatch, Raised, Slot } from './detector.js';
-import { HOUR } from './detector.js';
+import { HOUR, type Answers, type DetectContext, type OpBatch, type Raised, type Slot } from './detector.js';
 import { alertSpec } from './specs.js';
 import type { LastResult } from './state/state-store.js';
 

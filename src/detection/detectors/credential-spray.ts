@@ -1,8 +1,7 @@
-import { MINUTE, th, type DetectContext, type Detector } from '../detector.js';
+import { MINUTE, th, type DetectContext, type Detector, type Slot } from '../detector.js';
 import { networkKind, networkPrefix } from '../network-kinds.js';
 import { alertSpec } from '../specs.js';
 import type { AlertPeekResult, DistinctResult } from '../state/state-store.js';
-import type { Slot } from '../detector.js';
 
 const SPRAY = 'auth.credential_spray';
 
