@@ -56,7 +56,7 @@ for (let i = 0; i < N; i++) {
   if (d.alerts.length > 0) eventsWithAlerts++;
   totals.detect! += performance.now() - t;
   t = performance.now();
-  const detected = { ...e, alerts: d.alerts };
+  const detected = d.standing === undefined ? { ...e, alerts: d.alerts } : { ...e, alerts: d.alerts, standing: d.standing };
   const scored = { ...detected, id, risk: score(detected, ctx) };
   totals.score! += performance.now() - t;
   t = performance.now();

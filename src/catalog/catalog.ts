@@ -141,6 +141,8 @@ function describeCatalog(
       points: a.points,
       mitre: a.mitre,
       description: a.description,
+      decision: a.decision ?? null,
+      standing: a.carries === true,
     })),
     kill_chains: input.killChains.map((k) => ({ type: k.type, subject: k.subject, window_ms: k.windowMs, stages: k.stages })),
   });

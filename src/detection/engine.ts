@@ -12,19 +12,22 @@ import type { AlertWrite } from '../storage/types.js';
 import { scopedKey, type AccountScope } from '../event/tenancy.js';
 import { newId } from '../util/ids.js';
 import type { Clock } from '../util/clock.js';
-import type { AlertHit } from '../event/alert.js';
+import type { AlertHit, StandingAlert } from '../event/alert.js';
 import { Answers, OpBatch, type DetectContext, type Judge, type Raised, type Slot } from './detector.js';
 import { DETECTORS, KILL_CHAIN_DETECTOR } from './detectors/index.js';
 import { eventFacts, type EventFacts } from './facts.js';
 import { ChainRun } from './kill-chains.js';
 import { compileSettings, isSilenced, type CompiledSettings } from './settings.js';
 import { alertSpec } from './specs.js';
+import { Standing } from './standing.js';
 import type { AlertOpenResult, LastSwapOp, StateStore } from './state/state-store.js';
 
 /** What detection found for one event. */
 export interface DetectionResult {
   readonly alerts: readonly AlertHit[];
   readonly writes: readonly AlertWrite[];
+  /** An open alert of an earlier event on the same actor or session (see standing.ts). */
+  readonly standing?: StandingAlert;
 }
 
 export const NO_DETECTION: DetectionResult = Object.freeze({
@@ -96,6 +99,8 @@ export class EventDetection {
   private readonly run: EventRun;
   private readonly judges: Judge[] = [];
   private readonly chains: ChainRun | undefined;
+  private readonly standing: Standing;
+  private standingAlert: StandingAlert | undefined;
   private step: 'first' | 'judge' | 'second' | 'third' | 'done' = 'first';
   private readonly answered: { openings: Opening[]; answers: Answers }[] = [];
   private openings: Opening[] = [];
@@ -129,6 +134,7 @@ export class EventDetection {
     }
     chains?.collect();
     this.chains = chains;
+    this.standing = new Standing(this.run);
   }
 
   /** True once no batch can follow the one `next` answered last, whatever its answers. */
@@ -159,15 +165,17 @@ export class EventDetection {
 
   private afterFirst(first: Answers): OpBatch | undefined {
     const { run, chains } = this;
+    this.standingAlert = this.standing.read(first);
     for (const judge of this.judges) judge(first);
     chains?.complete(first, 'first');
     this.step = 'done';
-    if (run.raised.length === 0 && run.after.length === 0 && chains === undefined) return undefined;
+    if (run.raised.length === 0 && run.after.length === 0 && chains === undefined) return this.finish();
     const second = new OpBatch();
     for (const op of run.after.ops) second.ops.push(op);
     if (chains?.needsSecondBatch(first, run.raised.length > 0)) chains.afterJudges(first, run.raised, second);
     this.openings = queueOpenings(second, run, 0, this.clock);
-    if (second.length === 0) return undefined;
+    this.standing.write(second, run.raised, 0);
+    if (second.length === 0) return this.finish();
     this.step = 'second';
     return second;
   }
@@ -180,12 +188,14 @@ export class EventDetection {
     if (run.raised.length === countBefore) return this.finish();
     const third = new OpBatch();
     this.openings = queueOpenings(third, run, countBefore, this.clock);
+    this.standing.write(third, run.raised, countBefore);
     this.step = 'third';
     return third;
   }
 
   private finish(): undefined {
-    this.output = buildResult(this.answered, this.run.facts);
+    const result = this.answered.length === 0 ? NO_DETECTION : buildResult(this.answered, this.run.facts);
+    this.output = this.standingAlert === undefined ? result : { ...result, standing: this.standingAlert };
     this.step = 'done';
     return undefined;
   }
@@ -232,7 +242,15 @@ function buildResult(answered: readonly { openings: readonly Opening[]; answers:
     for (const { raised, slot } of openings) {
       const { alert, opened } = answers.get(slot);
       const spec = alertSpec(raised.type);
-      alerts.push({ id: alert.id, type: raised.type, severity: spec.severity, subject: raised.subject, opened, detector: raised.detector });
+      alerts.push({
+        id: alert.id,
+        type: raised.type,
+        severity: spec.severity,
+        subject: raised.subject,
+        opened,
+        detector: raised.detector,
+        ...(spec.decision === undefined ? {} : { decision: spec.decision }),
+      });
       writes.push({
         opened,
         alert: {

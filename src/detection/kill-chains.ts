@@ -22,6 +22,8 @@ interface StageDef {
   readonly loginAlerts?: ReadonlySet<string>;
   /** Met when the actor's data accesses reach the access_burst threshold. */
   readonly burst?: boolean;
+  /** Only by an event after the one that met the stage before it (one export is not two steps). */
+  readonly laterEvent?: boolean;
 }
 
 interface ChainDef {
@@ -41,6 +43,7 @@ const RISKY_LOGIN_ALERTS = set(
   'network.tor_exit_node',
   'network.blocklisted_ip',
   'auth.credential_stuffing_success',
+  'auth.login_after_failures',
 );
 const CREDENTIAL_ATTACK_ALERTS = set(
   'auth.brute_force.account',
@@ -52,6 +55,8 @@ const CREDENTIAL_ATTACK_ALERTS = set(
   'network.blocklisted_ip',
   'auth.new_country',
   'auth.impossible_travel',
+  'auth.login_after_failures',
+  'auth.mfa_fatigue_accepted',
 );
 const COMPROMISE_ALERTS = set(
   'host.ssh_login_after_failures',
@@ -84,8 +89,8 @@ const DEFS: Readonly<Record<string, readonly StageDef[]>> = {
   ],
   'chain.data_exfiltration': [
     { loginAlerts: RISKY_LOGIN_ALERTS, when: isRoleChange, alerts: set('privilege.escalation') },
-    { burst: true },
-    { when: isExport },
+    { burst: true, alerts: set('data.bulk_export') },
+    { when: isExport, laterEvent: true },
   ],
   'chain.host_compromise': [
     { alerts: set('host.ssh_brute_force') },
@@ -160,7 +165,8 @@ export class ChainRun {
       if (dynamic.size === 0) continue;
       const lowest = Math.min(...dynamic.keys());
       // A type stage after a newly met stage is marked again, now that its predecessor exists.
-      for (const s of this.typeStages.find((x) => x.chain === chain)?.stages ?? []) if (s > lowest && !dynamic.has(s)) dynamic.set(s, []);
+      for (const s of this.typeStages.find((x) => x.chain === chain)?.stages ?? [])
+        if (s > lowest && !dynamic.has(s) && !(chain.stages[s]?.laterEvent === true && dynamic.has(s - 1))) dynamic.set(s, []);
       for (const stage of [...dynamic.keys()].sort((a, b) => a - b))
         this.secondMarks.push(this.mark(batch, chain, subject, stage, dynamic.get(stage) as string[]));
     }

@@ -27,6 +27,8 @@ export function textOf(meta: Meta, keys: readonly string[]): string | undefined 
 
 export const ROWS_KEYS = ['rows', 'row_count', 'rowCount', 'records', 'record_count', 'recordCount', 'count'] as const;
 export const BYTES_KEYS = ['bytes', 'size_bytes', 'sizeBytes', 'size', 'file_size', 'fileSize'] as const;
+/** A stable identifier of the device the user acts from (an app install, a browser cookie). */
+export const DEVICE_KEYS = ['device_id', 'deviceId', 'device'] as const;
 /** Where a role change puts the new role; the old one is never read from these. */
 export const NEW_ROLE_KEYS = [
   'new_role',

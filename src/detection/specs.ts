@@ -1,11 +1,11 @@
 /**
- * The detection catalogue: 21 detectors, 46 alert types, 5 kill chains. Data only; the
+ * The detection catalogue: 21 detectors, 48 alert types, 5 kill chains. Data only; the
  * catalog serves it at GET /v1/catalog and the detect stage reads thresholds, severities and
  * windows from it, so what is documented is what runs.
  */
-import type { AlertTypeSpec, DetectorFamily, DetectorSpec, KillChainSpec, Severity, ThresholdSpec } from '../event/classification.js';
+import type { AlertDecision, AlertTypeSpec, DetectorFamily, DetectorSpec, KillChainSpec, Severity, ThresholdSpec } from '../event/classification.js';
 import { DETECTOR_FAMILIES } from '../event/classification.js';
-import { SEVERITY_WEIGHTS } from '../scoring/weights.js';
+import { SEVERITY_WEIGHTS, UNSCORED_DETECTORS } from '../scoring/weights.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -18,21 +18,32 @@ export const DETECTOR_SPECS: readonly DetectorSpec[] = [
   {
     name: 'brute_force',
     families: ['authentication', 'credential'],
-    description: 'Counts failed logins per actor and per source IP in a sliding window; flags a later success for that actor or from that IP.',
-    alertTypes: ['auth.brute_force.account', 'auth.brute_force.ip'],
+    description:
+      'Counts failed logins per actor and per source IP in a sliding window; flags a later success for that actor or from that IP, and a success after repeated failures of the actor.',
+    alertTypes: ['auth.brute_force.account', 'auth.brute_force.ip', 'auth.login_after_failures'],
     thresholds: [
       t('account_failures', 10, 2, 100_000, 'Failed logins of one actor within the window that raise auth.brute_force.account.'),
       t('ip_failures', 20, 2, 100_000, 'Failed logins from one IP within the window that raise auth.brute_force.ip.'),
       t('window_minutes', 5, 1, 1440, 'Sliding window length in minutes.'),
+      t(
+        'success_after_failures',
+        5,
+        2,
+        100_000,
+        'Failed logins of one actor within the success window after which a success raises auth.login_after_failures.',
+      ),
+      t('success_window_minutes', 30, 1, 1440, 'How far back a success looks for failed logins of the same actor.'),
     ],
   },
   {
     name: 'credential_spray',
     families: ['authentication', 'credential'],
-    description: 'Counts distinct actors failing from one IP; flags a later success from that IP.',
+    description:
+      'Counts distinct actors failing from one IP, from one /24 (IPv4) or /48 (IPv6) network, and from one hosting ASN; flags a later success from any of them.',
     alertTypes: ['auth.credential_spray', 'auth.credential_stuffing_success'],
     thresholds: [
       t('distinct_actors', 10, 2, 100_000, 'Distinct actors failing from one IP within the window.'),
+      t('network_distinct_actors', 20, 2, 100_000, 'Distinct actors failing from one /24 or /48 network, or one hosting ASN, within the window.'),
       t('window_minutes', 10, 1, 1440, 'Sliding window length in minutes.'),
     ],
   },
@@ -51,12 +62,20 @@ export const DETECTOR_SPECS: readonly DetectorSpec[] = [
   {
     name: 'impossible_travel',
     families: ['authentication'],
-    description: 'Compares successive successful logins of an actor by great-circle distance and time, allowing for both accuracy radii.',
+    description:
+      'Compares successive successful logins of an actor by great-circle distance and time, allowing for both accuracy radii and for proxy and mobile carrier gateways; logins sharing a session, a device or a proxy or carrier network are not compared.',
     alertTypes: ['auth.impossible_travel'],
     thresholds: [
       t('max_speed_kmh', 900, 100, 100_000, 'Speed above which travel between two logins is impossible.'),
       t('min_distance_km', 500, 1, 20_000, 'Distance (after subtracting both accuracy radii) below which travel is never flagged.'),
       t('max_accuracy_radius_km', 200, 1, 20_000, 'Locations less precise than this are not compared.'),
+      t(
+        'gateway_radius_km',
+        1000,
+        0,
+        20_000,
+        'Least uncertainty of a location on a known proxy or mobile carrier network, subtracted like an accuracy radius.',
+      ),
     ],
   },
   {
@@ -79,8 +98,8 @@ export const DETECTOR_SPECS: readonly DetectorSpec[] = [
   {
     name: 'mfa_tampering',
     families: ['authentication', 'credential', 'account'],
-    description: 'MFA disabled, bypass attempts and push/challenge fatigue.',
-    alertTypes: ['auth.mfa_disabled', 'auth.mfa_bypass_attempt', 'auth.mfa_fatigue'],
+    description: 'MFA disabled, bypass attempts, push/challenge fatigue and an approval during a fatigue burst.',
+    alertTypes: ['auth.mfa_disabled', 'auth.mfa_bypass_attempt', 'auth.mfa_fatigue', 'auth.mfa_fatigue_accepted'],
     thresholds: [
       t('fatigue_failures', 5, 2, 10_000, 'MFA challenge failures of one actor within the window that raise auth.mfa_fatigue.'),
       t('window_minutes', 10, 1, 1440, 'Sliding window length in minutes.'),
@@ -107,14 +126,24 @@ export const DETECTOR_SPECS: readonly DetectorSpec[] = [
   {
     name: 'bulk_export',
     families: ['data', 'admin'],
-    description: 'Large exports in one event and export volume per actor over an hour.',
+    description: "Large exports in one event, and export volume per actor over an hour above the larger of a static threshold and the actor's own baseline.",
     alertTypes: ['data.bulk_export', 'data.exfiltration_volume'],
     thresholds: [
       t('rows', 10_000, 1, 1e12, 'Rows in one export that raise data.bulk_export.'),
       t('megabytes', 100, 1, 1e9, 'Size in MB (10^6 bytes) of one export that raises data.bulk_export.'),
-      t('volume_rows', 50_000, 1, 1e12, 'Rows exported by one actor within the window that raise data.exfiltration_volume.'),
-      t('volume_exports', 20, 2, 100_000, 'Exports by one actor within the window that raise data.exfiltration_volume.'),
+      t('volume_rows', 50_000, 1, 1e12, 'Rows exported by one actor within the window that raise data.exfiltration_volume (the floor of the baseline).'),
+      t('volume_exports', 20, 2, 100_000, 'Exports by one actor within the window that raise data.exfiltration_volume (the floor of the baseline).'),
       t('window_minutes', 60, 1, 10_080, 'Sliding window length in minutes.'),
+      t('baseline_days', 14, 2, 90, "Days of an actor's export history the baseline is learnt from."),
+      t('baseline_min_days', 3, 1, 90, 'Days with exports an actor needs before its baseline applies; until then only the static thresholds do.'),
+      t(
+        'baseline_deviations',
+        4,
+        1,
+        100,
+        'Robust standard deviations (1.4826 × median absolute deviation) above the median daily peak that the volume must exceed.',
+      ),
+      t('baseline_margin_percent', 50, 0, 10_000, 'Least room above the median daily peak, in percent of it, for actors whose volume never varies.'),
     ],
   },
   {
@@ -197,15 +226,36 @@ export const DETECTOR_SPECS: readonly DetectorSpec[] = [
   },
 ];
 
-const a = (type: string, detector: string, severity: Severity, mitre: readonly string[], windowMs: number, description: string): AlertTypeSpec => ({
-  type,
-  detector,
-  severity,
-  points: SEVERITY_WEIGHTS[severity],
-  mitre,
-  description,
-  windowMs,
-});
+/**
+ * What an alert means for decisions: a high alert on its own reaches `challenge`, a critical one
+ * `block`; a behavioural high or critical alert also keeps the actor's and the session's later
+ * events at `challenge` while it is open. Request-scanner findings are left to the score (one
+ * payload alone is often a curious user); Tor and blocklisted sources decide only the events
+ * they send, since the address, not the actor, is what they are about.
+ */
+const DECISION_BY_SEVERITY: Readonly<Partial<Record<Severity, AlertDecision>>> = { high: 'challenge', critical: 'block' };
+const DECISION_OVERRIDES: Readonly<Record<string, AlertDecision>> = {
+  // Enumerating endpoints is deliberate probing; a bot that keeps going should meet a challenge.
+  'api.enumeration': 'challenge',
+  // An anonymised source hides who logs in: step-up authentication is the usual answer.
+  'network.tor_exit_node': 'challenge',
+};
+
+const a = (type: string, detector: string, severity: Severity, mitre: readonly string[], windowMs: number, description: string): AlertTypeSpec => {
+  const decision = detector === 'request_scanner' ? undefined : (DECISION_OVERRIDES[type] ?? DECISION_BY_SEVERITY[severity]);
+  const carries = DECISION_BY_SEVERITY[severity] !== undefined && !UNSCORED_DETECTORS.has(detector);
+  return {
+    type,
+    detector,
+    severity,
+    points: SEVERITY_WEIGHTS[severity],
+    mitre,
+    description,
+    windowMs,
+    ...(decision === undefined ? {} : { decision }),
+    ...(carries ? { carries } : {}),
+  };
+};
 
 export const ALERT_TYPES: readonly AlertTypeSpec[] = [
   a(
@@ -225,12 +275,20 @@ export const ALERT_TYPES: readonly AlertTypeSpec[] = [
     'Many failed logins from one IP address in a short window, whatever the accounts: an automated password-guessing source. Block or challenge the address.',
   ),
   a(
+    'auth.login_after_failures',
+    'brute_force',
+    'high',
+    ['T1110.001', 'T1078'],
+    30 * MIN,
+    'A login succeeded for an account after repeated failed logins within half an hour, too few or too slow for a brute-force alert: the password may have been guessed. Confirm the login with the user.',
+  ),
+  a(
     'auth.credential_spray',
     'credential_spray',
     'high',
     ['T1110.003'],
     10 * MIN,
-    'One IP address failed to log in to many different accounts in a short window: password spraying, a few common passwords tried against many users.',
+    'One IP address, one /24 (/48) network or one hosting provider network failed to log in to many different accounts in a short window: password spraying, a few common passwords tried against many users, possibly spread over a few addresses.',
   ),
   a(
     'auth.credential_stuffing_success',
@@ -321,6 +379,14 @@ export const ALERT_TYPES: readonly AlertTypeSpec[] = [
     'Many MFA challenges for one user failed or were rejected in a short window: an attacker with the password is flooding the user with prompts hoping one gets approved.',
   ),
   a(
+    'auth.mfa_fatigue_accepted',
+    'mfa_tampering',
+    'critical',
+    ['T1621', 'T1078'],
+    HOUR,
+    'An MFA challenge was approved while a fatigue burst on the same user was open: the user probably gave in to the flood of prompts, and the attacker holds a working session.',
+  ),
+  a(
     'account.change_after_new_login',
     'account_takeover_signals',
     'high',
@@ -359,7 +425,7 @@ export const ALERT_TYPES: readonly AlertTypeSpec[] = [
     'high',
     ['T1567', 'T1030'],
     HOUR,
-    'One user exported more data in an hour than normal work needs, in total rows or number of exports: possible data theft.',
+    'One user exported more data in an hour than normal work needs and than their own history shows, in total rows or number of exports: possible data theft.',
   ),
   a(
     'account.disposable_email',
@@ -563,8 +629,8 @@ export const KILL_CHAINS: readonly KillChainSpec[] = [
     windowMs: HOUR,
     stages: [
       { name: 'risky_login_or_privilege_change', description: 'A risky login, or a role or permission change.' },
-      { name: 'data_access_burst', description: 'Data accesses reaching the access_burst threshold within 10 minutes.' },
-      { name: 'bulk_export', description: 'An export or download.' },
+      { name: 'data_access_burst', description: 'Data accesses reaching the access_burst threshold within 10 minutes, or a large export (data.bulk_export).' },
+      { name: 'bulk_export', description: 'An export or download in a later event.' },
     ],
   },
   {

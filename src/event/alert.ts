@@ -1,4 +1,4 @@
-import type { Severity } from './classification.js';
+import type { AlertDecision, Severity } from './classification.js';
 
 /** An alert raised or updated by one event, as returned in the 202 body and scored. */
 export interface AlertHit {
@@ -15,4 +15,18 @@ export interface AlertHit {
   readonly points?: number;
   /** Tags the alert adds to the event (custom threat models). */
   readonly tags?: readonly string[];
+  /** The least action of this event because of the alert (built-in alert types; see AlertTypeSpec). */
+  readonly decision?: AlertDecision;
+}
+
+/**
+ * An alert opened by an earlier event of the same actor or session that is still open: it keeps
+ * this event's action at `challenge` or above.
+ */
+export interface StandingAlert {
+  readonly type: string;
+  /** `actor:<id>` or `session:<id>`: what this event shares with the event that raised it. */
+  readonly via: string;
+  /** Event time (ms) until which it stands. */
+  readonly until: number;
 }

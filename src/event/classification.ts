@@ -62,7 +62,14 @@ export interface AlertTypeSpec {
   readonly description: string;
   /** Deduplication window: a new sighting within this time of the last one updates the open alert. */
   readonly windowMs?: number;
+  /** The least risk action of the event that raises the alert, whatever its score adds up to. */
+  readonly decision?: AlertDecision;
+  /** While the alert is open, later events of the same actor or session get at least `challenge`. */
+  readonly carries?: boolean;
 }
+
+/** The least action an alert imposes: the account's challenge or block threshold becomes the score's floor. */
+export type AlertDecision = 'challenge' | 'block';
 
 export interface KillChainSpec {
   readonly type: string;

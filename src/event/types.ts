@@ -5,7 +5,7 @@
  */
 import type { Classification } from './classification.js';
 import type { Enrichment } from './enrichment.js';
-import type { AlertHit } from './alert.js';
+import type { AlertHit, StandingAlert } from './alert.js';
 import type { Risk } from './risk.js';
 
 export interface RequestInfo {
@@ -44,6 +44,8 @@ export interface EnrichedEvent extends ClassifiedEvent {
 
 export interface DetectedEvent extends EnrichedEvent {
   readonly alerts: readonly AlertHit[];
+  /** An open alert of an earlier event on the same actor or session, when one stands. */
+  readonly standing?: StandingAlert;
 }
 
 export interface ScoredEvent extends DetectedEvent {

@@ -47,7 +47,7 @@ async function withThreatModels(
   const extra = await custom;
   return built.map((d, i) => {
     const more = extra[i];
-    return more === undefined || more.alerts.length === 0 ? d : { alerts: [...d.alerts, ...more.alerts], writes: [...d.writes, ...more.writes] };
+    return more === undefined || more.alerts.length === 0 ? d : { ...d, alerts: [...d.alerts, ...more.alerts], writes: [...d.writes, ...more.writes] };
   });
 }
 

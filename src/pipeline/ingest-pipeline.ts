@@ -119,7 +119,8 @@ export function createIngestPipeline(stages: IngestStages, hooks: IngestHooks): 
       const degraded = hooks.degraded?.() ?? false;
       for (const [n, { i, eventId: id, event }] of accepted.entries()) {
         const detection = detections[n] as (typeof detections)[number];
-        const detected = { ...event, alerts: detection.alerts };
+        const detected =
+          detection.standing === undefined ? { ...event, alerts: detection.alerts } : { ...event, alerts: detection.alerts, standing: detection.standing };
         const scored = { ...detected, id, risk: stages.score(detected, ctx) };
         const result = toEventResult(scored, degraded);
         results[i] = result;

@@ -21,8 +21,26 @@ class Lines {
 }
 
 /**
+ * The least score the event's alerts impose: the threshold of the strongest decision among the
+ * alerts it raised (`floor.<type>`) and the alert standing over its actor or session
+ * (`floor.standing.<type>`, at `challenge`).
+ */
+function decisionFloor(event: DetectedEvent, thresholds: RiskThresholds): { score: number; source: string } | undefined {
+  let floor: { score: number; source: string } | undefined;
+  for (const alert of event.alerts) {
+    if (alert.decision === undefined) continue;
+    const score = thresholds[alert.decision];
+    if (floor === undefined || score > floor.score) floor = { score, source: `floor.${alert.type}` };
+  }
+  const standing = event.standing;
+  if (standing !== undefined && (floor === undefined || thresholds.challenge > floor.score))
+    floor = { score: thresholds.challenge, source: `floor.standing.${standing.type}` };
+  return floor;
+}
+
+/**
  * min(100, base + threat intel + network flags + behavioural), one breakdown line per
- * source. When the sum passes 100 a final `cap` line (negative) brings it back, so the lines
+ * source, raised to the floor the alerts set (decisionFloor). When the sum passes 100 a final `cap` line (negative) brings it back, so the lines
  * always add up to the score and each signal still shows its full weight.
  */
 export function compositeRisk(event: DetectedEvent, thresholds: RiskThresholds): Risk {
@@ -59,6 +77,11 @@ export function compositeRisk(event: DetectedEvent, thresholds: RiskThresholds):
   if (total > W.max) {
     lines.list.push({ source: 'cap', points: W.max - total });
     total = W.max;
+  }
+  const floor = decisionFloor(event, thresholds);
+  if (floor !== undefined && total < floor.score) {
+    lines.add(floor.source, floor.score - total);
+    total = floor.score;
   }
   return { score: total, level: levelOf(total), action: actionOf(total, thresholds), breakdown: lines.list };
 }

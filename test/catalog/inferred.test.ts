@@ -215,6 +215,8 @@ describe('catalog document', () => {
       points: 35,
       mitre: ['T1110.001'],
       description: 'Many failures for one actor.',
+      decision: null,
+      standing: false,
     });
     expect(doc.kill_chains[0]).toMatchObject({ type: 'chain.account_takeover', subject: 'actor', window_ms: 3_600_000 });
     expect(doc.custom.detectors).toEqual(['threat_intel', 'request_scanner']);

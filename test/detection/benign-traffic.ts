@@ -1,8 +1,10 @@
 /**
  * A deterministic synthetic workload of ordinary users: logins from home, office and mobile
  * networks (shared NAT and carrier addresses), occasional typos, sessions of data access, normal
- * exports, password resets, API traffic with a few 404s, and a few honest travellers. Used by the
- * noise test and the benchmark.
+ * exports, password resets, API traffic with a few 404s, and a few honest travellers; mobile
+ * users whose carrier hands them an address geolocated in another city minutes later, employees
+ * behind a security proxy whose egress moves between countries, and nightly export jobs of
+ * service accounts. Used by the noise test and the benchmark.
  */
 import { haversineKm } from '../../src/detection/geo.js';
 import type { EventSpec } from './helpers.js';
@@ -20,6 +22,35 @@ const CITIES = [
   { country: 'US', lat: 37.7749, lon: -122.4194 },
   { country: 'ES', lat: 40.4168, lon: -3.7038 },
 ] as const;
+/** A mobile carrier (ASN) per country, and a city where it geolocates some of its gateways. */
+const CARRIER_GATEWAYS = [
+  { asn: 3209, country: 'DE', lat: 53.5511, lon: 9.9937 },
+  { asn: 3215, country: 'FR', lat: 43.2965, lon: 5.3698 },
+  { asn: 25135, country: 'GB', lat: 55.9533, lon: -3.1883 },
+  { asn: 21928, country: 'US', lat: 33.749, lon: -84.388 },
+  { asn: 12430, country: 'ES', lat: 41.3874, lon: 2.1686 },
+] as const;
+/** A security proxy's egress points (one ASN): a user's traffic leaves from the nearest, or the next one when it is busy. */
+const PROXY_ASN = 53813;
+const PROXY_EGRESS = [
+  { country: 'DE', lat: 50.1109, lon: 8.6821 },
+  { country: 'SE', lat: 59.3293, lon: 18.0686 },
+  { country: 'GB', lat: 51.5074, lon: -0.1278 },
+  { country: 'ES', lat: 40.4168, lon: -3.7038 },
+  { country: 'US', lat: 40.7128, lon: -74.006 },
+  { country: 'US', lat: 41.8781, lon: -87.6298 },
+  { country: 'US', lat: 37.3382, lon: -121.8863 },
+] as const;
+type Egress = (typeof PROXY_EGRESS)[number];
+/** The proxy's nearest egress point to a city, and the one it fails over to: the next nearest within 1,500 km of it. */
+function egressFor(city: { lat: number; lon: number }): [Egress, Egress] {
+  const byDistance = [...PROXY_EGRESS].sort((a, b) => haversineKm(city.lat, city.lon, a.lat, a.lon) - haversineKm(city.lat, city.lon, b.lat, b.lon));
+  const nearest = byDistance[0] as Egress;
+  const failover = byDistance.slice(1).find((e) => haversineKm(nearest.lat, nearest.lon, e.lat, e.lon) <= 1500) ?? nearest;
+  return [nearest, failover];
+}
+/** Service accounts running a nightly export; the rows grow a little on the last day generated. */
+export const NIGHTLY_JOBS = 20;
 const DEVICES = ['Chrome/Windows', 'Edge/Windows', 'Safari/macOS', 'Chrome/macOS', 'Firefox/Linux'];
 const MOBILE = ['Mobile Safari/iOS', 'Chrome Mobile/Android'];
 const HOUR = 3_600_000;
@@ -34,6 +65,10 @@ interface User {
   mobile: string | undefined;
   office: number | undefined;
   exporter: boolean;
+  /** Index in CARRIER_GATEWAYS of the user's carrier, for mobile users. */
+  carrier: number;
+  /** Works behind the security proxy. */
+  proxied: boolean;
 }
 
 const ip = (a: number, b: number, c: number) => `${a}.${(b >> 8) & 255}.${b & 255}.${c}`;
@@ -51,6 +86,8 @@ export function benignUsers(count: number, seed = 7): User[] {
       mobile: r() < 0.6 ? (MOBILE[Math.floor(r() * MOBILE.length)] as string) : undefined,
       office: r() < 0.6 ? cityIndex : undefined,
       exporter: r() < 0.15,
+      carrier: CARRIER_GATEWAYS.findIndex((c) => c.country === (CITIES[cityIndex] as User['city']).country),
+      proxied: r() < 0.05,
     };
   });
 }
@@ -72,13 +109,13 @@ export function benignDay(users: readonly User[], dayStart: number, seed: number
       lon: u.city.lon + (r() - 0.5) * jitterKm * 0.018,
       radius: 10 + Math.floor(r() * 40),
     });
-    const login = (at: number, ipAddr: string, ua: string, session: string) => {
+    const login = (at: number, ipAddr: string, ua: string, session: string, asn?: number) => {
       // Occasional typos: one or two failures just before the success.
       if (r() < 0.06) {
         const typos = 1 + Math.floor(r() * 2);
         for (let k = typos; k > 0; k--) out.push({ type: 'auth.login.failure', at: at - k * 20_000, actor: u.id, ip: ipAddr, ua, geo: geo() });
       }
-      out.push({ type: 'auth.login.success', at, actor: u.id, ip: ipAddr, ua, geo: geo(), session });
+      out.push({ type: 'auth.login.success', at, actor: u.id, ip: ipAddr, ua, geo: geo(), session, ...(asn === undefined ? {} : { asn }) });
     };
     const morning = dayStart + 7 * HOUR + Math.floor(r() * 2 * HOUR);
     const homeSession = `${u.id}-${dayStart}-home`;
@@ -115,8 +152,40 @@ export function benignDay(users: readonly User[], dayStart: number, seed: number
       const carrierIp = ip(100, 64 + Math.floor(r() * 20), 1);
       const at = dayStart + 12 * HOUR + Math.floor(r() * 8 * HOUR);
       const session = `${u.id}-${dayStart}-mobile`;
-      login(at, carrierIp, u.mobile, session);
+      login(at, carrierIp, u.mobile, session, CARRIER_GATEWAYS[u.carrier]?.asn);
       out.push({ type: 'data.accessed', at: at + MIN, actor: u.id, ip: carrierIp, ua: u.mobile, geo: geo(30), session });
+    }
+    if (u.mobile !== undefined && r() < 0.1) {
+      // The carrier moves the phone to a gateway in another city between two logins minutes apart.
+      const carrier = CARRIER_GATEWAYS[u.carrier] as (typeof CARRIER_GATEWAYS)[number];
+      const at = dayStart + 18 * HOUR + Math.floor(r() * 3 * HOUR);
+      const session = `${u.id}-${dayStart}-carrier`;
+      out.push({ type: 'auth.login.success', at, actor: u.id, ip: ip(100, 90, 1 + u.carrier), asn: carrier.asn, ua: u.mobile, geo: geo(30), session });
+      out.push({
+        type: 'auth.login.success',
+        at: at + 4 * MIN,
+        actor: u.id,
+        ip: ip(100, 91, 1 + u.carrier),
+        asn: carrier.asn,
+        ua: u.mobile,
+        geo: { country: carrier.country, lat: carrier.lat, lon: carrier.lon, radius: 50 },
+        session: `${session}-2`,
+      });
+    }
+    if (u.proxied) {
+      // Two logins through the proxy five minutes apart leave from different egress points.
+      const at = dayStart + 14 * HOUR + Math.floor(r() * 2 * HOUR);
+      for (const [k, egress] of egressFor(u.city).entries())
+        out.push({
+          type: 'auth.login.success',
+          at: at + k * 5 * MIN,
+          actor: u.id,
+          ip: ip(165, 225 + k, 10),
+          asn: PROXY_ASN,
+          ua: u.device,
+          geo: { ...egress, radius: 20 },
+          session: `${u.id}-${dayStart}-proxy-${k}`,
+        });
     }
     if (r() < 0.01) out.push({ type: 'auth.password.reset_requested', at: t + 5 * MIN, actor: u.id, ip: u.homeIp, email: `${u.id}@example.com` });
     if (mode === 'travel' && r() < 0.02) {
@@ -146,6 +215,10 @@ export function benignDay(users: readonly User[], dayStart: number, seed: number
         });
       }
     }
+  }
+  for (let j = 0; j < NIGHTLY_JOBS; j++) {
+    const rows = mode === 'travel' ? 50_000 + Math.floor(r() * 5_000) : 40_000 + Math.floor(r() * 8_000);
+    out.push({ type: 'data.exported', at: dayStart + 2 * HOUR + j * MIN, actor: `svc-export-${j}`, ip: '10.20.0.5', metadata: { rows } });
   }
   return out.sort((a, b) => (a.at as number) - (b.at as number));
 }

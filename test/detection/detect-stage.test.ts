@@ -38,7 +38,15 @@ describe('detect stage', () => {
     const results = await playAll(failures(11));
     const opened = results[9];
     expect(opened?.alerts).toEqual([
-      { id: expect.stringMatching(/^alr_/), type: 'auth.brute_force.account', severity: 'high', subject: 'actor:alice', opened: true, detector: 'brute_force' },
+      {
+        id: expect.stringMatching(/^alr_/),
+        type: 'auth.brute_force.account',
+        severity: 'high',
+        subject: 'actor:alice',
+        opened: true,
+        detector: 'brute_force',
+        decision: 'challenge',
+      },
     ]);
     expect(opened?.writes[0]).toMatchObject({
       opened: true,
@@ -58,7 +66,7 @@ describe('detect stage', () => {
     expect(hits).toBe(0);
   });
 
-  it('sends a benign event in one batch and no batch at all when nothing applies', async () => {
+  it('sends a benign event in one batch, and no batch at all when nothing applies', async () => {
     const { store, batches } = countingStore();
     await playAll(
       [
@@ -76,8 +84,11 @@ describe('detect stage', () => {
     );
     expect(batches).toHaveLength(1);
     expect(batches[0]).toBeGreaterThan(3);
-    await playAll([{ type: 'custom.thing.done', actor: 'alice' }], {}, store);
+    await playAll([{ type: 'custom.thing.done', ip: '203.0.113.10' }], {}, store);
     expect(batches).toHaveLength(1);
+    // An event of an actor reads, in one op, whether an alert stands over the actor.
+    await playAll([{ type: 'custom.thing.done', actor: 'alice' }], {}, store);
+    expect(batches).toEqual([batches[0], 1]);
   });
 
   it('links the stages of a kill chain to their events and alerts', async () => {

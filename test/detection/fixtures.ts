@@ -8,12 +8,17 @@ interface Line extends EventSpec {
   repeat?: number;
   every?: string | number;
 }
+/** What one event must get: its risk action and the alerts it raised or updated. */
+export interface Expected {
+  decision?: 'allow' | 'challenge' | 'block';
+  raises?: string[];
+}
 export interface Scenario {
   description: string;
   settings?: Record<string, unknown>;
   order?: 'time' | 'listed';
   defaults?: Partial<EventSpec>;
-  events: Line[];
+  events: (Line & Expected)[];
   expect: { alerts: string[]; absent?: string[]; opened?: Record<string, number>; count?: Record<string, number> };
 }
 
@@ -44,7 +49,7 @@ function fill<T>(value: T, i: number): T {
 }
 
 /** The scenario's events with repetitions expanded and `at` in ms, in delivery order. */
-export function expand(scenario: Scenario): (EventSpec & { at: number })[] {
+export function expand(scenario: Scenario): (EventSpec & Expected & { at: number })[] {
   const events = scenario.events.flatMap((line) => {
     const { repeat = 1, every = 0, ...spec } = { ...scenario.defaults, ...line } as Line;
     return Array.from({ length: repeat }, (_, i) => ({ ...fill(spec, i), at: duration(spec.at) + i * duration(every) }));

@@ -49,7 +49,7 @@ describe('detection settings validation', () => {
       ok: false,
       errors: [
         'detectors.brute_force.account_failures must be an integer from 2 to 100000',
-        'detectors.brute_force.window: unknown setting (known: enabled, account_failures, ip_failures, window_minutes)',
+        'detectors.brute_force.window: unknown setting (known: enabled, account_failures, ip_failures, window_minutes, success_after_failures, success_window_minutes)',
         'detectors.brute_force.enabled must be a boolean',
         expect.stringMatching(/^detectors\.nope: unknown detector \(known: brute_force, credential_spray, .*kill_chain\)$/),
         'detectors.api_abuse must be an object',
@@ -83,7 +83,13 @@ describe('detection settings validation', () => {
 describe('compiled settings', () => {
   it('uses the documented defaults when nothing is set', () => {
     expect(compileSettings({})).toBe(DEFAULT_SETTINGS);
-    expect(DEFAULT_SETTINGS.thresholds('brute_force')).toEqual({ account_failures: 10, ip_failures: 20, window_minutes: 5 });
+    expect(DEFAULT_SETTINGS.thresholds('brute_force')).toEqual({
+      account_failures: 10,
+      ip_failures: 20,
+      window_minutes: 5,
+      success_after_failures: 5,
+      success_window_minutes: 30,
+    });
   });
 
   it('applies overrides and matches allowlists by CIDR, ASN, actor and country', () => {
@@ -101,7 +107,13 @@ describe('compiled settings', () => {
     };
     const c = compileSettings(settings);
     expect(compileSettings(settings)).toBe(c);
-    expect(c.thresholds('brute_force')).toEqual({ account_failures: 10, ip_failures: 50, window_minutes: 5 });
+    expect(c.thresholds('brute_force')).toEqual({
+      account_failures: 10,
+      ip_failures: 50,
+      window_minutes: 5,
+      success_after_failures: 5,
+      success_window_minutes: 30,
+    });
     expect(c.enabled('api_abuse')).toBe(false);
     expect(c.enabled('brute_force')).toBe(true);
     expect([...(c.silenced({ ip: '10.20.30.40' }) ?? [])]).toEqual(['impossible_travel']);

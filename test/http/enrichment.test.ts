@@ -83,7 +83,7 @@ describe.skipIf(SCALE_OUT)('catalog, enrichment and scoring over HTTP', () => {
         // Detectors may add alert lines (e.g. mfa_tampering on auth.mfa.disabled); the base line is the type's.
         expect(pointsOf(r, 'base'), types[i]).toBe(expected > 0 ? expected : undefined);
         expect(
-          r.risk.breakdown.filter((l) => !l.source.startsWith('alert.') && l.source !== 'cap'),
+          r.risk.breakdown.filter((l) => !l.source.startsWith('alert.') && !l.source.startsWith('floor.') && l.source !== 'cap'),
           types[i],
         ).toEqual(expected > 0 ? [{ source: 'base', points: expected }] : []);
       });
@@ -149,16 +149,21 @@ describe.skipIf(SCALE_OUT)('catalog, enrichment and scoring over HTTP', () => {
       expect(r.risk.breakdown.some((l) => l.source.startsWith('threat_intel'))).toBe(false);
     });
 
-    it('a Tor exit adds 25 to a base-0 event', async () => {
+    it('a Tor exit adds 25 to a base-0 event, and its alert lifts the event to challenge', async () => {
       const r = await send({ event: 'custom.page.view', ip: '185.220.101.2' });
-      expect(r.risk.breakdown).toEqual([{ source: 'threat_intel.tor_exit', points: 25 }]);
+      expect(r.risk.breakdown).toEqual([
+        { source: 'threat_intel.tor_exit', points: 25 },
+        { source: 'floor.network.tor_exit_node', points: 25 },
+      ]);
+      expect(r.risk.action).toBe('challenge');
     });
 
-    it('a blocklisted address adds 30', async () => {
+    it('a blocklisted address adds 30, and its alert lifts the event to challenge', async () => {
       const r = await send({ event: 'auth.login.failure', actor_id: 'u2', ip: '91.240.118.172' });
       expect(pointsOf(r, 'base')).toBe(10);
       expect(pointsOf(r, 'threat_intel.blocklist')).toBe(30);
-      expect(r.risk.score).toBe(40);
+      expect(pointsOf(r, 'floor.network.blocklisted_ip')).toBe(10);
+      expect(r.risk).toMatchObject({ score: 50, action: 'challenge' });
     });
 
     it('a hosting ASN adds 10 on an auth event only', async () => {

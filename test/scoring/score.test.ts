@@ -243,3 +243,36 @@ describe('validateRiskSettings', () => {
     if (!r.ok) expect(r.errors[0]?.field).toBe(field);
   });
 });
+
+describe('decision floors', () => {
+  const decided = (type: string, severity: Severity, decision: 'challenge' | 'block'): AlertHit => ({ ...alert(type, severity), decision });
+
+  it('a high alert alone reaches challenge and a critical one block, with a floor line that keeps the sum', () => {
+    const high = score(event({ alerts: [decided('auth.impossible_travel', 'high', 'challenge')] }), ctx());
+    expect(high).toMatchObject({ score: 50, action: 'challenge', level: 'high' });
+    expect(high.breakdown).toEqual([
+      { source: 'alert.auth.impossible_travel', points: 35 },
+      { source: 'floor.auth.impossible_travel', points: 15 },
+    ]);
+    const critical = score(event({ alerts: [decided('auth.credential_stuffing_success', 'critical', 'block')] }), ctx());
+    expect(critical).toMatchObject({ score: 80, action: 'block' });
+    expect(sum(critical.breakdown)).toBe(80);
+  });
+
+  it('follows the account thresholds, and never lowers a score already above the floor', () => {
+    const hit = [decided('session.hijack_suspected', 'high', 'challenge')];
+    expect(score(event({ alerts: hit }), ctx({ risk: { challenge: 40, block: 90 } }))).toMatchObject({ score: 40, action: 'challenge' });
+    expect(score(event({ alerts: hit }), ctx({ risk: { challenge: 70, block: 90 } }))).toMatchObject({ score: 70, action: 'challenge' });
+    const above = score(event({ base: 40, alerts: hit }), ctx());
+    expect(above).toMatchObject({ score: 75, action: 'challenge' });
+    expect(above.breakdown.some((l) => l.source.startsWith('floor.'))).toBe(false);
+  });
+
+  it('an alert standing over the actor lifts a later event to challenge; alerts without a decision lift nothing', () => {
+    const later = score({ ...event({}), standing: { type: 'auth.brute_force.account', via: 'actor:u1', until: 1 } }, ctx());
+    expect(later).toMatchObject({ score: 50, action: 'challenge' });
+    expect(later.breakdown).toEqual([{ source: 'floor.standing.auth.brute_force.account', points: 50 }]);
+    expect(score(event({ alerts: [alert('custom.model', 'critical', 'threat_model')] }), ctx()).action).toBe('challenge');
+    expect(score(event({ alerts: [alert('auth.new_country', 'medium', 'geo_device_anomaly')] }), ctx())).toMatchObject({ score: 20, action: 'allow' });
+  });
+});

@@ -1,5 +1,5 @@
-import { MINUTE, th, type DetectContext, type Detector, type Judge, type Slot } from '../detector.js';
-import type { AlertPeekResult } from '../state/state-store.js';
+import { MINUTE, th, type DetectContext, type Detector, type Judge, type Slot, type Thresholds } from '../detector.js';
+import type { AlertPeekResult, WindowResult } from '../state/state-store.js';
 import { alertSpec } from '../specs.js';
 
 /** Open alerts under which a successful login means the guessing probably worked, by subject. */
@@ -9,21 +9,33 @@ const GUESSING_ALERTS = {
 } as const;
 /** A success from a spraying IP is credential_spray's stuffing success; it is not raised twice. */
 const SPRAY = 'auth.credential_spray';
+/** The actor's failures over the longer success window (a slow brute force stays under the alert). */
+const RECENT_FAILURES = 'fail_recent';
 
 /**
  * auth.brute_force.account / .ip: failed logins per actor and per source IP in a sliding window.
  * auth.credential_stuffing_success: a successful login for an actor, or from an IP, that has an open
  * brute-force alert (a success from a spraying IP is credential_spray's stuffing success).
+ * auth.login_after_failures: otherwise, a success of an actor with success_after_failures or more
+ * failures within success_window_minutes; the count starts again after each success.
  */
 export const bruteForce: Detector = {
   name: 'brute_force',
   detect(ctx, t) {
     const f = ctx.facts;
-    if (f.loginSuccess) return detectSuccess(ctx);
+    if (f.loginSuccess) return detectSuccess(ctx, t);
     if (!f.loginFailure) return;
     const windowMs = th(t, 'window_minutes') * MINUTE;
     const byActor =
       f.actor === undefined ? undefined : ctx.ops.add({ kind: 'window.add', key: ctx.key('w', `actor:${f.actor}`), field: 'fail', at: f.at, windowMs });
+    if (f.actor !== undefined)
+      ctx.ops.add({
+        kind: 'window.add',
+        key: ctx.key('w', `actor:${f.actor}`),
+        field: RECENT_FAILURES,
+        at: f.at,
+        windowMs: th(t, 'success_window_minutes') * MINUTE,
+      });
     const byIp = f.ip === undefined ? undefined : ctx.ops.add({ kind: 'window.add', key: ctx.key('w', `ip:${f.ip}`), field: 'fail', at: f.at, windowMs });
     return (answers) => {
       const minutes = th(t, 'window_minutes');
@@ -42,8 +54,14 @@ export const bruteForce: Detector = {
   },
 };
 
-function detectSuccess(ctx: DetectContext): Judge | undefined {
+function detectSuccess(ctx: DetectContext, t: Thresholds): Judge | undefined {
   const f = ctx.facts;
+  let recent: Slot<WindowResult> | undefined;
+  if (f.actor !== undefined) {
+    const key = ctx.key('w', `actor:${f.actor}`);
+    recent = ctx.ops.add({ kind: 'window.add', key, field: RECENT_FAILURES, at: f.at, windowMs: th(t, 'success_window_minutes') * MINUTE, amount: 0 });
+    ctx.ops.add({ kind: 'delete', key, field: RECENT_FAILURES });
+  }
   const peeks: { type: string; slot: Slot<AlertPeekResult> }[] = [];
   const peek = (subject: string, types: readonly string[]): void => {
     for (const type of types) {
@@ -72,5 +90,13 @@ function detectSuccess(ctx: DetectContext): Judge | undefined {
       });
       return;
     }
+    const failures = recent === undefined ? 0 : answers.get(recent).sum;
+    if (failures >= th(t, 'success_after_failures'))
+      ctx.raise('auth.login_after_failures', `actor:${f.actor}`, {
+        ip: f.ip ?? null,
+        failures,
+        threshold: th(t, 'success_after_failures'),
+        window_minutes: th(t, 'success_window_minutes'),
+      });
   };
 }

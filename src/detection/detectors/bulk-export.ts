@@ -1,14 +1,44 @@
-import { MINUTE, th, type Detector, type Slot } from '../detector.js';
+import { DAY, MINUTE, th, type Detector, type Slot, type Thresholds } from '../detector.js';
 import { primarySubject, type EventFacts } from '../facts.js';
 import { BYTES_KEYS, numberOf, ROWS_KEYS } from '../metadata.js';
-import type { WindowResult } from '../state/state-store.js';
+import type { LastResult, StateValue, WindowResult } from '../state/state-store.js';
 
 const EXPORT_TYPES = new Set(['data.exported', 'data.downloaded', 'admin.audit_log.exported']);
 export const isExport = (f: EventFacts): boolean => EXPORT_TYPES.has(f.type) || f.has('data.export');
 
+/** One day of an actor's export history: [day number, most rows in a window, most exports in a window]. */
+type DayPeak = readonly [number, number, number];
+/** The scale of the median absolute deviation that estimates a standard deviation. */
+const MAD_SCALE = 1.4826;
+
+function peaksOf(result: LastResult): DayPeak[] {
+  const value = result.previous?.value;
+  if (!Array.isArray(value)) return [];
+  return value.filter((d): d is DayPeak => Array.isArray(d) && d.length === 3 && d.every((n) => typeof n === 'number'));
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+}
+
+/**
+ * The volume an actor's history makes unusual: the median of the daily peaks plus the larger of
+ * `baseline_deviations` robust standard deviations (MAD-based) and `baseline_margin_percent` of
+ * the median, so that a job exporting the same amount every day has room to grow a little.
+ */
+function baselineLimit(values: readonly number[], t: Thresholds): number {
+  const m = median(values);
+  const spread = MAD_SCALE * median(values.map((v) => Math.abs(v - m)));
+  return m + Math.max(th(t, 'baseline_deviations') * spread, (th(t, 'baseline_margin_percent') / 100) * m);
+}
+
 /**
  * data.bulk_export: one export of >= rows or >= megabytes; data.exfiltration_volume: rows
- * summed, or exports counted, per actor over the window.
+ * summed, or exports counted, per actor over the window, above the larger of the static
+ * threshold and the actor's own baseline. The baseline is the peak window volume of each of the
+ * last baseline_days days, kept in shared state; it applies once baseline_min_days days are known.
  */
 export const bulkExport: Detector = {
   name: 'bulk_export',
@@ -31,18 +61,54 @@ export const bulkExport: Detector = {
     const exports = ctx.ops.add({ kind: 'window.add', key, field: 'exports', at: f.at, windowMs });
     let rowSum: Slot<WindowResult> | undefined;
     if (rows !== undefined && rows > 0) rowSum = ctx.ops.add({ kind: 'window.add', key, field: 'export_rows', at: f.at, windowMs, amount: rows });
+    const baselineKey = ctx.key('p', subject);
+    const baselineTtlMs = (th(t, 'baseline_days') + 1) * DAY;
+    const history = ctx.ops.add({ kind: 'last.swap', key: baselineKey, field: 'export_days', at: f.at, ttlMs: baselineTtlMs });
     return (answers) => {
       const count = answers.get(exports).sum;
       const total = rowSum === undefined ? 0 : answers.get(rowSum).sum;
-      if (count >= th(t, 'volume_exports') || total >= th(t, 'volume_rows')) {
+      const today = Math.floor(f.at / DAY);
+      const peaks = peaksOf(answers.get(history)).filter(([day]) => day > today - th(t, 'baseline_days') - 1 && day <= today);
+      const before = peaks.filter(([day]) => day < today);
+      const learned = before.length >= th(t, 'baseline_min_days');
+      const rowLimit = Math.max(
+        th(t, 'volume_rows'),
+        learned
+          ? baselineLimit(
+              before.map((d) => d[1]),
+              t,
+            )
+          : 0,
+      );
+      const exportLimit = Math.max(
+        th(t, 'volume_exports'),
+        learned
+          ? baselineLimit(
+              before.map((d) => d[2]),
+              t,
+            )
+          : 0,
+      );
+      if (count >= exportLimit || total >= rowLimit) {
         ctx.raise('data.exfiltration_volume', subject, {
           exports: count,
           rows: total,
           volume_exports: th(t, 'volume_exports'),
           volume_rows: th(t, 'volume_rows'),
           window_minutes: th(t, 'window_minutes'),
+          baseline_days: learned ? before.length : 0,
+          exports_limit: Math.round(exportLimit),
+          rows_limit: Math.round(rowLimit),
         });
       }
+      const current = peaks.find(([day]) => day === today);
+      if (current !== undefined && current[1] >= total && current[2] >= count) return;
+      const updated: StateValue = [
+        ...before,
+        [today, Math.max(current?.[1] ?? 0, total), Math.max(current?.[2] ?? 0, count)],
+        ...peaks.filter(([day]) => day > today),
+      ];
+      ctx.after.add({ kind: 'last.swap', key: baselineKey, field: 'export_days', at: f.at, value: updated, ttlMs: baselineTtlMs });
     };
   },
 };

@@ -1,24 +1,77 @@
-import { DAY, th, type Detector } from '../detector.js';
+import { DAY, th, type Detector, type Thresholds } from '../detector.js';
 import { haversineKm } from '../geo.js';
+import { DEVICE_KEYS, textOf } from '../metadata.js';
+import { networkKind } from '../network-kinds.js';
 
-/** Per actor: [latitude, longitude, accuracy radius km (-1 unknown), anonymising 0/1, country]. */
-type Fix = [number, number, number, number, string];
+/**
+ * Per actor: latitude, longitude, accuracy radius km (-1 unknown), anonymising 0/1, country, ASN
+ * (-1 unknown), session id and device id (URI-encoded, empty when unknown).
+ */
+interface Fix {
+  readonly lat: number;
+  readonly lon: number;
+  readonly radius: number;
+  readonly anonymising: boolean;
+  readonly country: string;
+  readonly asn: number;
+  readonly session: string;
+  readonly device: string;
+}
 const LOCATION_TTL_MS = 90 * DAY;
 
 // Stored as one short string: a million actors' last locations must stay small.
-const encode = (fix: Fix): string => fix.join(',');
+const encode = (x: Fix): string =>
+  [x.lat, x.lon, x.radius, x.anonymising ? 1 : 0, x.country, x.asn, encodeURIComponent(x.session), encodeURIComponent(x.device)].join(',');
 function decode(text: string): Fix | undefined {
   const p = text.split(',');
-  if (p.length !== 5) return undefined;
-  const fix: Fix = [Number(p[0]), Number(p[1]), Number(p[2]), Number(p[3]), p[4] as string];
-  return Number.isFinite(fix[0]) && Number.isFinite(fix[1]) && Number.isFinite(fix[2]) ? fix : undefined;
+  if (p.length !== 5 && p.length !== 8) return undefined;
+  const [lat, lon, radius] = [Number(p[0]), Number(p[1]), Number(p[2])];
+  if (!Number.isFinite(lat) || !Number.isFinite(lon) || !Number.isFinite(radius)) return undefined;
+  const asn = p.length === 8 ? Number(p[5]) : -1;
+  return {
+    lat,
+    lon,
+    radius,
+    anonymising: p[3] === '1',
+    country: p[4] as string,
+    asn: Number.isInteger(asn) ? asn : -1,
+    session: p.length === 8 ? decodeURIComponent(p[6] as string) : '',
+    device: p.length === 8 ? decodeURIComponent(p[7] as string) : '',
+  };
+}
+
+/**
+ * How far from its location the person behind an address may be: its accuracy radius, and for a
+ * proxy or mobile carrier network at least gateway_radius_km, since such an address is placed
+ * where the gateway is, not where its user is.
+ */
+function uncertaintyKm(x: Fix, t: Thresholds): number {
+  const kind = x.asn >= 0 ? networkKind(x.asn) : undefined;
+  const radius = Math.max(0, x.radius);
+  return kind === 'proxy' || kind === 'mobile' ? Math.max(radius, th(t, 'gateway_radius_km')) : radius;
+}
+
+/**
+ * Why two logins far apart are one person after all: the same session or device, or the same
+ * proxy or mobile carrier network, whose gateways geolocate far from the person behind them.
+ */
+function sameOrigin(a: Fix, b: Fix): string | undefined {
+  if (a.session !== '' && a.session === b.session) return 'same_session';
+  if (a.device !== '' && a.device === b.device) return 'same_device';
+  if (a.asn >= 0 && a.asn === b.asn) {
+    const kind = networkKind(a.asn);
+    if (kind === 'proxy' || kind === 'mobile') return `same_${kind}_network`;
+  }
+  return undefined;
 }
 
 /**
  * auth.impossible_travel: successive successful logins of one actor further apart than
  * max_speed_kmh allows. The distance is reduced by both accuracy radii (the actor could have
  * been anywhere within them), and pairs are skipped when either location is imprecise or
- * either address is anonymising (Tor has its own signal). Allowlisted addresses never reach
+ * either address is anonymising (Tor has its own signal), and when both logins share a session,
+ * a device or a proxy or mobile carrier network (sameOrigin). An address of a proxy or carrier
+ * network counts as imprecise (uncertaintyKm). Allowlisted addresses never reach
  * here, so a corporate VPN is neither compared nor remembered.
  */
 export const impossibleTravel: Detector = {
@@ -27,17 +80,27 @@ export const impossibleTravel: Detector = {
     const f = ctx.facts;
     const geo = f.event.enrichment.geo;
     if (!f.loginSuccess || f.actor === undefined || geo?.latitude === undefined || geo.longitude === undefined) return;
-    const fix: Fix = [geo.latitude, geo.longitude, geo.accuracyRadiusKm ?? -1, f.anonymising ? 1 : 0, geo.country ?? ''];
+    const fix: Fix = {
+      lat: geo.latitude,
+      lon: geo.longitude,
+      radius: geo.accuracyRadiusKm ?? -1,
+      anonymising: f.anonymising,
+      country: geo.country ?? '',
+      asn: f.event.enrichment.asn?.number ?? -1,
+      session: f.session ?? '',
+      device: textOf(f.event.metadata, DEVICE_KEYS) ?? '',
+    };
     const slot = ctx.ops.add({ kind: 'last.swap', key: ctx.key('p', `actor:${f.actor}`), field: 'loc', at: f.at, value: encode(fix), ttlMs: LOCATION_TTL_MS });
     return (answers) => {
       const prev = answers.get(slot).previous;
       const before = prev !== null && typeof prev.value === 'string' ? decode(prev.value) : undefined;
       if (prev === null || before === undefined) return;
       const maxRadius = th(t, 'max_accuracy_radius_km');
-      if (fix[3] === 1 || before[3] === 1) return;
-      if (fix[2] > maxRadius || before[2] > maxRadius) return;
-      const distanceKm = haversineKm(before[0], before[1], fix[0], fix[1]);
-      const effectiveKm = distanceKm - Math.max(0, before[2]) - Math.max(0, fix[2]);
+      if (fix.anonymising || before.anonymising) return;
+      if (fix.radius > maxRadius || before.radius > maxRadius) return;
+      if (sameOrigin(before, fix) !== undefined) return;
+      const distanceKm = haversineKm(before.lat, before.lon, fix.lat, fix.lon);
+      const effectiveKm = distanceKm - uncertaintyKm(before, t) - uncertaintyKm(fix, t);
       if (effectiveKm <= th(t, 'min_distance_km')) return;
       const hours = Math.abs(f.at - prev.at) / 3_600_000;
       const speedKmh = hours === 0 ? Infinity : effectiveKm / hours;
@@ -66,9 +129,10 @@ export const impossibleTravel: Detector = {
 };
 
 const place = (fix: Fix, at: number) => ({
-  country: fix[4] || null,
-  latitude: fix[0],
-  longitude: fix[1],
-  accuracy_radius_km: fix[2] < 0 ? null : fix[2],
+  country: fix.country || null,
+  latitude: fix.lat,
+  longitude: fix.lon,
+  accuracy_radius_km: fix.radius < 0 ? null : fix.radius,
+  asn: fix.asn < 0 ? null : fix.asn,
   at: new Date(at).toISOString(),
 });

@@ -1,0 +1,193 @@
+#!/usr/bin/env node
+/**
+ * Writes src/detection/network-kinds-data.ts: the default lists of hosting, proxy and mobile
+ * carrier ASNs. Built from the organisation names of @ip-location-db/asn (RouteViews, DB-IP and
+ * NRO data, CC BY 4.0), matched against the provider names and words below.
+ *
+ *   node bin/network-kinds.mjs            (after npm ci; commit the regenerated file)
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const require = createRequire(import.meta.url);
+const dataDir = dirname(require.resolve('@ip-location-db/asn/package.json'));
+const version = JSON.parse(readFileSync(join(dataDir, 'package.json'), 'utf8')).version;
+
+/** Organisation name patterns per kind; the first kind that matches wins, in this order. */
+const KINDS = {
+  // Security service edges, corporate web proxies and consumer VPNs: one egress network, many places.
+  proxy: [
+    /\bzscaler\b/i,
+    /\bnetskope\b/i,
+    /palo alto networks/i,
+    /\bopendns\b/i,
+    /cisco umbrella/i,
+    /\bforcepoint\b/i,
+    /\biboss\b/i,
+    /menlo security/i,
+    /cato networks/i,
+    /\bskyhigh\b/i,
+    /\blookout\b/i,
+    /check point software/i,
+    /\bcloudflare\b/i,
+    /\bmullvad\b/i,
+    /\bnordvpn\b/i,
+    /\btefincom\b/i,
+    /\bexpressvpn\b/i,
+    /private internet access/i,
+    /\bproton ag\b/i,
+    /\bsurfshark\b/i,
+    /\bdatacamp\b/i,
+    /\bpacket host\b/i,
+  ],
+  // Mobile carriers: addresses are handed out by a few gateways, often far from the subscriber.
+  mobile: [
+    /\bmobile\b/i,
+    /\bmobility\b/i,
+    /\bwireless\b/i,
+    /\bcellular\b/i,
+    /\bcellco\b/i,
+    /t-mobile/i,
+    /\bvodafone\b/i,
+    /\bvodacom\b/i,
+    /telefonica moviles/i,
+    /\bmovil/i,
+    /\bmovel\b/i,
+    /\breliance jio\b/i,
+    /\bbharti airtel\b/i,
+    /\bvimpelcom\b/i,
+    /\bmegafon\b/i,
+    /\btele2\b/i,
+    /\bhutchison\b/i,
+    /\bee limited\b/i,
+    /\bntt docomo\b/i,
+    /\bkddi\b/i,
+    /\bsoftbank\b/i,
+    /\bradiomovil\b/i,
+    /\bturkcell\b/i,
+    /\bsafaricom\b/i,
+    /\bmtn\b/i,
+    /\bglobe telecom\b/i,
+    /smart communications/i,
+    /\bviettel\b/i,
+    /\btelkomsel\b/i,
+    /^orange s\.a\.$/i,
+    /radiotelephone/i,
+    /\bindosat\b/i,
+    /\bxl axiata\b/i,
+    /\bcelcom\b/i,
+    /\bmaxis\b/i,
+    /advanced info service/i,
+    /\bdtac\b/i,
+    /\btrue move\b/i,
+    /\bfree mobile\b/i,
+    /bouygues telecom/i,
+    /\bzain\b/i,
+    /\betisalat\b/i,
+    /\booredoo\b/i,
+  ],
+  // Datacentres and clouds: automation and relays rather than people at home or in an office.
+  hosting: [
+    /\bhosting\b/i,
+    /\bhoster\b/i,
+    /\bdata ?cent(er|re)\b/i,
+    /\bcolocation\b/i,
+    /\bvps\b/i,
+    /dedicated server/i,
+    /\bamazon\b/i,
+    /\baws\b/i,
+    /google cloud/i,
+    /^google llc$/i,
+    /^microsoft corporation$/i,
+    /\bdigitalocean\b/i,
+    /\blinode\b/i,
+    /akamai connected cloud/i,
+    /\bovh\b/i,
+    /\bhetzner\b/i,
+    /\bvultr\b/i,
+    /the constant company/i,
+    /\bchoopa\b/i,
+    /\bcontabo\b/i,
+    /\bscaleway\b/i,
+    /^online s\.a\.s\./i,
+    /oracle (corporation|cloud)/i,
+    /\balibaba\b/i,
+    /\btencent\b/i,
+    /\bleaseweb\b/i,
+    /\bm247\b/i,
+    /\bhostinger\b/i,
+    /\bionos\b/i,
+    /\brackspace\b/i,
+    /\bfastly\b/i,
+    /\bhostwinds\b/i,
+    /\binterserver\b/i,
+    /\bpsychz\b/i,
+    /\bquadranet\b/i,
+    /\bcolocrossing\b/i,
+    /\bfrantech\b/i,
+    /\bselectel\b/i,
+    /\btimeweb\b/i,
+    /\baeza\b/i,
+    /\bkamatera\b/i,
+    /\bupcloud\b/i,
+    /\bnetcup\b/i,
+    /liquid web/i,
+    /\bsoftlayer\b/i,
+    /\bequinix\b/i,
+    /\bservers\.com\b/i,
+    /\bheficed\b/i,
+    /\bcogent\b/i,
+    /\bserverius\b/i,
+    /\bworldstream\b/i,
+  ],
+};
+
+const names = new Map();
+for (const file of ['asn-ipv4.csv', 'asn-ipv6.csv']) {
+  for (const line of readFileSync(join(dataDir, file), 'utf8').split('\n')) {
+    const first = line.indexOf(',');
+    const second = line.indexOf(',', first + 1);
+    const third = line.indexOf(',', second + 1);
+    if (third < 0) continue;
+    const asn = Number(line.slice(second + 1, third));
+    if (!Number.isInteger(asn) || names.has(asn)) continue;
+    names.set(
+      asn,
+      line
+        .slice(third + 1)
+        .trim()
+        .replace(/^"|"$/g, '')
+        .replace(/""/g, '"'),
+    );
+  }
+}
+
+const lists = { hosting: [], proxy: [], mobile: [] };
+for (const [asn, name] of names) {
+  for (const [kind, patterns] of Object.entries(KINDS)) {
+    if (patterns.some((p) => p.test(name))) {
+      lists[kind].push(asn);
+      break;
+    }
+  }
+}
+for (const list of Object.values(lists)) list.sort((a, b) => a - b);
+
+/** Ascending numbers as gaps in base 36: a few tens of KB instead of a file of names. */
+const packed = (list) => list.map((n, i) => (n - (i === 0 ? 0 : list[i - 1])).toString(36)).join(' ');
+const out = `/**
+ * Generated by bin/network-kinds.mjs from @ip-location-db/asn ${version} (RouteViews, DB-IP and
+ * NRO data, CC BY 4.0: https://creativecommons.org/licenses/by/4.0/): the ASNs whose registered
+ * organisation name matches a hosting, proxy or mobile carrier provider. Each list holds the
+ * ascending ASNs as gaps written in base 36. Do not edit; run the script again.
+ */
+export const NETWORK_KINDS_SOURCE = '@ip-location-db/asn ${version} (CC BY 4.0)';
+export const HOSTING_ASNS = '${packed(lists.hosting)}';
+export const PROXY_ASNS = '${packed(lists.proxy)}';
+export const MOBILE_ASNS = '${packed(lists.mobile)}';
+`;
+const target = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'detection', 'network-kinds-data.ts');
+writeFileSync(target, out);
+console.log(`hosting ${lists.hosting.length}, proxy ${lists.proxy.length}, mobile ${lists.mobile.length} ASNs of ${names.size} -> ${target}`);

@@ -1,0 +1,81 @@
+/**
+ * Standing alerts: while a behavioural high or critical alert is open, the later events of the
+ * actor and of the session that raised it are challenged. Each subject keeps one marker holding
+ * the latest time until which such an alert stands, read with the event's first batch and
+ * written, when the event raised a carrying alert, with its alert updates.
+ */
+import type { StandingAlert } from '../event/alert.js';
+import { HOUR, type Answers, type DetectContext, type OpBatch, type Raised, type Slot } from './detector.js';
+import { alertSpec } from './specs.js';
+import type { LastResult } from './state/state-store.js';
+
+/** Longer than any alert window, so a marker outlives what it records. */
+const MARKER_TTL_MS = 3 * HOUR;
+const FIELD = 'standing';
+
+interface Marker {
+  readonly until: number;
+  readonly type: string;
+}
+
+function markerOf(result: LastResult): { at: number; marker: Marker } | undefined {
+  const prev = result.previous;
+  if (prev === null || typeof prev.value !== 'object' || prev.value === null || Array.isArray(prev.value)) return undefined;
+  const { until, type } = prev.value as { until?: unknown; type?: unknown };
+  return typeof until === 'number' && typeof type === 'string' ? { at: prev.at, marker: { until, type } } : undefined;
+}
+
+export class Standing {
+  private readonly reads: { subject: string; slot: Slot<LastResult> }[] = [];
+  private readonly known = new Map<string, Marker>();
+
+  constructor(private readonly ctx: DetectContext) {
+    const f = ctx.facts;
+    const subjects: string[] = [];
+    if (f.actor !== undefined) subjects.push(`actor:${f.actor}`);
+    if (f.session !== undefined) subjects.push(`session:${f.session}`);
+    for (const subject of subjects)
+      this.reads.push({ subject, slot: ctx.ops.add({ kind: 'last.swap', key: ctx.key('standing', subject), field: FIELD, at: f.at, ttlMs: MARKER_TTL_MS }) });
+  }
+
+  /** The alert that stands over this event, from the first batch's answers. */
+  read(answers: Answers): StandingAlert | undefined {
+    const at = this.ctx.facts.at;
+    let best: StandingAlert | undefined;
+    for (const { subject, slot } of this.reads) {
+      const found = markerOf(answers.get(slot));
+      if (found === undefined) continue;
+      this.known.set(subject, found.marker);
+      // A marker written by a later event (delivered first) says nothing about this one.
+      if (found.at > at || found.marker.until < at) continue;
+      if (best === undefined || found.marker.until > best.until) best = { type: found.marker.type, via: subject, until: found.marker.until };
+    }
+    return best;
+  }
+
+  /** Queues the markers for the carrying alerts among `raised` (from index `from`). */
+  write(batch: OpBatch, raised: readonly Raised[], from: number): void {
+    const f = this.ctx.facts;
+    let strongest: Marker | undefined;
+    for (let i = from; i < raised.length; i++) {
+      const spec = alertSpec((raised[i] as Raised).type);
+      if (spec.carries !== true) continue;
+      const until = f.at + (spec.windowMs ?? HOUR);
+      if (strongest === undefined || until > strongest.until) strongest = { until, type: spec.type };
+    }
+    if (strongest === undefined) return;
+    for (const { subject } of this.reads) {
+      const before = this.known.get(subject);
+      const value = before !== undefined && before.until > strongest.until ? before : strongest;
+      this.known.set(subject, value);
+      batch.add({
+        kind: 'last.swap',
+        key: this.ctx.key('standing', subject),
+        field: FIELD,
+        at: f.at,
+        value: { until: value.until, type: value.type },
+        ttlMs: MARKER_TTL_MS,
+      });
+    }
+  }
+}
