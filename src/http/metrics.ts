@@ -3,7 +3,7 @@ import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client
 /** Prometheus metrics of one app instance (own registry, so tests can build many apps). */
 export function createMetrics() {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'vigil_process_' });
+  collectDefaultMetrics({ register: registry, prefix: 'vigil_' });
   const requests = new Counter({
     name: 'vigil_http_requests_total',
     help: 'HTTP requests by route, method and status',
