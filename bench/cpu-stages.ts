@@ -37,7 +37,13 @@ const now = Date.now();
 // Keys from earlier traffic, so the lookups search a real index.
 const response = { status: 'dropped' };
 for (let i = 0; i < 20_000; i += 1000) {
-  const idempotency = Array.from({ length: 1000 }, (_, k) => ({ accountId: account.id, eventId: `old-${i + k}`, response, createdAt: now }));
+  const idempotency = Array.from({ length: 1000 }, (_, k) => ({
+    accountId: account.id,
+    eventId: `old-${i + k}`,
+    response,
+    createdAt: now,
+    payloadDigest: null,
+  }));
   await services.store.commit({ events: [], alerts: [], usage: [], idempotency });
 }
 

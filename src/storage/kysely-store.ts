@@ -330,8 +330,20 @@ export class KyselyStore implements Store {
     if (plan.idempotency.length > 0) {
       await trx
         .insertInto('idempotency')
-        .values(plan.idempotency.map((r) => ({ account_id: r.accountId, event_id: r.eventId, response: jsonOf(r.response), created_at: r.createdAt })))
-        .onConflict((oc) => oc.columns(['account_id', 'event_id']).doUpdateSet({ response: sql`excluded.response`, created_at: sql`excluded.created_at` }))
+        .values(
+          plan.idempotency.map((r) => ({
+            account_id: r.accountId,
+            event_id: r.eventId,
+            response: jsonOf(r.response),
+            created_at: r.createdAt,
+            payload_digest: r.payloadDigest,
+          })),
+        )
+        .onConflict((oc) =>
+          oc
+            .columns(['account_id', 'event_id'])
+            .doUpdateSet({ response: sql`excluded.response`, created_at: sql`excluded.created_at`, payload_digest: sql`excluded.payload_digest` }),
+        )
         .execute();
     }
     const at = plan.alerts.length > 0 ? commitTime(batch) : 0;
@@ -436,7 +448,15 @@ export class KyselyStore implements Store {
         .where('created_at', '>=', since)
         .executeTakeFirst(),
     );
-    return row && { accountId: row.account_id, eventId: row.event_id, response: parseJson(row.response), createdAt: num(row.created_at) };
+    return (
+      row && {
+        accountId: row.account_id,
+        eventId: row.event_id,
+        response: parseJson(row.response),
+        createdAt: num(row.created_at),
+        payloadDigest: row.payload_digest,
+      }
+    );
   }
 
   async getAlert(accountId: string, id: string): Promise<AlertRow | undefined> {

@@ -294,6 +294,14 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
     });
 
     describe('idempotency', () => {
+      it('keeps the payload digest, and a row without one (written before digests were kept) reads back as null', async () => {
+        await account('acc_a');
+        const legacy = { ...idempotency('acc_a', 'legacy', T0), payloadDigest: null };
+        await store.commit(batch({ idempotency: [idempotency('acc_a', 'with-digest', T0), legacy] }));
+        expect((await store.findIdempotency('acc_a', 'with-digest', 0))?.payloadDigest).toBe('digest-of-with-digest');
+        expect(await store.findIdempotency('acc_a', 'legacy', 0)).toEqual(legacy);
+      });
+
       it('finds rows written in the window, per account, exact event_id only', async () => {
         await account('acc_a');
         await account('acc_b');
