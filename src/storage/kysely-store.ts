@@ -468,9 +468,11 @@ export class KyselyStore implements Store {
   }
 
   async listAlerts(accountId: string, filter: AlertFilter, limit: number, cursor?: string): Promise<Page<AlertRow>> {
-    if (this.unmatchable(accountId, cursor, filter.type, filter.severity, filter.status, filter.actorId)) return { items: [], nextCursor: null };
+    if (this.unmatchable(accountId, cursor, filter.type, filter.typePrefix, filter.severity, filter.status, filter.actorId))
+      return { items: [], nextCursor: null };
     let q = this.db.selectFrom('alerts').selectAll().where('account_id', '=', accountId);
     if (filter.type !== undefined) q = q.where('type', '=', filter.type);
+    if (filter.typePrefix !== undefined) q = q.where(sql<boolean>`type like ${likeLiteral(filter.typePrefix) + '%'} escape '\\'`);
     if (filter.severity !== undefined) q = q.where('severity', '=', filter.severity);
     if (filter.status !== undefined) q = q.where('status', '=', filter.status);
     if (filter.actorId !== undefined) q = q.where('actor_id', '=', filter.actorId);

@@ -103,6 +103,8 @@ export interface EventFilter {
 
 export interface AlertFilter {
   readonly type?: string;
+  /** Prefix such as `auth.` or `auth.brute_force.` */
+  readonly typePrefix?: string;
   readonly severity?: string;
   readonly status?: AlertStatus;
   readonly actorId?: string;

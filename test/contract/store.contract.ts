@@ -628,6 +628,10 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
           { since: T0 + 10_000 },
           { type: 'auth.brute_force.account', severity: 'low', since: T0 },
           { type: '%' },
+          { typePrefix: 'auth.' },
+          { typePrefix: 'auth.brute_force.' },
+          { typePrefix: 'auth_' },
+          { typePrefix: '%' },
         ];
         for (const f of filters) {
           for (const limit of [1, 4, 50]) {
@@ -643,6 +647,7 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
                 (x) =>
                   x.accountId === 'acc_a' &&
                   (f.type === undefined || x.type === f.type) &&
+                  (f.typePrefix === undefined || x.type.startsWith(f.typePrefix)) &&
                   (f.severity === undefined || x.severity === f.severity) &&
                   (f.status === undefined || x.status === f.status) &&
                   (f.actorId === undefined || x.actorId === f.actorId) &&
