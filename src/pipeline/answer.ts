@@ -3,6 +3,7 @@ import type { ScoredEvent } from '../event/types.js';
 import type { EventRow } from '../storage/types.js';
 import { isoTime } from '../util/iso-time.js';
 import { rememberJson, rememberedJson } from '../util/json-text.js';
+import { snakeCaseKeys } from '../util/snake-case.js';
 
 /** The 202 answer for one event. */
 export type EventResult =
@@ -124,7 +125,7 @@ export function toEventRow(event: ScoredEvent, ctx: AccountContext, result: Even
       base_score: event.classification.baseScore,
       families: familiesOf(event.classification.families),
     },
-    enrichment: event.enrichment,
+    enrichment: snakeCaseKeys(event.enrichment),
     risk: event.risk,
     tags,
     alerts: result.status === 'accepted' ? result.alerts : [],

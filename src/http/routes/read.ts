@@ -8,6 +8,7 @@ import type { Clock } from '../../util/clock.js';
 import { alertView } from '../../storage/alert-view.js';
 import { ApiError } from '../errors.js';
 import { ISO_8601 } from '../../pipeline/validate.js';
+import { snakeCaseKeys } from '../../util/snake-case.js';
 import { ErrorResponses, KeyAuth, PageQuery } from '../schemas.js';
 import { NameFilterParam, parseNameFilter } from '../list-filter.js';
 import { usageReport } from '../usage-report.js';
@@ -83,7 +84,9 @@ function pageLimit(value: number | undefined): number {
   return value;
 }
 
-const eventView = (row: EventRow) => ({ ...row.doc, id: row.id });
+/** Events stored by earlier versions hold their enrichment in camelCase: it is answered in snake_case like the rest. */
+const eventView = (row: EventRow) =>
+  row.doc.enrichment === undefined ? { ...row.doc, id: row.id } : { ...row.doc, enrichment: snakeCaseKeys(row.doc.enrichment), id: row.id };
 
 const readRoute = (summary: string, tags: string[]) => ({ summary, tags, security: KeyAuth, response: { ...ErrorResponses } });
 
