@@ -1,6 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { ValueErrorType } from '@sinclair/typebox/errors';
 import { formatAddress, parseAddress } from '../util/ip.js';
+import { fieldOfPointer, mismatchMessage, requiredMessage } from '../util/schema-text.js';
 import { MAX_ERROR_DETAILS, reject, type Rejection, type ErrorDetail } from '../event/rejection.js';
 import { EVENT_TYPE_RULE, EventSchema, type EventBody } from './event-schema.js';
 import type { RequestInfo, ValidatedEvent } from '../event/types.js';
@@ -48,20 +50,19 @@ export interface ValidateContext {
   readonly defaultIp?: string;
 }
 
-const fieldOf = (path: string): string => path.replace(/^\//, '').replace(/\//g, '.') || '(body)';
-
+/** One problem per field, naming the field and what it accepts. */
 function schemaErrors(body: unknown): ErrorDetail[] {
   const seen = new Set<string>();
   const errors: ErrorDetail[] = [];
   for (const error of compiled.Errors(body)) {
-    const field = fieldOf(error.path);
+    const field = fieldOfPointer(error.path);
     if (seen.has(field)) continue;
     seen.add(field);
-    errors.push({
-      field,
-      message:
-        field === 'event' && typeof error.value === 'string' ? EVENT_TYPE_RULE : `${field} ${error.message.charAt(0).toLowerCase()}${error.message.slice(1)}`,
-    });
+    let message: string;
+    if (error.type === ValueErrorType.ObjectRequiredProperty) message = requiredMessage(field);
+    else if (field === 'event' && typeof error.value === 'string') message = EVENT_TYPE_RULE;
+    else message = mismatchMessage(field, error.schema);
+    errors.push({ field, message });
   }
   return errors;
 }
