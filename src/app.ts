@@ -182,6 +182,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     },
     hooks: {
       onEvents: (outcome, n) => metrics.events.inc({ outcome }, n),
+      onUnknownField: (family) => metrics.unknownFields.inc({ family }),
       degraded: deps.redisHealth ? () => (deps.redisHealth as { degraded: boolean }).degraded : undefined,
     },
   });

@@ -41,6 +41,12 @@ export function createMetrics() {
       labelNames: ['outcome'],
       registers: [registry],
     }),
+    unknownFields: new Counter({
+      name: 'vigil_unknown_fields_total',
+      help: 'Unknown event fields kept in metadata.extra, by the event field they most likely meant (unrecognised: none)',
+      labelNames: ['family'],
+      registers: [registry],
+    }),
     commitGroupSize: new Histogram({
       name: 'vigil_commit_group_events',
       help: 'Events written per commit group',

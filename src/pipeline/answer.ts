@@ -4,6 +4,7 @@ import type { EventRow } from '../storage/types.js';
 import { isoTime } from '../util/iso-time.js';
 import { rememberJson, rememberedJson } from '../util/json-text.js';
 import { snakeCaseKeys } from '../util/snake-case.js';
+import type { FieldWarning } from './unknown-fields.js';
 
 /** The 202 answer for one event. */
 export type EventResult =
@@ -92,13 +93,22 @@ function inSchemaOrder(r: EventResult): EventResult {
   };
 }
 
-/** The 202 body of a batch, in BatchResultSchema's key order. */
-export function batchResultJson(results: readonly EventResult[]): string {
+/**
+ * The 202 text of one event with its warnings last, as EventResultSchema orders them. Warnings
+ * belong to the request that sent the fields, so a replayed result gets those of the replay.
+ */
+export function answerJson(result: EventResult, warnings: readonly FieldWarning[] | undefined): string {
+  const json = eventResultJson(result);
+  return warnings === undefined || warnings.length === 0 ? json : `${json.slice(0, -1)},"warnings":${JSON.stringify(warnings)}}`;
+}
+
+/** The 202 body of a batch, in BatchResultSchema's key order; warnings by request index. */
+export function batchResultJson(results: readonly EventResult[], warnings?: readonly (readonly FieldWarning[] | undefined)[]): string {
   let accepted = 0;
   let list = '';
-  for (const result of results) {
+  for (const [i, result] of results.entries()) {
     if (result.status === 'accepted') accepted++;
-    list += (list === '' ? '' : ',') + eventResultJson(result);
+    list += (list === '' ? '' : ',') + answerJson(result, warnings?.[i]);
   }
   return `{"status":"accepted","accepted":${accepted},"results":[${list}]}`;
 }

@@ -34,6 +34,7 @@ import type { QuotaReservation, QuotaStage } from './quota.js';
 import type { ScoreStage } from './score.js';
 import type { StoreStage } from './store.js';
 import type { IngestInput, ValidateStage } from './validate.js';
+import { familyOf, type FieldWarning } from './unknown-fields.js';
 
 export type { IngestInput } from './validate.js';
 
@@ -41,6 +42,8 @@ export type IngestOutcome =
   | {
       readonly ok: true;
       readonly results: readonly EventResult[];
+      /** Each event's unknown fields, by request index; undefined when no event has any. */
+      readonly warnings?: readonly (readonly FieldWarning[] | undefined)[];
       readonly limit: WindowStatus;
       readonly replayed: boolean;
     }
@@ -68,6 +71,8 @@ export interface IngestStages {
 export interface IngestHooks {
   readonly clock: Clock;
   readonly onEvents?: (outcome: EventOutcome, count: number) => void;
+  /** One unknown field in an accepted request, by family (the field it most likely meant, or `unrecognised`). */
+  readonly onUnknownField?: (family: string) => void;
   /** True while shared state is unreachable and local fallbacks serve limits and detection. */
   readonly degraded?: () => boolean;
 }
@@ -160,8 +165,12 @@ export function createIngestPipeline(stages: IngestStages, hooks: IngestHooks): 
         count('rejected_invalid', 1);
         return { ok: false, rejection: validated.rejection, limit: limit.status };
       }
+      const warnings = validated.warnings;
+      if (warnings !== undefined && hooks.onUnknownField !== undefined)
+        for (const list of warnings) for (const warning of list ?? []) hooks.onUnknownField(familyOf(warning));
       try {
-        return await process(validated.events, req.account, now);
+        const outcome = await process(validated.events, req.account, now);
+        return outcome.ok && warnings !== undefined ? { ...outcome, warnings } : outcome;
       } catch (err) {
         if (!(err instanceof StoreUnavailableError)) throw err;
         count('rejected_unavailable', validated.events.length);
