@@ -92,7 +92,8 @@ for (let round = 0; done < N; round++) {
     const s = scored[k]!;
     const result = (results[k] = toEventResult(s));
     rows[k] = toEventRow(s, ctx, result);
-    if (s.eventId !== undefined) idempotency.push({ accountId: account.id, eventId: s.eventId, response: result, createdAt: now });
+    if (s.eventId !== undefined)
+      idempotency.push({ accountId: account.id, eventId: s.eventId, response: result, createdAt: now, payloadDigest: s.payloadDigest ?? null });
     if (k % 100 === 99 || k === n - 1) {
       groups.push({ events: rows.slice(k - (k % 100), k + 1), alerts: [], usage: [], idempotency });
       idempotency = [];

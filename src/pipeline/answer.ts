@@ -18,7 +18,15 @@ export type EventResult =
       /** Present when shared state (Redis) was unreachable: limits and detection used this instance's local state. */
       readonly degraded?: true;
     }
-  | { readonly status: 'dropped' };
+  | { readonly status: 'dropped' }
+  | ConflictResult;
+
+/** The same event_id was first used with another payload: in a batch, this event's answer; alone, a 409. */
+export type ConflictResult = {
+  readonly status: 'rejected';
+  readonly error: 'IDEMPOTENCY_CONFLICT';
+  readonly message: string;
+};
 
 const NO_TAGS: readonly string[] = Object.freeze([]);
 const NO_ALERTS: readonly never[] = Object.freeze([]);
@@ -80,6 +88,7 @@ export function eventResultJson(result: EventResult): string {
 }
 
 function inSchemaOrder(r: EventResult): EventResult {
+  if (r.status === 'rejected') return { status: r.status, error: r.error, message: r.message };
   if (r.status !== 'accepted') return { status: r.status };
   const { score, level, action, breakdown } = r.risk;
   return {

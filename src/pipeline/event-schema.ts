@@ -30,7 +30,7 @@ export const EventSchema = Type.Object(
         minLength: 1,
         maxLength: 64,
         pattern: '^[A-Za-z0-9_.:-]+$',
-        description: 'Idempotency key: a repeat within 7 days returns the first answer',
+        description: 'Idempotency key: a repeat within 7 days with the same event answers the first result; with a different event, 409 IDEMPOTENCY_CONFLICT',
       }),
     ),
     timestamp: Type.Optional(
@@ -68,11 +68,15 @@ export const RiskSchema = Type.Object({
 
 export const EventResultSchema = Type.Object({
   id: Type.Optional(Type.String()),
-  status: Type.Union([Type.Literal('accepted'), Type.Literal('dropped')]),
+  status: Type.Union([Type.Literal('accepted'), Type.Literal('dropped'), Type.Literal('rejected')], {
+    description: 'dropped: past the Free monthly cap; rejected (batches only): the event_id was used for a different event, see error',
+  }),
   received_at: Type.Optional(Type.String()),
   risk: Type.Optional(RiskSchema),
   tags: Type.Optional(Type.Array(Type.String())),
   alerts: Type.Optional(Type.Array(Type.Object({ id: Type.String(), type: Type.String(), severity: Type.String() }))),
+  error: Type.Optional(Type.Literal('IDEMPOTENCY_CONFLICT', { description: 'With status rejected' })),
+  message: Type.Optional(Type.String({ description: 'With status rejected: what to do' })),
   degraded: Type.Optional(Type.Boolean({ description: 'Shared state was unreachable: limits and detection used this instance local state' })),
   warnings: Type.Optional(
     Type.Array(

@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ValueErrorType } from '@sinclair/typebox/errors';
 import { formatAddress, parseAddress } from '../util/ip.js';
+import { canonicalJson } from '../util/json-text.js';
 import { fieldOfPointer, mismatchMessage, requiredMessage } from '../util/schema-text.js';
 import { MAX_ERROR_DETAILS, reject, type Rejection, type ErrorDetail } from '../event/rejection.js';
 import { EVENT_TYPE_RULE, EventSchema, RequestSchema, type EventBody } from './event-schema.js';
@@ -278,6 +280,7 @@ export function validateEvent(body: unknown, ctx: ValidateContext): ValidationRe
   const event: ValidatedEvent = {
     type: input.event,
     eventId: input.event_id,
+    payloadDigest: input.event_id === undefined ? undefined : createHash('sha256').update(canonicalJson(body)).digest('hex'),
     occurredAt: occurredAt as number,
     receivedAt: ctx.receivedAt,
     actorId: input.actor_id,

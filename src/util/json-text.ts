@@ -18,3 +18,16 @@ export function rememberedJson(value: object): string | undefined {
 export function jsonOf(value: object): string {
   return texts.get(value) ?? JSON.stringify(value);
 }
+
+/**
+ * The JSON text of a parsed JSON value with every object's keys in code-unit order and no
+ * whitespace: two bodies that are the same JSON value (whatever their key order or spacing)
+ * give the same text.
+ */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const members = Object.entries(value).filter(([, v]) => v !== undefined);
+  members.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${members.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+}
