@@ -12,6 +12,9 @@ export const NameFilterParam = Type.String({
   description: 'The exact name, or a prefix ending in ".*" (auth.* or auth.login.*)',
 });
 
+/** The query of a list that takes no filters: an unknown parameter is a 400, not silently ignored. */
+export const NoFilters = Type.Object({}, { additionalProperties: false });
+
 /** A name filter as the store takes it: an exact name, or a prefix ending in a dot. */
 export interface NameFilter {
   readonly exact?: string;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/util/ids.js';
 import type { AlertRow } from '../../src/storage/types.js';
-import type { TestApp } from '../helpers/app.js';
+import { ADMIN_TOKEN, type TestApp } from '../helpers/app.js';
 import { expectError, getJson, roomyApp } from './support.js';
 
 /** One grammar for every list endpoint's name filter: the exact name, or a prefix ending in ".*". */
@@ -10,7 +10,7 @@ describe('list filters', () => {
   let acct: { id: string; secret: string };
   const types = ['request.sql_injection', 'request.xss', 'auth.brute_force.account', 'auth.brute_force.ip', 'requests.other'];
   beforeAll(async () => {
-    t = await roomyApp();
+    t = await roomyApp({ VIGIL_WEBHOOK_ALLOW_CIDRS: '127.0.0.1/32' });
     acct = await t.account('pro');
     const now = t.clock.now();
     const alerts: AlertRow[] = types.map((type) => ({
@@ -59,5 +59,23 @@ describe('list filters', () => {
       expect(body.details?.[0]?.field).toBe('type');
       expect(body.message).toContain('type must be');
     }
+  });
+
+  it('every list answers 400 for a parameter it does not take, instead of ignoring it', async () => {
+    const hook = await t.vigil.app.inject({
+      method: 'POST',
+      url: '/v1/webhooks',
+      headers: { authorization: `Bearer ${acct.secret}` },
+      payload: { url: 'http://127.0.0.1:9/hook' },
+    });
+    expect({ status: hook.statusCode, body: hook.body }).toMatchObject({ status: 201 });
+    const webhookId = hook.json().id as string;
+    const lists = ['/v1/events', '/v1/alerts', '/v1/webhooks', '/v1/threat-models', `/v1/webhooks/${webhookId}/deliveries`];
+    for (const path of lists) {
+      const body = expectError(await getJson(t, acct.secret, `${path}?typo=1`), 400, 'INVALID_REQUEST');
+      expect({ path, details: body.details }).toEqual({ path, details: [expect.objectContaining({ field: 'typo' })] });
+    }
+    const admin = await t.vigil.app.inject({ method: 'GET', url: '/admin/accounts?typo=1', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expectError(admin, 400, 'INVALID_REQUEST');
   });
 });
