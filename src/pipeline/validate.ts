@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ValueErrorType } from '@sinclair/typebox/errors';
@@ -280,7 +280,7 @@ export function validateEvent(body: unknown, ctx: ValidateContext): ValidationRe
   const event: ValidatedEvent = {
     type: input.event,
     eventId: input.event_id,
-    payloadDigest: input.event_id === undefined ? undefined : createHash('sha256').update(canonicalJson(body)).digest('hex'),
+    payloadDigest: input.event_id === undefined ? undefined : hash('sha256', canonicalJson(body), 'hex'),
     occurredAt: occurredAt as number,
     receivedAt: ctx.receivedAt,
     actorId: input.actor_id,

@@ -20,9 +20,13 @@ export function snakeCase(name: string): string {
 
 /** A copy of a JSON-like value with every object member name in snake_case; values are unchanged. */
 export function snakeCaseKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(snakeCaseKeys);
   if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(snakeCaseKeys);
+  const record: Readonly<Record<string, unknown>> = Object(value);
   const out: Record<string, unknown> = {};
-  for (const [key, member] of Object.entries(value)) out[snakeCase(key)] = snakeCaseKeys(member);
+  for (const key in record) {
+    const member = record[key];
+    out[snakeCase(key)] = member === null || typeof member !== 'object' ? member : snakeCaseKeys(member);
+  }
   return out;
 }
