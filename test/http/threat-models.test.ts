@@ -128,6 +128,24 @@ describe('/v1/threat-models', () => {
     expect(alertTypes(await send(pro.secret, { event: 'custom.export.users', actor_id: 'u7', metadata: { rows: 5000, format: 'csv' } }))).toEqual([]);
   });
 
+  it('reads enrichment by its snake_case names, and by the older camelCase ones', async () => {
+    const snake = await create(pro.secret, {
+      name: 'Scanner (snake_case path)',
+      match: { event: 'custom.ua.check', where: { field: 'enrichment.user_agent.scanner', op: 'equals', value: 'sqlmap' } },
+      outcome: { alert: 'custom.ua_snake', severity: 'low' },
+    });
+    const camel = await create(pro.secret, {
+      name: 'Scanner (camelCase path)',
+      match: { event: 'custom.ua.check', where: { field: 'enrichment.userAgent.scanner', op: 'equals', value: 'sqlmap' } },
+      outcome: { alert: 'custom.ua_camel', severity: 'low' },
+    });
+    const hit = await send(pro.secret, { event: 'custom.ua.check', actor_id: 'ua', user_agent: 'sqlmap/1.7.2#stable (https://sqlmap.org)' });
+    const custom = (r: { alerts: { type: string }[] }) => alertTypes(r).filter((type) => type.startsWith('custom.'));
+    expect(custom(hit).sort()).toEqual(['custom.ua_camel', 'custom.ua_snake']);
+    expect(custom(await send(pro.secret, { event: 'custom.ua.check', actor_id: 'ua', user_agent: 'curl/8.4.0' }))).toEqual([]);
+    for (const model of [snake, camel]) await call('DELETE', `/v1/threat-models/${model.id}`, pro.secret);
+  });
+
   it('counts a threshold per group in an event-time window, deduplicates, and reopens after the alert is resolved', async () => {
     const model = await create(pro.secret, {
       name: 'Repeated refunds',
