@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../src/util/ids.js';
 import { ADMIN_TOKEN, bearer, type TestApp } from '../helpers/app.js';
 import { expectError, roomyApp } from './support.js';
 
@@ -281,6 +282,40 @@ describe('/v1/threat-models', () => {
     const byId = (await call('POST', '/v1/threat-models/test', acct.secret, { id: saved.id, from: at(-60_000), to: at(60_000) })).json();
     expect(byId).toMatchObject({ scanned: 7, matched: 7, alerts_raised: 1 });
     expectError(await call('POST', '/v1/threat-models/test', acct.secret, { model: { name: 'x' } }), 400, 'INVALID_THREAT_MODEL');
+  });
+
+  it('dry-runs over events stored by earlier versions with camelCase enrichment, by the snake_case path', async () => {
+    const acct = await t.account('pro');
+    const id = newId('evt', T0);
+    const doc = { id, event: 'custom.legacy.ua', actor_id: 'lg', enrichment: { userAgent: { scanner: 'sqlmap', automated: true, family: 'Other' } } };
+    await t.services.store.commit({
+      events: [
+        {
+          id,
+          accountId: acct.id,
+          type: 'custom.legacy.ua',
+          eventId: null,
+          occurredAt: T0,
+          receivedAt: T0,
+          actorId: 'lg',
+          ip: null,
+          riskScore: 0,
+          tags: [],
+          doc,
+        },
+      ],
+      alerts: [],
+      usage: [],
+      idempotency: [],
+    });
+    const model = {
+      name: 'Legacy scanner',
+      match: { event: 'custom.legacy.*', where: { field: 'enrichment.user_agent.scanner', op: 'equals', value: 'sqlmap' } },
+      outcome: { alert: 'custom.legacy_scanner', severity: 'low' },
+    };
+    const res = await call('POST', '/v1/threat-models/test', acct.secret, { model, from: at(-60_000), to: at(60_000) });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ scanned: 1, matched: 1 });
   });
 
   it('keeps models and their state apart between accounts', async () => {
