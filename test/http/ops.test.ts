@@ -123,12 +123,23 @@ describe('operations endpoints', () => {
 });
 
 describe('unauthenticated endpoints', () => {
-  it('name no file path, even with a data directory and enrichment files on disk', async () => {
+  it('name no file path (probes, metrics, OpenAPI, 404s, 401s), even with a data directory and enrichment files on disk', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'vigil-paths-'));
     const t = await testApp({ VIGIL_DATA_DIR: dataDir });
     try {
       const answers = await Promise.all(
-        ['/healthz', '/readyz', '/metrics', '/openapi.json', '/no/such/route'].map((url) => t.vigil.app.inject({ method: 'GET', url })),
+        [
+          '/healthz',
+          '/readyz',
+          '/metrics',
+          '/openapi.json',
+          '/docs/json',
+          '/no/such/route',
+          '/dashboard/nope.js',
+          '/dashboard/api/session',
+          '/v1/events',
+          '/admin/accounts',
+        ].map((url) => t.vigil.app.inject({ method: 'GET', url })),
       );
       for (const res of answers) {
         expect(res.body).not.toContain(dataDir);
