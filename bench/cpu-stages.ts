@@ -37,7 +37,13 @@ const now = Date.now();
 // Keys from earlier traffic, so the lookups search a real index.
 const response = { status: 'dropped' };
 for (let i = 0; i < 20_000; i += 1000) {
-  const idempotency = Array.from({ length: 1000 }, (_, k) => ({ accountId: account.id, eventId: `old-${i + k}`, response, createdAt: now }));
+  const idempotency = Array.from({ length: 1000 }, (_, k) => ({
+    accountId: account.id,
+    eventId: `old-${i + k}`,
+    response,
+    createdAt: now,
+    payloadDigest: null,
+  }));
   await services.store.commit({ events: [], alerts: [], usage: [], idempotency });
 }
 
@@ -86,7 +92,8 @@ for (let round = 0; done < N; round++) {
     const s = scored[k]!;
     const result = (results[k] = toEventResult(s));
     rows[k] = toEventRow(s, ctx, result);
-    if (s.eventId !== undefined) idempotency.push({ accountId: account.id, eventId: s.eventId, response: result, createdAt: now });
+    if (s.eventId !== undefined)
+      idempotency.push({ accountId: account.id, eventId: s.eventId, response: result, createdAt: now, payloadDigest: s.payloadDigest ?? null });
     if (k % 100 === 99 || k === n - 1) {
       groups.push({ events: rows.slice(k - (k % 100), k + 1), alerts: [], usage: [], idempotency });
       idempotency = [];

@@ -47,7 +47,7 @@ async function main(): Promise<void> {
 
   const heapUsed = async () => {
     const text = await (await fetch(`${base}/metrics`)).text();
-    return Number(/^vigil_process_nodejs_heap_size_used_bytes (\S+)$/m.exec(text)?.[1] ?? NaN);
+    return Number(/^vigil_nodejs_heap_size_used_bytes (\S+)$/m.exec(text)?.[1] ?? NaN);
   };
   const started = performance.now();
   const samples: Sample[] = [{ events: 0, seconds: 0, rss: await rssOf(pid), heapUsed: await heapUsed() }];

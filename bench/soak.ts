@@ -106,8 +106,8 @@ async function main(): Promise<void> {
     return {
       t,
       rss: rssMb(pid),
-      heapUsed: gaugeMb(metrics, 'vigil_process_nodejs_heap_size_used_bytes'),
-      external: gaugeMb(metrics, 'vigil_process_nodejs_external_memory_bytes'),
+      heapUsed: gaugeMb(metrics, 'vigil_nodejs_heap_size_used_bytes'),
+      external: gaugeMb(metrics, 'vigil_nodejs_external_memory_bytes'),
     };
   }
 

@@ -52,7 +52,7 @@ function group(accountId: string): CommitBatch {
     usage: [{ accountId, period: day.slice(0, 7), day: day.slice(0, 10), used: GROUP, dropped: 0 }],
     idempotency: events
       .filter((e) => e.eventId !== null)
-      .map((e) => ({ accountId, eventId: e.eventId as string, response: { id: e.id, status: 'accepted' }, createdAt: now })),
+      .map((e) => ({ accountId, eventId: e.eventId as string, response: { id: e.id, status: 'accepted' }, createdAt: now, payloadDigest: null })),
   };
 }
 

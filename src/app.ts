@@ -11,6 +11,7 @@ import { Authenticator } from './http/authenticator.js';
 import { AllowedOrigins, registerCorsPreflight } from './http/cors.js';
 import { limitConnectionsPerIp, type ConnectionCounter } from './http/connection-limits.js';
 import { ApiError, ERROR_STATUS, errorBody } from './http/errors.js';
+import { validationDetails } from './http/validation-errors.js';
 import type { ErrorCode, Rejection } from './event/rejection.js';
 import { ADMIN_FAILURE_LIMITS, registerGuards } from './http/guards.js';
 import { FailureThrottle } from './http/failure-throttle.js';
@@ -92,17 +93,10 @@ function rejectionFor(error: FastifyError): Rejection {
       return { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the body as JSON with "Content-Type: application/json".' };
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return { code: 'INVALID_JSON', message: 'The Content-Length header does not match the body.' };
-    case 'FST_ERR_VALIDATION':
-      return {
-        code: 'INVALID_REQUEST',
-        message: error.message,
-        details: (error.validation ?? []).map((v) => ({
-          field:
-            (v.instancePath || `/${String(v.params?.missingProperty ?? v.params?.additionalProperty ?? '')}`).replace(/^\//, '').replace(/\//g, '.') ||
-            '(body)',
-          message: v.message ?? 'invalid',
-        })),
-      };
+    case 'FST_ERR_VALIDATION': {
+      const details = validationDetails(error.validation ?? []);
+      return { code: 'INVALID_REQUEST', message: details.map((d) => d.message).join('; ') || error.message, details };
+    }
   }
   if ((error as { vigilJson?: boolean }).vigilJson) return { code: 'INVALID_JSON', message: `The body is not valid JSON: ${error.message}` };
   const status = error.statusCode ?? 500;
@@ -166,7 +160,8 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
         .header('X-Request-Id', request.id)
         .send(errorBody(rejection, request.id));
     },
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
+    // verbose: each error carries its schema, which the error messages are worded from.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, verbose: true } },
     clientErrorHandler: answerClientError,
   });
 
@@ -187,6 +182,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     },
     hooks: {
       onEvents: (outcome, n) => metrics.events.inc({ outcome }, n),
+      onUnknownField: (family) => metrics.unknownFields.inc({ family }),
       degraded: deps.redisHealth ? () => (deps.redisHealth as { degraded: boolean }).degraded : undefined,
     },
   });

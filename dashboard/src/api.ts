@@ -81,19 +81,19 @@ export interface EventDoc {
   readonly classification?: { readonly predefined: boolean; readonly base_score: number; readonly families: readonly string[] };
   readonly enrichment?: {
     readonly network?: { readonly ip: string; readonly version: number; readonly scope: string };
-    readonly geo?: { readonly country?: string; readonly region?: string; readonly city?: string; readonly accuracyRadiusKm?: number };
+    readonly geo?: { readonly country?: string; readonly region?: string; readonly city?: string; readonly accuracy_radius_km?: number };
     readonly asn?: { readonly number: number; readonly organization?: string };
-    readonly threat?: { readonly torExit: boolean; readonly blocklists: readonly string[]; readonly hostingAsn: boolean };
-    readonly userAgent?: {
+    readonly threat?: { readonly tor_exit: boolean; readonly blocklists: readonly string[]; readonly hosting_asn: boolean };
+    readonly user_agent?: {
       readonly browser?: string;
-      readonly browserVersion?: string;
+      readonly browser_version?: string;
       readonly os?: string;
-      readonly deviceType?: string;
+      readonly device_type?: string;
       readonly automated: boolean;
       readonly scanner?: string;
     };
     readonly email?: { readonly domain: string; readonly disposable: boolean };
-    readonly breachedPassword?: boolean;
+    readonly breached_password?: boolean;
     readonly scan?: readonly { readonly class: string; readonly location: string }[];
   };
   readonly risk?: { readonly score: number; readonly level: string; readonly action: string; readonly breakdown: readonly BreakdownLine[] };

@@ -19,6 +19,11 @@ export interface RequestInfo {
 export interface ValidatedEvent {
   readonly type: string;
   readonly eventId?: string;
+  /**
+   * With an eventId: SHA-256 (hex) of the event as sent, as canonical JSON (keys sorted, no
+   * whitespace, every field the client sent). The same key with another digest is a conflict.
+   */
+  readonly payloadDigest?: string;
   /** Event time (ms since epoch): detectors use this, not arrival time. */
   readonly occurredAt: number;
   readonly receivedAt: number;

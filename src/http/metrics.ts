@@ -3,7 +3,7 @@ import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client
 /** Prometheus metrics of one app instance (own registry, so tests can build many apps). */
 export function createMetrics() {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'vigil_process_' });
+  collectDefaultMetrics({ register: registry, prefix: 'vigil_' });
   const requests = new Counter({
     name: 'vigil_http_requests_total',
     help: 'HTTP requests by route, method and status',
@@ -39,6 +39,12 @@ export function createMetrics() {
       name: 'vigil_events_total',
       help: 'Events by outcome (accepted, dropped_quota, duplicate, rejected_*)',
       labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    unknownFields: new Counter({
+      name: 'vigil_unknown_fields_total',
+      help: 'Unknown event fields kept in metadata.extra, by the event field they most likely meant (unrecognised: none)',
+      labelNames: ['family'],
       registers: [registry],
     }),
     commitGroupSize: new Histogram({

@@ -3,6 +3,8 @@ import type { ScoredEvent } from '../event/types.js';
 import type { EventRow } from '../storage/types.js';
 import { isoTime } from '../util/iso-time.js';
 import { rememberJson, rememberedJson } from '../util/json-text.js';
+import { snakeCaseKeys } from '../util/snake-case.js';
+import type { FieldWarning } from './unknown-fields.js';
 
 /** The 202 answer for one event. */
 export type EventResult =
@@ -16,7 +18,15 @@ export type EventResult =
       /** Present when shared state (Redis) was unreachable: limits and detection used this instance's local state. */
       readonly degraded?: true;
     }
-  | { readonly status: 'dropped' };
+  | { readonly status: 'dropped' }
+  | ConflictResult;
+
+/** The same event_id was first used with another payload: in a batch, this event's answer; alone, a 409. */
+export type ConflictResult = {
+  readonly status: 'rejected';
+  readonly error: 'IDEMPOTENCY_CONFLICT';
+  readonly message: string;
+};
 
 const NO_TAGS: readonly string[] = Object.freeze([]);
 const NO_ALERTS: readonly never[] = Object.freeze([]);
@@ -78,6 +88,7 @@ export function eventResultJson(result: EventResult): string {
 }
 
 function inSchemaOrder(r: EventResult): EventResult {
+  if (r.status === 'rejected') return { status: r.status, error: r.error, message: r.message };
   if (r.status !== 'accepted') return { status: r.status };
   const { score, level, action, breakdown } = r.risk;
   return {
@@ -91,13 +102,22 @@ function inSchemaOrder(r: EventResult): EventResult {
   };
 }
 
-/** The 202 body of a batch, in BatchResultSchema's key order. */
-export function batchResultJson(results: readonly EventResult[]): string {
+/**
+ * The 202 text of one event with its warnings last, as EventResultSchema orders them. Warnings
+ * belong to the request that sent the fields, so a replayed result gets those of the replay.
+ */
+export function answerJson(result: EventResult, warnings: readonly FieldWarning[] | undefined): string {
+  const json = eventResultJson(result);
+  return warnings === undefined || warnings.length === 0 ? json : `${json.slice(0, -1)},"warnings":${JSON.stringify(warnings)}}`;
+}
+
+/** The 202 body of a batch, in BatchResultSchema's key order; warnings by request index. */
+export function batchResultJson(results: readonly EventResult[], warnings?: readonly (readonly FieldWarning[] | undefined)[]): string {
   let accepted = 0;
   let list = '';
-  for (const result of results) {
+  for (const [i, result] of results.entries()) {
     if (result.status === 'accepted') accepted++;
-    list += (list === '' ? '' : ',') + eventResultJson(result);
+    list += (list === '' ? '' : ',') + answerJson(result, warnings?.[i]);
   }
   return `{"status":"accepted","accepted":${accepted},"results":[${list}]}`;
 }
@@ -124,7 +144,7 @@ export function toEventRow(event: ScoredEvent, ctx: AccountContext, result: Even
       base_score: event.classification.baseScore,
       families: familiesOf(event.classification.families),
     },
-    enrichment: event.enrichment,
+    enrichment: snakeCaseKeys(event.enrichment),
     risk: event.risk,
     tags,
     alerts: result.status === 'accepted' ? result.alerts : [],

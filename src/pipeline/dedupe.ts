@@ -1,14 +1,32 @@
 import type { AccountContext } from '../event/account.js';
 import type { ValidatedEvent } from '../event/types.js';
 import type { Store } from '../storage/store.js';
-import type { EventResult } from './answer.js';
+import type { ConflictResult, EventResult } from './answer.js';
 
 /** How long an `event_id` is remembered: a retry within it answers with the first result. */
 export const IDEMPOTENCY_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
 
+/** The answer for an event whose event_id was first used with another payload. */
+export function idempotencyConflict(eventId: string): ConflictResult {
+  return {
+    status: 'rejected',
+    error: 'IDEMPOTENCY_CONFLICT',
+    message: `event_id "${eventId}" was already used within 7 days for a different event; send a new event with a new event_id, or resend the first one unchanged.`,
+  };
+}
+
+/** A result answered before for an event_id, with the digest of the event it answered (null: unknown). */
+interface Previous {
+  readonly result: EventResult;
+  readonly digest: string | null;
+}
+
+/** Another payload under the same key; a key whose first payload is unknown replays. */
+const differs = (first: string | null | undefined, now: string | undefined): boolean => first != null && first !== now;
+
 interface Entry {
   readonly promise: Promise<EventResult | undefined>;
-  readonly settle: (result: EventResult | undefined) => void;
+  readonly digest: string | undefined;
 }
 
 /**
@@ -22,16 +40,16 @@ class InFlightEvents {
     return `${accountId}\u0000${eventId}`;
   }
 
-  /** Resolves with the first attempt's result, or undefined if it failed or none is running. */
-  wait(accountId: string, eventId: string): Promise<EventResult | undefined> | undefined {
-    return this.entries.get(InFlightEvents.key(accountId, eventId))?.promise;
+  /** The running attempt: its result (undefined if it failed) and its payload digest. */
+  wait(accountId: string, eventId: string): Entry | undefined {
+    return this.entries.get(InFlightEvents.key(accountId, eventId));
   }
 
-  begin(accountId: string, eventId: string): (result: EventResult | undefined) => void {
+  begin(accountId: string, eventId: string, digest: string | undefined): (result: EventResult | undefined) => void {
     const key = InFlightEvents.key(accountId, eventId);
     let settle!: (result: EventResult | undefined) => void;
     const promise = new Promise<EventResult | undefined>((resolve) => (settle = resolve));
-    this.entries.set(key, { promise, settle });
+    this.entries.set(key, { promise, digest });
     return (result) => {
       if (this.entries.get(key)?.promise === promise) this.entries.delete(key);
       settle(result);
@@ -40,8 +58,13 @@ class InFlightEvents {
 }
 
 export interface Deduplicated {
-  /** Answers of events seen before (by `event_id`), at their request index; the rest are undefined. */
+  /**
+   * Answers of events seen before (by `event_id`), at their request index: the first result for
+   * the same payload, a conflict for another one; the rest are undefined.
+   */
   readonly results: (EventResult | undefined)[];
+  /** How many of the events reused an event_id with another payload. */
+  readonly conflicts: number;
   /** Indexes of the events to process, in order. */
   readonly fresh: readonly number[];
   /** The first index of each `event_id` in the request: later repeats answer with its result. */
@@ -59,11 +82,12 @@ export type DedupeStage = (events: readonly ValidatedEvent[], ctx: AccountContex
 export function createDedupeStage(store: Store): DedupeStage {
   const inFlight = new InFlightEvents();
 
-  async function previousResult(accountId: string, eventId: string, now: number): Promise<EventResult | undefined> {
-    const running = await inFlight.wait(accountId, eventId);
-    if (running) return running;
+  async function previousResult(accountId: string, eventId: string, now: number): Promise<Previous | undefined> {
+    const running = inFlight.wait(accountId, eventId);
+    const result = await running?.promise;
+    if (result && running) return { result, digest: running.digest ?? null };
     const row = await store.findIdempotency(accountId, eventId, now - IDEMPOTENCY_WINDOW_MS);
-    return row?.response as EventResult | undefined;
+    return row && { result: row.response as EventResult, digest: row.payloadDigest };
   }
 
   return async (events, ctx, now) => {
@@ -72,19 +96,30 @@ export function createDedupeStage(store: Store): DedupeStage {
     const firstIndexOf = new Map<string, number>();
     const fresh: number[] = [];
     const claims = new Map<number, (result: EventResult | undefined) => void>();
+    let conflicts = 0;
     try {
       for (let i = 0; i < events.length; i++) {
-        const eventId = (events[i] as ValidatedEvent).eventId;
+        const { eventId, payloadDigest } = events[i] as ValidatedEvent;
         if (eventId !== undefined) {
-          if (firstIndexOf.has(eventId)) continue;
+          const first = firstIndexOf.get(eventId);
+          if (first !== undefined) {
+            // A repeat inside the request: answered with its first occurrence's result (filled in later) or a conflict.
+            if (differs((events[first] as ValidatedEvent).payloadDigest, payloadDigest)) {
+              results[i] = idempotencyConflict(eventId);
+              conflicts++;
+            }
+            continue;
+          }
           firstIndexOf.set(eventId, i);
           let previous = await previousResult(accountId, eventId, now);
           while (!previous && inFlight.wait(accountId, eventId)) previous = await previousResult(accountId, eventId, now);
           if (previous) {
-            results[i] = previous;
+            const conflict = differs(previous.digest, payloadDigest);
+            if (conflict) conflicts++;
+            results[i] = conflict ? idempotencyConflict(eventId) : previous.result;
             continue;
           }
-          claims.set(i, inFlight.begin(accountId, eventId));
+          claims.set(i, inFlight.begin(accountId, eventId, payloadDigest));
         }
         fresh.push(i);
       }
@@ -94,6 +129,7 @@ export function createDedupeStage(store: Store): DedupeStage {
     }
     return {
       results,
+      conflicts,
       fresh,
       firstIndexOf,
       settle(committed) {

@@ -17,7 +17,7 @@
  * in one place, compose.ts.
  */
 import type { AccountContext } from '../event/account.js';
-import type { Rejection } from '../event/rejection.js';
+import { reject, type Rejection } from '../event/rejection.js';
 import type { ValidatedEvent } from '../event/types.js';
 import type { WindowStatus } from '../limits/types.js';
 import { StoreUnavailableError } from '../storage/store.js';
@@ -34,6 +34,7 @@ import type { QuotaReservation, QuotaStage } from './quota.js';
 import type { ScoreStage } from './score.js';
 import type { StoreStage } from './store.js';
 import type { IngestInput, ValidateStage } from './validate.js';
+import { familyOf, type FieldWarning } from './unknown-fields.js';
 
 export type { IngestInput } from './validate.js';
 
@@ -41,6 +42,8 @@ export type IngestOutcome =
   | {
       readonly ok: true;
       readonly results: readonly EventResult[];
+      /** Each event's unknown fields, by request index; undefined when no event has any. */
+      readonly warnings?: readonly (readonly FieldWarning[] | undefined)[];
       readonly limit: WindowStatus;
       readonly replayed: boolean;
     }
@@ -51,7 +54,8 @@ export type IngestOutcome =
     };
 
 /** What became of an event that reached the pipeline: each outcome has a metric label. */
-export type EventOutcome = 'accepted' | 'dropped_quota' | 'duplicate' | 'rejected_invalid' | 'rejected_rate_limited' | 'rejected_unavailable';
+export type EventOutcome =
+  'accepted' | 'dropped_quota' | 'duplicate' | 'rejected_conflict' | 'rejected_invalid' | 'rejected_rate_limited' | 'rejected_unavailable';
 
 export interface IngestStages {
   readonly validate: ValidateStage;
@@ -68,6 +72,8 @@ export interface IngestStages {
 export interface IngestHooks {
   readonly clock: Clock;
   readonly onEvents?: (outcome: EventOutcome, count: number) => void;
+  /** One unknown field in an accepted request, by family (the field it most likely meant, or `unrecognised`). */
+  readonly onUnknownField?: (family: string) => void;
   /** True while shared state is unreachable and local fallbacks serve limits and detection. */
   readonly degraded?: () => boolean;
 }
@@ -101,7 +107,8 @@ export function createIngestPipeline(stages: IngestStages, hooks: IngestHooks): 
 
     const seen = await stages.dedupe(events, ctx, now);
     const { results, fresh } = seen;
-    count('duplicate', events.length - fresh.length);
+    count('duplicate', events.length - fresh.length - seen.conflicts);
+    count('rejected_conflict', seen.conflicts);
 
     let quota: QuotaReservation | undefined;
     let committed = false;
@@ -127,7 +134,14 @@ export function createIngestPipeline(stages: IngestStages, hooks: IngestHooks): 
         rows.push(toEventRow(scored, ctx, result));
         alerts.push(...detection.writes);
         const eventId = (events[i] as ValidatedEvent).eventId;
-        if (eventId !== undefined) idempotency.push({ accountId: ctx.account.id, eventId, response: result, createdAt: now });
+        if (eventId !== undefined)
+          idempotency.push({
+            accountId: ctx.account.id,
+            eventId,
+            response: result,
+            createdAt: now,
+            payloadDigest: (events[i] as ValidatedEvent).payloadDigest ?? null,
+          });
       }
       await stages.store({ events: rows, alerts, usage: quota.usage, idempotency });
       committed = true;
@@ -142,7 +156,7 @@ export function createIngestPipeline(stages: IngestStages, hooks: IngestHooks): 
     }
     count('accepted', quota.accepted);
     count('dropped_quota', quota.dropped);
-    return { ok: true, results: results as EventResult[], limit: limit.status, replayed: fresh.length === 0 };
+    return { ok: true, results: results as EventResult[], limit: limit.status, replayed: fresh.length === 0 && seen.conflicts === 0 };
   }
 
   return {
@@ -161,8 +175,16 @@ export function createIngestPipeline(stages: IngestStages, hooks: IngestHooks): 
         count('rejected_invalid', 1);
         return { ok: false, rejection: validated.rejection, limit: limit.status };
       }
+      const warnings = validated.warnings;
+      if (warnings !== undefined && hooks.onUnknownField !== undefined)
+        for (const list of warnings) for (const warning of list ?? []) hooks.onUnknownField(familyOf(warning));
       try {
-        return await process(validated.events, req.account, now);
+        const outcome = await process(validated.events, req.account, now);
+        if (!outcome.ok) return outcome;
+        // A single event has no per-event answer to carry the conflict: the request is refused.
+        const only = outcome.results[0];
+        if (input.kind === 'single' && only?.status === 'rejected') return { ok: false, rejection: reject(only.error, only.message), limit: outcome.limit };
+        return warnings !== undefined ? { ...outcome, warnings } : outcome;
       } catch (err) {
         if (!(err instanceof StoreUnavailableError)) throw err;
         count('rejected_unavailable', validated.events.length);

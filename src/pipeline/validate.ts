@@ -1,8 +1,13 @@
+import { hash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { ValueErrorType } from '@sinclair/typebox/errors';
 import { formatAddress, parseAddress } from '../util/ip.js';
+import { canonicalJson } from '../util/json-text.js';
+import { fieldOfPointer, mismatchMessage, requiredMessage } from '../util/schema-text.js';
 import { MAX_ERROR_DETAILS, reject, type Rejection, type ErrorDetail } from '../event/rejection.js';
-import { EVENT_TYPE_RULE, EventSchema, type EventBody } from './event-schema.js';
+import { EVENT_TYPE_RULE, EventSchema, RequestSchema, type EventBody } from './event-schema.js';
+import { FieldSuggester, fieldWarning, type FieldWarning } from './unknown-fields.js';
 import type { RequestInfo, ValidatedEvent } from '../event/types.js';
 import type { AccountContext } from '../event/account.js';
 
@@ -15,20 +20,9 @@ const compiled = TypeCompiler.Compile(
   Type.Object({ ...EventSchema.properties, metadata: Type.Optional(Type.Unknown()) }, { additionalProperties: EventSchema.additionalProperties }),
 );
 
-const KNOWN_FIELDS = new Set([
-  'event',
-  'event_id',
-  'timestamp',
-  'actor_id',
-  'email',
-  'ip',
-  'user_agent',
-  'session_id',
-  'host',
-  'request',
-  'metadata',
-  'password_sha1',
-]);
+const KNOWN_FIELDS: ReadonlySet<string> = new Set(Object.keys(EventSchema.properties));
+const REQUEST_FIELDS: ReadonlySet<string> = new Set(Object.keys(RequestSchema.properties));
+const suggester = new FieldSuggester([...KNOWN_FIELDS], [...REQUEST_FIELDS]);
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 const MAX_METADATA_DEPTH = 32;
 const MAX_METADATA_BYTES = 16 * 1024;
@@ -40,7 +34,9 @@ const EARLIEST_TIMESTAMP_MS = Date.UTC(2000, 0, 1);
 export const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 
-export type ValidationResult = { readonly ok: true; readonly event: ValidatedEvent } | { readonly ok: false; readonly errors: readonly ErrorDetail[] };
+export type ValidationResult =
+  | { readonly ok: true; readonly event: ValidatedEvent; readonly warnings?: readonly FieldWarning[] }
+  | { readonly ok: false; readonly errors: readonly ErrorDetail[] };
 
 export interface ValidateContext {
   readonly receivedAt: number;
@@ -48,20 +44,19 @@ export interface ValidateContext {
   readonly defaultIp?: string;
 }
 
-const fieldOf = (path: string): string => path.replace(/^\//, '').replace(/\//g, '.') || '(body)';
-
+/** One problem per field, naming the field and what it accepts. */
 function schemaErrors(body: unknown): ErrorDetail[] {
   const seen = new Set<string>();
   const errors: ErrorDetail[] = [];
   for (const error of compiled.Errors(body)) {
-    const field = fieldOf(error.path);
+    const field = fieldOfPointer(error.path);
     if (seen.has(field)) continue;
     seen.add(field);
-    errors.push({
-      field,
-      message:
-        field === 'event' && typeof error.value === 'string' ? EVENT_TYPE_RULE : `${field} ${error.message.charAt(0).toLowerCase()}${error.message.slice(1)}`,
-    });
+    let message: string;
+    if (error.type === ValueErrorType.ObjectRequiredProperty) message = requiredMessage(field);
+    else if (field === 'event' && typeof error.value === 'string') message = EVENT_TYPE_RULE;
+    else message = mismatchMessage(field, error.schema);
+    errors.push({ field, message });
   }
   return errors;
 }
@@ -146,25 +141,60 @@ function metadataTooLarge(metadata: Record<string, unknown>): boolean {
 const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /**
- * More than MAX_UNKNOWN_FIELDS top-level fields the schema does not name. Counted first, and
- * only as far as the limit: walking, checking or copying an object of thousands of keys costs
- * V8 more than parsing it did.
+ * More than MAX_UNKNOWN_FIELDS fields the schema does not name (in the event and in `request`).
+ * Counted first, and only as far as the limit: walking, checking or copying an object of
+ * thousands of keys costs V8 more than parsing it did.
  */
 function tooManyUnknownFields(record: Record<string, unknown>): boolean {
   let unknown = 0;
   for (const key in record) if (!KNOWN_FIELDS.has(key) && ++unknown > MAX_UNKNOWN_FIELDS) return true;
+  const request = record.request;
+  if (isPlainObject(request)) for (const key in request) if (!REQUEST_FIELDS.has(key) && ++unknown > MAX_UNKNOWN_FIELDS) return true;
   return false;
 }
 
-/** The top-level fields the schema does not name, or undefined when there are none (most events). */
-function unknownFields(record: Record<string, unknown>): Record<string, unknown> | undefined {
-  let extra: Record<string, unknown> | undefined;
+interface UnknownFields {
+  /** Top-level fields by name, for metadata.extra. */
+  readonly extra: Record<string, unknown>;
+  /** Members of `request`, for metadata.extra.request. */
+  request?: Record<string, unknown>;
+  readonly warnings: FieldWarning[];
+}
+
+/** The fields the schema does not name, or undefined when there are none (most events). */
+function unknownFields(record: Record<string, unknown>): UnknownFields | undefined {
+  let found: UnknownFields | undefined;
   for (const key in record) {
     if (KNOWN_FIELDS.has(key)) continue;
-    extra ??= {};
-    extra[key] = record[key];
+    found ??= { extra: {}, warnings: [] };
+    found.extra[key] = record[key];
+    found.warnings.push(fieldWarning(key, suggester.suggest(key, false)));
   }
-  return extra;
+  const request = record.request;
+  if (!isPlainObject(request)) return found;
+  for (const key in request) {
+    if (REQUEST_FIELDS.has(key)) continue;
+    found ??= { extra: {}, warnings: [] };
+    found.request ??= {};
+    found.request[key] = request[key];
+    found.warnings.push(fieldWarning(`request.${key}`, suggester.suggest(key, true)));
+  }
+  return found;
+}
+
+/**
+ * The unknown fields merged into the event's own metadata.extra (and its `request` member);
+ * undefined when a value in the way is not an object (a string or array has no keys to merge into).
+ */
+function mergeExtra(into: unknown, unknown: UnknownFields): Record<string, unknown> | undefined {
+  if (into !== undefined && !isPlainObject(into)) return undefined;
+  const merged = { ...into, ...unknown.extra };
+  if (unknown.request !== undefined) {
+    const existing = into?.request;
+    if (existing !== undefined && !isPlainObject(existing)) return undefined;
+    merged.request = { ...existing, ...unknown.request };
+  }
+  return merged;
 }
 
 function parseTimestamp(value: string | number | undefined, receivedAt: number): number | ErrorDetail {
@@ -198,7 +228,7 @@ export function validateEvent(body: unknown, ctx: ValidateContext): ValidationRe
   }
   const record = body as Record<string, unknown>;
   if (tooManyUnknownFields(record)) {
-    const message = `an event may have at most ${MAX_UNKNOWN_FIELDS} unknown top-level fields (they are kept in metadata.extra); put the rest in metadata`;
+    const message = `an event may have at most ${MAX_UNKNOWN_FIELDS} unknown fields (they are kept in metadata.extra); put the rest in metadata`;
     return { ok: false, errors: [{ field: '(body)', message }] };
   }
   const structural = structureErrors(record);
@@ -224,19 +254,20 @@ export function validateEvent(body: unknown, ctx: ValidateContext): ValidationRe
   }
 
   let metadata: Record<string, unknown> = input.metadata ?? {};
-  const extra = unknownFields(record);
-  if (extra !== undefined) {
-    const existing = metadata.extra;
-    // Unknown fields are merged into an existing object; a string or array has no keys to merge into.
-    if (existing === undefined) metadata = { ...metadata, extra };
-    else if (isPlainObject(existing)) metadata = { ...metadata, extra: { ...existing, ...extra } };
+  const unknown = unknownFields(record);
+  if (unknown !== undefined) {
+    const extra = mergeExtra(metadata.extra, unknown);
+    if (extra !== undefined) metadata = { ...metadata, extra };
     else
-      errors.push({ field: 'metadata.extra', message: 'metadata.extra must be an object when the event has unknown top-level fields (they are kept in it)' });
+      errors.push({
+        field: 'metadata.extra',
+        message: 'metadata.extra (and metadata.extra.request) must be an object when the event has unknown fields (they are kept in it)',
+      });
   }
   if (metadataTooLarge(metadata)) {
     errors.push({
       field: 'metadata',
-      message: `metadata must be at most ${MAX_METADATA_BYTES} bytes serialised (unknown top-level fields count, they are kept in metadata.extra)`,
+      message: `metadata must be at most ${MAX_METADATA_BYTES} bytes serialised (unknown fields count, they are kept in metadata.extra)`,
     });
   }
   if (errors.length > 0) return { ok: false, errors };
@@ -249,6 +280,7 @@ export function validateEvent(body: unknown, ctx: ValidateContext): ValidationRe
   const event: ValidatedEvent = {
     type: input.event,
     eventId: input.event_id,
+    payloadDigest: input.event_id === undefined ? undefined : hash('sha256', canonicalJson(body), 'hex'),
     occurredAt: occurredAt as number,
     receivedAt: ctx.receivedAt,
     actorId: input.actor_id,
@@ -261,11 +293,18 @@ export function validateEvent(body: unknown, ctx: ValidateContext): ValidationRe
     metadata,
     passwordSha1: input.password_sha1?.toLowerCase(),
   };
-  return { ok: true, event };
+  return unknown === undefined ? { ok: true, event } : { ok: true, event, warnings: unknown.warnings };
 }
 
 /** A request's events, all valid, or why the whole request was refused (nothing is consumed). */
-export type ValidatedRequest = { readonly ok: true; readonly events: ValidatedEvent[] } | { readonly ok: false; readonly rejection: Rejection };
+export type ValidatedRequest =
+  | {
+      readonly ok: true;
+      readonly events: ValidatedEvent[];
+      /** Each event's unknown fields, by request index; undefined when no event has any. */
+      readonly warnings?: readonly (readonly FieldWarning[] | undefined)[];
+    }
+  | { readonly ok: false; readonly rejection: Rejection };
 
 /** What the HTTP layer hands the pipeline: one event's body, or a batch body. */
 export type IngestInput = { readonly kind: 'single'; readonly body: unknown } | { readonly kind: 'batch'; readonly body: unknown };
@@ -281,7 +320,7 @@ export const validateRequest: ValidateStage = (input, ctx, connectingIp, receive
   if (input.kind === 'single') {
     const result = validateEvent(input.body, { receivedAt, defaultIp });
     return result.ok
-      ? { ok: true, events: [result.event] }
+      ? { ok: true, events: [result.event], ...(result.warnings && { warnings: [result.warnings] }) }
       : {
           ok: false,
           rejection: reject('INVALID_EVENT', result.errors[0]?.message ?? 'invalid event', result.errors),
@@ -337,11 +376,14 @@ export const validateRequest: ValidateStage = (input, ctx, connectingIp, receive
     };
   }
   const events: ValidatedEvent[] = [];
+  let warnings: (readonly FieldWarning[] | undefined)[] | undefined;
   const details = [];
   for (let index = 0; index < raw.length; index++) {
     const result = validateEvent(raw[index], { receivedAt, defaultIp });
-    if (result.ok) events.push(result.event);
-    else for (const e of result.errors) details.push({ index, field: e.field, message: e.message });
+    if (result.ok) {
+      events.push(result.event);
+      if (result.warnings) (warnings ??= new Array<readonly FieldWarning[] | undefined>(raw.length))[index] = result.warnings;
+    } else for (const e of result.errors) details.push({ index, field: e.field, message: e.message });
   }
   if (details.length > 0) {
     const first = details[0] as { index: number; message: string };
@@ -350,5 +392,5 @@ export const validateRequest: ValidateStage = (input, ctx, connectingIp, receive
       rejection: reject('INVALID_EVENT', `event ${first.index}: ${first.message} (the whole batch was rejected; nothing was stored)`, details),
     };
   }
-  return { ok: true, events };
+  return warnings ? { ok: true, events, warnings } : { ok: true, events };
 };

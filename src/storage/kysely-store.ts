@@ -343,8 +343,20 @@ export class KyselyStore implements Store {
     if (plan.idempotency.length > 0) {
       await trx
         .insertInto('idempotency')
-        .values(plan.idempotency.map((r) => ({ account_id: r.accountId, event_id: r.eventId, response: jsonOf(r.response), created_at: r.createdAt })))
-        .onConflict((oc) => oc.columns(['account_id', 'event_id']).doUpdateSet({ response: sql`excluded.response`, created_at: sql`excluded.created_at` }))
+        .values(
+          plan.idempotency.map((r) => ({
+            account_id: r.accountId,
+            event_id: r.eventId,
+            response: jsonOf(r.response),
+            created_at: r.createdAt,
+            payload_digest: r.payloadDigest,
+          })),
+        )
+        .onConflict((oc) =>
+          oc
+            .columns(['account_id', 'event_id'])
+            .doUpdateSet({ response: sql`excluded.response`, created_at: sql`excluded.created_at`, payload_digest: sql`excluded.payload_digest` }),
+        )
         .execute();
     }
     const at = plan.alerts.length > 0 ? commitTime(batch) : 0;
@@ -449,7 +461,15 @@ export class KyselyStore implements Store {
         .where('created_at', '>=', since)
         .executeTakeFirst(),
     );
-    return row && { accountId: row.account_id, eventId: row.event_id, response: parseJson(row.response), createdAt: num(row.created_at) };
+    return (
+      row && {
+        accountId: row.account_id,
+        eventId: row.event_id,
+        response: parseJson(row.response),
+        createdAt: num(row.created_at),
+        payloadDigest: row.payload_digest,
+      }
+    );
   }
 
   async getAlert(accountId: string, id: string): Promise<AlertRow | undefined> {
@@ -461,9 +481,11 @@ export class KyselyStore implements Store {
   }
 
   async listAlerts(accountId: string, filter: AlertFilter, limit: number, cursor?: string): Promise<Page<AlertRow>> {
-    if (this.unmatchable(accountId, cursor, filter.type, filter.severity, filter.status, filter.actorId)) return { items: [], nextCursor: null };
+    if (this.unmatchable(accountId, cursor, filter.type, filter.typePrefix, filter.severity, filter.status, filter.actorId))
+      return { items: [], nextCursor: null };
     let q = this.db.selectFrom('alerts').selectAll().where('account_id', '=', accountId);
     if (filter.type !== undefined) q = q.where('type', '=', filter.type);
+    if (filter.typePrefix !== undefined) q = q.where(sql<boolean>`type like ${likeLiteral(filter.typePrefix) + '%'} escape '\\'`);
     if (filter.severity !== undefined) q = q.where('severity', '=', filter.severity);
     if (filter.status !== undefined) q = q.where('status', '=', filter.status);
     if (filter.actorId !== undefined) q = q.where('actor_id', '=', filter.actorId);

@@ -60,6 +60,7 @@ export interface IdempotencyTable {
   event_id: string;
   response: string;
   created_at: number;
+  payload_digest: string | null;
 }
 export interface WebhookEndpointsTable {
   id: string;

@@ -36,7 +36,7 @@ export function toSqliteWrites(batch: CommitBatch): SqliteWrites {
       e.tags.length === 0 ? '[]' : JSON.stringify(e.tags),
       e.docJson ?? JSON.stringify(e.doc),
     ]),
-    idempotency: plan.idempotency.map((r) => [r.accountId, r.eventId, jsonOf(r.response), r.createdAt]),
+    idempotency: plan.idempotency.map((r) => [r.accountId, r.eventId, jsonOf(r.response), r.createdAt, r.payloadDigest]),
     alerts: plan.alerts.map(({ alert: a, opened }) => ({
       opened,
       params: opened
@@ -66,8 +66,8 @@ const SQL = {
   event:
     'insert into events (id, account_id, type, event_id, occurred_at, received_at, actor_id, ip, risk_score, tags, doc) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
   idempotency:
-    'insert into idempotency (account_id, event_id, response, created_at) values (?, ?, ?, ?) ' +
-    'on conflict (account_id, event_id) do update set response = excluded.response, created_at = excluded.created_at',
+    'insert into idempotency (account_id, event_id, response, created_at, payload_digest) values (?, ?, ?, ?, ?) ' +
+    'on conflict (account_id, event_id) do update set response = excluded.response, created_at = excluded.created_at, payload_digest = excluded.payload_digest',
   alertOpen:
     'insert into alerts (id, account_id, type, severity, subject, status, count, first_seen, last_seen, actor_id, event_ids, details) ' +
     'values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',

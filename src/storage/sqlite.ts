@@ -9,13 +9,15 @@ import { InlineSqliteWriter, ThreadSqliteWriter, type SqliteCommitWriter } from 
 import { toSqliteWrites } from './sqlite-writes.js';
 import type { CommitBatch, IdempotencyRow } from './types.js';
 
-const FIND_IDEMPOTENCY = 'select account_id, event_id, response, created_at from idempotency where account_id = ? and event_id = ? and created_at >= ?';
+const FIND_IDEMPOTENCY =
+  'select account_id, event_id, response, created_at, payload_digest from idempotency where account_id = ? and event_id = ? and created_at >= ?';
 
 interface IdempotencyColumns {
   readonly account_id: string;
   readonly event_id: string;
   readonly response: string;
   readonly created_at: number;
+  readonly payload_digest: string | null;
 }
 
 export interface SqliteOptions {
@@ -59,7 +61,13 @@ export class SqliteStore extends KyselyStore {
       throw translate('findIdempotency', err);
     }
     return (
-      row && { accountId: row.account_id, eventId: row.event_id, response: JSON.parse(row.response) as IdempotencyRow['response'], createdAt: row.created_at }
+      row && {
+        accountId: row.account_id,
+        eventId: row.event_id,
+        response: JSON.parse(row.response) as IdempotencyRow['response'],
+        createdAt: row.created_at,
+        payloadDigest: row.payload_digest,
+      }
     );
   }
 

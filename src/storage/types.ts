@@ -77,6 +77,8 @@ export interface IdempotencyRow {
   /** The 202 body first answered for this event_id. */
   readonly response: Readonly<Record<string, unknown>>;
   readonly createdAt: number;
+  /** SHA-256 (hex) of the event first sent with this key; null for rows written before digests were kept. */
+  readonly payloadDigest: string | null;
 }
 
 /** Everything one commit group writes in one transaction. */
@@ -101,6 +103,8 @@ export interface EventFilter {
 
 export interface AlertFilter {
   readonly type?: string;
+  /** Prefix such as `auth.` or `auth.brute_force.` */
+  readonly typePrefix?: string;
   readonly severity?: string;
   readonly status?: AlertStatus;
   readonly actorId?: string;

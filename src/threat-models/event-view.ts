@@ -4,6 +4,7 @@
  * from storage for a dry run, so one model gives the same answer on both.
  */
 import type { EnrichedEvent } from '../event/types.js';
+import { snakeCase, snakeCaseKeys } from '../util/snake-case.js';
 
 type Doc = Readonly<Record<string, unknown>>;
 
@@ -33,7 +34,9 @@ const pathCache = new Map<string, Path>();
 function pathOf(text: string): Path {
   let p = pathCache.get(text);
   if (p === undefined) {
-    const segments = text.split('.');
+    // Enrichment members are snake_case; models written with the older camelCase names still match.
+    const split = text.split('.');
+    const segments = split[0] === 'enrichment' ? split.map(snakeCase) : split;
     p = { segments, rests: segments.map((_, i) => segments.slice(i).join('.')) };
     if (pathCache.size < 10_000) pathCache.set(text, p);
   }
@@ -82,12 +85,13 @@ export class EventView {
       host: e.host,
       request: e.request,
       metadata: e.metadata,
-      enrichment: e.enrichment,
+      enrichment: snakeCaseKeys(e.enrichment),
     });
   }
 
   /** A stored document (EventRow.doc). */
   static ofDoc(type: string, at: number, doc: Doc): EventView {
-    return new EventView(type, at, doc);
+    // Events stored by earlier versions hold their enrichment in camelCase.
+    return new EventView(type, at, doc.enrichment === undefined ? doc : { ...doc, enrichment: snakeCaseKeys(doc.enrichment) });
   }
 }

@@ -18,3 +18,27 @@ export function rememberedJson(value: object): string | undefined {
 export function jsonOf(value: object): string {
   return texts.get(value) ?? JSON.stringify(value);
 }
+
+/**
+ * The JSON text of a parsed JSON value with every object's keys in code-unit order and no
+ * whitespace: two bodies that are the same JSON value (whatever their key order or spacing)
+ * give the same text.
+ */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) {
+    let text = '[';
+    for (let i = 0; i < value.length; i++) text += (i === 0 ? '' : ',') + canonicalJson(value[i]);
+    return `${text}]`;
+  }
+  const record: Readonly<Record<string, unknown>> = Object(value);
+  const keys = Object.keys(record).sort();
+  let text = '{';
+  for (const key of keys) {
+    const member = record[key];
+    if (member === undefined) continue;
+    if (text.length > 1) text += ',';
+    text += `${JSON.stringify(key)}:${canonicalJson(member)}`;
+  }
+  return `${text}}`;
+}

@@ -52,7 +52,13 @@ export function usage(accountId: string, used: number, dropped = 0, at = T0): Us
 }
 
 export function idempotency(accountId: string, eventId: string, createdAt = T0): IdempotencyRow {
-  return { accountId, eventId, response: { id: `evt_for_${eventId}`, status: 'accepted', risk: { score: 3 } }, createdAt };
+  return {
+    accountId,
+    eventId,
+    response: { id: `evt_for_${eventId}`, status: 'accepted', risk: { score: 3 } },
+    createdAt,
+    payloadDigest: `digest-of-${eventId}`,
+  };
 }
 
 export function batch(parts: Partial<CommitBatch>): CommitBatch {

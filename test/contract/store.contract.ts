@@ -308,6 +308,14 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
     });
 
     describe('idempotency', () => {
+      it('keeps the payload digest, and a row without one (written before digests were kept) reads back as null', async () => {
+        await account('acc_a');
+        const legacy = { ...idempotency('acc_a', 'legacy', T0), payloadDigest: null };
+        await store.commit(batch({ idempotency: [idempotency('acc_a', 'with-digest', T0), legacy] }));
+        expect((await store.findIdempotency('acc_a', 'with-digest', 0))?.payloadDigest).toBe('digest-of-with-digest');
+        expect(await store.findIdempotency('acc_a', 'legacy', 0)).toEqual(legacy);
+      });
+
       it('finds rows written in the window, per account, exact event_id only', async () => {
         await account('acc_a');
         await account('acc_b');
@@ -635,6 +643,10 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
           { since: T0 + 10_000 },
           { type: 'auth.brute_force.account', severity: 'low', since: T0 },
           { type: '%' },
+          { typePrefix: 'auth.' },
+          { typePrefix: 'auth.brute_force.' },
+          { typePrefix: 'auth_' },
+          { typePrefix: '%' },
         ];
         for (const f of filters) {
           for (const limit of [1, 4, 50]) {
@@ -650,6 +662,7 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
                 (x) =>
                   x.accountId === 'acc_a' &&
                   (f.type === undefined || x.type === f.type) &&
+                  (f.typePrefix === undefined || x.type.startsWith(f.typePrefix)) &&
                   (f.severity === undefined || x.severity === f.severity) &&
                   (f.status === undefined || x.status === f.status) &&
                   (f.actorId === undefined || x.actorId === f.actorId) &&

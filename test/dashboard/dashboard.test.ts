@@ -155,6 +155,8 @@ describe.runIf(chromiumPresent())('dashboard in headless Chromium against the re
     const enrichment = page.getByRole('region', { name: 'Enrichment' });
     expect(await enrichment.textContent()).toMatch(/sql injection in metadata\.path/);
     expect(await enrichment.textContent()).toMatch(/AS\d+/);
+    // The user agent enrichment is read by its snake_case API names.
+    expect(await enrichment.textContent()).toMatch(/automated · scanner: sqlmap/);
     expect(await enrichment.getByRole('link', { name: 'DB-IP' }).count()).toBe(1);
     await expectAccessible(page, 'event');
     await page.goBack();

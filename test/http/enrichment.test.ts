@@ -181,7 +181,7 @@ describe.skipIf(SCALE_OUT)('catalog, enrichment and scoring over HTTP', () => {
       const hash = '5baa61e4c9b93f3f0682250b6cf8331b7ee68fd8';
       const r = await send({ event: 'auth.password.changed', actor_id: 'u4', password_sha1: hash, email: 'Bob+1@Mailinator.com' });
       const doc = await stored(r.id);
-      expect(doc.enrichment.breachedPassword).toBe(true);
+      expect(doc.enrichment.breached_password).toBe(true);
       expect(doc.enrichment.email).toEqual({ domain: 'mailinator.com', normalized: 'bob@mailinator.com', disposable: true });
       expect(JSON.stringify(doc)).not.toContain(hash);
     });

@@ -36,6 +36,36 @@ describe('error table', () => {
     });
   });
 
+  describe('validation messages name the field and what it accepts, once', () => {
+    it('an alert status outside the list: one detail listing the allowed values', async () => {
+      const res = await t.vigil.app.inject({ method: 'PATCH', url: '/v1/alerts/alr_none', headers: bearer(pro.secret), payload: { status: 'closed' } });
+      const body = expectError(res, 400, 'INVALID_REQUEST');
+      expect(body.details).toEqual([{ field: 'status', message: 'status must be one of: open, acknowledged, resolved, false_positive' }]);
+      expect(body.message).toBe('status must be one of: open, acknowledged, resolved, false_positive');
+    });
+
+    it('a missing or unknown member of a request body, and a query parameter out of range', async () => {
+      const patch = (payload: object) => t.vigil.app.inject({ method: 'PATCH', url: '/v1/alerts/alr_none', headers: bearer(pro.secret), payload });
+      expect(expectError(await patch({}), 400, 'INVALID_REQUEST').details).toEqual([{ field: 'status', message: 'status is required' }]);
+      expect(expectError(await patch({ status: 'open', note: 'x' }), 400, 'INVALID_REQUEST').details).toEqual([
+        { field: 'note', message: 'note is not allowed here (allowed: status)' },
+      ]);
+      const severity = expectError(await getJson(t, pro.secret, '/v1/alerts?severity=urgent'), 400, 'INVALID_REQUEST');
+      expect(severity.message).toBe('severity must be one of: low, medium, high, critical');
+      const limit = expectError(await getJson(t, pro.secret, '/v1/events?limit=0'), 400, 'INVALID_REQUEST');
+      expect(limit.message).toBe('limit must be an integer from 1 to 500');
+    });
+
+    it('event fields: a missing event, a status out of range, a wrong type', async () => {
+      const missing = expectError(await postEvent(t, pro.secret, { actor_id: 'u1' }), 400, 'INVALID_EVENT');
+      expect(missing.message).toBe('event is required');
+      const status = expectError(await postEvent(t, pro.secret, { event: 'api.request', request: { status: 99 } }), 400, 'INVALID_EVENT');
+      expect(status.details).toEqual([{ field: 'request.status', message: 'request.status must be an integer from 100 to 599' }]);
+      const actor = expectError(await postEvent(t, pro.secret, { event: 'api.request', actor_id: 7 }), 400, 'INVALID_EVENT');
+      expect(actor.message).toBe('actor_id must be a string of 1 to 256 characters');
+    });
+  });
+
   describe('400 INVALID_EVENT', () => {
     it('missing event type, with details naming the field', async () => {
       const body = expectError(await postEvent(t, pro.secret, { actor_id: 'u1' }), 400, 'INVALID_EVENT');

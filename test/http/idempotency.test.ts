@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IDEMPOTENCY_WINDOW_MS } from '../../src/pipeline/dedupe.js';
 import type { TestApp } from '../helpers/app.js';
-import { allEvents, postEvent, roomyApp, usedThisMonth } from './support.js';
+import { allEvents, expectError, postEvent, postRaw, roomyApp, usedThisMonth } from './support.js';
 
 const BATCH = '/v1/events/batch';
 
@@ -53,13 +53,90 @@ describe('idempotent event_id', () => {
     );
   });
 
-  it('a repeat with different content still answers the original result', async () => {
+  it('the same event_id with a different payload is a 409 IDEMPOTENCY_CONFLICT; nothing is stored or counted', async () => {
     const acct = await t.account('pro');
-    const first = await postEvent(t, acct.secret, { event: 'auth.login.failure', event_id: 'same' });
-    const second = await postEvent(t, acct.secret, { event: 'data.exported', event_id: 'same' });
-    expect(second.json().id).toBe(first.json().id);
+    const first = await postEvent(t, acct.secret, { event: 'auth.login.failure', event_id: 'same', actor_id: 'u1' });
+    expect(first.statusCode).toBe(202);
+    for (const other of [
+      { event: 'data.exported', event_id: 'same', actor_id: 'u1' },
+      { event: 'auth.login.failure', event_id: 'same', actor_id: 'u2' },
+      { event: 'auth.login.failure', event_id: 'same' },
+      { event: 'auth.login.failure', event_id: 'same', actor_id: 'u1', metadata: {} },
+    ]) {
+      const body = expectError(await postEvent(t, acct.secret, other), 409, 'IDEMPOTENCY_CONFLICT');
+      expect(body.message).toContain('event_id "same"');
+    }
+    // The same JSON value with its keys in another order and other spacing is the same payload.
+    const replay = await postRaw(t, acct.secret, '{ "actor_id" : "u1",  "event_id":"same", "event":"auth.login.failure" }');
+    expect(replay.statusCode).toBe(202);
+    expect(replay.body).toBe(first.body);
     const events = await allEvents(t, acct.secret);
     expect(events.map((e) => e.event)).toEqual(['auth.login.failure']);
+    expect(await usedThisMonth(t, acct.secret)).toBe(1);
+    const metrics = (await t.vigil.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toMatch(/^vigil_events_total\{outcome="rejected_conflict"\} [1-9]/m);
+  });
+
+  it('batches answer a conflict per event, beside the other events; repeats within the batch compare too', async () => {
+    const acct = await t.account('pro');
+    await postEvent(t, acct.secret, { event: 'custom.a.b', event_id: 'b-1' });
+    const res = await postEvent(
+      t,
+      acct.secret,
+      {
+        events: [
+          { event: 'custom.a.b', event_id: 'b-1', actor_id: 'changed' },
+          { event: 'custom.a.b', event_id: 'b-2' },
+          { event: 'custom.a.b', event_id: 'b-2', actor_id: 'changed' },
+          { event: 'custom.a.b', event_id: 'b-2' },
+        ],
+      },
+      BATCH,
+    );
+    expect(res.statusCode).toBe(202);
+    const body = res.json();
+    expect(res.headers['idempotent-replay']).toBeUndefined();
+    expect(body.results.map((r: { status: string; error?: string }) => r.error ?? r.status)).toEqual([
+      'IDEMPOTENCY_CONFLICT',
+      'accepted',
+      'IDEMPOTENCY_CONFLICT',
+      'accepted',
+    ]);
+    expect(body.results[0]).toEqual({ status: 'rejected', error: 'IDEMPOTENCY_CONFLICT', message: expect.stringContaining('"b-1"') });
+    expect(body.results[3]).toEqual(body.results[1]);
+    expect(body.accepted).toBe(2);
+    expect(await allEvents(t, acct.secret)).toHaveLength(2);
+  });
+
+  it('a concurrent repeat with another payload waits for the first and answers the conflict', async () => {
+    const acct = await t.account('pro');
+    const [a, b] = await Promise.all([
+      postEvent(t, acct.secret, { event: 'custom.race.x', event_id: 'race-conflict' }),
+      postEvent(t, acct.secret, { event: 'custom.race.y', event_id: 'race-conflict' }),
+    ]);
+    expect([a?.statusCode, b?.statusCode].sort()).toEqual([202, 409]);
+    expect(await allEvents(t, acct.secret)).toHaveLength(1);
+  });
+
+  it('a key stored before payload digests were kept replays its first answer, whatever the payload', async () => {
+    const acct = await t.account('pro');
+    const response = {
+      status: 'accepted',
+      id: 'evt_legacy',
+      received_at: '2026-01-01T00:00:00.000Z',
+      risk: { score: 0, level: 'low', action: 'allow', breakdown: [] },
+      tags: [],
+      alerts: [],
+    };
+    await t.services.store.commit({
+      events: [],
+      alerts: [],
+      usage: [],
+      idempotency: [{ accountId: acct.id, eventId: 'legacy-key', response, createdAt: t.clock.now(), payloadDigest: null }],
+    });
+    const res = await postEvent(t, acct.secret, { event: 'custom.any.thing', event_id: 'legacy-key' });
+    expect(res.statusCode).toBe(202);
+    expect(res.json()).toEqual(response);
   });
 
   it('concurrent duplicates: one stored event, one count, every answer the same id', async () => {

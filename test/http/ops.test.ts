@@ -1,6 +1,9 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StoreUnavailableError } from '../../src/storage/store.js';
-import { testApp, type TestApp } from '../helpers/app.js';
+import { SCALE_OUT, testApp, type TestApp } from '../helpers/app.js';
 import { faultyStore, postEvent } from './support.js';
 
 /** The value of a Prometheus sample line `name{labels} value`, matching every label given. */
@@ -80,6 +83,13 @@ describe('operations endpoints', () => {
     expect(sample(text, 'vigil_commit_duration_seconds_count', { ok: 'false' })).toBe(1);
   });
 
+  it('/metrics names the process metrics with one prefix', async () => {
+    const text = (await get('/metrics')).body;
+    expect(text).toContain('# TYPE vigil_process_cpu_seconds_total counter');
+    expect(text).toContain('vigil_nodejs_heap_size_used_bytes');
+    expect(text).not.toMatch(/vigil_process_process_|vigil_process_nodejs_/);
+  });
+
   it('/openapi.json is OpenAPI 3.1 with the ingestion paths and the Event schema', async () => {
     const res = await get('/openapi.json');
     expect(res.statusCode).toBe(200);
@@ -109,5 +119,38 @@ describe('operations endpoints', () => {
       res.statusCode === 302 ? await get(String(res.headers.location).startsWith('/') ? String(res.headers.location) : `/docs/${res.headers.location}`) : res;
     expect(final.statusCode).toBe(200);
     expect(final.headers['content-type']).toMatch(/text\/html/);
+  });
+});
+
+describe('unauthenticated endpoints', () => {
+  it('name no file path (probes, metrics, OpenAPI, 404s, 401s), even with a data directory and enrichment files on disk', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'vigil-paths-'));
+    const t = await testApp({ VIGIL_DATA_DIR: dataDir });
+    try {
+      const answers = await Promise.all(
+        [
+          '/healthz',
+          '/readyz',
+          '/metrics',
+          '/openapi.json',
+          '/docs/json',
+          '/no/such/route',
+          '/dashboard/nope.js',
+          '/dashboard/api/session',
+          '/v1/events',
+          '/admin/accounts',
+        ].map((url) => t.vigil.app.inject({ method: 'GET', url })),
+      );
+      for (const res of answers) {
+        expect(res.body).not.toContain(dataDir);
+        expect(res.body).not.toContain(process.cwd());
+        // No absolute POSIX path of two or more segments (URL paths such as /v1/events are relative to the service).
+        expect(res.body).not.toMatch(/(?:^|["'\s(=])\/(?:home|tmp|var|usr|opt|etc|root|srv|work|data)\//);
+      }
+      expect(answers[1]?.json()).toEqual({ status: 'ready', storage: t.services.store.kind, ...(SCALE_OUT ? { redis: 'ok' } : { redis: 'not configured' }) });
+    } finally {
+      await t.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

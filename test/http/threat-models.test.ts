@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../src/util/ids.js';
 import { ADMIN_TOKEN, bearer, type TestApp } from '../helpers/app.js';
 import { until } from '../helpers/until.js';
 import { connectTestRedis, describeWithRedis, REDIS_URL } from '../limits/redis-helper.js';
@@ -128,6 +129,24 @@ describe('/v1/threat-models', () => {
     expect((await call('DELETE', `/v1/threat-models/${model.id}`, pro.secret)).statusCode).toBe(204);
     expectError(await call('GET', `/v1/threat-models/${model.id}`, pro.secret), 404, 'NOT_FOUND');
     expect(alertTypes(await send(pro.secret, { event: 'custom.export.users', actor_id: 'u7', metadata: { rows: 5000, format: 'csv' } }))).toEqual([]);
+  });
+
+  it('reads enrichment by its snake_case names, and by the older camelCase ones', async () => {
+    const snake = await create(pro.secret, {
+      name: 'Scanner (snake_case path)',
+      match: { event: 'custom.ua.check', where: { field: 'enrichment.user_agent.scanner', op: 'equals', value: 'sqlmap' } },
+      outcome: { alert: 'custom.ua_snake', severity: 'low' },
+    });
+    const camel = await create(pro.secret, {
+      name: 'Scanner (camelCase path)',
+      match: { event: 'custom.ua.check', where: { field: 'enrichment.userAgent.scanner', op: 'equals', value: 'sqlmap' } },
+      outcome: { alert: 'custom.ua_camel', severity: 'low' },
+    });
+    const hit = await send(pro.secret, { event: 'custom.ua.check', actor_id: 'ua', user_agent: 'sqlmap/1.7.2#stable (https://sqlmap.org)' });
+    const custom = (r: { alerts: { type: string }[] }) => alertTypes(r).filter((type) => type.startsWith('custom.'));
+    expect(custom(hit).sort()).toEqual(['custom.ua_camel', 'custom.ua_snake']);
+    expect(custom(await send(pro.secret, { event: 'custom.ua.check', actor_id: 'ua', user_agent: 'curl/8.4.0' }))).toEqual([]);
+    for (const model of [snake, camel]) await call('DELETE', `/v1/threat-models/${model.id}`, pro.secret);
   });
 
   it('counts a threshold per group in an event-time window, deduplicates, and reopens after the alert is resolved', async () => {
@@ -265,6 +284,40 @@ describe('/v1/threat-models', () => {
     const byId = (await call('POST', '/v1/threat-models/test', acct.secret, { id: saved.id, from: at(-60_000), to: at(60_000) })).json();
     expect(byId).toMatchObject({ scanned: 7, matched: 7, alerts_raised: 1 });
     expectError(await call('POST', '/v1/threat-models/test', acct.secret, { model: { name: 'x' } }), 400, 'INVALID_THREAT_MODEL');
+  });
+
+  it('dry-runs over events stored by earlier versions with camelCase enrichment, by the snake_case path', async () => {
+    const acct = await t.account('pro');
+    const id = newId('evt', T0);
+    const doc = { id, event: 'custom.legacy.ua', actor_id: 'lg', enrichment: { userAgent: { scanner: 'sqlmap', automated: true, family: 'Other' } } };
+    await t.services.store.commit({
+      events: [
+        {
+          id,
+          accountId: acct.id,
+          type: 'custom.legacy.ua',
+          eventId: null,
+          occurredAt: T0,
+          receivedAt: T0,
+          actorId: 'lg',
+          ip: null,
+          riskScore: 0,
+          tags: [],
+          doc,
+        },
+      ],
+      alerts: [],
+      usage: [],
+      idempotency: [],
+    });
+    const model = {
+      name: 'Legacy scanner',
+      match: { event: 'custom.legacy.*', where: { field: 'enrichment.user_agent.scanner', op: 'equals', value: 'sqlmap' } },
+      outcome: { alert: 'custom.legacy_scanner', severity: 'low' },
+    };
+    const res = await call('POST', '/v1/threat-models/test', acct.secret, { model, from: at(-60_000), to: at(60_000) });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ scanned: 1, matched: 1 });
   });
 
   it('keeps models and their state apart between accounts', async () => {

@@ -40,8 +40,8 @@ describe('retention', () => {
       alerts: [],
       usage: [],
       idempotency: [
-        { accountId: 'acc_pro', eventId: 'old', response: {}, createdAt: NOW - 8 * DAY },
-        { accountId: 'acc_pro', eventId: 'new', response: {}, createdAt: NOW - 6 * DAY },
+        { accountId: 'acc_pro', eventId: 'old', response: {}, createdAt: NOW - 8 * DAY, payloadDigest: null },
+        { accountId: 'acc_pro', eventId: 'new', response: {}, createdAt: NOW - 6 * DAY, payloadDigest: null },
       ],
     });
     const report = await pruneOnce(store, DEFAULT_PLANS, NOW);

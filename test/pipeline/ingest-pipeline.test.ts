@@ -30,7 +30,7 @@ function recorded(events: ValidatedEvent[], overrides: Partial<IngestStages> = {
     limit: async (_c, n) => (calls.push(n === 0 ? 'limit:0' : 'limit'), { ok: true, status }),
     dedupe: async (evs) => (
       calls.push('dedupe'),
-      { results: new Array(evs.length), fresh: evs.map((_, i) => i), firstIndexOf: new Map(), settle: (ok) => released.push(`settle:${ok}`) }
+      { results: new Array(evs.length), conflicts: 0, fresh: evs.map((_, i) => i), firstIndexOf: new Map(), settle: (ok) => released.push(`settle:${ok}`) }
     ),
     quota: async (_c, n) => (
       calls.push(`quota:${n}`),
@@ -102,7 +102,7 @@ describe('ingest pipeline: stage order and short-circuits', () => {
   it('a request of repeats only reserves no quota and reaches no detection', async () => {
     const answered = { status: 'dropped' as const };
     const r = recorded([event(1, 'e1')], {
-      dedupe: async () => ({ results: [answered], fresh: [], firstIndexOf: new Map([['e1', 0]]), settle: () => undefined }),
+      dedupe: async () => ({ results: [answered], conflicts: 0, fresh: [], firstIndexOf: new Map([['e1', 0]]), settle: () => undefined }),
     });
     const out = await r.ingest();
     expect(out).toMatchObject({ ok: true, replayed: true, results: [answered] });

@@ -138,14 +138,14 @@ export function EventPage({ id }: { id: string }) {
 function Enrichment({ ev }: { ev: EventDoc }) {
   const e = ev.enrichment ?? {};
   const place = e.geo ? [e.geo.city, e.geo.region, e.geo.country].filter(Boolean).join(', ') : '';
-  const ua = e.userAgent;
+  const ua = e.user_agent;
   return (
     <Card title="Enrichment">
       <dl>
         <dt>Location</dt>
         <dd>
           {place || '—'}
-          {e.geo?.accuracyRadiusKm !== undefined && ` (within ${e.geo.accuracyRadiusKm} km)`}
+          {e.geo?.accuracy_radius_km !== undefined && ` (within ${e.geo.accuracy_radius_km} km)`}
         </dd>
         <dt>Network</dt>
         <dd>{e.network ? `IPv${e.network.version}, ${e.network.scope}` : '—'}</dd>
@@ -154,7 +154,7 @@ function Enrichment({ ev }: { ev: EventDoc }) {
         <dt>Feeds</dt>
         <dd>
           {e.threat
-            ? [e.threat.torExit && 'Tor exit node', e.threat.hostingAsn && 'hosting provider', ...e.threat.blocklists.map((b) => `listed on ${b}`)]
+            ? [e.threat.tor_exit && 'Tor exit node', e.threat.hosting_asn && 'hosting provider', ...e.threat.blocklists.map((b) => `listed on ${b}`)]
                 .filter(Boolean)
                 .join(', ') || 'not listed'
             : '—'}
@@ -163,9 +163,9 @@ function Enrichment({ ev }: { ev: EventDoc }) {
         <dd>
           {ua
             ? [
-                ua.browser && `${ua.browser} ${ua.browserVersion ?? ''}`.trim(),
+                ua.browser && `${ua.browser} ${ua.browser_version ?? ''}`.trim(),
                 ua.os,
-                ua.deviceType,
+                ua.device_type,
                 ua.automated && 'automated',
                 ua.scanner && `scanner: ${ua.scanner}`,
               ]
@@ -183,10 +183,10 @@ function Enrichment({ ev }: { ev: EventDoc }) {
             </dd>
           </>
         )}
-        {e.breachedPassword !== undefined && (
+        {e.breached_password !== undefined && (
           <>
             <dt>Password</dt>
-            <dd>{e.breachedPassword ? 'found in breaches' : 'not found in breaches'}</dd>
+            <dd>{e.breached_password ? 'found in breaches' : 'not found in breaches'}</dd>
           </>
         )}
         <dt>Scan findings</dt>

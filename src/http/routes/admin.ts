@@ -5,6 +5,7 @@ import type { ApiKeyRecord } from '../../storage/types.js';
 import type { Account } from '../../event/account.js';
 import type { Store } from '../../storage/store.js';
 import { ApiError } from '../errors.js';
+import { NoFilters } from '../list-filter.js';
 import { ErrorResponses } from '../schemas.js';
 
 export interface AdminRouteDeps {
@@ -52,7 +53,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRouteDeps):
 
   app.get('/admin/accounts', {
     config,
-    schema: adminSchema('List accounts'),
+    schema: { ...adminSchema('List accounts'), querystring: NoFilters },
     handler: async () => ({ data: (await deps.store.listAccounts()).map(accountView) }),
   });
 
@@ -84,7 +85,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRouteDeps):
 
   app.get<{ Params: Static<typeof Id> }>('/admin/accounts/:id/keys', {
     config,
-    schema: { ...adminSchema('List an account keys (never the keys themselves)'), params: Id },
+    schema: { ...adminSchema('List an account keys (never the keys themselves)'), params: Id, querystring: NoFilters },
     handler: async (request) => ({ data: (await deps.store.listKeys(request.params.id)).map(keyView) }),
   });
 

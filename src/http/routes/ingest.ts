@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimiter } from '../../limits/types.js';
 import { BatchResultSchema, EventResultSchema, EventSchema } from '../../pipeline/event-schema.js';
 import type { IngestInput, IngestPipeline } from '../../pipeline/ingest-pipeline.js';
-import { batchResultJson, eventResultJson, type EventResult } from '../../pipeline/answer.js';
+import { answerJson, batchResultJson, type EventResult } from '../../pipeline/answer.js';
 import type { Clock } from '../../util/clock.js';
 import { ApiError } from '../errors.js';
 import { rateLimitHeaderHook, setRateLimitHeaders } from '../rate-limit-headers.js';
@@ -41,10 +41,11 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
       throw new ApiError(outcome.rejection);
     }
     if (outcome.replayed) reply.header('Idempotent-Replay', 'true');
-    // The body text was made once with the result (the idempotency row stores the same text);
-    // it is exactly what the 202 response schema would serialise, so it is sent as it is.
+    // The body text was made once with the result (the idempotency row stores the same text) and
+    // the request's warnings are appended: it is exactly what the 202 response schema would
+    // serialise, so it is sent as it is.
     reply.code(202).type('application/json');
-    return kind === 'single' ? eventResultJson(outcome.results[0] as EventResult) : batchResultJson(outcome.results);
+    return kind === 'single' ? answerJson(outcome.results[0] as EventResult, outcome.warnings?.[0]) : batchResultJson(outcome.results, outcome.warnings);
   }
 
   app.post('/v1/events', {

@@ -8,7 +8,9 @@ import type { Clock } from '../../util/clock.js';
 import { alertView } from '../../storage/alert-view.js';
 import { ApiError } from '../errors.js';
 import { ISO_8601 } from '../../pipeline/validate.js';
+import { snakeCaseKeys } from '../../util/snake-case.js';
 import { ErrorResponses, KeyAuth, PageQuery } from '../schemas.js';
+import { NameFilterParam, parseNameFilter } from '../list-filter.js';
 import { usageReport } from '../usage-report.js';
 import { requestAccount } from '../context.js';
 
@@ -23,8 +25,8 @@ const TimeParam = Type.String({ maxLength: 40, description: 'ISO 8601 date-time 
 
 const EventsQuery = Type.Object(
   {
-    type: Type.Optional(Type.String({ maxLength: 100, description: 'Exact type, or a prefix ending in ".*" (auth.*)' })),
-    prefix: Type.Optional(Type.String({ maxLength: 100, description: 'Type prefix, e.g. auth.login' })),
+    type: Type.Optional(NameFilterParam),
+    prefix: Type.Optional(Type.String({ maxLength: 100, description: 'Deprecated: prefix=auth.login equals type=auth.login.*' })),
     actor_id: Type.Optional(Type.String({ maxLength: 256 })),
     ip: Type.Optional(Type.String({ maxLength: 64 })),
     min_risk: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
@@ -38,7 +40,7 @@ const EventsQuery = Type.Object(
 
 const AlertsQuery = Type.Object(
   {
-    type: Type.Optional(Type.String({ maxLength: 100 })),
+    type: Type.Optional(NameFilterParam),
     severity: Type.Optional(Type.Union([Type.Literal('low'), Type.Literal('medium'), Type.Literal('high'), Type.Literal('critical')])),
     status: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('acknowledged'), Type.Literal('resolved'), Type.Literal('false_positive')])),
     actor_id: Type.Optional(Type.String({ maxLength: 256 })),
@@ -82,7 +84,9 @@ function pageLimit(value: number | undefined): number {
   return value;
 }
 
-const eventView = (row: EventRow) => ({ ...row.doc, id: row.id });
+/** Events stored by earlier versions hold their enrichment in camelCase: it is answered in snake_case like the rest. */
+const eventView = (row: EventRow) =>
+  row.doc.enrichment === undefined ? { ...row.doc, id: row.id } : { ...row.doc, enrichment: snakeCaseKeys(row.doc.enrichment), id: row.id };
 
 const readRoute = (summary: string, tags: string[]) => ({ summary, tags, security: KeyAuth, response: { ...ErrorResponses } });
 
@@ -95,12 +99,12 @@ export function registerReadRoutes(app: FastifyInstance, deps: ReadRouteDeps): v
     schema: { ...readRoute('List events, newest first', ['events']), querystring: EventsQuery },
     handler: async (request) => {
       const q = request.query;
-      const isGlob = q.type?.endsWith('.*') ?? false;
+      const type = parseNameFilter(q.type);
       const page = await deps.store.listEvents(
         accountOf(request),
         {
-          type: isGlob ? undefined : q.type,
-          typePrefix: isGlob ? q.type?.slice(0, -1) : q.prefix,
+          type: type.exact,
+          typePrefix: type.prefix ?? q.prefix,
           actorId: q.actor_id,
           ip: q.ip,
           minRisk: q.min_risk,
@@ -130,9 +134,10 @@ export function registerReadRoutes(app: FastifyInstance, deps: ReadRouteDeps): v
     schema: { ...readRoute('List alerts, newest first', ['alerts']), querystring: AlertsQuery },
     handler: async (request) => {
       const q = request.query;
+      const type = parseNameFilter(q.type);
       const page = await deps.store.listAlerts(
         accountOf(request),
-        { type: q.type, severity: q.severity, status: q.status, actorId: q.actor_id, since: parseTime(q.since, 'since') },
+        { type: type.exact, typePrefix: type.prefix, severity: q.severity, status: q.status, actorId: q.actor_id, since: parseTime(q.since, 'since') },
         pageLimit(q.limit),
         q.cursor,
       );

@@ -14,6 +14,7 @@ import type { ThreatModelRegistry } from '../../threat-models/registry.js';
 import { planHasThreatModels } from '../../threat-models/stage.js';
 import { validateModel } from '../../threat-models/validate.js';
 import { ApiError } from '../errors.js';
+import { NoFilters } from '../list-filter.js';
 import { type ErrorDetail } from '../../event/rejection.js';
 import { ErrorResponses, KeyAuth, noValidation } from '../schemas.js';
 import { requestAccount } from '../context.js';
@@ -130,7 +131,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
     throw new ApiError({ code: 'UNAVAILABLE', message: 'The model kept changing while it was saved; retry.', retryAfter: 1 });
   }
 
-  app.get(BASE, { config: { access: 'read' }, schema: route('List the account’s threat models') }, async (request) => {
+  app.get(BASE, { config: { access: 'read' }, schema: { ...route('List the account’s threat models'), querystring: NoFilters } }, async (request) => {
     const ctx = contextOf(request);
     const rows = await deps.store.listThreatModels(ctx.account.id);
     return { data: rows.map(modelView), limits: LIMITS };

@@ -11,6 +11,7 @@ import type { EndpointPatch, WebhookStore } from '../../storage/webhooks/store.j
 import { SEVERITIES, WEBHOOK_FORMATS, type WebhookDelivery, type WebhookEndpoint } from '../../storage/webhooks/types.js';
 import type { AlertRow } from '../../storage/types.js';
 import { ApiError } from '../errors.js';
+import { NoFilters } from '../list-filter.js';
 import { ErrorResponses, KeyAuth, PageQuery } from '../schemas.js';
 import { requestAccount } from '../context.js';
 
@@ -66,7 +67,7 @@ const RotateBody = Type.Object(
   { additionalProperties: false },
 );
 const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
-const DeliveriesQuery = Type.Object(PageQuery);
+const DeliveriesQuery = Type.Object(PageQuery, { additionalProperties: false });
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
@@ -144,7 +145,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
     ...(filters?.kill_chains_only !== undefined ? { kill_chains_only: filters.kill_chains_only ? 1 : 0 } : {}),
   });
 
-  app.get('/v1/webhooks', { config: { access: 'read' }, schema: route('List webhook endpoints') }, async (request) => {
+  app.get('/v1/webhooks', { config: { access: 'read' }, schema: { ...route('List webhook endpoints'), querystring: NoFilters } }, async (request) => {
     const now = clock.now();
     return { data: (await webhooks.listEndpoints(accountOf(request))).map((e) => endpointView(e, now)) };
   });

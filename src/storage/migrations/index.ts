@@ -3,10 +3,17 @@ import * as initial from './001-initial.js';
 import * as threatModels from './002-threat-models.js';
 import * as webhooks from './003-webhooks.js';
 import * as dashboardSessions from './004-dashboard-sessions.js';
+import * as idempotencyDigest from './005-idempotency-digest.js';
 
 /** The one migration set, shared by SQLite and PostgreSQL; listed statically so builds need no file scanning. */
 export const migrationProvider: MigrationProvider = {
   async getMigrations(): Promise<Record<string, Migration>> {
-    return { '001-initial': initial, '002-threat-models': threatModels, '003-webhooks': webhooks, '004-dashboard-sessions': dashboardSessions };
+    return {
+      '001-initial': initial,
+      '002-threat-models': threatModels,
+      '003-webhooks': webhooks,
+      '004-dashboard-sessions': dashboardSessions,
+      '005-idempotency-digest': idempotencyDigest,
+    };
   },
 };
