@@ -1,7 +1,7 @@
 import type { ChainableCommander, Cluster, Redis } from 'ioredis';
 import { accountScope, assertScopedKey, type AccountScope } from '../event/tenancy.js';
 import { hashTag } from './script.js';
-import { STATE_OP_LUA } from './state-store.lua.js';
+import { luaScript } from './lua.js';
 import {
   DEFAULT_ALERT_MAX_EVENT_IDS,
   DEFAULT_DISTINCT_MAX_MEMBERS,
@@ -21,6 +21,8 @@ export interface RedisStateStoreOptions {
   /** Prefix of every key this store writes. Default 'vigil:'. */
   readonly prefix?: string;
 }
+
+const STATE_OP_LUA = luaScript('state-op');
 
 /** The script as an ioredis custom command: EVALSHA, loaded on demand (pipelines included). */
 const COMMAND = 'vigilStateOp';
