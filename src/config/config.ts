@@ -3,6 +3,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { parseAddress, parseCidr, type Cidr } from '../util/ip.js';
 import type { IpLimitOverride } from '../limits/ip-limits.js';
 import { loadPlans, PlanFileError, planNamed, type PlanTable } from '../limits/plans.js';
+import { errorCode } from '../util/caught.js';
 
 export interface Config {
   readonly port: number;
@@ -137,7 +138,7 @@ function existing(env: Env, name: string, kind: 'file' | 'directory' | 'file or 
   try {
     stats = statSync(full);
   } catch (err) {
-    throw new ConfigError(name, `must name an existing ${kind}; "${full}" cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new ConfigError(name, `must name an existing ${kind}; "${full}" cannot be read (${errorCode(err) ?? 'error'})`);
   }
   const fits = kind === 'file' ? stats.isFile() : kind === 'directory' ? stats.isDirectory() : stats.isFile() || stats.isDirectory();
   if (!fits) throw new ConfigError(name, `must name a ${kind}; "${full}" is not one`);

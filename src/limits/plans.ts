@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Plan } from '../event/account.js';
+import { errorCode, errorMessage } from '../util/caught.js';
 
 /** The four plans and their limits, prices and overage rules. */
 export const DEFAULT_PLANS: Readonly<Record<string, Plan>> = Object.freeze({
@@ -36,7 +37,7 @@ export function parsePlans(json: string, base: PlanTable = DEFAULT_PLANS): PlanT
   try {
     doc = JSON.parse(json);
   } catch (err) {
-    throw new PlanFileError(`is not valid JSON (${(err as Error).message})`);
+    throw new PlanFileError(`is not valid JSON (${errorMessage(err)})`);
   }
   const plans = (doc as { plans?: unknown } | null)?.plans;
   if (!plans || typeof plans !== 'object' || Array.isArray(plans)) throw new PlanFileError('must be an object {"plans": {"<name>": {...}}}');
@@ -88,7 +89,7 @@ export function loadPlans(file: string | undefined): PlanTable {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new PlanFileError(`cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new PlanFileError(`cannot be read (${errorCode(err) ?? errorMessage(err)})`);
   }
   return parsePlans(text);
 }

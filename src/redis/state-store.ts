@@ -16,6 +16,7 @@ import {
   type StateStore,
   type StateValue,
 } from '../detection/state/state-store.js';
+import { errorMessage } from '../util/caught.js';
 
 export interface RedisStateStoreOptions {
   /** Prefix of every key this store writes. Default 'vigil:'. */
@@ -56,7 +57,7 @@ export class RedisStateStore implements StateStore {
     try {
       replies = this.cluster ? await Promise.all(ops.map((op) => this.client[COMMAND](...this.callOf(op)))) : await this.pipelined(ops);
     } catch (err) {
-      throw new StateUnavailableError(`Redis state store: ${(err as Error).message}`, { cause: err });
+      throw new StateUnavailableError(`Redis state store: ${errorMessage(err)}`, { cause: err });
     }
     const out: StateResult[] = new Array(ops.length);
     for (let i = 0; i < ops.length; i++) out[i] = decode(ops[i] as StateOp, replies[i] as string);

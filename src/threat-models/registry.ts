@@ -8,7 +8,7 @@
 import type { Store } from '../storage/store.js';
 import type { ThreatModelRow } from '../storage/types.js';
 import { compileModel, type CompiledModel } from './compile.js';
-import type { ThreatModelDefinition } from './model.js';
+import { storedDefinition } from './stored.js';
 
 interface Entry {
   models: readonly CompiledModel[];
@@ -81,7 +81,7 @@ export class ThreatModelRegistry {
       let model = this.compiled.get(key);
       if (model === undefined) {
         try {
-          model = compileModel(row.id, row.version, row.definition as unknown as ThreatModelDefinition);
+          model = compileModel(row.id, row.version, storedDefinition(row));
         } catch (err) {
           this.options.onCompileError?.(row, err);
           continue;

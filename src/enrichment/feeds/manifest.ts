@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { errorCode, errorMessage } from '../../util/caught.js';
 
 export type FeedKind = 'tor' | 'blocklist' | 'hosting_asn';
 export const FEED_KINDS: readonly FeedKind[] = ['tor', 'blocklist', 'hosting_asn'];
@@ -52,8 +53,8 @@ export async function readManifest(dir: string): Promise<Manifest> {
   try {
     text = await readFile(join(dir, MANIFEST_FILE), 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { feeds: [], errors: [] };
-    return { feeds: [], errors: [`${MANIFEST_FILE}: ${(err as Error).message}`] };
+    if (errorCode(err) === 'ENOENT') return { feeds: [], errors: [] };
+    return { feeds: [], errors: [`${MANIFEST_FILE}: ${errorMessage(err)}`] };
   }
   return parseManifest(text);
 }
@@ -63,7 +64,7 @@ export function parseManifest(text: string): Manifest {
   try {
     doc = JSON.parse(text);
   } catch (err) {
-    return { feeds: [], errors: [`${MANIFEST_FILE} is not valid JSON: ${(err as Error).message}`] };
+    return { feeds: [], errors: [`${MANIFEST_FILE} is not valid JSON: ${errorMessage(err)}`] };
   }
   const list = (doc as { feeds?: unknown } | null)?.feeds;
   if (!Array.isArray(list)) return { feeds: [], errors: [`${MANIFEST_FILE} must be {"feeds": [{"file": …, "kind": …}]}`] };
