@@ -44,7 +44,7 @@ export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
 /**
  * The GeoIP data of test apps: the fixture holds the location and ASN of every address the tests
- * write and loads in milliseconds; an app whose events come from addresses generated at random
+ * write, a few kilobytes to open; an app whose events come from addresses generated at random
  * (or any address of the world) asks for the shipped data with `geoip: 'world'`.
  */
 export const GEOIP_FIXTURE_ENV = { VIGIL_GEOIP_CITY: GEOIP_FIXTURE.city, VIGIL_GEOIP_ASN: GEOIP_FIXTURE.asn };
