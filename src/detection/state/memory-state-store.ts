@@ -33,6 +33,7 @@ import {
   type WindowResult,
 } from './state-store.js';
 import { flatten, getSlot, newRecord, setSlot, withField, type Rec } from './memory-records.js';
+import { firstKey } from '../../util/first-key.js';
 
 export interface MemoryStateStoreOptions {
   readonly clock?: Clock;
@@ -402,7 +403,8 @@ export class MemoryStateStore implements StateStore {
         if (tally !== undefined) d.members.delete(member);
         d.members.set(member, [op.at, 1]);
         const max = op.maxMembers ?? DEFAULT_DISTINCT_MAX_MEMBERS;
-        if (d.members.size > max) d.members.delete(d.members.keys().next().value as string);
+        const oldest = d.members.size > max ? firstKey(d.members) : undefined;
+        if (oldest !== undefined) d.members.delete(oldest);
       }
     }
     if (op.fewTries === undefined) return { distinct: d.members.size, few: 0, memberSeen };
