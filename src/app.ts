@@ -37,6 +37,7 @@ import { composeIngestPipeline } from './pipeline/compose.js';
 import type { EnrichStage } from './pipeline/enrich.js';
 import type { StateStore } from './detection/state/state-store.js';
 import { StoreUnavailableError, type Store } from './storage/store.js';
+import { errorMessage } from './util/caught.js';
 import { newId } from './util/ids.js';
 import type { Clock } from './util/clock.js';
 import type { WebhookDispatcher } from './webhooks/dispatcher.js';
@@ -82,6 +83,11 @@ export interface VigilApp {
   close(): Promise<void>;
 }
 
+/** A body that does not parse as JSON: 400, answered as INVALID_JSON with the parser's message. */
+class InvalidJsonError extends Error {
+  readonly statusCode = 400;
+}
+
 function rejectionFor(error: FastifyError): Rejection {
   if (error instanceof ApiError) return error.rejection;
   // Authentication, reads and admin calls reach the store outside the ingest pipeline.
@@ -98,7 +104,7 @@ function rejectionFor(error: FastifyError): Rejection {
       return { code: 'INVALID_REQUEST', message: details.map((d) => d.message).join('; ') || error.message, details };
     }
   }
-  if ((error as { vigilJson?: boolean }).vigilJson) return { code: 'INVALID_JSON', message: `The body is not valid JSON: ${error.message}` };
+  if (error instanceof InvalidJsonError) return { code: 'INVALID_JSON', message: `The body is not valid JSON: ${error.message}` };
   const status = error.statusCode ?? 500;
   if (status === 404) return { code: 'NOT_FOUND', message: error.message };
   if (status >= 400 && status < 500) return { code: 'INVALID_REQUEST', message: error.message };
@@ -205,10 +211,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     try {
       done(null, JSON.parse(body));
     } catch (err) {
-      const error = err as Error & { statusCode?: number; vigilJson?: boolean };
-      error.statusCode = 400;
-      error.vigilJson = true;
-      done(error, undefined);
+      done(new InvalidJsonError(errorMessage(err)), undefined);
     }
   };
   app.removeAllContentTypeParsers();

@@ -97,6 +97,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  process.stderr.write(`vigil: failed to start: ${(err as Error).stack ?? String(err)}\n`);
+  process.stderr.write(`vigil: failed to start: ${err instanceof Error && err.stack ? err.stack : String(err)}\n`);
   process.exit(1);
 });

@@ -71,20 +71,7 @@ type BatchResult struct {
 }
 
 func (b *BatchResult) add(o Outcome, n int) {
-	switch o {
-	case OutcomeAccepted:
-		b.Accepted += n
-	case OutcomeRejected:
-		b.Rejected += n
-	case OutcomeFailed:
-		b.Failed += n
-	case OutcomeRateLimited:
-		b.RateLimited += n
-	case OutcomeDropped:
-		b.Dropped += n
-	case OutcomeBuffered:
-		b.Buffered += n
-	}
+	outcomeCounters[int]{&b.Accepted, &b.Rejected, &b.Failed, &b.RateLimited, &b.Dropped, &b.Buffered}.add(o, n)
 }
 
 // Stats counts events since the client was created.
@@ -100,17 +87,33 @@ type Stats struct {
 }
 
 func (s *Stats) add(o Outcome, n int64) {
+	outcomeCounters[int64]{&s.Accepted, &s.Rejected, &s.Failed, &s.RateLimited, &s.Dropped, nil}.add(o, n)
+}
+
+// outcomeCounters points at the fields of a BatchResult or Stats that count each outcome; nil
+// where the tally does not count one (Stats has no buffered count).
+type outcomeCounters[T int | int64] struct {
+	accepted, rejected, failed, rateLimited, dropped, buffered *T
+}
+
+func (c outcomeCounters[T]) add(o Outcome, n T) {
+	var field *T
 	switch o {
 	case OutcomeAccepted:
-		s.Accepted += n
+		field = c.accepted
 	case OutcomeRejected:
-		s.Rejected += n
+		field = c.rejected
 	case OutcomeFailed:
-		s.Failed += n
+		field = c.failed
 	case OutcomeRateLimited:
-		s.RateLimited += n
+		field = c.rateLimited
 	case OutcomeDropped:
-		s.Dropped += n
+		field = c.dropped
+	case OutcomeBuffered:
+		field = c.buffered
+	}
+	if field != nil {
+		*field += n
 	}
 }
 

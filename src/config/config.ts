@@ -3,6 +3,8 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { parseAddress, parseCidr, type Cidr } from '../util/ip.js';
 import type { IpLimitOverride } from '../limits/ip-limits.js';
 import { loadPlans, PlanFileError, planNamed, type PlanTable } from '../limits/plans.js';
+import { errorCode } from '../util/caught.js';
+import { memberOf } from '../util/member-of.js';
 
 export interface Config {
   readonly port: number;
@@ -80,8 +82,9 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
-  return raw as T;
+  const member = memberOf(allowed, raw);
+  if (member === undefined) throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
+  return member;
 }
 
 function optional(env: Env, name: string): string | undefined {
@@ -140,7 +143,7 @@ function existing(env: Env, name: string, kind: 'file' | 'directory' | 'file or 
   try {
     stats = statSync(full);
   } catch (err) {
-    throw new ConfigError(name, `must name an existing ${kind}; "${full}" cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new ConfigError(name, `must name an existing ${kind}; "${full}" cannot be read (${errorCode(err) ?? 'error'})`);
   }
   const fits = kind === 'file' ? stats.isFile() : kind === 'directory' ? stats.isDirectory() : stats.isFile() || stats.isDirectory();
   if (!fits) throw new ConfigError(name, `must name a ${kind}; "${full}" is not one`);

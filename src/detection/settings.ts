@@ -13,6 +13,7 @@
 import { cidrContains, formatCidr, parseAddress, parseCidr, type Cidr } from '../util/ip.js';
 import type { ThresholdSpec } from '../event/classification.js';
 import { DETECTOR_SPECS } from './specs.js';
+import { memberOf } from '../util/member-of.js';
 
 export type AllowlistKind = 'ips' | 'asns' | 'actors' | 'countries';
 export const ALLOWLIST_KINDS: readonly AllowlistKind[] = ['ips', 'asns', 'actors', 'countries'];
@@ -105,17 +106,18 @@ function validateAllowlists(input: unknown, errors: string[]): Allowlists | unde
     return undefined;
   }
   const out: { [K in AllowlistKind]?: AllowlistEntry[] } = {};
-  for (const [kind, list] of Object.entries(input)) {
-    if (!(ALLOWLIST_KINDS as readonly string[]).includes(kind)) {
-      errors.push(`allowlists.${kind}: unknown list (known: ${ALLOWLIST_KINDS.join(', ')})`);
+  for (const [name, list] of Object.entries(input)) {
+    const kind = memberOf(ALLOWLIST_KINDS, name);
+    if (kind === undefined) {
+      errors.push(`allowlists.${name}: unknown list (known: ${ALLOWLIST_KINDS.join(', ')})`);
       continue;
     }
     if (!Array.isArray(list) || list.length > MAX_ALLOWLIST_ENTRIES) {
       errors.push(`allowlists.${kind} must be an array of at most ${MAX_ALLOWLIST_ENTRIES} entries`);
       continue;
     }
-    out[kind as AllowlistKind] = list.flatMap((entry, i) => {
-      const clean = validateEntry(kind as AllowlistKind, entry, `allowlists.${kind}[${i}]`, errors);
+    out[kind] = list.flatMap((entry, i) => {
+      const clean = validateEntry(kind, entry, `allowlists.${kind}[${i}]`, errors);
       return clean ? [clean] : [];
     });
   }

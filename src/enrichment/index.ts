@@ -21,6 +21,7 @@ import { openCityDatabase, type CityDatabase } from './geoip/city.js';
 import type { EnrichmentLogger } from './logger.js';
 import { BreachedPasswords } from './password/breached.js';
 import { UserAgentCache } from './user-agent.js';
+import { errorMessage } from '../util/caught.js';
 
 export interface EnrichmentOptions {
   /** City MMDB file(s), comma-separated (VIGIL_GEOIP_CITY); default the shipped DB-IP Lite IPv4 and IPv6 files. */
@@ -89,7 +90,7 @@ async function timed<T>(open: () => Promise<T>): Promise<Part<T>> {
     const value = await open();
     return { value, ms: Math.round(performance.now() - started) };
   } catch (err) {
-    return { error: (err as Error).message, ms: Math.round(performance.now() - started) };
+    return { error: errorMessage(err), ms: Math.round(performance.now() - started) };
   }
 }
 

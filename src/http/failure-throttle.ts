@@ -1,3 +1,5 @@
+import { firstKey } from '../util/first-key.js';
+
 /**
  * Failed attempts at a secret (the admin token), per source address and over all addresses,
  * in a sliding window: once either count reaches its limit, attempts are refused without
@@ -46,7 +48,8 @@ export class FailureThrottle {
     if (mine) this.byAddress.delete(address);
     else {
       mine = [];
-      if (this.byAddress.size >= this.maxAddresses) this.byAddress.delete(this.byAddress.keys().next().value as string);
+      const oldest = this.byAddress.size >= this.maxAddresses ? firstKey(this.byAddress) : undefined;
+      if (oldest !== undefined) this.byAddress.delete(oldest);
     }
     // Re-inserted: Map order is then least recently failing first.
     this.byAddress.set(address, mine);

@@ -25,7 +25,7 @@ export function trackRoutesFor405(app: FastifyInstance): () => void {
       app.route({
         method: missing,
         url,
-        schema: { hide: true } as never,
+        schema: { hide: true },
         handler: async (request, reply) => {
           reply.code(405).header('Allow', allow);
           return errorBody({ code: 'METHOD_NOT_ALLOWED', message: `${request.method} is not allowed on ${url}; allowed: ${allow}.` }, request.id);

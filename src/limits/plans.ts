@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Plan } from '../event/account.js';
+import { errorCode, errorMessage } from '../util/caught.js';
 
 /** The four plans and their limits, prices and overage rules. */
 export const DEFAULT_PLANS: Readonly<Record<string, Plan>> = Object.freeze({
@@ -30,54 +31,54 @@ const NUMERIC_FIELDS = [
   ['price_usd_month', 'priceUsdMonth'],
 ] as const;
 
+type NumericProp = (typeof NUMERIC_FIELDS)[number][1];
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
 /** Parses `VIGIL_PLANS_FILE` content over the defaults. Throws PlanFileError with the exact problem. */
 export function parsePlans(json: string, base: PlanTable = DEFAULT_PLANS): PlanTable {
   let doc: unknown;
   try {
     doc = JSON.parse(json);
   } catch (err) {
-    throw new PlanFileError(`is not valid JSON (${(err as Error).message})`);
+    throw new PlanFileError(`is not valid JSON (${errorMessage(err)})`);
   }
-  const plans = (doc as { plans?: unknown } | null)?.plans;
-  if (!plans || typeof plans !== 'object' || Array.isArray(plans)) throw new PlanFileError('must be an object {"plans": {"<name>": {...}}}');
+  const plans = isObject(doc) ? doc.plans : undefined;
+  if (!isObject(plans)) throw new PlanFileError('must be an object {"plans": {"<name>": {...}}}');
   const table: Record<string, Plan> = { ...base };
-  for (const [name, raw] of Object.entries(plans as Record<string, unknown>)) {
+  for (const [name, spec] of Object.entries(plans)) {
     if (!/^[a-z][a-z0-9_-]{0,31}$/.test(name)) throw new PlanFileError(`plan name "${name}" must be lowercase letters, digits, - or _`);
-    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new PlanFileError(`plan "${name}" must be an object`);
-    const spec = raw as Record<string, unknown>;
+    if (!isObject(spec)) throw new PlanFileError(`plan "${name}" must be an object`);
     const prev = planNamed(table, name);
-    const next: Record<string, unknown> = { ...(prev ?? {}), name };
+    const numbers: { [P in NumericProp]?: number } = { ...prev };
     for (const [field, prop] of NUMERIC_FIELDS) {
       const v = spec[field];
       if (v === undefined) continue;
       if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new PlanFileError(`plans.${name}.${field} must be a number >= 0`);
       if (field !== 'price_usd_month' && !Number.isInteger(v)) throw new PlanFileError(`plans.${name}.${field} must be a whole number`);
-      next[prop] = v;
+      numbers[prop] = v;
     }
+    let overage = prev?.overage ?? 'bill';
     if (spec.overage !== undefined) {
       if (spec.overage !== 'drop' && spec.overage !== 'bill') throw new PlanFileError(`plans.${name}.overage must be "drop" or "bill"`);
-      next.overage = spec.overage;
+      overage = spec.overage;
     }
+    let overageUsdPer1000 = prev?.overageUsdPer1000 ?? null;
     if (spec.overage_usd_per_1000 !== undefined) {
       const v = spec.overage_usd_per_1000;
       if (v !== null && (typeof v !== 'number' || !Number.isFinite(v) || v < 0))
         throw new PlanFileError(`plans.${name}.overage_usd_per_1000 must be a number >= 0 or null`);
-      next.overageUsdPer1000 = v;
+      overageUsdPer1000 = v;
     }
-    for (const required of ['rpm', 'eps', 'batchMax', 'monthlyCap'] as const) {
-      if (next[required] === undefined)
-        throw new PlanFileError(`new plan "${name}" needs ${required === 'batchMax' ? 'batch_max' : required === 'monthlyCap' ? 'monthly_cap' : required}`);
-    }
-    if ((next.rpm as number) < 1 || (next.eps as number) < 1) throw new PlanFileError(`plans.${name}: rpm and eps must be at least 1`);
+    const { rpm, eps, batchMax, monthlyCap, priceUsdMonth = 0 } = numbers;
+    if (rpm === undefined) throw new PlanFileError(`new plan "${name}" needs rpm`);
+    if (eps === undefined) throw new PlanFileError(`new plan "${name}" needs eps`);
+    if (batchMax === undefined) throw new PlanFileError(`new plan "${name}" needs batch_max`);
+    if (monthlyCap === undefined) throw new PlanFileError(`new plan "${name}" needs monthly_cap`);
+    if (rpm < 1 || eps < 1) throw new PlanFileError(`plans.${name}: rpm and eps must be at least 1`);
     // A batch counts each event per minute: one larger than the RPM could never be accepted (429 forever).
-    if ((next.batchMax as number) > (next.rpm as number))
-      throw new PlanFileError(`plans.${name}: batch_max (${next.batchMax as number}) must not exceed rpm (${next.rpm as number})`);
-    table[name] = Object.freeze({
-      overage: 'bill',
-      priceUsdMonth: 0,
-      overageUsdPer1000: null,
-      ...next,
-    }) as Plan;
+    if (batchMax > rpm) throw new PlanFileError(`plans.${name}: batch_max (${batchMax}) must not exceed rpm (${rpm})`);
+    table[name] = Object.freeze({ name, rpm, eps, batchMax, monthlyCap, overage, priceUsdMonth, overageUsdPer1000 });
   }
   return Object.freeze(table);
 }
@@ -88,7 +89,7 @@ export function loadPlans(file: string | undefined): PlanTable {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new PlanFileError(`cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new PlanFileError(`cannot be read (${errorCode(err) ?? errorMessage(err)})`);
   }
   return parsePlans(text);
 }

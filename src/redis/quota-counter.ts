@@ -1,44 +1,11 @@
 import { systemClock, type Clock } from '../util/clock.js';
+import { luaScript } from './lua.js';
 import { hashTag, RedisScript, type RedisClient } from './script.js';
 import type { QuotaCounter, QuotaDecision, QuotaPlan, UsageSeed } from '../limits/types.js';
 
-/** Mirrors quota-math.ts. Replies {-1, 0} when the month is not seeded yet. */
-const RESERVE_LUA = `
-local used = redis.call('HGET', KEYS[1], 'used')
-if not used then return { -1, 0 } end
-used = tonumber(used)
-local events = tonumber(ARGV[1])
-local accepted = events
-if ARGV[3] == 'drop' then
-  local room = tonumber(ARGV[2]) - used
-  if room < 0 then room = 0 end
-  if accepted > room then accepted = room end
-end
-local dropped = events - accepted
-if accepted > 0 then redis.call('HINCRBY', KEYS[1], 'used', accepted) end
-if dropped > 0 then redis.call('HINCRBY', KEYS[1], 'dropped', dropped) end
-return { accepted, dropped }
-`;
-
-/** Seeds only a month nobody seeded (another instance may have won the race). */
-const SEED_LUA = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'used', ARGV[1], 'dropped', ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return 1
-`;
-
-/** Adds signed deltas to a seeded month, never below 0 (release gives back; absorb adds what a stand-in counted). */
-const ADJUST_LUA = `
-local used = redis.call('HGET', KEYS[1], 'used')
-if not used then return 0 end
-local u = tonumber(used) + tonumber(ARGV[1])
-if u < 0 then u = 0 end
-local d = tonumber(redis.call('HGET', KEYS[1], 'dropped') or '0') + tonumber(ARGV[2])
-if d < 0 then d = 0 end
-redis.call('HSET', KEYS[1], 'used', u, 'dropped', d)
-return 1
-`;
+const RESERVE_LUA = luaScript('quota-reserve');
+const SEED_LUA = luaScript('quota-seed');
+const ADJUST_LUA = luaScript('quota-adjust');
 
 export interface RedisQuotaCounterOptions {
   /** Prefix of every key this counter writes. Default 'vigil:'. */

@@ -1,5 +1,5 @@
 import { allowed, rejected } from '../limits/decisions.js';
-import { SLIDING_WINDOW_LUA } from './rate-limiter.lua.js';
+import { luaScript } from './lua.js';
 import { hashTag, RedisScript, type RedisClient } from './script.js';
 import type { KeyLimits, LimitDecision, LimitReason, RateLimiter, WindowStatus } from '../limits/types.js';
 import { MINUTE_WINDOW, SECOND_WINDOW, type WindowShape } from '../limits/windows.js';
@@ -20,6 +20,8 @@ export interface RedisRateLimiterOptions {
 const KEY_REASONS: readonly LimitReason[] = ['key_minute', 'key_second'];
 
 type Reply = [number, number, number, number, number];
+
+const SLIDING_WINDOW_LUA = luaScript('sliding-window');
 
 /**
  * The scale-out limiter: the rings of windows.ts in one Redis string per key or address

@@ -1,7 +1,7 @@
 import type { ChainableCommander, Cluster, Redis } from 'ioredis';
 import { accountScope, assertScopedKey, type AccountScope } from '../event/tenancy.js';
 import { hashTag } from './script.js';
-import { STATE_OP_LUA } from './state-store.lua.js';
+import { luaScript } from './lua.js';
 import {
   DEFAULT_ALERT_MAX_EVENT_IDS,
   DEFAULT_DISTINCT_MAX_MEMBERS,
@@ -16,11 +16,14 @@ import {
   type StateStore,
   type StateValue,
 } from '../detection/state/state-store.js';
+import { errorMessage } from '../util/caught.js';
 
 export interface RedisStateStoreOptions {
   /** Prefix of every key this store writes. Default 'vigil:'. */
   readonly prefix?: string;
 }
+
+const STATE_OP_LUA = luaScript('state-op');
 
 /** The script as an ioredis custom command: EVALSHA, loaded on demand (pipelines included). */
 const COMMAND = 'vigilStateOp';
@@ -54,7 +57,7 @@ export class RedisStateStore implements StateStore {
     try {
       replies = this.cluster ? await Promise.all(ops.map((op) => this.client[COMMAND](...this.callOf(op)))) : await this.pipelined(ops);
     } catch (err) {
-      throw new StateUnavailableError(`Redis state store: ${(err as Error).message}`, { cause: err });
+      throw new StateUnavailableError(`Redis state store: ${errorMessage(err)}`, { cause: err });
     }
     const out: StateResult[] = new Array(ops.length);
     for (let i = 0; i < ops.length; i++) out[i] = decode(ops[i] as StateOp, replies[i] as string);

@@ -150,15 +150,16 @@ function queue(ops: StateOp[], scope: AccountScope, model: CompiledModel, view: 
 
 function fires(p: Pending, answers: readonly StateResult[]): boolean {
   if (p.slot === -1) return true;
-  const answer = answers[p.slot] as unknown as Record<string, unknown>;
+  const answer = answers[p.slot];
+  if (answer === undefined) return false;
   switch (p.model.kind) {
     case 'count':
-      return (answer.sum as number) >= p.model.count;
+      return 'sum' in answer && answer.sum >= p.model.count;
     case 'distinct':
     case 'unordered':
-      return (answer.distinct as number) >= p.model.count;
+      return 'distinct' in answer && answer.distinct >= p.model.count;
     case 'sequence':
-      return answer.steps !== null;
+      return 'steps' in answer && answer.steps !== null;
     default:
       return true;
   }

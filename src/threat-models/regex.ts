@@ -4,6 +4,7 @@
  * (backreferences, lookaround) are refused when the model is saved.
  */
 import { RE2JS } from 're2js';
+import { errorMessage } from '../util/caught.js';
 
 export type CompiledRegex = { readonly ok: true; readonly regex: RE2JS } | { readonly ok: false; readonly message: string };
 
@@ -15,7 +16,7 @@ export function compileRegex(pattern: string, flags: string): CompiledRegex {
   try {
     return { ok: true, regex: RE2JS.compile(pattern, bits) };
   } catch (err) {
-    return { ok: false, message: `not a valid RE2 regular expression: ${(err as Error).message}` };
+    return { ok: false, message: `not a valid RE2 regular expression: ${errorMessage(err)}` };
   }
 }
 

@@ -15,7 +15,7 @@ import type { Store } from '../storage/store.js';
 import type { ThreatModelRow } from '../storage/types.js';
 import { ulid } from '../util/ids.js';
 import { compileModel, type CompiledModel } from './compile.js';
-import type { ThreatModelDefinition } from './model.js';
+import { storedDefinition } from './stored.js';
 
 /** The models in force: at once when this instance's copy is current, else once reloaded. */
 export type ModelsInForce = readonly CompiledModel[] | Promise<readonly CompiledModel[]>;
@@ -125,7 +125,7 @@ export class ThreatModelRegistry {
       let model = this.compiled.get(key);
       if (model === undefined) {
         try {
-          model = compileModel(row.id, row.version, row.definition as unknown as ThreatModelDefinition);
+          model = compileModel(row.id, row.version, storedDefinition(row));
         } catch (err) {
           this.options.onCompileError?.(row, err);
           continue;

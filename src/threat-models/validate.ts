@@ -121,7 +121,8 @@ class Checker {
       const list = v[group];
       if (!Array.isArray(list) || list.length === 0) return void this.fail(join(path, group), 'must be a non-empty list of conditions');
       const out = list.map((c, i) => this.condition(c, `${join(path, group)}[${i}]`, depth + 1));
-      return out.every((c) => c !== undefined) ? ({ [group]: out } as unknown as Condition) : undefined;
+      if (!out.every((c): c is Condition => c !== undefined)) return undefined;
+      return group === 'all' ? { all: out } : { any: out };
     }
     if (v.not !== undefined) {
       this.known(v, path, ['not']);

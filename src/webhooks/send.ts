@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import { forbiddenAddress, ForbiddenAddressError, guardedLookup, hostOf, type SsrfGuard } from './ssrf.js';
+import { errorCode } from '../util/caught.js';
 
 /** What one POST came to. */
 export type SendResult =
@@ -65,7 +66,7 @@ export function send(url: URL, headers: Record<string, string>, body: string, ti
     }, timeoutMs);
     request.on('error', (err) => {
       if (err instanceof ForbiddenAddressError) finish({ kind: 'refused', reason: err.message });
-      else finish({ kind: 'network', error: `${(err as NodeJS.ErrnoException).code ?? 'error'}: ${err.message}` });
+      else finish({ kind: 'network', error: `${errorCode(err) ?? 'error'}: ${err.message}` });
     });
     request.end(body);
   });

@@ -1,33 +1,14 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { chromiumPresent as chromiumPresentFor, launchChromium } from '../helpers/chromium.js';
 import { api, provision, startService, tempDir, type Service } from '../process/service.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
-export const CHROMIUM = process.env.VIGIL_CHROMIUM ?? '/usr/bin/chromium';
-export const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 export const DASHBOARD_DIST = join(ROOT, 'dashboard', 'dist');
 
-/**
- * Whether the browser is there: without it the suite skips with a message, except under
- * CI=true, where its absence fails the run (.ci/run installs Debian's chromium).
- */
-export function chromiumPresent(): boolean {
-  if (existsSync(CHROMIUM)) return true;
-  if (process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing: the dashboard suite needs it under CI=true`);
-  console.warn(`dashboard suite skipped: ${CHROMIUM} is missing (install Debian's chromium or set VIGIL_CHROMIUM)`);
-  return false;
-}
+export const chromiumPresent = (): boolean => chromiumPresentFor('dashboard suite');
 
 /** The service answers from the built bundle; build it once when a checkout has not. */
 export function ensureDashboardBuilt(): void {
@@ -47,7 +28,7 @@ export async function openStage(): Promise<Stage> {
   ensureDashboardBuilt();
   const service = await startService(tempDir('vigil-dashboard-'), { VIGIL_TRUST_PROXY: '127.0.0.1/32' });
   const { key, accountId } = await provision(service.base, 'pro');
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS, headless: true });
+  const browser = await launchChromium();
   return {
     service,
     browser,

@@ -1,24 +1,18 @@
-import { cp, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEnrichment, type EnrichmentService } from '../../src/enrichment/index.js';
 import type { Enrichment, GeoInfo } from '../../src/event/enrichment.js';
-import { classified, silentLogger } from './helpers.js';
+import { createEnrichment } from '../../src/enrichment/index.js';
+import { worldEnrichment, type WorldEnrichment } from '../helpers/world-enrichment.js';
+import { classified } from './helpers.js';
 
 /** Real databases shipped in node_modules (DB-IP Lite city, ip-location-db ASN) and the fixture feeds. */
-let service: EnrichmentService;
-let feedsDir: string;
-const enrich = (fields: Parameters<typeof classified>[0]): Enrichment => service.enrich(classified(fields)).enrichment;
+let world: WorldEnrichment;
+const enrich = (fields: Parameters<typeof classified>[0]): Enrichment => world.service.enrich(classified(fields)).enrichment;
 
 beforeAll(async () => {
-  feedsDir = await mkdtemp(join(tmpdir(), 'vigil-geo-feeds-'));
-  await cp(new URL('../fixtures/feeds/', import.meta.url).pathname, feedsDir, { recursive: true });
-  service = await createEnrichment({ feedsDir, logger: silentLogger, watchFeeds: false });
+  world = await worldEnrichment();
 }, 120_000);
 afterAll(async () => {
-  await service?.close();
-  await rm(feedsDir, { recursive: true, force: true });
+  await world?.close();
 });
 
 /** A box around a country: the point must fall inside it. */
@@ -116,7 +110,7 @@ describe('the whole enrichment', () => {
   });
 
   it('status reports every source', () => {
-    const s = service.status() as Record<string, any>;
+    const s = world.service.status() as Record<string, any>;
     expect(s.geoip).toMatchObject({ enabled: true, attribution: expect.stringContaining('DB-IP') });
     expect(s.asn).toMatchObject({ enabled: true, source: 'csv' });
     expect(s.asn.ranges.ipv4).toBeGreaterThan(100_000);

@@ -1,10 +1,12 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { buildApp, type VigilApp } from '../../src/app.js';
+import type { Catalog } from '../../src/catalog/catalog.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { createServices, type Services } from '../../src/services.js';
 import type { Store } from '../../src/storage/store.js';
 import type { EnrichmentService } from '../../src/enrichment/index.js';
 import { ManualClock } from '../../src/util/clock.js';
+import { GEOIP_FIXTURE } from '../fixtures/geoip/build.js';
 import { deleteKeysWithPrefix, unscopedKeys } from './redis-keys.js';
 
 /**
@@ -40,6 +42,13 @@ async function scaleOutBackends(clock: ManualClock) {
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
+/**
+ * The GeoIP data of test apps: the fixture holds the location and ASN of every address the tests
+ * write, a few kilobytes to open; an app whose events come from addresses generated at random
+ * (or any address of the world) asks for the shipped data with `geoip: 'world'`.
+ */
+export const GEOIP_FIXTURE_ENV = { VIGIL_GEOIP_CITY: GEOIP_FIXTURE.city, VIGIL_GEOIP_ASN: GEOIP_FIXTURE.asn };
+
 export interface TestApp {
   readonly vigil: VigilApp;
   readonly services: Services;
@@ -50,19 +59,36 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+export interface TestAppOptions {
+  readonly store?: Store;
+  readonly clock?: ManualClock;
+  readonly logger?: FastifyBaseLogger;
+  /** In place of the enrichment the configuration opens (then `geoip` does not apply). */
+  readonly enrichment?: EnrichmentService;
+  /** The GeoIP fixture (default) or the shipped data of the whole world. */
+  readonly geoip?: 'fixture' | 'world';
+  /** In place of the built-in catalog. */
+  readonly catalog?: Catalog;
+}
+
 /**
  * The real app on in-memory SQLite (or a given store), with a manual clock and the
  * admin API enabled. Requests go through Fastify inject: the whole HTTP lifecycle.
  */
-export async function testApp(
-  env: Record<string, string> = {},
-  options: { store?: Store; clock?: ManualClock; logger?: FastifyBaseLogger; enrichment?: EnrichmentService } = {},
-): Promise<TestApp> {
+export async function testApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const clock = options.clock ?? new ManualClock();
   const scaleOut = SCALE_OUT && !options.store ? await scaleOutBackends(clock) : undefined;
-  const config = loadConfig({ VIGIL_DATA_DIR: ':memory:', VIGIL_ADMIN_TOKEN: ADMIN_TOKEN, VIGIL_SQLITE_SYNCHRONOUS: 'normal', ...scaleOut?.env, ...env });
+  const geoip = options.geoip === 'world' ? {} : GEOIP_FIXTURE_ENV;
+  const config = loadConfig({
+    VIGIL_DATA_DIR: ':memory:',
+    VIGIL_ADMIN_TOKEN: ADMIN_TOKEN,
+    VIGIL_SQLITE_SYNCHRONOUS: 'normal',
+    ...geoip,
+    ...scaleOut?.env,
+    ...env,
+  });
   const services = await createServices(config, { clock, store: options.store ?? scaleOut?.store, logger: options.logger, enrichment: options.enrichment });
-  const vigil = await buildApp(services);
+  const vigil = await buildApp(options.catalog ? { ...services, catalog: options.catalog } : services);
   return {
     vigil,
     services,

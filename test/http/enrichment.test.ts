@@ -1,16 +1,11 @@
-import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type VigilApp } from '../../src/app.js';
 import { buildCatalog } from '../../src/catalog/catalog.js';
 import { AGENT_ADDITIONAL_TYPES, AGENT_TYPES, BASE_SCORES, STANDARD_TYPES } from '../../src/catalog/event-types.js';
-import { loadConfig } from '../../src/config/config.js';
-import { createEnrichment, type EnrichmentService } from '../../src/enrichment/index.js';
-import { createServices, type Services } from '../../src/services.js';
-import { ManualClock } from '../../src/util/clock.js';
 import { FIXTURE_INPUT } from '../catalog/fixture-input.js';
-import { bearer, SCALE_OUT } from '../helpers/app.js';
+import { bearer, SCALE_OUT, testApp, type TestApp } from '../helpers/app.js';
+import { worldEnrichment, type WorldEnrichment } from '../helpers/world-enrichment.js';
 
 /**
  * The real app with the real catalog, enrichment (shipped GeoIP/ASN, fixture feeds in a temp
@@ -18,31 +13,19 @@ import { bearer, SCALE_OUT } from '../helpers/app.js';
  */
 // Enrichment does not depend on the storage or limit backends: the scale-out project skips it.
 describe.skipIf(SCALE_OUT)('catalog, enrichment and scoring over HTTP', () => {
-  let services: Services;
-  let vigil: VigilApp;
-  let enrichment: EnrichmentService;
-  let feedsDir: string;
+  let world: WorldEnrichment;
+  let t: TestApp;
   let key: string;
 
   beforeAll(async () => {
-    feedsDir = await mkdtemp(join(tmpdir(), 'vigil-http-feeds-'));
-    await cp(new URL('../fixtures/feeds/', import.meta.url).pathname, feedsDir, { recursive: true });
-    const config = loadConfig({ VIGIL_DATA_DIR: ':memory:', VIGIL_SQLITE_SYNCHRONOUS: 'normal', VIGIL_IP_LIMITS: '127.0.0.1/32=1000000' });
-    services = await createServices(config, { clock: new ManualClock() });
-    enrichment = await createEnrichment({ feedsDir, logger: { warn: () => undefined, info: () => undefined }, watchFeeds: false });
-    vigil = await buildApp({ ...services, catalog: buildCatalog(FIXTURE_INPUT), enrichment });
-    const account = await vigil.accounts.create('enrichment', 'business');
-    if (!account.ok) throw new Error(account.message);
-    const secret = await vigil.accounts.createKey(account.value.id, 'secret');
-    if (!secret.ok) throw new Error('key');
-    key = secret.value.key;
+    world = await worldEnrichment();
+    t = await testApp({ VIGIL_IP_LIMITS: '127.0.0.1/32=1000000' }, { enrichment: world.service, catalog: buildCatalog(FIXTURE_INPUT) });
+    key = (await t.account('business')).secret;
   }, 120_000);
 
   afterAll(async () => {
-    await vigil?.close();
-    await services?.shutdown();
-    await enrichment?.close();
-    await rm(feedsDir, { recursive: true, force: true });
+    await t?.close();
+    await world?.close();
   });
 
   type Result = {
@@ -53,13 +36,13 @@ describe.skipIf(SCALE_OUT)('catalog, enrichment and scoring over HTTP', () => {
   };
 
   async function send(event: Record<string, unknown>): Promise<Result> {
-    const res = await vigil.app.inject({ method: 'POST', url: '/v1/events', headers: bearer(key), payload: event });
+    const res = await t.vigil.app.inject({ method: 'POST', url: '/v1/events', headers: bearer(key), payload: event });
     expect(res.statusCode, res.body).toBe(202);
     return res.json() as Result;
   }
 
   async function stored(id: string): Promise<Record<string, any>> {
-    const res = await vigil.app.inject({ method: 'GET', url: `/v1/events/${id}`, headers: bearer(key) });
+    const res = await t.vigil.app.inject({ method: 'GET', url: `/v1/events/${id}`, headers: bearer(key) });
     expect(res.statusCode).toBe(200);
     return res.json();
   }
@@ -69,7 +52,7 @@ describe.skipIf(SCALE_OUT)('catalog, enrichment and scoring over HTTP', () => {
   describe('base scores over HTTP', () => {
     it('every predefined type gets its base score (one batch of 98)', async () => {
       const types = [...STANDARD_TYPES, ...AGENT_TYPES, ...AGENT_ADDITIONAL_TYPES].map((t) => t.type);
-      const res = await vigil.app.inject({
+      const res = await t.vigil.app.inject({
         method: 'POST',
         url: '/v1/events/batch',
         headers: bearer(key),
@@ -189,9 +172,9 @@ describe.skipIf(SCALE_OUT)('catalog, enrichment and scoring over HTTP', () => {
     it('a feed reload while traffic runs changes the answer atomically and fails no request', async () => {
       const ip = '77.88.99.11';
       expect(pointsOf(await send({ event: 'custom.ping', ip }), 'threat_intel.blocklist')).toBeUndefined();
-      await writeFile(join(feedsDir, 'blocklist-live.txt'), `${ip}\n`);
+      await writeFile(join(world.feedsDir, 'blocklist-live.txt'), `${ip}\n`);
       const traffic = Array.from({ length: 40 }, () => send({ event: 'custom.ping', ip }));
-      const reload = enrichment.feeds!.reload();
+      const reload = world.service.feeds!.reload();
       const results = await Promise.all(traffic);
       await reload;
       for (const r of results) expect([undefined, 30]).toContain(pointsOf(r, 'threat_intel.blocklist'));
@@ -201,7 +184,7 @@ describe.skipIf(SCALE_OUT)('catalog, enrichment and scoring over HTTP', () => {
 
   describe('GET /v1/catalog', () => {
     it('serves the catalog document', async () => {
-      const res = await vigil.app.inject({ method: 'GET', url: '/v1/catalog', headers: bearer(key) });
+      const res = await t.vigil.app.inject({ method: 'GET', url: '/v1/catalog', headers: bearer(key) });
       expect(res.statusCode).toBe(200);
       const doc = res.json();
       expect(doc.counts).toMatchObject({ standard_types: 67, agent_types: 28, additional_agent_types: 3, inferred_types: 10, families: 10 });

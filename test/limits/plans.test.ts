@@ -15,6 +15,11 @@ describe('parsePlans', () => {
     expect(parsePlans(JSON.stringify({ plans: { starter: { rpm: 50 } } })).starter?.rpm).toBe(50);
   });
 
+  it('names the first limit a new plan lacks', () => {
+    expect(() => parsePlans(JSON.stringify({ plans: { team: { rpm: 10, eps: 1 } } }))).toThrow('new plan "team" needs batch_max');
+    expect(() => parsePlans(JSON.stringify({ plans: { team: { rpm: 10, eps: 1, batch_max: 5 } } }))).toThrow('new plan "team" needs monthly_cap');
+  });
+
   it('refuses rpm or eps below 1', () => {
     expect(() => parsePlans(JSON.stringify({ plans: { free: { eps: 0 } } }))).toThrow('rpm and eps must be at least 1');
   });

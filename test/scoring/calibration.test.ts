@@ -3,17 +3,11 @@
  * detection and scoring): what action attacks and real benign traffic end up with. The table it
  * prints is the one published in docs/detection.md.
  */
-import { cp, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type VigilApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config/config.js';
-import { createEnrichment, type EnrichmentService } from '../../src/enrichment/index.js';
-import { createServices, type Services } from '../../src/services.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { BENIGN_SETS, FUZZ_FILES, loadAccessLog, loadAttackFile } from '../enrichment/request-scan/fuzz-corpus.js';
-import { bearer } from '../helpers/app.js';
+import { bearer, testApp, type TestApp } from '../helpers/app.js';
+import { worldEnrichment, type WorldEnrichment } from '../helpers/world-enrichment.js';
 
 interface Result {
   risk: { score: number; action: 'allow' | 'challenge' | 'block'; breakdown: { source: string; points: number }[] };
@@ -38,38 +32,26 @@ const SCANNER_AGENTS = [
 ];
 
 describe('risk score calibration on labelled sets (real service over HTTP)', () => {
-  let services: Services;
-  let vigil: VigilApp;
-  let enrichment: EnrichmentService;
-  let feedsDir: string;
+  let world: WorldEnrichment;
+  let t: TestApp;
   let key: string;
   const clock = new ManualClock();
   const rows: Row[] = [];
 
   beforeAll(async () => {
-    feedsDir = await mkdtemp(join(tmpdir(), 'vigil-calibration-feeds-'));
-    await cp(new URL('../fixtures/feeds/', import.meta.url).pathname, feedsDir, { recursive: true });
-    const config = loadConfig({ VIGIL_DATA_DIR: ':memory:', VIGIL_SQLITE_SYNCHRONOUS: 'normal', VIGIL_IP_LIMITS: '127.0.0.1/32=1000000' });
-    services = await createServices(config, { clock });
-    enrichment = await createEnrichment({ feedsDir, logger: { warn: () => undefined, info: () => undefined }, watchFeeds: false });
-    vigil = await buildApp({ ...services, enrichment });
-    const account = await vigil.accounts.create('calibration', 'business');
-    if (!account.ok) throw new Error(account.message);
-    const secret = await vigil.accounts.createKey(account.value.id, 'secret');
-    if (!secret.ok) throw new Error('key');
-    key = secret.value.key;
+    world = await worldEnrichment();
+    t = await testApp({ VIGIL_IP_LIMITS: '127.0.0.1/32=1000000' }, { enrichment: world.service, clock });
+    key = (await t.account('business')).secret;
   }, 120_000);
 
   afterAll(async () => {
     console.log(`\n${calibrationTable(rows)}\n`);
-    await vigil?.close();
-    await services?.shutdown();
-    await enrichment?.close();
-    await rm(feedsDir, { recursive: true, force: true });
+    await t?.close();
+    await world?.close();
   });
 
   async function send(event: Record<string, unknown>): Promise<Result> {
-    const res = await vigil.app.inject({ method: 'POST', url: '/v1/events', headers: bearer(key), payload: event });
+    const res = await t.vigil.app.inject({ method: 'POST', url: '/v1/events', headers: bearer(key), payload: event });
     expect(res.statusCode, res.body).toBe(202);
     return res.json() as Result;
   }

@@ -1,28 +1,13 @@
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleOptions } from '../bundle.mjs';
+import { chromiumPresent, launchChromium } from '../../../test/helpers/chromium.js';
 import { loadScenarios, startRealService, startScriptedServer, type RealService, type Running } from '../../core/test/processes.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) {
-  if (process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing: the browser client's tests cannot run (install the chromium package)`);
-  console.warn(`browser client tests skipped: ${CHROMIUM} is missing`);
-}
+const haveChromium = chromiumPresent('browser client suite');
 
 /** Bytes of the shipped bundle (dist/vigil.min.js, built in memory), minified and gzipped. */
 async function shippedBundleSize(): Promise<{ minified: number; gzipped: number }> {
@@ -65,7 +50,7 @@ describe.skipIf(!haveChromium)('browser client in headless Chromium', () => {
     [service, scripted, browser] = await Promise.all([
       startRealService(['--plan', 'pro', '--plan', 'free', '--publishable-origin', origin]),
       startScriptedServer(),
-      chromium.launch({ executablePath: CHROMIUM, args: FLAGS }),
+      launchChromium(),
     ]);
   });
   afterAll(async () => {

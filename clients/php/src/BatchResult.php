@@ -7,6 +7,8 @@ namespace Vigil;
 /** How many events of one trackBatch() call (or one flush) ended in each outcome. */
 final class BatchResult
 {
+    use OutcomeCounts;
+
     public function __construct(
         public readonly int $accepted = 0,
         public readonly int $rejected = 0,
@@ -38,13 +40,6 @@ final class BatchResult
     /** @return array<string, int> */
     public function toArray(): array
     {
-        return [
-            'accepted' => $this->accepted,
-            'rejected' => $this->rejected,
-            'failed' => $this->failed,
-            'rate_limited' => $this->rateLimited,
-            'dropped' => $this->dropped,
-            'buffered' => $this->buffered,
-        ];
+        return [...$this->outcomeCounts(), Outcome::Buffered->value => $this->buffered];
     }
 }

@@ -7,6 +7,8 @@ namespace Vigil;
 /** Counters since the client was created. */
 final class Stats
 {
+    use OutcomeCounts;
+
     public function __construct(
         /** Events answered 2xx. */
         public readonly int $accepted,
@@ -31,11 +33,7 @@ final class Stats
     public function toArray(): array
     {
         return [
-            'accepted' => $this->accepted,
-            'rejected' => $this->rejected,
-            'failed' => $this->failed,
-            'rate_limited' => $this->rateLimited,
-            'dropped' => $this->dropped,
+            ...$this->outcomeCounts(),
             'retries' => $this->retries,
             'probes' => $this->probes,
             'in_cooldown' => $this->inCooldown,

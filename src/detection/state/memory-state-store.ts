@@ -33,6 +33,7 @@ import {
   type WindowResult,
 } from './state-store.js';
 import { flatten, getSlot, newRecord, setSlot, withField, type Rec } from './memory-records.js';
+import { firstKey } from '../../util/first-key.js';
 
 export interface MemoryStateStoreOptions {
   readonly clock?: Clock;
@@ -43,9 +44,9 @@ export interface MemoryStateStoreOptions {
   /** Background sweep period (ms) so idle state is released without traffic; 0 disables. Default 100. */
   readonly sweepIntervalMs?: number;
   /**
-   * Records examined per background sweep tick. Default 4,000: 40,000 records a second in
-   * slices of ~0.5 ms, because the sweep runs on the request thread and a tick of 200,000 every
-   * 5 s stalled requests for tens of milliseconds.
+   * Records examined per background sweep tick. Default 4,000: the sweep runs on the request
+   * thread, so it works in many short slices rather than a few long ones that would stall the
+   * requests queued behind them.
    */
   readonly sweepPerTick?: number;
 }
@@ -109,9 +110,9 @@ const LRU_RESOLUTION_S = 60;
 
 /**
  * How many records a heap of `heapLimit` bytes keeps (the default maxRecords): half the heap at
- * 512 bytes a record, a generous average for the mixed workload (one-login actors take ~180 B,
- * busy windows more). Past it the least recently written records go, instead of the process
- * running out of heap: 640 MB (the shipped `npm start`) keeps ~650,000 records.
+ * 512 bytes a record, a generous average for the mixed workload (an actor seen once takes far
+ * less, busy windows more). Past it the least recently written records go, instead of the
+ * process running out of heap.
  */
 export function recordsForHeap(heapLimit: number): number {
   return Math.max(10_000, Math.floor(heapLimit / 2 / 512));
@@ -402,7 +403,8 @@ export class MemoryStateStore implements StateStore {
         if (tally !== undefined) d.members.delete(member);
         d.members.set(member, [op.at, 1]);
         const max = op.maxMembers ?? DEFAULT_DISTINCT_MAX_MEMBERS;
-        if (d.members.size > max) d.members.delete(d.members.keys().next().value as string);
+        const oldest = d.members.size > max ? firstKey(d.members) : undefined;
+        if (oldest !== undefined) d.members.delete(oldest);
       }
     }
     if (op.fewTries === undefined) return { distinct: d.members.size, few: 0, memberSeen };

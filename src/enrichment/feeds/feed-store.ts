@@ -5,6 +5,7 @@ import type { EnrichmentLogger } from '../logger.js';
 import { kindFromName, MANIFEST_FILE, readManifest, type FeedConfig } from './manifest.js';
 import { parseAsnFeed, parseIpFeed } from './parse.js';
 import { FeedSnapshot, type LoadedFeed } from './snapshot.js';
+import { errorCode, errorMessage } from '../../util/caught.js';
 
 export interface FeedStoreOptions {
   readonly dir: string;
@@ -129,7 +130,7 @@ export class FeedStore {
     try {
       names = (await readdir(this.options.dir)).filter(isFeedName).sort();
     } catch (err) {
-      this.lastError = `cannot read ${this.options.dir}: ${(err as Error).message}`;
+      this.lastError = `cannot read ${this.options.dir}: ${errorMessage(err)}`;
       return undefined;
     }
     const manifest = await readManifest(this.options.dir);
@@ -196,9 +197,9 @@ export class FeedStore {
         );
       return { state, status };
     } catch (err) {
-      const error = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (err as Error).message;
+      const error = errorCode(err) === 'ENOENT' ? 'file not found' : errorMessage(err);
       // A file that became unreadable keeps its last good content; a deleted one is dropped.
-      const kept = sameConfig && (err as NodeJS.ErrnoException).code !== 'ENOENT' ? previous : undefined;
+      const kept = sameConfig && errorCode(err) !== 'ENOENT' ? previous : undefined;
       return { state: kept, status: { ...(kept ? statusOf(base, kept) : { ...base, entries: 0, malformed: 0, malformedSamples: [], bytes: 0 }), error } };
     }
   }

@@ -1,5 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { errorCode, errorMessage } from '../../util/caught.js';
+import { memberOf } from '../../util/member-of.js';
 
 export type FeedKind = 'tor' | 'blocklist' | 'hosting_asn';
 export const FEED_KINDS: readonly FeedKind[] = ['tor', 'blocklist', 'hosting_asn'];
@@ -52,8 +54,8 @@ export async function readManifest(dir: string): Promise<Manifest> {
   try {
     text = await readFile(join(dir, MANIFEST_FILE), 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { feeds: [], errors: [] };
-    return { feeds: [], errors: [`${MANIFEST_FILE}: ${(err as Error).message}`] };
+    if (errorCode(err) === 'ENOENT') return { feeds: [], errors: [] };
+    return { feeds: [], errors: [`${MANIFEST_FILE}: ${errorMessage(err)}`] };
   }
   return parseManifest(text);
 }
@@ -63,7 +65,7 @@ export function parseManifest(text: string): Manifest {
   try {
     doc = JSON.parse(text);
   } catch (err) {
-    return { feeds: [], errors: [`${MANIFEST_FILE} is not valid JSON: ${(err as Error).message}`] };
+    return { feeds: [], errors: [`${MANIFEST_FILE} is not valid JSON: ${errorMessage(err)}`] };
   }
   const list = (doc as { feeds?: unknown } | null)?.feeds;
   if (!Array.isArray(list)) return { feeds: [], errors: [`${MANIFEST_FILE} must be {"feeds": [{"file": …, "kind": …}]}`] };
@@ -75,9 +77,8 @@ export function parseManifest(text: string): Manifest {
     const file = entry.file;
     if (typeof file !== 'string' || !SAFE_FILE.test(file) || file === MANIFEST_FILE)
       return void errors.push(`${where}: "file" must be a plain file name in the feeds folder`);
-    const kind = entry.kind ?? kindFromName(file);
-    if (typeof kind !== 'string' || !(FEED_KINDS as readonly string[]).includes(kind))
-      return void errors.push(`${where}: "kind" must be one of ${FEED_KINDS.join(', ')}`);
+    const kind = memberOf(FEED_KINDS, entry.kind ?? kindFromName(file));
+    if (kind === undefined) return void errors.push(`${where}: "kind" must be one of ${FEED_KINDS.join(', ')}`);
     let url: string | undefined;
     if (entry.url !== undefined) {
       try {
@@ -90,7 +91,7 @@ export function parseManifest(text: string): Manifest {
     }
     const intervalSeconds = entry.interval === undefined ? undefined : parseInterval(entry.interval);
     if (entry.interval !== undefined && intervalSeconds === undefined) return void errors.push(`${where}: "interval" must be seconds or a duration like "6h"`);
-    feeds.push({ file, kind: kind as FeedKind, ...(url ? { url } : {}), ...(intervalSeconds ? { intervalSeconds } : {}) });
+    feeds.push({ file, kind, ...(url ? { url } : {}), ...(intervalSeconds ? { intervalSeconds } : {}) });
   });
   return { feeds, errors };
 }

@@ -2,6 +2,7 @@ import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readManifest, type FeedConfig } from './manifest.js';
 import { parseAsnFeed, parseIpFeed } from './parse.js';
+import { errorMessage } from '../../util/caught.js';
 
 export interface FeedUpdateResult {
   readonly file: string;
@@ -65,7 +66,7 @@ async function updateOne(dir: string, feed: FeedConfig & { url: string }, fetchI
     text = await response.text();
     if (Buffer.byteLength(text) > maxBytes) return failed(`download is more than ${maxBytes} bytes`);
   } catch (err) {
-    return failed((err as Error).message);
+    return failed(errorMessage(err));
   }
   const parsed = feed.kind === 'hosting_asn' ? parseAsnFeed(text) : parseIpFeed(text);
   const entries = 'asns' in parsed ? parsed.asns.length : parsed.ranges.length;
@@ -78,7 +79,7 @@ async function updateOne(dir: string, feed: FeedConfig & { url: string }, fetchI
     await rename(temporary, target);
   } catch (err) {
     await rm(temporary, { force: true });
-    return failed(`cannot write ${target}: ${(err as Error).message}`);
+    return failed(`cannot write ${target}: ${errorMessage(err)}`);
   }
   return { ...base, outcome: 'updated', entries, malformed: parsed.malformed, bytes: Buffer.byteLength(text) };
 }

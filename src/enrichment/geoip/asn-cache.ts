@@ -6,8 +6,8 @@ import { IntervalTable, type IntervalArrays } from '../ip/interval-table.js';
 import type { AsnInfo } from '../../event/enrichment.js';
 
 /**
- * The compiled ASN table in a binary file, so that a restart reads ~9 MB of typed arrays instead
- * of parsing ~30 MB of CSV. Keyed by the source files' paths, sizes and modification times: a new
+ * The compiled ASN table in a binary file, so that a restart reads typed arrays instead of
+ * parsing the CSV. Keyed by the source files' paths, sizes and modification times: a new
  * data package (or edited CSV) makes a new key. Any problem reading it means "no cache".
  */
 const MAGIC = 'VIGIL-ASN-2\n';

@@ -63,7 +63,7 @@ export async function openCityDatabase(files: readonly string[]): Promise<CityDa
   // memoised by offset as maxmind.open does (10,000), so addresses of one network share a decode.
   const readers: OpenReader[] = await Promise.all(
     files.map(async (file) => {
-      const records = new GenerationCache<string | number, unknown>(10_000);
+      const records = new GenerationCache<string | number, NonNullable<unknown>>(10_000);
       const reader = new Reader<Response>(await readWholeFile(file), {
         cache: { get: (offset) => records.peek(offset), set: (offset, record) => records.put(offset, record) },
       });

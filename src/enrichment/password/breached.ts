@@ -1,6 +1,7 @@
 import type { EnrichmentLogger } from '../logger.js';
 import { shippedBreachedHashes } from './shipped-list.js';
 import { SortedHashFile } from './sorted-hash-file.js';
+import { errorMessage } from '../../util/caught.js';
 
 const SHA1_HEX = /^[0-9a-fA-F]{40}$/;
 
@@ -20,7 +21,7 @@ export class BreachedPasswords {
       try {
         file = new SortedHashFile(options.hashFile);
       } catch (err) {
-        error = (err as Error).message;
+        error = errorMessage(err);
         options.logger.warn({ file: options.hashFile, err }, 'breached-password hash file cannot be opened; using the shipped list only');
       }
     }

@@ -9,8 +9,9 @@ import { compileModel } from '../../threat-models/compile.js';
 import { dryRun } from '../../threat-models/dry-run.js';
 import { DEFAULT_SIGMA_FIELDS, validateFieldMapping, type FieldMapping } from '../../threat-models/field-mapping.js';
 import { parseModelInput, type ModelInputValue } from '../../threat-models/input.js';
-import { LIMITS, type ModelSource, type ThreatModelDefinition } from '../../threat-models/model.js';
+import { LIMITS } from '../../threat-models/model.js';
 import type { ThreatModelRegistry } from '../../threat-models/registry.js';
+import { storedDefinition, storedSource, toStored } from '../../threat-models/stored.js';
 import { planHasThreatModels } from '../../threat-models/stage.js';
 import { validateModel } from '../../threat-models/validate.js';
 import { ApiError } from '../errors.js';
@@ -37,11 +38,11 @@ const invalid = (errors: readonly ErrorDetail[]) =>
   new ApiError({ code: 'INVALID_THREAT_MODEL', message: `${errors[0]?.field ?? 'model'}: ${errors[0]?.message ?? 'invalid threat model'}`, details: errors });
 
 function modelView(row: ThreatModelRow) {
-  const source = row.source as unknown as ModelSource;
+  const source = storedSource(row);
   return {
     id: row.id,
     version: row.version,
-    ...(row.definition as unknown as ThreatModelDefinition),
+    ...storedDefinition(row),
     format: source.format,
     ...(source.format === 'sigma' ? { sigma: source.rule } : {}),
     created_at: new Date(row.createdAt).toISOString(),
@@ -50,7 +51,7 @@ function modelView(row: ThreatModelRow) {
 }
 
 function versionView(row: ThreatModelVersionRow) {
-  const source = row.source as unknown as ModelSource;
+  const source = storedSource(row);
   return {
     version: row.version,
     created_at: new Date(row.createdAt).toISOString(),
@@ -119,8 +120,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
       const value = next(current);
       const saved = await deps.store.updateThreatModel(ctx.account.id, id, current.version, {
         enabled: value.definition.enabled,
-        definition: value.definition as unknown as Record<string, unknown>,
-        source: value.source as unknown as Record<string, unknown>,
+        ...toStored(value.definition, value.source),
         at: deps.clock.now(),
       });
       if (saved) {
@@ -152,8 +152,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
         id: `tm_${ulid(now)}`,
         accountId: ctx.account.id,
         enabled: value.definition.enabled,
-        definition: value.definition as unknown as Record<string, unknown>,
-        source: value.source as unknown as Record<string, unknown>,
+        ...toStored(value.definition, value.source),
         createdAt: now,
       });
       await deps.registry.changed(ctx.account.id);
@@ -187,7 +186,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
       let model;
       if (typeof body.id === 'string') {
         const row = await load(ctx, body.id);
-        model = compileModel(row.id, row.version, row.definition as unknown as ThreatModelDefinition);
+        model = compileModel(row.id, row.version, storedDefinition(row));
       } else {
         const value = accept(parseModelInput(body.model, fieldsOf(ctx)));
         model = compileModel('dry_run', 0, value.definition);
@@ -271,7 +270,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
         if (!checked.ok) throw invalid(checked.errors);
         // A Sigma model stays one while only its name, state, description or outcome change.
         const keepsSource = Object.keys(patch).every((k) => ['enabled', 'name', 'description', 'outcome'].includes(k));
-        const source = keepsSource ? (current.source as unknown as ModelSource) : ({ format: 'native' } as const);
+        const source = keepsSource ? storedSource(current) : ({ format: 'native' } as const);
         return { definition: checked.value, source };
       });
       return modelView(saved);

@@ -20,23 +20,14 @@ use PHPUnit\Framework\TestCase;
 use Vigil\BatchResult;
 use Vigil\Laravel\Facades\Vigil;
 use Vigil\Outcome;
-use Vigil\Tests\Support\ScriptedServer;
+use Vigil\Tests\Support\SharesScriptedServer;
 use Vigil\VigilClient;
 
 /** The Laravel integration in a booted application, sending to the scripted server over HTTP. */
 final class LaravelIntegrationTest extends TestCase
 {
-    private static ScriptedServer $server;
+    use SharesScriptedServer;
 
-    public static function setUpBeforeClass(): void
-    {
-        self::$server = new ScriptedServer();
-    }
-
-    public static function tearDownAfterClass(): void
-    {
-        self::$server->stop();
-    }
 
     protected function setUp(): void
     {

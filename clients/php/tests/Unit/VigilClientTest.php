@@ -12,29 +12,20 @@ use Vigil\State\FileStateStore;
 use Vigil\Tests\Support\FakeClock;
 use Vigil\Tests\Support\NodeProcess;
 use Vigil\Tests\Support\RecordingLogger;
-use Vigil\Tests\Support\ScriptedServer;
+use Vigil\Tests\Support\SharesScriptedServer;
 use Vigil\VigilClient;
 
 /** What the conformance scenarios do not cover, through real HTTP against the scripted server. */
 final class VigilClientTest extends TestCase
 {
+    use SharesScriptedServer;
+
     private const RATE_LIMITED = [
         'status' => 429,
         'body' => ['error' => 'RATE_LIMITED', 'message' => 'retry in 60 seconds', 'retry_after' => 60],
     ];
 
-    private static ScriptedServer $server;
     private FakeClock $clock;
-
-    public static function setUpBeforeClass(): void
-    {
-        self::$server = new ScriptedServer();
-    }
-
-    public static function tearDownAfterClass(): void
-    {
-        self::$server->stop();
-    }
 
     protected function setUp(): void
     {

@@ -19,7 +19,7 @@ choose its own address.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable, Collection, Dict, Iterable, List, Mapping, MutableMapping, Optional
+from typing import Any, Awaitable, Callable, Collection, Dict, Generic, Iterable, List, Mapping, MutableMapping, Optional, TypeVar
 
 from .client import Client
 from .context import request_context
@@ -37,25 +37,38 @@ def _request(method: str, path: str, query: str) -> Dict[str, Any]:
     return request
 
 
-class _Tracking:
-    """What both middlewares share: the client and the statuses whose answers become events."""
+AppT = TypeVar("AppT")
 
-    def __init__(self, client: Optional[Client], track_statuses: Collection[int], event: str) -> None:
+
+class _Middleware(Generic[AppT]):
+    """What both middlewares share: the wrapped application, the client and the statuses whose
+    answers become events."""
+
+    def __init__(
+        self,
+        app: AppT,
+        client: Optional[Client] = None,
+        *,
+        track_statuses: Collection[int] = (),
+        event: str = "api.request",
+    ) -> None:
         if track_statuses and client is None:
             raise ValueError("track_statuses needs a client")
+        self.app = app
         self.client = client
         self.track_statuses = frozenset(track_statuses)
         self.event = event
 
-    def answer_event(self, fields: Mapping[str, Any], status: Optional[int]) -> Optional[Dict[str, Any]]:
+    def _answer_event(self, fields: Mapping[str, Any], statuses: List[int]) -> Optional[Dict[str, Any]]:
+        """The event for the answer to the request, when its (last) status is tracked."""
+        status = statuses[-1] if statuses else None
         if status is None or status not in self.track_statuses:
             return None
-        event = {"event": self.event, **fields}
-        event["request"] = {**fields["request"], "status": status}
-        return event
+        present = {k: v for k, v in fields.items() if v}
+        return {"event": self.event, **present, "request": {**present["request"], "status": status}}
 
 
-class WSGIMiddleware:
+class WSGIMiddleware(_Middleware[WSGIApp]):
     """Wraps a WSGI application (Flask's ``app.wsgi_app``, Django's ``get_wsgi_application()``).
 
     :param client: the client that tracks answers with a status in ``track_statuses``.
@@ -65,17 +78,6 @@ class WSGIMiddleware:
         is returned: use a buffered client to keep it off the request path.
     :param event: the event type of those answers.
     """
-
-    def __init__(
-        self,
-        app: WSGIApp,
-        client: Optional[Client] = None,
-        *,
-        track_statuses: Collection[int] = (),
-        event: str = "api.request",
-    ) -> None:
-        self.app = app
-        self._tracking = _Tracking(client, track_statuses, event)
 
     def __call__(self, environ: Dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         path = environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "")
@@ -95,15 +97,13 @@ class WSGIMiddleware:
 
         with request_context(**fields):
             body = self.app(environ, recording_start_response)
-            event = self._tracking.answer_event(
-                {k: v for k, v in fields.items() if v}, statuses[-1] if statuses else None
-            )
-            if event is not None and self._tracking.client is not None:
-                self._tracking.client.track(event)
+            event = self._answer_event(fields, statuses)
+            if event is not None and self.client is not None:
+                self.client.track(event)
         return body
 
 
-class ASGIMiddleware:
+class ASGIMiddleware(_Middleware[ASGIApp]):
     """Wraps an ASGI application (Django's ``get_asgi_application()``, Starlette, Quart...).
 
     Same parameters as :class:`WSGIMiddleware`. Answers are tracked on the default executor's
@@ -111,17 +111,6 @@ class ASGIMiddleware:
     ``await asyncio.to_thread(client.track, event)`` or use a buffered client: a direct-mode
     ``track`` waits for the service.
     """
-
-    def __init__(
-        self,
-        app: ASGIApp,
-        client: Optional[Client] = None,
-        *,
-        track_statuses: Collection[int] = (),
-        event: str = "api.request",
-    ) -> None:
-        self.app = app
-        self._tracking = _Tracking(client, track_statuses, event)
 
     async def __call__(
         self,
@@ -149,7 +138,6 @@ class ASGIMiddleware:
 
         with request_context(**fields):
             await self.app(scope, receive, recording_send)
-        event = self._tracking.answer_event({k: v for k, v in fields.items() if v}, statuses[-1] if statuses else None)
-        client = self._tracking.client
-        if event is not None and client is not None:
-            await asyncio.get_running_loop().run_in_executor(None, client.track, event)
+        event = self._answer_event(fields, statuses)
+        if event is not None and self.client is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self.client.track, event)

@@ -1,15 +1,12 @@
-/**
- * The sliding-window check in Lua: the same bucket rings and arithmetic as
- * window-slab.ts / memory-limiter.ts (the shared contract suite holds both to it).
- *
- * KEYS[1]: the rings of one key or address, packed with struct as, per window, the head
- * bucket index (double), the running sum (uint32), then the bucket counts (uint32).
- * ARGV: now in ms ('' = the Redis server's clock), mode ('1' consume, '0' peek), TTL ms,
- * then per window: bucket ms, buckets, limit, units to take.
- * Reply: {allowed 0/1, remaining, resetAt (unix s), retryAfter (s), refusing window (1-based, 0 if none)};
- * remaining and resetAt describe window 1.
- */
-export const SLIDING_WINDOW_LUA = `
+-- The sliding-window check: the same bucket rings and arithmetic as window-slab.ts and
+-- memory-limiter.ts (the shared contract suite holds both to it).
+--
+-- KEYS[1]: the rings of one key or address, packed with struct as, per window, the head
+-- bucket index (double), the running sum (uint32), then the bucket counts (uint32).
+-- ARGV: now in ms ('' = the Redis server's clock), mode ('1' consume, '0' peek), TTL ms,
+-- then per window: bucket ms, buckets, limit, units to take.
+-- Reply: {allowed 0/1, remaining, resetAt (unix s), retryAfter (s), refusing window (1-based, 0 if none)};
+-- remaining and resetAt describe window 1.
 local now = tonumber(ARGV[1])
 if now == nil then
   local t = redis.call('TIME')
@@ -31,7 +28,7 @@ for w = 1, (#ARGV - 3) / 4 do
 end
 local size = struct.size(fmt)
 local raw = redis.call('GET', KEYS[1])
-if not raw or #raw ~= size then raw = string.rep('\\0', size) end
+if not raw or #raw ~= size then raw = string.rep('\0', size) end
 local vals = { struct.unpack(fmt, raw) }
 vals[#vals] = nil -- struct.unpack's trailing read position
 
@@ -55,7 +52,7 @@ for _, win in ipairs(wins) do
   end
 end
 
--- Time (ms) at which \`units\` of the window's counted units have left it, oldest first; nil if it holds fewer.
+-- Time (ms) at which `units` of the window's counted units have left it, oldest first; nil if it holds fewer.
 local function freed_at(win, units)
   local h, n = win.at, win.n
   if units > vals[h + 1] then return nil end
@@ -107,4 +104,3 @@ for _, win in ipairs(wins) do
 end
 redis.call('SET', KEYS[1], struct.pack(fmt, unpack(vals)), 'PX', ttl)
 return status(1, 0, 0)
-`;

@@ -1,14 +1,10 @@
-/**
- * One StateStore op on one record. KEYS[1] is the record: a hash, one field per
- * `field`, each value that field's state (JSON, or for windows and distinct sets a small meta
- * string whose entries live in sorted sets KEYS[2..3] named `<record>:w|d|t:<field>`, so a hot
- * window costs O(log n), not a decode of every entry); the rules are those of
- * memory-state-store.ts, which is the reference. ARGV[1] kind, ARGV[2] field, ARGV[3] event
- * time, then the kind's own arguments (state-store.ts lists them). Every write extends the
- * record's lifetime to at least its ttl; reads never create a record. Answers one string that
- * state-store.ts decodes per kind.
- */
-export const STATE_OP_LUA = `
+-- One StateStore op on one record. KEYS[1] is the record: a hash, one field per `field`, each
+-- value that field's state (JSON, or for windows and distinct sets a small meta string whose
+-- entries live in sorted sets KEYS[2..3] named `<record>:w|d|t:<field>`, so a hot window costs
+-- O(log n), not a decode of every entry); the rules are those of memory-state-store.ts, which is
+-- the reference. ARGV[1] kind, ARGV[2] field, ARGV[3] event time, then the kind's own arguments
+-- (state-store.ts lists them). Every write extends the record's lifetime to at least its ttl;
+-- reads never create a record. Answers one string that state-store.ts decodes per kind.
 local K = KEYS[1]
 local kind, F, at = ARGV[1], ARGV[2], tonumber(ARGV[3])
 
@@ -248,4 +244,3 @@ if kind == 'x' then
 end
 
 return redis.error_reply('unknown state op ' .. tostring(kind))
-`;
