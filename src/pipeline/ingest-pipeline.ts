@@ -119,8 +119,8 @@ export function createIngestPipeline(stages: IngestStages, hooks: IngestHooks): 
       const degraded = hooks.degraded?.() ?? false;
       for (const [n, { i, eventId: id, event }] of accepted.entries()) {
         const detection = detections[n] as (typeof detections)[number];
-        const detected = { ...event, alerts: detection.alerts };
-        const scored = { ...detected, id, risk: stages.score(detected, ctx) };
+        const detected = Object.assign(event, { alerts: detection.alerts });
+        const scored = Object.assign(detected, { id, risk: stages.score(detected, ctx) });
         const result = toEventResult(scored, degraded);
         results[i] = result;
         rows.push(toEventRow(scored, ctx, result));
