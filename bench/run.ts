@@ -9,7 +9,8 @@
  *   BENCH_SECONDS=5 npm run bench
  *   BENCH_PREFILL=100000 (default 1000000; 0 starts empty): events already stored when the run
  *                  starts. The filled database is built once per schema and size, kept in
- *                  $TMPDIR/vigil-bench-prefill/, and copied for each run.
+ *                  $TMPDIR/vigil-bench-prefill/, and copied for each run; for a new schema, a copy
+ *                  of one filled under an earlier schema is migrated instead of filling anew.
  *   BENCH_WARMUP_SECONDS=3 (default): unmeasured load before each server's first run of a route
  *   BENCH_ROUNDS=3 (default): throughput scenarios run this many times, alternating servers; the
  *                  table shows each scenario's median round (by events/s)
@@ -60,26 +61,47 @@ async function stop(server: Server): Promise<void> {
 async function prefilled(checkout: Checkout, plansFile: string): Promise<{ dataDir: string; key?: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'vigil-bench-'));
   if (PREFILL <= 0) return { dataDir };
-  const template = join(tmpdir(), 'vigil-bench-prefill', `${schemaTag(checkout.dir)}-${PREFILL}`);
+  const templates = join(tmpdir(), 'vigil-bench-prefill');
+  const template = join(templates, `${schemaTag(checkout.dir)}-${PREFILL}`);
   if (!existsSync(join(template, 'bench.json'))) {
     const filling = `${template}.filling`;
     rmSync(filling, { recursive: true, force: true });
     mkdirSync(filling, { recursive: true });
-    const port = await freePort();
-    const server = await startVigil(checkout, port, plansFile, filling);
-    const key = await keyFor(port, 'bench');
+    // A database of this size filled under an earlier schema is moved by this checkout's
+    // migrations (far faster than filling anew); one the migrations cannot move is not used.
+    const earlier = readdirSync(templates).find((name) => name.endsWith(`-${PREFILL}`) && existsSync(join(templates, name, 'bench.json')));
     const started = Date.now();
-    console.log(`filling ${template} with ${PREFILL} events (once per schema and size)`);
-    // Numbered past the measured bodies, so the runs do not replay the stored events.
-    const payloads = bodies(1000, 100, 10_000_000);
-    const auth = { authorization: `Bearer ${key}` };
-    for (let stored = 0; stored < PREFILL;) {
-      const row = await drive('prefill', 'batch100', [server], '/v1/events/batch', payloads, 100, auth, undefined, 10);
-      stored += row.eventsPerSec * 10;
-      console.log(`  ${stored} events stored (${Math.round((Date.now() - started) / 1000)} s)`);
+    let key: string | undefined;
+    if (earlier !== undefined) {
+      console.log(`migrating a copy of ${join(templates, earlier)} to ${template}`);
+      for (const file of readdirSync(join(templates, earlier))) copyFileSync(join(templates, earlier, file), join(filling, file));
+      const port = await freePort();
+      const server = await startVigil(checkout, port, plansFile, filling).catch(() => undefined);
+      if (server) {
+        await stop(server);
+        key = (JSON.parse(readFileSync(join(filling, 'bench.json'), 'utf8')) as { key: string }).key;
+        console.log(`  migrated (${Math.round((Date.now() - started) / 1000)} s)`);
+      } else {
+        rmSync(filling, { recursive: true, force: true });
+        mkdirSync(filling, { recursive: true });
+      }
     }
-    await stop(server);
-    writeFileSync(join(filling, 'bench.json'), JSON.stringify({ key }));
+    if (key === undefined) {
+      const port = await freePort();
+      const server = await startVigil(checkout, port, plansFile, filling);
+      key = await keyFor(port, 'bench');
+      console.log(`filling ${template} with ${PREFILL} events (once per schema and size)`);
+      // Numbered past the measured bodies, so the runs do not replay the stored events.
+      const payloads = bodies(1000, 100, 10_000_000);
+      const auth = { authorization: `Bearer ${key}` };
+      for (let stored = 0; stored < PREFILL;) {
+        const row = await drive('prefill', 'batch100', [server], '/v1/events/batch', payloads, 100, auth, undefined, 10);
+        stored += row.eventsPerSec * 10;
+        console.log(`  ${stored} events stored (${Math.round((Date.now() - started) / 1000)} s)`);
+      }
+      await stop(server);
+      writeFileSync(join(filling, 'bench.json'), JSON.stringify({ key }));
+    }
     rmSync(template, { recursive: true, force: true });
     renameSync(filling, template);
   }
