@@ -196,10 +196,36 @@ function cpuPerEvent(
   return { cpuUsPerEvent: us(request + writer + helpers), requestUs: us(request), writerUs: us(writer), helpersUs: us(helpers) };
 }
 
+/** Events the server counted as accepted so far (its /metrics), or undefined where it has none (the bare route). */
+async function acceptedOf(server: Server): Promise<number | undefined> {
+  const res = await fetch(`http://127.0.0.1:${server.port}/metrics`).catch(() => undefined);
+  if (!res?.ok) return undefined;
+  const match = /^vigil_events_total\{outcome="accepted"\} (\d+)/m.exec(await res.text());
+  return match ? Number(match[1]) : 0;
+}
+
+/**
+ * Waits until the process has used less than one CPU tick in half a second (at most 60 s): work
+ * queued when the client stopped (batches take seconds under load) is then done, and counted
+ * with the run that sent it rather than with the next one.
+ */
+async function idle(pid: number): Promise<void> {
+  const until = Date.now() + 60_000;
+  const total = (cpu: ThreadCpu) => cpu.request + cpu.writer + cpu.helpers;
+  let last = total(await threadCpuOf(pid));
+  while (Date.now() < until) {
+    await new Promise((done) => setTimeout(done, 500));
+    const now = total(await threadCpuOf(pid));
+    if (now - last < 0.02) return;
+    last = now;
+  }
+}
+
 /**
  * Drives the servers together for SECONDS with CONNECTIONS split evenly between them (a load
  * balancer in front of N instances). Throughput adds up; latency percentiles are the worst
- * server's; RSS is the sum.
+ * server's; RSS is the sum. CPU per event is counted from idle to idle, over the events the
+ * servers themselves counted as accepted (the client's 2xx count where a server counts none).
  */
 export async function drive(
   target: string,
@@ -213,7 +239,9 @@ export async function drive(
   seconds = SECONDS,
 ): Promise<Row> {
   let i = 0;
+  await Promise.all(servers.map((s) => idle(s.child.pid as number)));
   const cpuBefore = await Promise.all(servers.map((s) => threadCpuOf(s.child.pid as number)));
+  const acceptedBefore = await Promise.all(servers.map(acceptedOf));
   const runs = await Promise.all(
     servers.map((server) =>
       autocannon({
@@ -233,20 +261,27 @@ export async function drive(
     ),
   );
   const rss = await Promise.all(servers.map((s) => rssOf(s.child.pid as number)));
+  await Promise.all(servers.map((s) => idle(s.child.pid as number)));
   const cpuAfter = await Promise.all(servers.map((s) => threadCpuOf(s.child.pid as number)));
+  const acceptedAfter = await Promise.all(servers.map(acceptedOf));
   const sum = (f: (r: autocannon.Result) => number) => runs.reduce((n, r) => n + f(r), 0);
   const worst = (f: (r: autocannon.Result) => number) => Math.max(...runs.map(f));
+  const clientCounted = sum((r) => r['2xx']) * batch;
+  const serverCounted = acceptedAfter.reduce<number | undefined>((n, after, k) => {
+    const before = acceptedBefore[k];
+    return n === undefined || after === undefined || before === undefined ? undefined : n + after - before;
+  }, 0);
   return {
     scenario,
     target,
     reqPerSec: Math.round(sum((r) => r.requests.average)),
-    eventsPerSec: Math.round((sum((r) => r['2xx']) / seconds) * batch),
+    eventsPerSec: Math.round(clientCounted / seconds),
     p50: worst((r) => r.latency.p50),
     p99: worst((r) => r.latency.p99),
     p999: worst((r) => r.latency.p99_9 ?? r.latency.p99),
     non2xx: sum((r) => r.non2xx),
     rssMb: Math.round(rss.reduce((a, b) => a + b, 0) / 1e6),
-    ...cpuPerEvent(cpuBefore, cpuAfter, sum((r) => r['2xx']) * batch),
+    ...cpuPerEvent(cpuBefore, cpuAfter, serverCounted ?? clientCounted),
   };
 }
 
@@ -265,8 +300,10 @@ export async function drivePaced(
   seconds = SECONDS,
 ): Promise<Row> {
   const pid = server.child.pid as number;
+  await idle(pid);
   const cpuBefore = await threadCpuOf(pid);
   const run = await pacedLoad({ port: server.port, path, headers, payloads, rate, seconds, connections: CONNECTIONS });
+  await idle(pid);
   const cpuAfter = await threadCpuOf(pid);
   const round = (ms: number) => Math.round(ms * 10) / 10;
   return {
