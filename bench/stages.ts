@@ -56,8 +56,8 @@ for (let i = 0; i < N; i++) {
   if (d.alerts.length > 0) eventsWithAlerts++;
   totals.detect! += performance.now() - t;
   t = performance.now();
-  const detected = { ...e, alerts: d.alerts };
-  const scored = { ...detected, id, risk: score(detected, ctx) };
+  const detected = Object.assign(e, { alerts: d.alerts });
+  const scored = Object.assign(detected, { id, risk: score(detected, ctx) });
   totals.score! += performance.now() - t;
   t = performance.now();
   rows.push(toEventRow(scored, ctx, toEventResult(scored)));

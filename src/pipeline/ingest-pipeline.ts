@@ -21,7 +21,7 @@ import type { Rejection } from '../event/rejection.js';
 import type { ValidatedEvent } from '../event/types.js';
 import type { WindowStatus } from '../limits/types.js';
 import { StoreUnavailableError } from '../storage/store.js';
-import type { AlertWrite, EventRow, IdempotencyRow } from '../storage/types.js';
+import type { AlertWrite, IdempotencyRow, NewEventRow } from '../storage/types.js';
 import type { Clock } from '../util/clock.js';
 import { newId } from '../util/ids.js';
 import { toEventResult, toEventRow, type EventResult } from './answer.js';
@@ -113,7 +113,7 @@ export function createIngestPipeline(stages: IngestStages, hooks: IngestHooks): 
         .map((i) => ({ i, eventId: newId('evt', now), event: stages.enrich(stages.classify(events[i] as ValidatedEvent)) }));
       // Detection of the accepted events runs as one batch (pipelined on a remote state store).
       const detections = accepted.length === 0 ? [] : await stages.detect.many(accepted, ctx);
-      const rows: EventRow[] = [];
+      const rows: NewEventRow[] = [];
       const alerts: AlertWrite[] = [];
       const idempotency: IdempotencyRow[] = [];
       const degraded = hooks.degraded?.() ?? false;

@@ -1,5 +1,5 @@
 import { CompiledQuery } from 'kysely';
-import type { EventRow } from './types.js';
+import { docTextOf, type CommitBatch } from './types.js';
 
 /**
  * The PostgreSQL group commit's one big statement, written by hand: Kysely's builder spends more
@@ -18,11 +18,11 @@ const UNNEST_SQL =
   `insert into events (${COLUMNS}) select * from unnest(` +
   '$1::text[], $2::text[], $3::text[], $4::text[], $5::int8[], $6::int8[], $7::text[], $8::text[], $9::int4[], $10::text[], $11::text[])';
 
-export function unnestInsert(events: readonly EventRow[]): CompiledQuery {
+export function unnestInsert(events: CommitBatch['events']): CompiledQuery {
   const n = events.length;
   const cols = Array.from({ length: WIDTH }, () => new Array<unknown>(n));
   for (let i = 0; i < n; i++) {
-    const e = events[i] as EventRow;
+    const e = events[i] as CommitBatch['events'][number];
     (cols[0] as unknown[])[i] = e.id;
     (cols[1] as unknown[])[i] = e.accountId;
     (cols[2] as unknown[])[i] = e.type;
@@ -33,7 +33,7 @@ export function unnestInsert(events: readonly EventRow[]): CompiledQuery {
     (cols[7] as unknown[])[i] = e.ip;
     (cols[8] as unknown[])[i] = e.riskScore;
     (cols[9] as unknown[])[i] = JSON.stringify(e.tags);
-    (cols[10] as unknown[])[i] = e.docJson ?? JSON.stringify(e.doc);
+    (cols[10] as unknown[])[i] = docTextOf(e);
   }
   return CompiledQuery.raw(UNNEST_SQL, cols);
 }
