@@ -13,7 +13,7 @@
  *                  of one filled under an earlier schema is migrated instead of filling anew.
  *   BENCH_WARMUP_SECONDS=3 (default): unmeasured load before each server's first run of a route
  *   BENCH_ROUNDS=3 (default): throughput scenarios run this many times, alternating servers; the
- *                  table shows each scenario's median round (by events/s)
+ *                  summary shows each figure's median over the rounds
  *   BENCH_BASELINE=/path/to/checkout: a second Vigil, run from that checkout's sources (its own
  *                  node_modules in place), measured in the same rounds as target `base`
  *   VIGIL_BENCH_NODE=/path/to/node: the servers run on that Node (its better-sqlite3 binding in
@@ -155,9 +155,31 @@ async function main(): Promise<void> {
     }
   }
   if (ROUNDS > 1) console.table(measured);
+  // Each figure's median over the rounds, field by field: CPU per event and rates swing apart.
   const medianOf = (target: string, scenario: string): Row => {
-    const runs = measured.filter((r) => r.target === target && r.scenario === scenario).sort((a, b) => a.eventsPerSec - b.eventsPerSec);
-    return runs[Math.floor(runs.length / 2)] as Row;
+    const runs = measured.filter((r) => r.target === target && r.scenario === scenario);
+    const median = (field: keyof Row) => {
+      const values = runs.map((r) => Number(r[field])).sort((a, b) => a - b);
+      return values[Math.floor(values.length / 2)] ?? 0;
+    };
+    const row: Row = {
+      scenario,
+      target,
+      reqPerSec: 0,
+      eventsPerSec: 0,
+      p50: 0,
+      p99: 0,
+      p999: 0,
+      non2xx: 0,
+      rssMb: 0,
+      cpuUsPerEvent: 0,
+      requestUs: 0,
+      writerUs: 0,
+      helpersUs: 0,
+    };
+    for (const field of ['reqPerSec', 'eventsPerSec', 'p50', 'p99', 'p999', 'non2xx', 'rssMb', 'cpuUsPerEvent', 'requestUs', 'writerUs', 'helpersUs'] as const)
+      row[field] = median(field);
+    return row;
   };
   const targets = ['bare', ...vigils.map((v) => v.checkout.target)];
   const rows: Row[] = ['single', 'batch100'].flatMap((scenario) => targets.map((target) => medianOf(target, scenario)));
