@@ -197,7 +197,7 @@ function cpuPerEvent(
 }
 
 /** Events the server counted as accepted so far (its /metrics), or undefined where it has none (the bare route). */
-async function acceptedOf(server: Server): Promise<number | undefined> {
+export async function acceptedOf(server: Server): Promise<number | undefined> {
   const res = await fetch(`http://127.0.0.1:${server.port}/metrics`).catch(() => undefined);
   if (!res?.ok) return undefined;
   const match = /^vigil_events_total\{outcome="accepted"\} (\d+)/m.exec(await res.text());
