@@ -1,8 +1,8 @@
 /**
  * Before/after on a noisy host: starts the built service (`dist/src/main.js`, with the flags of
  * `npm start`) from two or more checkouts in turn (A B, B A, A B, …), drives each with the same
- * load, and prints every run and the medians: request-thread CPU per event (from
- * /proc/<pid>/task/<pid>/stat), all threads' CPU per event, events/s and latency.
+ * load, and prints every run and the medians: CPU per event of the request thread, the SQLite
+ * writer thread and all threads (from /proc/<pid>/task/<tid>/stat), events/s and latency.
  *
  *   AB=/path/to/before,/path/to/after npx tsx bench/ab.ts
  *   PAIRS=3 (default)  SECS=6  SCEN=single|batch  RATE=1000 (a steady open-loop rate instead of max)
@@ -10,7 +10,7 @@
  *
  * Build each checkout first (`npm run build`; a worktree can link this one's node_modules).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BENCH_PLANS, bodies, drive, drivePaced, freePort, keyFor, startNode, vigilEnv, type Row } from './lib.js';
@@ -25,19 +25,7 @@ const path = batch ? '/v1/events/batch' : '/v1/events';
 const payloads = batch ? bodies(200, 100) : bodies(5000, 1);
 const perBody = batch ? 100 : 1;
 
-/** CPU ticks (1/100 s, user + system) of a process's main thread, the one serving requests. */
-function mainThreadTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-}
-
-interface Run {
-  readonly mainUs: number;
-  readonly row: Row;
-}
-
-async function once(spec: string): Promise<Run> {
+async function once(spec: string): Promise<Row> {
   const [dir = '.', ...settings] = spec.split('@');
   const extra = Object.fromEntries(settings.map((s) => [s.slice(0, s.indexOf('=')), s.slice(s.indexOf('=') + 1)]));
   const { FLAGS, ...env } = extra;
@@ -56,13 +44,9 @@ async function once(spec: string): Promise<Run> {
   try {
     const auth = { authorization: `Bearer ${await keyFor(port, 'bench')}` };
     await drive('warm-up', 'ab', [server], path, payloads, perBody, auth, undefined, 3);
-    const before = mainThreadTicks(child.pid as number);
-    const row =
-      RATE > 0
-        ? await drivePaced(spec, 'paced', server, path, payloads, auth, RATE, SECS)
-        : await drive(spec, 'max', [server], path, payloads, perBody, auth, undefined, SECS);
-    const after = mainThreadTicks(child.pid as number);
-    return { mainUs: ((after - before) * 1e4) / Math.max(1, row.eventsPerSec * SECS), row };
+    return RATE > 0
+      ? await drivePaced(spec, 'paced', server, path, payloads, auth, RATE, SECS)
+      : await drive(spec, 'max', [server], path, payloads, perBody, auth, undefined, SECS);
   } finally {
     child.kill('SIGTERM');
     await exited;
@@ -70,15 +54,13 @@ async function once(spec: string): Promise<Run> {
   }
 }
 
-const runs = new Map<string, Run[]>(specs.map((s) => [s, []]));
+const runs = new Map<string, Row[]>(specs.map((s) => [s, []]));
 for (let pair = 0; pair < PAIRS; pair++) {
   for (const spec of pair % 2 === 0 ? specs : [...specs].reverse()) {
     const run = await once(spec);
     runs.get(spec)?.push(run);
-    console.log(
-      spec,
-      JSON.stringify({ mainUs: Math.round(run.mainUs), allUs: run.row.cpuUsPerEvent, eventsPerSec: run.row.eventsPerSec, p50: run.row.p50, p99: run.row.p99 }),
-    );
+    const { requestUs, writerUs, cpuUsPerEvent, eventsPerSec, p50, p99 } = run;
+    console.log(spec, JSON.stringify({ requestUs, writerUs, allUs: cpuUsPerEvent, eventsPerSec, p50, p99 }));
   }
 }
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
@@ -87,11 +69,12 @@ console.table(
     const list = runs.get(spec) ?? [];
     return {
       checkout: spec,
-      'request thread µs/event': Math.round(median(list.map((r) => r.mainUs))),
-      'all threads µs/event': median(list.map((r) => r.row.cpuUsPerEvent)),
-      'events/s': median(list.map((r) => r.row.eventsPerSec)),
-      p50: median(list.map((r) => r.row.p50)),
-      p99: median(list.map((r) => r.row.p99)),
+      'request thread µs/event': median(list.map((r) => r.requestUs)),
+      'writer thread µs/event': median(list.map((r) => r.writerUs)),
+      'all threads µs/event': median(list.map((r) => r.cpuUsPerEvent)),
+      'events/s': median(list.map((r) => r.eventsPerSec)),
+      p50: median(list.map((r) => r.p50)),
+      p99: median(list.map((r) => r.p99)),
     };
   }),
 );

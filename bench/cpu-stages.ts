@@ -3,7 +3,7 @@
  * around each stage's loop over a chunk of events, so a loaded machine disturbs it far less than
  * wall-clock rates. Stages: validate, dedupe (store.findIdempotency, a miss, for the half of the
  * mix carrying an event_id, against a table already holding 20,000 keys), classify, enrich,
- * score (with the pipeline's spreads), row (toEventResult + toEventRow), writes (toSqliteWrites
+ * score (adding its fields to the event as the pipeline does), row (toEventResult + toEventRow), writes (toSqliteWrites
  * per group of 100, idempotency rows included) and response (the 202 body text, as src/http/routes/ingest.ts sends it).
  *   npx tsx bench/cpu-stages.ts [events]
  * Compare two versions in one session, alternating runs (A B A B), and report medians.
@@ -20,7 +20,7 @@ import { validateEvent } from '../src/pipeline/validate.js';
 import { createServices } from '../src/services.js';
 import { createScoreStage } from '../src/pipeline/score.js';
 import { toSqliteWrites } from '../src/storage/sqlite-writes.js';
-import type { CommitBatch, EventRow, IdempotencyRow } from '../src/storage/types.js';
+import type { CommitBatch, IdempotencyRow, NewEventRow } from '../src/storage/types.js';
 import { newId } from '../src/util/ids.js';
 import { benchEvent } from './workload.js';
 
@@ -80,12 +80,12 @@ for (let round = 0; done < N; round++) {
   const enriched: EnrichedEvent[] = classified.map((c) => services.enrichment.enrich(c));
   lap('enrich');
   const scored: ScoredEvent[] = enriched.map((e) => {
-    const detected = { ...e, alerts: [] };
-    return { ...detected, id: newId('evt', now), risk: score(detected, ctx) };
+    const detected = Object.assign(e, { alerts: [] });
+    return Object.assign(detected, { id: newId('evt', now), risk: score(detected, ctx) });
   });
   lap('score');
   const results: EventResult[] = new Array(n);
-  const rows: EventRow[] = new Array(n);
+  const rows: NewEventRow[] = new Array(n);
   const groups: CommitBatch[] = [];
   let idempotency: IdempotencyRow[] = [];
   for (let k = 0; k < n; k++) {

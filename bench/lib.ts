@@ -1,7 +1,7 @@
 /** Shared by the end-to-end benchmarks: child-process servers, payloads, and autocannon runs. */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import autocannon from 'autocannon';
 import { pacedLoad } from './paced.js';
 import { benchEvent } from './workload.js';
@@ -118,12 +118,12 @@ export async function rssOf(pid: number): Promise<number> {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
 }
 
-/** `count` request bodies of the workload: single events, or batches of `batch`. */
-export function bodies(count: number, batch: number): string[] {
+/** `count` request bodies of the workload: single events, or batches of `batch`; event numbers start at `first`. */
+export function bodies(count: number, batch: number, first = 0): string[] {
   const out: string[] = [];
   for (let i = 0; i < count; i++) {
-    if (batch === 1) out.push(JSON.stringify(benchEvent(i)));
-    else out.push(JSON.stringify({ events: Array.from({ length: batch }, (_, j) => benchEvent(i * batch + j)) }));
+    if (batch === 1) out.push(JSON.stringify(benchEvent(first + i)));
+    else out.push(JSON.stringify({ events: Array.from({ length: batch }, (_, j) => benchEvent(first + i * batch + j)) }));
   }
   return out;
 }
@@ -140,19 +140,92 @@ export interface Row {
   rssMb: number;
   /** Server CPU (all threads, user + system) per 2xx event: robust to a noisy machine, unlike rates. */
   cpuUsPerEvent: number;
+  /** Of that, the request thread (the process's main thread). */
+  requestUs: number;
+  /** Of that, the SQLite writer thread. */
+  writerUs: number;
+  /** Of that, every other thread: V8's GC and compiler helpers, libuv's pool. */
+  helpersUs: number;
 }
 
-/** CPU seconds the process has used so far, all threads (utime + stime from /proc, 100 Hz ticks). */
-export async function cpuSecondsOf(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+/** CPU seconds (user + system, 100 Hz ticks) a process has used so far, per kind of thread. */
+export interface ThreadCpu {
+  readonly request: number;
+  readonly writer: number;
+  readonly helpers: number;
+}
+
+/** The thread name the SQLite writer thread gives itself (src/storage/sqlite-writer-thread.ts). */
+const WRITER_THREAD = 'vigil-writer';
+
+async function ticksOf(statFile: string): Promise<{ comm: string; seconds: number }> {
+  const stat = await readFile(statFile, 'utf8').catch(() => '');
+  if (stat === '') return { comm: '', seconds: 0 };
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  return { comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), seconds: (Number(fields[11]) + Number(fields[12])) / 100 };
+}
+
+/**
+ * CPU seconds so far per kind of thread, from /proc/<pid>/task/<tid>/stat. A thread that ended
+ * takes its ticks with it from the per-thread figures but not from the process's total, so
+ * `helpers` is the total less the two named threads.
+ */
+export async function threadCpuOf(pid: number): Promise<ThreadCpu> {
+  const total = (await ticksOf(`/proc/${pid}/stat`)).seconds;
+  let request = 0;
+  let writer = 0;
+  for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [])) {
+    const t = await ticksOf(`/proc/${pid}/task/${tid}/stat`);
+    if (tid === String(pid)) request = t.seconds;
+    else if (t.comm === WRITER_THREAD) writer += t.seconds;
+  }
+  return { request, writer, helpers: total - request - writer };
+}
+
+/** Per-event CPU fields of a Row from two ThreadCpu readings summed over servers, and the events served. */
+function cpuPerEvent(
+  before: readonly ThreadCpu[],
+  after: readonly ThreadCpu[],
+  events: number,
+): Pick<Row, 'cpuUsPerEvent' | 'requestUs' | 'writerUs' | 'helpersUs'> {
+  const delta = (kind: keyof ThreadCpu) => after.reduce((n, a, k) => n + a[kind] - (before[k] as ThreadCpu)[kind], 0);
+  const us = (seconds: number) => Math.round((seconds * 1e6) / Math.max(1, events));
+  const request = delta('request');
+  const writer = delta('writer');
+  const helpers = delta('helpers');
+  return { cpuUsPerEvent: us(request + writer + helpers), requestUs: us(request), writerUs: us(writer), helpersUs: us(helpers) };
+}
+
+/** Events the server counted as accepted so far (its /metrics), or undefined where it has none (the bare route). */
+export async function acceptedOf(server: Server): Promise<number | undefined> {
+  const res = await fetch(`http://127.0.0.1:${server.port}/metrics`).catch(() => undefined);
+  if (!res?.ok) return undefined;
+  const match = /^vigil_events_total\{outcome="accepted"\} (\d+)/m.exec(await res.text());
+  return match ? Number(match[1]) : 0;
+}
+
+/**
+ * Waits until the process has used less than one CPU tick in half a second (at most 60 s): work
+ * queued when the client stopped (batches take seconds under load) is then done, and counted
+ * with the run that sent it rather than with the next one.
+ */
+async function idle(pid: number): Promise<void> {
+  const until = Date.now() + 60_000;
+  const total = (cpu: ThreadCpu) => cpu.request + cpu.writer + cpu.helpers;
+  let last = total(await threadCpuOf(pid));
+  while (Date.now() < until) {
+    await new Promise((done) => setTimeout(done, 500));
+    const now = total(await threadCpuOf(pid));
+    if (now - last < 0.02) return;
+    last = now;
+  }
 }
 
 /**
  * Drives the servers together for SECONDS with CONNECTIONS split evenly between them (a load
  * balancer in front of N instances). Throughput adds up; latency percentiles are the worst
- * server's; RSS is the sum.
+ * server's; RSS is the sum. CPU per event is counted from idle to idle, over the events the
+ * servers themselves counted as accepted (the client's 2xx count where a server counts none).
  */
 export async function drive(
   target: string,
@@ -166,7 +239,9 @@ export async function drive(
   seconds = SECONDS,
 ): Promise<Row> {
   let i = 0;
-  const cpuBefore = await Promise.all(servers.map((s) => cpuSecondsOf(s.child.pid as number)));
+  await Promise.all(servers.map((s) => idle(s.child.pid as number)));
+  const cpuBefore = await Promise.all(servers.map((s) => threadCpuOf(s.child.pid as number)));
+  const acceptedBefore = await Promise.all(servers.map(acceptedOf));
   const runs = await Promise.all(
     servers.map((server) =>
       autocannon({
@@ -186,21 +261,27 @@ export async function drive(
     ),
   );
   const rss = await Promise.all(servers.map((s) => rssOf(s.child.pid as number)));
-  const cpuAfter = await Promise.all(servers.map((s) => cpuSecondsOf(s.child.pid as number)));
-  const cpu = cpuAfter.reduce((n, c, k) => n + c - (cpuBefore[k] as number), 0);
+  await Promise.all(servers.map((s) => idle(s.child.pid as number)));
+  const cpuAfter = await Promise.all(servers.map((s) => threadCpuOf(s.child.pid as number)));
+  const acceptedAfter = await Promise.all(servers.map(acceptedOf));
   const sum = (f: (r: autocannon.Result) => number) => runs.reduce((n, r) => n + f(r), 0);
   const worst = (f: (r: autocannon.Result) => number) => Math.max(...runs.map(f));
+  const clientCounted = sum((r) => r['2xx']) * batch;
+  const serverCounted = acceptedAfter.reduce<number | undefined>((n, after, k) => {
+    const before = acceptedBefore[k];
+    return n === undefined || after === undefined || before === undefined ? undefined : n + after - before;
+  }, 0);
   return {
     scenario,
     target,
     reqPerSec: Math.round(sum((r) => r.requests.average)),
-    eventsPerSec: Math.round((sum((r) => r['2xx']) / seconds) * batch),
+    eventsPerSec: Math.round(clientCounted / seconds),
     p50: worst((r) => r.latency.p50),
     p99: worst((r) => r.latency.p99),
     p999: worst((r) => r.latency.p99_9 ?? r.latency.p99),
     non2xx: sum((r) => r.non2xx),
     rssMb: Math.round(rss.reduce((a, b) => a + b, 0) / 1e6),
-    cpuUsPerEvent: Math.round((cpu * 1e6) / Math.max(1, sum((r) => r['2xx']) * batch)),
+    ...cpuPerEvent(cpuBefore, cpuAfter, serverCounted ?? clientCounted),
   };
 }
 
@@ -219,9 +300,11 @@ export async function drivePaced(
   seconds = SECONDS,
 ): Promise<Row> {
   const pid = server.child.pid as number;
-  const cpuBefore = await cpuSecondsOf(pid);
+  await idle(pid);
+  const cpuBefore = await threadCpuOf(pid);
   const run = await pacedLoad({ port: server.port, path, headers, payloads, rate, seconds, connections: CONNECTIONS });
-  const cpu = (await cpuSecondsOf(pid)) - cpuBefore;
+  await idle(pid);
+  const cpuAfter = await threadCpuOf(pid);
   const round = (ms: number) => Math.round(ms * 10) / 10;
   return {
     scenario,
@@ -233,6 +316,6 @@ export async function drivePaced(
     p999: round(run.p999),
     non2xx: run.non2xx + run.errors,
     rssMb: Math.round((await rssOf(pid)) / 1e6),
-    cpuUsPerEvent: Math.round((cpu * 1e6) / Math.max(1, run.ok)),
+    ...cpuPerEvent([cpuBefore], [cpuAfter], run.ok),
   };
 }

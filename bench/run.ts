@@ -3,91 +3,243 @@
  * processes and drives both with autocannon in the same run, so figures are ratios against a
  * baseline measured on the same noisy machine. Latency at half the maximum rate comes from a
  * steady open-loop client (bench/paced.ts), against Vigil and against the bare route at that rate.
- *   npm run bench                 all scenarios, 10 s each
+ * CPU per event is split by thread: the request thread, the SQLite writer thread, and the rest
+ * (V8's GC and compiler helpers, libuv's pool).
+ *   npm run bench                 all scenarios, 10 s each, on a database holding 1M events
  *   BENCH_SECONDS=5 npm run bench
+ *   BENCH_PREFILL=100000 (default 1000000; 0 starts empty): events already stored when the run
+ *                  starts (at least that many: the fill runs in steps of 2 s of load). The filled database is built once per schema and size, kept in
+ *                  $TMPDIR/vigil-bench-prefill/, and copied for each run; for a new schema, a copy
+ *                  of one filled under an earlier schema is migrated instead of filling anew.
  *   BENCH_WARMUP_SECONDS=3 (default): unmeasured load before each server's first run of a route
  *   BENCH_ROUNDS=3 (default): throughput scenarios run this many times, alternating servers; the
- *                  table shows each scenario's median round (by events/s)
- *   VIGIL_BENCH_NODE=/path/to/node: both servers run on that Node (its better-sqlite3 binding in
+ *                  summary shows each figure's median over the rounds
+ *   BENCH_BASELINE=/path/to/checkout: a second Vigil, run from that checkout's sources (its own
+ *                  node_modules in place), measured in the same rounds as target `base`
+ *   VIGIL_BENCH_NODE=/path/to/node: the servers run on that Node (its better-sqlite3 binding in
  *                  place: `.ci/with-node` swaps it), the load generator on the Node running this script
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { BENCH_PLANS, bodies, drive, drivePaced, freePort, keyFor, serverNodeVersion, start, vigilEnv, type Row } from './lib.js';
+import { join, resolve } from 'node:path';
+import {
+  acceptedOf,
+  BENCH_PLANS,
+  bodies,
+  drive,
+  drivePaced,
+  freePort,
+  keyFor,
+  serverNodeVersion,
+  start,
+  startNode,
+  vigilEnv,
+  type Row,
+  type Server,
+} from './lib.js';
 
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const PREFILL = Number(process.env.BENCH_PREFILL ?? 1_000_000);
+
+/** A Vigil checkout to benchmark: this one, or BENCH_BASELINE. */
+interface Checkout {
+  readonly target: string;
+  readonly dir: string;
+}
+
+/** The checkout's migrations, hashed: databases filled by one schema are not reused by another. */
+function schemaTag(dir: string): string {
+  const migrations = join(dir, 'src/storage/migrations');
+  const hash = createHash('sha256');
+  for (const file of readdirSync(migrations).sort()) hash.update(file).update(readFileSync(join(migrations, file)));
+  return hash.digest('hex').slice(0, 12);
+}
+
+function startVigil(checkout: Checkout, port: number, plansFile: string, dataDir: string): Promise<Server> {
+  return startNode(['--import', 'tsx', 'src/main.ts'], vigilEnv(port, plansFile, { VIGIL_DATA_DIR: dataDir }), port, { cwd: checkout.dir });
+}
+
+async function stop(server: Server): Promise<void> {
+  const exited = new Promise((done) => server.child.once('exit', done));
+  server.child.kill('SIGTERM');
+  await exited;
+}
+
+/**
+ * A data directory holding PREFILL events of the workload in the account of the returned key:
+ * a copy of the template for the checkout's schema, which the first run fills through the batch
+ * route (so alerts, usage and detector state are those of real traffic).
+ */
+async function prefilled(checkout: Checkout, plansFile: string): Promise<{ dataDir: string; key?: string }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'vigil-bench-'));
+  if (PREFILL <= 0) return { dataDir };
+  const templates = join(tmpdir(), 'vigil-bench-prefill');
+  const template = join(templates, `${schemaTag(checkout.dir)}-${PREFILL}`);
+  if (!existsSync(join(template, 'bench.json'))) {
+    const filling = `${template}.filling`;
+    rmSync(filling, { recursive: true, force: true });
+    mkdirSync(filling, { recursive: true });
+    // A database of this size filled under an earlier schema is moved by this checkout's
+    // migrations (far faster than filling anew); one the migrations cannot move is not used.
+    const earlier = readdirSync(templates).find((name) => name.endsWith(`-${PREFILL}`) && existsSync(join(templates, name, 'bench.json')));
+    const started = Date.now();
+    let key: string | undefined;
+    if (earlier !== undefined) {
+      console.log(`migrating a copy of ${join(templates, earlier)} to ${template}`);
+      for (const file of readdirSync(join(templates, earlier))) copyFileSync(join(templates, earlier, file), join(filling, file));
+      const port = await freePort();
+      const server = await startVigil(checkout, port, plansFile, filling).catch(() => undefined);
+      if (server) {
+        await stop(server);
+        key = (JSON.parse(readFileSync(join(filling, 'bench.json'), 'utf8')) as { key: string }).key;
+        console.log(`  migrated (${Math.round((Date.now() - started) / 1000)} s)`);
+      } else {
+        rmSync(filling, { recursive: true, force: true });
+        mkdirSync(filling, { recursive: true });
+      }
+    }
+    if (key === undefined) {
+      const port = await freePort();
+      const server = await startVigil(checkout, port, plansFile, filling);
+      key = await keyFor(port, 'bench');
+      console.log(`filling ${template} with ${PREFILL} events (once per schema and size)`);
+      // Numbered past the measured bodies, so the runs do not replay the stored events.
+      const payloads = bodies(1000, 100, 10_000_000);
+      const auth = { authorization: `Bearer ${key}` };
+      // Counted by the server: under load the client gives up on slow batches the server still stores.
+      for (let stored = 0; stored < PREFILL; stored = (await acceptedOf(server)) ?? 0) {
+        await drive('prefill', 'batch100', [server], '/v1/events/batch', payloads, 100, auth, undefined, 2);
+        console.log(`  ${(await acceptedOf(server)) ?? 0} events stored (${Math.round((Date.now() - started) / 1000)} s)`);
+      }
+      await stop(server);
+      writeFileSync(join(filling, 'bench.json'), JSON.stringify({ key }));
+    }
+    rmSync(template, { recursive: true, force: true });
+    renameSync(filling, template);
+  }
+  for (const file of readdirSync(template)) copyFileSync(join(template, file), join(dataDir, file));
+  const { key } = JSON.parse(readFileSync(join(template, 'bench.json'), 'utf8')) as { key: string };
+  return { dataDir, key };
+}
 
 async function main(): Promise<void> {
-  console.log(`servers on Node ${serverNodeVersion()}, load generator on Node ${process.version}`);
+  console.log(`servers on Node ${serverNodeVersion()}, load generator on Node ${process.version}, ${PREFILL} events stored before the run`);
   const dir = mkdtempSync(join(tmpdir(), 'vigil-bench-'));
   const plansFile = join(dir, 'plans.json');
   writeFileSync(plansFile, BENCH_PLANS);
   const barePort = await freePort();
   const bare = await start(['bench/bare-server.ts'], { PORT: String(barePort) }, barePort);
-  const port = await freePort();
-  const vigil = await start(['src/main.ts'], vigilEnv(port, plansFile, { VIGIL_DATA_DIR: dir }), port);
-  const key = await keyFor(port, 'bench');
-  const auth = { authorization: `Bearer ${key}` };
+  const checkouts: Checkout[] = [{ target: 'vigil', dir: process.cwd() }];
+  if (process.env.BENCH_BASELINE) checkouts.unshift({ target: 'base', dir: resolve(process.env.BENCH_BASELINE) });
+  const vigils: { checkout: Checkout; server: Server; auth: Record<string, string>; dataDir: string }[] = [];
+  for (const checkout of checkouts) {
+    const { dataDir, key: storedKey } = await prefilled(checkout, plansFile);
+    const port = await freePort();
+    const server = await startVigil(checkout, port, plansFile, dataDir);
+    const key = storedKey ?? (await keyFor(port, 'bench'));
+    vigils.push({ checkout, server, auth: { authorization: `Bearer ${key}` }, dataDir });
+  }
+  const auth = (vigils[vigils.length - 1] as (typeof vigils)[number]).auth;
 
   const single = bodies(5000, 1);
   const batch = bodies(200, 100);
   const measured: Row[] = [];
   // Unmeasured warm-up of each route on each server: a cold process spends its first seconds
   // compiling (V8's optimizing compiler runs on its own threads), which is not the steady state.
-  const warm = (server: typeof bare, path: string, payloads: string[], batchSize: number) =>
-    drive('warm-up', path, [server], path, payloads, batchSize, auth, undefined, WARMUP_SECONDS);
-  await warm(bare, '/v1/events', single, 1);
-  await warm(vigil, '/v1/events', single, 1);
-  await warm(bare, '/v1/events/batch', batch, 100);
-  await warm(vigil, '/v1/events/batch', batch, 100);
-  // Rounds alternate the servers, so a slow spell of the host falls on both; the medians count.
+  const warm = (server: Server, path: string, payloads: string[], batchSize: number, headers: Record<string, string>) =>
+    drive('warm-up', path, [server], path, payloads, batchSize, headers, undefined, WARMUP_SECONDS);
+  await warm(bare, '/v1/events', single, 1, auth);
+  for (const v of vigils) await warm(v.server, '/v1/events', single, 1, v.auth);
+  await warm(bare, '/v1/events/batch', batch, 100, auth);
+  for (const v of vigils) await warm(v.server, '/v1/events/batch', batch, 100, v.auth);
+  // Rounds alternate the servers, so a slow spell of the host falls on all; the medians count.
+  // The order of the Vigil checkouts flips each round, so neither always follows the bare route.
   for (let round = 0; round < ROUNDS; round++) {
-    measured.push(await drive('bare', 'single', [bare], '/v1/events', single, 1, auth));
-    measured.push(await drive('vigil', 'single', [vigil], '/v1/events', single, 1, auth));
-    measured.push(await drive('bare', 'batch100', [bare], '/v1/events/batch', batch, 100, auth));
-    measured.push(await drive('vigil', 'batch100', [vigil], '/v1/events/batch', batch, 100, auth));
-    // Batches still queued when autocannon stops must not run into the next measurement.
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const order = round % 2 === 0 ? vigils : [...vigils].reverse();
+    for (const [scenario, path, payloads, size] of [
+      ['single', '/v1/events', single, 1],
+      ['batch100', '/v1/events/batch', batch, 100],
+    ] as const) {
+      measured.push(await drive('bare', scenario, [bare], path, payloads, size, auth));
+      for (const v of order) {
+        measured.push(await drive(v.checkout.target, scenario, [v.server], path, payloads, size, v.auth));
+      }
+    }
   }
   if (ROUNDS > 1) console.table(measured);
+  // Each figure's median over the rounds, field by field: CPU per event and rates swing apart.
   const medianOf = (target: string, scenario: string): Row => {
-    const runs = measured.filter((r) => r.target === target && r.scenario === scenario).sort((a, b) => a.eventsPerSec - b.eventsPerSec);
-    return runs[Math.floor(runs.length / 2)] as Row;
+    const runs = measured.filter((r) => r.target === target && r.scenario === scenario);
+    const median = (field: keyof Row) => {
+      const values = runs.map((r) => Number(r[field])).sort((a, b) => a - b);
+      return values[Math.floor(values.length / 2)] ?? 0;
+    };
+    const row: Row = {
+      scenario,
+      target,
+      reqPerSec: 0,
+      eventsPerSec: 0,
+      p50: 0,
+      p99: 0,
+      p999: 0,
+      non2xx: 0,
+      rssMb: 0,
+      cpuUsPerEvent: 0,
+      requestUs: 0,
+      writerUs: 0,
+      helpersUs: 0,
+    };
+    for (const field of ['reqPerSec', 'eventsPerSec', 'p50', 'p99', 'p999', 'non2xx', 'rssMb', 'cpuUsPerEvent', 'requestUs', 'writerUs', 'helpersUs'] as const)
+      row[field] = median(field);
+    return row;
   };
-  const rows: Row[] = [medianOf('bare', 'single'), medianOf('vigil', 'single'), medianOf('bare', 'batch100'), medianOf('vigil', 'batch100')];
-  const max = rows[1]?.reqPerSec ?? 0;
-  // Unmeasured too: the batch scenario leaves queued batches behind, and the latency at half
-  // the maximum rate is a steady-state figure.
-  // A steady open-loop rate (bench/paced.ts says why not autocannon's rate mode).
+  const targets = ['bare', ...vigils.map((v) => v.checkout.target)];
+  const rows: Row[] = ['single', 'batch100'].flatMap((scenario) => targets.map((target) => medianOf(target, scenario)));
+  // The latency at half the maximum rate is a steady-state figure: a steady open-loop rate
+  // (bench/paced.ts says why not autocannon's rate mode), after an unmeasured warm-up, since the
+  // batch scenario leaves queued batches behind. The same rate against the bare route shows what
+  // the client and loopback add by themselves.
+  const max = medianOf('vigil', 'single').reqPerSec;
   const half = Math.max(1, Math.round(max / 2));
-  await drivePaced('warm-up', 'half', vigil, '/v1/events', single, auth, half, WARMUP_SECONDS);
-  rows.push(await drivePaced('vigil', 'single@half-max', vigil, '/v1/events', single, auth, half));
-  // The same steady rate against the bare route: what the client and loopback add by themselves.
+  for (const v of vigils) {
+    await drivePaced('warm-up', 'half', v.server, '/v1/events', single, v.auth, half, WARMUP_SECONDS);
+    rows.push(await drivePaced(v.checkout.target, 'single@half-max', v.server, '/v1/events', single, v.auth, half));
+  }
   rows.push(await drivePaced('bare', 'single@half-max', bare, '/v1/events', single, auth, half));
 
   // 429 flood: a free-plan key hammered far above its limit.
-  const freeKey = await keyFor(port, 'free');
-  rows.push(await drive('vigil', 'flood-429', [vigil], '/v1/events', single, 1, { authorization: `Bearer ${freeKey}` }));
+  const own = vigils[vigils.length - 1] as (typeof vigils)[number];
+  const freeKey = await keyFor(own.server.port, 'free');
+  rows.push(await drive('vigil', 'flood-429', [own.server], '/v1/events', single, 1, { authorization: `Bearer ${freeKey}` }));
 
   console.table(rows);
-  const ratio = (scenario: string, field: 'reqPerSec' | 'eventsPerSec' | 'cpuUsPerEvent') => {
-    const b = rows.find((r) => r.target === 'bare' && r.scenario === scenario)?.[field] ?? 0;
-    const v = rows.find((r) => r.target === 'vigil' && r.scenario === scenario)?.[field] ?? 0;
-    return b > 0 ? (v / b).toFixed(2) : 'n/a';
+  const field = (target: string, scenario: string, name: keyof Row) => Number(rows.find((r) => r.target === target && r.scenario === scenario)?.[name] ?? 0);
+  const ratio = (target: string, scenario: string, name: keyof Row) => {
+    const b = field('bare', scenario, name);
+    return b > 0 ? (field(target, scenario, name) / b).toFixed(2) : 'n/a';
   };
-  console.log(`ratio vigil/bare single req/s:     ${ratio('single', 'reqPerSec')}`);
-  console.log(`ratio vigil/bare batch100 events/s: ${ratio('batch100', 'eventsPerSec')}`);
-  const halfMax = (target: string) => rows.find((r) => r.target === target && r.scenario === 'single@half-max');
-  console.log(`p99 at half the max rate (steady, open loop): vigil ${halfMax('vigil')?.p99} ms, bare ${halfMax('bare')?.p99} ms at the same rate`);
-  // Rates depend on what else the machine runs; CPU per event much less so.
-  console.log(`ratio vigil/bare single CPU per event:   ${ratio('single', 'cpuUsPerEvent')}`);
-  console.log(`ratio vigil/bare batch100 CPU per event: ${ratio('batch100', 'cpuUsPerEvent')}`);
-  bare.child.kill('SIGTERM');
-  vigil.child.kill('SIGTERM');
-  await new Promise((resolve) => vigil.child.once('exit', resolve));
-  // The database grows by about 1 KB per accepted event: gigabytes per run.
+  for (const { checkout } of vigils) {
+    const t = checkout.target;
+    console.log(`${t}: single req/s ${ratio(t, 'single', 'reqPerSec')} of bare; batch100 events/s ${ratio(t, 'batch100', 'eventsPerSec')} of bare`);
+    console.log(
+      `${t}: p99 at half the max rate (steady, open loop) ${field(t, 'single@half-max', 'p99')} ms, bare ${field('bare', 'single@half-max', 'p99')} ms`,
+    );
+    // Rates depend on what else the machine runs; CPU per event much less so.
+    for (const scenario of ['single', 'batch100']) {
+      const us = (name: keyof Row) => field(t, scenario, name);
+      console.log(
+        `${t}: ${scenario} CPU µs/event ${us('cpuUsPerEvent')} (request ${us('requestUs')}, writer ${us('writerUs')}, helpers ${us('helpersUs')}); bare ${field('bare', scenario, 'cpuUsPerEvent')}`,
+      );
+    }
+  }
+  await stop(bare);
+  for (const v of vigils) {
+    await stop(v.server);
+    // The database grows by about 1 KB per accepted event: gigabytes per run.
+    rmSync(v.dataDir, { recursive: true, force: true });
+  }
   rmSync(dir, { recursive: true, force: true });
 }
 

@@ -56,8 +56,8 @@ for (let i = 0; i < N; i++) {
   if (d.alerts.length > 0) eventsWithAlerts++;
   totals.detect! += performance.now() - t;
   t = performance.now();
-  const detected = d.standing === undefined ? { ...e, alerts: d.alerts } : { ...e, alerts: d.alerts, standing: d.standing };
-  const scored = { ...detected, id, risk: score(detected, ctx) };
+  const detected = Object.assign(e, d.standing === undefined ? { alerts: d.alerts } : { alerts: d.alerts, standing: d.standing });
+  const scored = Object.assign(detected, { id, risk: score(detected, ctx) });
   totals.score! += performance.now() - t;
   t = performance.now();
   rows.push(toEventRow(scored, ctx, toEventResult(scored)));

@@ -35,6 +35,6 @@ export function runEnrichers(
         onError(enricher.name, err);
       }
     }
-    return { ...event, enrichment: out };
+    return Object.assign(event, { enrichment: out });
   };
 }

@@ -1,7 +1,9 @@
 /**
  * The types an event gains as it moves through the ingestion pipeline:
  *   unknown JSON -> ValidatedEvent -> ClassifiedEvent -> EnrichedEvent -> DetectedEvent -> ScoredEvent
- * Each stage returns a new, wider value; nothing downstream mutates what an earlier stage produced.
+ * One object travels through the stages: each adds its own fields to it (Object.assign, typed as
+ * the wider type) and never changes a field an earlier stage set. Copying the event at every
+ * stage cost more CPU and garbage than any stage's own work on it.
  */
 import type { Classification } from './classification.js';
 import type { Enrichment } from './enrichment.js';

@@ -50,9 +50,13 @@ export function beaconKey(query: unknown): { readonly key?: string; readonly ref
  * Resolves API keys to accounts. Lookups are cached briefly so a login burst does not
  * hit the database per request; revocation and plan changes made through this process
  * invalidate the cache at once, and other instances see them within `ttlMs`.
+ * Verdicts are cached twice: by key hash (dashboard sessions know only the hash) and by the
+ * presented key itself, so a request with a recently seen key skips its SHA-256. Only strings
+ * of a key's shape are cached by key, so the cache holds at most `maxEntries` short strings.
  */
 export class Authenticator {
   private readonly cache = new Map<string, CacheEntry>();
+  private readonly byKey = new Map<string, CacheEntry>();
 
   constructor(
     private readonly store: Store,
@@ -65,7 +69,13 @@ export class Authenticator {
   async authenticate(key: string | undefined): Promise<AuthResult> {
     if (key === undefined) return { ok: false, message: 'Missing API key: send "Authorization: Bearer <API_KEY>" or "X-API-Key: <API_KEY>".' };
     if (!looksLikeKey(key)) return { ok: false, message: 'Invalid API key.' };
-    return this.authenticateHash(hashKey(key));
+    const now = this.clock.now();
+    const cached = this.byKey.get(key);
+    if (cached && cached.expiresAt > now) return cached.result;
+    const result = await this.authenticateHash(hashKey(key));
+    if (this.byKey.size >= this.maxEntries) this.byKey.clear();
+    this.byKey.set(key, { result, expiresAt: now + this.ttlMs });
+    return result;
   }
 
   /** The same check for a key known by its hash (a dashboard session holds no key, only which key opened it). */
@@ -82,6 +92,7 @@ export class Authenticator {
   /** Called after any change to keys or accounts made through this process. */
   invalidate(): void {
     this.cache.clear();
+    this.byKey.clear();
   }
 
   private async lookup(hash: string): Promise<AuthResult> {

@@ -1,6 +1,6 @@
 import type { AccountContext } from '../event/account.js';
 import type { ScoredEvent } from '../event/types.js';
-import type { EventRow } from '../storage/types.js';
+import type { NewEventRow } from '../storage/types.js';
 import { isoTime } from '../util/iso-time.js';
 import { rememberJson, rememberedJson } from '../util/json-text.js';
 import { snakeCaseKeys } from '../util/snake-case.js';
@@ -123,7 +123,7 @@ export function batchResultJson(results: readonly EventResult[], warnings?: read
 }
 
 /** The persisted document: what the event said, what Vigil added; never the password hash. */
-export function toEventRow(event: ScoredEvent, ctx: AccountContext, result: EventResult): EventRow {
+export function toEventRow(event: ScoredEvent, ctx: AccountContext, result: EventResult): NewEventRow {
   const tags = result.status === 'accepted' ? result.tags : [];
   const doc: Record<string, unknown> = {
     id: event.id,
@@ -161,8 +161,8 @@ export function toEventRow(event: ScoredEvent, ctx: AccountContext, result: Even
     ip: event.ip ?? null,
     riskScore: event.risk.score,
     tags,
-    doc,
-    // Made here, once: the writer thread gets text, and a structured clone of a string is a copy.
+    // Made here, once: the writer thread gets text (a structured clone of a string is a copy),
+    // and the document object is garbage as soon as this returns.
     docJson: JSON.stringify(doc),
   };
 }

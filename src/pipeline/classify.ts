@@ -5,5 +5,5 @@ export type ClassifyStage = (event: ValidatedEvent) => ClassifiedEvent;
 
 /** Looks the type up in the catalog and applies the inferred-type rules. */
 export function createClassifyStage(catalog: Catalog): ClassifyStage {
-  return (event) => ({ ...event, classification: catalog.classify(event) });
+  return (event) => Object.assign(event, { classification: catalog.classify(event) });
 }

@@ -1,5 +1,5 @@
 import { StoreRejectedError, StoreUnavailableError, type Store } from '../storage/store.js';
-import type { CommitBatch, UsageDelta } from '../storage/types.js';
+import type { CommitBatch } from '../storage/types.js';
 
 export interface CommitGroupOptions {
   /** Extra time to wait for more parts before committing; 0 commits on the next turn of the event loop. */
@@ -20,16 +20,7 @@ interface Pending {
   reject(err: unknown): void;
 }
 
-function mergeUsage(deltas: UsageDelta[]): UsageDelta[] {
-  const byKey = new Map<string, UsageDelta>();
-  for (const d of deltas) {
-    const key = `${d.accountId}\u0000${d.day}`;
-    const prev = byKey.get(key);
-    byKey.set(key, prev ? { ...prev, used: prev.used + d.used, dropped: prev.dropped + d.dropped } : d);
-  }
-  return [...byKey.values()];
-}
-
+/** The parts' rows, concatenated: the store sums usage per row and orders what it writes (storage/commit-plan.ts). */
 export function mergeParts(parts: readonly CommitBatch[]): CommitBatch {
   if (parts.length === 1) return parts[0] as CommitBatch;
   const events = [];
@@ -42,7 +33,7 @@ export function mergeParts(parts: readonly CommitBatch[]): CommitBatch {
     usage.push(...p.usage);
     idempotency.push(...p.idempotency);
   }
-  return { events, alerts, usage: mergeUsage(usage), idempotency };
+  return { events, alerts, usage, idempotency };
 }
 
 /**

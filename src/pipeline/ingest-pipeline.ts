@@ -21,7 +21,7 @@ import { reject, type Rejection } from '../event/rejection.js';
 import type { ValidatedEvent } from '../event/types.js';
 import type { WindowStatus } from '../limits/types.js';
 import { StoreUnavailableError } from '../storage/store.js';
-import type { AlertWrite, EventRow, IdempotencyRow } from '../storage/types.js';
+import type { AlertWrite, IdempotencyRow, NewEventRow } from '../storage/types.js';
 import type { Clock } from '../util/clock.js';
 import { newId } from '../util/ids.js';
 import { toEventResult, toEventRow, type EventResult } from './answer.js';
@@ -120,15 +120,17 @@ export function createIngestPipeline(stages: IngestStages, hooks: IngestHooks): 
         .map((i) => ({ i, eventId: newId('evt', now), event: stages.enrich(stages.classify(events[i] as ValidatedEvent)) }));
       // Detection of the accepted events runs as one batch (pipelined on a remote state store).
       const detections = accepted.length === 0 ? [] : await stages.detect.many(accepted, ctx);
-      const rows: EventRow[] = [];
+      const rows: NewEventRow[] = [];
       const alerts: AlertWrite[] = [];
       const idempotency: IdempotencyRow[] = [];
       const degraded = hooks.degraded?.() ?? false;
       for (const [n, { i, eventId: id, event }] of accepted.entries()) {
         const detection = detections[n] as (typeof detections)[number];
-        const detected =
-          detection.standing === undefined ? { ...event, alerts: detection.alerts } : { ...event, alerts: detection.alerts, standing: detection.standing };
-        const scored = { ...detected, id, risk: stages.score(detected, ctx) };
+        const detected = Object.assign(
+          event,
+          detection.standing === undefined ? { alerts: detection.alerts } : { alerts: detection.alerts, standing: detection.standing },
+        );
+        const scored = Object.assign(detected, { id, risk: stages.score(detected, ctx) });
         const result = toEventResult(scored, degraded);
         results[i] = result;
         rows.push(toEventRow(scored, ctx, result));

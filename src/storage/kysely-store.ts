@@ -1,12 +1,9 @@
-import { Migrator, sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
+import { Migrator, sql, type Kysely, type RawBuilder } from 'kysely';
 import { isRejectedData, isLostConnection } from './errors.js';
-import { planCommit } from './commit-plan.js';
-import { valuesInsert, VALUES_CHUNK } from './event-insert.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
-import { jsonOf } from '../util/json-text.js';
-import { alertRowOf, commitTime } from './webhooks/outbox.js';
-import { alertWriteOutbox, insertDeliveries, setStatusWithOutbox, WebhookStore, type EndpointCache } from './webhooks/store.js';
+import { alertRowOf } from './webhooks/outbox.js';
+import { setStatusWithOutbox, WebhookStore } from './webhooks/store.js';
 import { StoreRejectedError, StoreUnavailableError, type NewKey, type Store } from './store.js';
 import type {
   AlertFilter,
@@ -77,23 +74,6 @@ function toThreatModel(row: Row<'threat_models'>): ThreatModelRow {
   };
 }
 
-function alertColumns(a: AlertRow): Row<'alerts'> {
-  return {
-    id: a.id,
-    account_id: a.accountId,
-    type: a.type,
-    severity: a.severity,
-    subject: a.subject,
-    status: a.status,
-    count: a.count,
-    first_seen: a.firstSeen,
-    last_seen: a.lastSeen,
-    actor_id: a.actorId,
-    event_ids: JSON.stringify(a.eventIds),
-    details: JSON.stringify(a.details),
-  };
-}
-
 /** Escapes LIKE wildcards so user filters match literally. */
 const likeLiteral = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
@@ -120,7 +100,7 @@ export function translate(what: string, err: unknown): Error {
  * in the events table's physical layout (partitioned on PostgreSQL, see postgres.ts) and in
  * the tag filter, which PostgreSQL answers from a GIN index.
  */
-export class KyselyStore implements Store {
+export abstract class KyselyStore implements Store {
   readonly webhooks: WebhookStore;
 
   constructor(
@@ -161,7 +141,7 @@ export class KyselyStore implements Store {
     }
   }
 
-  private get attempts(): number {
+  protected get attempts(): number {
     return this.options.staleConnectionAttempts ?? 1;
   }
 
@@ -319,89 +299,8 @@ export class KyselyStore implements Store {
     return row ? toKey(row) : undefined;
   }
 
-  async commit(batch: CommitBatch): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      let begun = false;
-      try {
-        await this.db.transaction().execute((trx) => {
-          begun = true;
-          return this.writeBatch(trx, batch);
-        });
-        return;
-      } catch (err) {
-        // Only a connection that died before BEGIN (stale in the pool) is retried: a session lost
-        // mid-transaction is a real outage, and one lost during COMMIT may have committed.
-        if (begun || attempt >= this.attempts || !isLostConnection(err)) throw translate('commit', err);
-      }
-    }
-  }
-
-  /** Contention-free rows first; the rows other groups also update (alerts, usage) last, so their locks are held briefly. */
-  protected async writeBatch(trx: Transaction<Database>, batch: CommitBatch): Promise<void> {
-    const plan = planCommit(batch);
-    if (batch.events.length > 0) await this.insertEvents(trx, batch.events);
-    if (plan.idempotency.length > 0) {
-      await trx
-        .insertInto('idempotency')
-        .values(
-          plan.idempotency.map((r) => ({
-            account_id: r.accountId,
-            event_id: r.eventId,
-            response: jsonOf(r.response),
-            created_at: r.createdAt,
-            payload_digest: r.payloadDigest,
-          })),
-        )
-        .onConflict((oc) =>
-          oc
-            .columns(['account_id', 'event_id'])
-            .doUpdateSet({ response: sql`excluded.response`, created_at: sql`excluded.created_at`, payload_digest: sql`excluded.payload_digest` }),
-        )
-        .execute();
-    }
-    const at = plan.alerts.length > 0 ? commitTime(batch) : 0;
-    const endpoints: EndpointCache = new Map();
-    for (const write of plan.alerts) {
-      const cols = alertColumns(write.alert);
-      const update = { count: cols.count, last_seen: cols.last_seen, event_ids: cols.event_ids, details: cols.details, severity: cols.severity };
-      const deliveries = await alertWriteOutbox(trx, this.kind === 'postgres', { opened: write.opened, row: cols, update }, at, endpoints);
-      if (write.opened) {
-        await trx.insertInto('alerts').values(cols).execute();
-      } else {
-        await trx.updateTable('alerts').set(update).where('id', '=', cols.id).where('account_id', '=', cols.account_id).execute();
-      }
-      await insertDeliveries(trx, deliveries);
-    }
-    if (plan.monthly.length > 0) {
-      await trx
-        .insertInto('usage_monthly')
-        .values([...plan.monthly])
-        .onConflict((oc) =>
-          oc.columns(['account_id', 'period']).doUpdateSet({
-            used: sql`usage_monthly.used + excluded.used`,
-            dropped: sql`usage_monthly.dropped + excluded.dropped`,
-          }),
-        )
-        .execute();
-      await trx
-        .insertInto('usage_daily')
-        .values([...plan.daily])
-        .onConflict((oc) =>
-          oc.columns(['account_id', 'day']).doUpdateSet({
-            used: sql`usage_daily.used + excluded.used`,
-            dropped: sql`usage_daily.dropped + excluded.dropped`,
-          }),
-        )
-        .execute();
-    }
-  }
-
-  /** One multi-row insert per group (SQLite: per VALUES_CHUNK rows). */
-  protected async insertEvents(trx: Transaction<Database>, events: readonly EventRow[]): Promise<void> {
-    for (let i = 0; i < events.length; i += VALUES_CHUNK) {
-      await trx.executeQuery(valuesInsert(i === 0 && events.length <= VALUES_CHUNK ? events : events.slice(i, i + VALUES_CHUNK)));
-    }
-  }
+  /** Writes a commit group in one transaction: all of it or none. Each backend writes it its own way. */
+  abstract commit(batch: CommitBatch): Promise<void>;
 
   async getEvent(accountId: string, id: string): Promise<EventRow | undefined> {
     if (this.unmatchable(accountId, id)) return undefined;

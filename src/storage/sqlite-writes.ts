@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { planCommit } from './commit-plan.js';
-import type { CommitBatch } from './types.js';
+import { docTextOf, type CommitBatch } from './types.js';
 import { jsonOf } from '../util/json-text.js';
 import type { AlertsTable, WebhookDeliveriesTable } from './schema.js';
 import { anyMatch, commitTime, DELIVERY_COLUMNS, isEscalation, outboxRows, updatedAlert, type OutboxEndpoint } from './webhooks/outbox.js';
@@ -34,7 +34,7 @@ export function toSqliteWrites(batch: CommitBatch): SqliteWrites {
       e.ip,
       e.riskScore,
       e.tags.length === 0 ? '[]' : JSON.stringify(e.tags),
-      e.docJson ?? JSON.stringify(e.doc),
+      docTextOf(e),
     ]),
     idempotency: plan.idempotency.map((r) => [r.accountId, r.eventId, jsonOf(r.response), r.createdAt, r.payloadDigest]),
     alerts: plan.alerts.map(({ alert: a, opened }) => ({

@@ -25,8 +25,19 @@ export interface EventRow {
   readonly tags: readonly string[];
   /** The stored document (event fields, enrichment, risk, alert refs); never contains password_sha1. */
   readonly doc: Readonly<Record<string, unknown>>;
-  /** JSON.stringify(doc), when the ingestion pipeline already made it; writers use it instead of serialising doc. */
-  readonly docJson?: string;
+}
+
+/**
+ * An event as the ingestion pipeline hands it to the store: the document is already its JSON
+ * text, made once, and the object it was made from is not kept while the commit waits.
+ */
+export interface NewEventRow extends Omit<EventRow, 'doc'> {
+  readonly docJson: string;
+}
+
+/** The document text an event is stored with. */
+export function docTextOf(e: EventRow | NewEventRow): string {
+  return 'docJson' in e ? e.docJson : JSON.stringify(e.doc);
 }
 
 export type AlertStatus = 'open' | 'acknowledged' | 'resolved' | 'false_positive';
@@ -83,7 +94,7 @@ export interface IdempotencyRow {
 
 /** Everything one commit group writes in one transaction. */
 export interface CommitBatch {
-  readonly events: readonly EventRow[];
+  readonly events: readonly (EventRow | NewEventRow)[];
   readonly alerts: readonly AlertWrite[];
   readonly usage: readonly UsageDelta[];
   readonly idempotency: readonly IdempotencyRow[];

@@ -53,14 +53,14 @@ const settled = async <T>(p: Promise<T>) =>
 describe('CommitGroup', () => {
   afterEach(() => vi.useRealTimers());
 
-  it('parts added together share one transaction, with usage merged', async () => {
+  it('parts added together share one transaction, with every usage row', async () => {
     const store = new RecordingStore();
     const stats: { parts: number; events: number; ok: boolean }[] = [];
     const group = new CommitGroup(store.asStore(), { windowMs: 0, maxEvents: 1000, onCommit: (s) => stats.push(s) });
     await Promise.all([group.add(part(['a'])), group.add(part(['b', 'c'])), group.add(part(['d']))]);
     expect(store.commits).toHaveLength(1);
     expect(store.commits[0]?.events.map((e) => e.id)).toEqual(['a', 'b', 'c', 'd']);
-    expect(store.commits[0]?.usage).toEqual([{ accountId: 'acc_1', period: '2026-01', day: '2026-01-15', used: 4, dropped: 0 }]);
+    expect(store.commits[0]?.usage.map((u) => u.used)).toEqual([1, 2, 1]);
     expect(stats).toEqual([expect.objectContaining({ parts: 3, events: 4, ok: true })]);
   });
 
@@ -162,17 +162,20 @@ describe('CommitGroup', () => {
     expect(store.commits).toHaveLength(0);
   });
 
-  it('mergeParts keeps every row and sums usage per account and day', () => {
+  it('mergeParts keeps every row of every part, in order; on SQLite the committed usage is their sum', async () => {
     const merged = mergeParts([
       { ...part(['a']), usage: [{ accountId: 'acc_1', period: '2026-01', day: '2026-01-15', used: 1, dropped: 2 }] },
       { ...part(['b']), usage: [{ accountId: 'acc_2', period: '2026-01', day: '2026-01-15', used: 1, dropped: 0 }] },
       { ...part(['c']), usage: [{ accountId: 'acc_1', period: '2026-01', day: '2026-01-15', used: 3, dropped: 1 }] },
     ]);
     expect(merged.events.map((e) => e.id)).toEqual(['a', 'b', 'c']);
-    expect(merged.usage).toEqual([
-      { accountId: 'acc_1', period: '2026-01', day: '2026-01-15', used: 4, dropped: 3 },
-      { accountId: 'acc_2', period: '2026-01', day: '2026-01-15', used: 1, dropped: 0 },
-    ]);
+    expect(merged.usage.map((u) => u.used)).toEqual([1, 1, 3]);
+    const store = openSqliteStore({ dataDir: ':memory:', synchronous: 'normal' });
+    await store.migrate();
+    await store.commit(merged);
+    expect(await store.getUsage('acc_1', '2026-01')).toMatchObject({ used: 4, dropped: 3 });
+    expect(await store.getUsage('acc_2', '2026-01')).toMatchObject({ used: 1, dropped: 0 });
+    await store.close();
   });
 
   it('on real SQLite: a group whose one part violates a constraint stores the others', async () => {
