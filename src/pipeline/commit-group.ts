@@ -113,17 +113,20 @@ export class CommitGroup {
       for (const p of group) p.resolve();
     } catch (err) {
       this.options.onCommit?.({ parts: group.length, events, durationMs: performance.now() - started, ok: false });
-      if (group.length === 1) {
+      // A lone part of a store that writes each commit alone has had its own transaction.
+      if (group.length === 1 && (this.store.concurrentCommits ?? 1) === 1) {
         group[0]?.reject(err);
         return;
       }
-      // One bad part must not fail its neighbours: retry each on its own. If the group failed
-      // ambiguously (connection lost around COMMIT) it may in fact have been written; a part
-      // whose retry then hits its own (unique, generated) event ids is already stored.
+      // The one retry layer of the commit path. One bad part must not fail its neighbours (the
+      // other parts of this group, or the groups a coalescing store wrote in the same
+      // transaction): each part is written once more in a transaction of its own. If the group
+      // failed ambiguously (connection lost around COMMIT) it may in fact have been written; a
+      // part whose retry then hits its own (unique, generated) event ids is already stored.
       const ambiguous = err instanceof StoreUnavailableError;
       for (const p of group) {
         try {
-          await this.store.commit(p.part);
+          await this.store.commit(p.part, { alone: true });
           p.resolve();
         } catch (partErr) {
           if (ambiguous && partErr instanceof StoreRejectedError && p.part.events.length > 0) p.resolve();

@@ -4,7 +4,7 @@ import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
 import { alertRowOf } from './webhooks/outbox.js';
 import { setStatusWithOutbox, WebhookStore } from './webhooks/store.js';
-import { StoreRejectedError, StoreUnavailableError, type NewKey, type Store } from './store.js';
+import { StoreRejectedError, StoreUnavailableError, type CommitOptions, type NewKey, type Store } from './store.js';
 import type {
   AlertFilter,
   AlertNote,
@@ -300,7 +300,7 @@ export abstract class KyselyStore implements Store {
   }
 
   /** Writes a commit group in one transaction: all of it or none. Each backend writes it its own way. */
-  abstract commit(batch: CommitBatch): Promise<void>;
+  abstract commit(batch: CommitBatch, options?: CommitOptions): Promise<void>;
 
   async getEvent(accountId: string, id: string): Promise<EventRow | undefined> {
     if (this.unmatchable(accountId, id)) return undefined;

@@ -5,8 +5,9 @@
  *
  * Group commit, second stage: every group that queued up while a transaction ran is written in
  * the next transaction, so the thread never waits for the request thread between commits and
- * one fsync covers them all. If that transaction fails, each group is retried alone, so one
- * group's bad row cannot fail its neighbours.
+ * one fsync covers them all. If that transaction fails, every group in it fails: the caller
+ * (the pipeline's commit group) retries each with `alone`, which this thread writes in a
+ * transaction of its own, so one group's bad row cannot fail its neighbours.
  */
 import { writeFileSync } from 'node:fs';
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
@@ -19,7 +20,7 @@ export interface WriterThreadData {
   readonly synchronous: SqliteSynchronous;
 }
 
-export type WriterRequest = { readonly id: number; readonly writes: SqliteWrites } | { readonly id: number; readonly close: true };
+export type WriterRequest = { readonly id: number; readonly writes: SqliteWrites; readonly alone: boolean } | { readonly id: number; readonly close: true };
 /** The outcome of every request of one drain, in one message: a reply per request cost the request thread a wake-up each. */
 export interface WriterReply {
   readonly done: readonly number[];
@@ -61,21 +62,17 @@ if (port) {
     const requests = drain(port, first);
     const writes = requests.filter((r): r is Extract<WriterRequest, { writes: SqliteWrites }> => 'writes' in r);
     const reply: { done: number[]; failed: WriterReply['failed'][number][] } = { done: [], failed: [] };
-    try {
-      writer.write(...writes.map((r) => r.writes));
-      for (const r of writes) reply.done.push(r.id);
-    } catch (err) {
-      if (writes.length === 1) reply.failed.push(failure((writes[0] as { id: number }).id, err));
-      else
-        for (const r of writes) {
-          try {
-            writer.write(r.writes);
-            reply.done.push(r.id);
-          } catch (partErr) {
-            reply.failed.push(failure(r.id, partErr));
-          }
-        }
-    }
+    const inTransaction = (group: readonly Extract<WriterRequest, { writes: SqliteWrites }>[]) => {
+      if (group.length === 0) return;
+      try {
+        writer.write(...group.map((r) => r.writes));
+        for (const r of group) reply.done.push(r.id);
+      } catch (err) {
+        for (const r of group) reply.failed.push(failure(r.id, err));
+      }
+    };
+    inTransaction(writes.filter((r) => !r.alone));
+    for (const r of writes) if (r.alone) inTransaction([r]);
     const close = requests.find((r) => 'close' in r);
     if (close) {
       database.close();

@@ -7,7 +7,8 @@ import type { WriterReply, WriterRequest, WriterThreadData } from './sqlite-writ
 
 /** Where commit groups are written: on the request thread, or on a writer thread. */
 export interface SqliteCommitWriter {
-  write(writes: SqliteWrites): Promise<void>;
+  /** `alone`: in a transaction of its own, even when other writes are queued with it. */
+  write(writes: SqliteWrites, alone: boolean): Promise<void>;
   /** True when writes queued behind a running one share its successor's transaction. */
   readonly coalesces: boolean;
   close(): Promise<void>;
@@ -21,6 +22,7 @@ export class InlineSqliteWriter implements SqliteCommitWriter {
   constructor(private readonly database: Database.Database) {}
 
   async write(writes: SqliteWrites): Promise<void> {
+    // Every write is alone here: nothing queues behind another on the caller's thread.
     // Prepared on first use: the tables exist only once the store has migrated.
     this.writer ??= new SqliteBatchWriter(this.database);
     this.writer.write(writes);
@@ -63,8 +65,8 @@ export class ThreadSqliteWriter implements SqliteCommitWriter {
 
   constructor(private readonly data: WriterThreadData) {}
 
-  write(writes: SqliteWrites): Promise<void> {
-    return this.request((id) => ({ id, writes }));
+  write(writes: SqliteWrites, alone: boolean): Promise<void> {
+    return this.request((id) => ({ id, writes, alone }));
   }
 
   async close(): Promise<void> {

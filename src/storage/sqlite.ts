@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { KyselyStore, translate } from './kysely-store.js';
+import type { CommitOptions } from './store.js';
 import type { Database } from './schema.js';
 import { configureSqlite, type SqliteSynchronous } from './sqlite-pragmas.js';
 import { InlineSqliteWriter, ThreadSqliteWriter, type SqliteCommitWriter } from './sqlite-writer.js';
@@ -71,9 +72,9 @@ export class SqliteStore extends KyselyStore {
     );
   }
 
-  override async commit(batch: CommitBatch): Promise<void> {
+  override async commit(batch: CommitBatch, options: CommitOptions = {}): Promise<void> {
     try {
-      await this.writer.write(toSqliteWrites(batch));
+      await this.writer.write(toSqliteWrites(batch), options.alone ?? false);
     } catch (err) {
       throw translate('commit', err);
     }

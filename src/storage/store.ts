@@ -36,6 +36,11 @@ export interface NewKey {
   readonly createdAt: number;
 }
 
+export interface CommitOptions {
+  /** Write this group in a transaction of its own, never together with other queued commits. */
+  readonly alone?: boolean;
+}
+
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
   /** Outbound webhook endpoints and their deliveries. */
@@ -60,8 +65,13 @@ export interface Store {
   /** Replaces the key's allowed browser origins; undefined when no such key exists. */
   setKeyOrigins(id: string, allowedOrigins: readonly string[]): Promise<ApiKeyRecord | undefined>;
 
-  /** Writes one commit group in one transaction; all or nothing. */
-  commit(batch: CommitBatch): Promise<void>;
+  /**
+   * Writes one commit group in one transaction; all or nothing. A store that coalesces
+   * (concurrentCommits > 1) may write commits queued together in one transaction, and then a
+   * failure fails them all; `alone` asks for a transaction of the group's own, which is how a
+   * caller isolates one bad group from its neighbours.
+   */
+  commit(batch: CommitBatch, options?: CommitOptions): Promise<void>;
   /**
    * How many commits are worth having outstanding at once (default 1). The SQLite writer
    * thread takes several: it writes everything queued behind a transaction in the next one.

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CommitGroup, mergeParts } from '../../src/pipeline/commit-group.js';
 import { openSqliteStore } from '../../src/storage/sqlite.js';
-import { StoreRejectedError, StoreUnavailableError, type Store } from '../../src/storage/store.js';
+import { StoreRejectedError, StoreUnavailableError, type CommitOptions, type Store } from '../../src/storage/store.js';
 import type { CommitBatch, EventRow } from '../../src/storage/types.js';
 
 const row = (id: string, accountId = 'acc_1'): EventRow => ({
@@ -31,10 +31,13 @@ const part = (ids: string[], used = ids.length): CommitBatch => ({
 /** A store that records each commit (one transaction each) and can be made to fail or wait. */
 class RecordingStore {
   readonly commits: CommitBatch[] = [];
+  readonly alone: boolean[] = [];
   failWhen: (batch: CommitBatch) => Error | undefined = () => undefined;
   gate: Promise<void> | undefined;
-  async commit(batch: CommitBatch): Promise<void> {
+  constructor(readonly concurrentCommits = 1) {}
+  async commit(batch: CommitBatch, options: CommitOptions = {}): Promise<void> {
     this.commits.push(batch);
+    this.alone.push(options.alone ?? false);
     if (this.gate) await this.gate;
     const err = this.failWhen(batch);
     if (err) throw err;
@@ -104,8 +107,24 @@ describe('CommitGroup', () => {
     const results = await Promise.all([settled(group.add(part(['a']))), settled(group.add(part(['bad', 'x']))), settled(group.add(part(['c'])))]);
     expect(results.map((r) => r.ok)).toEqual([true, false, true]);
     expect((results[1] as { error: Error }).error.message).toBe('constraint failed');
-    // One failed group transaction, then one per part.
+    // One failed group transaction, then one per part, each alone.
     expect(store.commits.map((c) => c.events.map((e) => e.id))).toEqual([['a', 'bad', 'x', 'c'], ['a'], ['bad', 'x'], ['c']]);
+    expect(store.alone).toEqual([false, true, true, true]);
+  });
+
+  it('a lone part that failed on a coalescing store is written once more alone; elsewhere it fails at once', async () => {
+    for (const [concurrentCommits, commits] of [
+      [16, 2],
+      [1, 1],
+    ] as const) {
+      const store = new RecordingStore(concurrentCommits);
+      // Fails only when coalesced, as a neighbour's bad row in the writer's transaction would make it.
+      store.failWhen = () => (store.alone.at(-1) === true ? undefined : new StoreRejectedError('UNIQUE constraint failed'));
+      const group = new CommitGroup(store.asStore(), { windowMs: 0, maxEvents: 1000, maxInFlight: concurrentCommits });
+      const result = await settled(group.add(part(['a'])));
+      expect(result.ok).toBe(concurrentCommits > 1);
+      expect(store.commits).toHaveLength(commits);
+    }
   });
 
   it('an unavailable store fails every part with StoreUnavailableError', async () => {
@@ -214,15 +233,17 @@ describe('CommitGroup', () => {
     expect(store.commits.map((c) => c.events.map((e) => e.id))).toEqual([['a'], ['b'], ['c']]);
   });
 
-  it('on a SQLite file (writer thread): commits queued together share a transaction, and a bad one fails alone', async () => {
+  it('on a SQLite file (writer thread): parts committed at once through groups in flight together, and a bad one fails alone', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vigil-commit-'));
     const store = openSqliteStore({ dataDir: dir, synchronous: 'full' });
     await store.migrate();
     await store.createAccount({ id: 'acc_1', name: 'a', plan: 'pro', createdAt: 0 });
     await store.commit(part(['dup']));
+    const group = new CommitGroup(store, { windowMs: 0, maxEvents: 4, maxInFlight: store.concurrentCommits });
     const ids = Array.from({ length: 40 }, (_, i) => `e${i}`);
-    // Sent back to back, so the thread finds them queued behind the first and writes them together.
-    const results = await Promise.all(ids.map((id, i) => settled(store.commit(part(i === 17 ? ['dup'] : [id])))));
+    // Added back to back: groups of 4 reach the writer thread while others run, and it writes
+    // what is queued in one transaction.
+    const results = await Promise.all(ids.map((id, i) => settled(group.add(part(i === 17 ? ['dup'] : [id])))));
     expect(results[17]).toEqual({ ok: false, error: expect.any(StoreRejectedError) });
     expect(results.filter((r) => !r.ok)).toHaveLength(1);
     expect(results[17]?.ok).toBe(false);

@@ -8,7 +8,7 @@ import type { Database } from '../../src/storage/schema.js';
 import { openSqliteStore, SqliteStore } from '../../src/storage/sqlite.js';
 import { ThreadSqliteWriter } from '../../src/storage/sqlite-writer.js';
 import { toSqliteWrites } from '../../src/storage/sqlite-writes.js';
-import { StoreUnavailableError } from '../../src/storage/store.js';
+import { StoreRejectedError, StoreUnavailableError } from '../../src/storage/store.js';
 import type { CommitBatch } from '../../src/storage/types.js';
 
 const dirs: string[] = [];
@@ -42,7 +42,7 @@ test('a writer thread that cannot open its database fails the commit, and the ne
   dirs.push(dir);
   const dataDir = join(dir, 'later');
   const writer = new ThreadSqliteWriter({ file: join(dataDir, 'vigil.db'), synchronous: 'full' });
-  const failed = await writer.write(toSqliteWrites(batch('acc_1', 'evt_1'))).then(
+  const failed = await writer.write(toSqliteWrites(batch('acc_1', 'evt_1')), false).then(
     () => 'committed',
     (err: { code?: string }) => err.code,
   );
@@ -52,7 +52,7 @@ test('a writer thread that cannot open its database fails the commit, and the ne
   const store = openSqliteStore({ dataDir, synchronous: 'full' });
   await store.migrate();
   const account = await store.createAccount({ id: 'acc_1', name: 'a', plan: 'free', createdAt: 1 });
-  await writer.write(toSqliteWrites(batch(account.id, 'evt_2')));
+  await writer.write(toSqliteWrites(batch(account.id, 'evt_2')), false);
   await writer.close();
   expect((await store.getEvent(account.id, 'evt_2'))?.id).toBe('evt_2');
   await store.close();
@@ -65,5 +65,27 @@ test('the store turns a failed writer thread into StoreUnavailableError (a 503, 
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
   const store = new SqliteStore(db, new ThreadSqliteWriter({ file: join(dir, 'missing', 'vigil.db'), synchronous: 'full' }), database);
   await expect(store.commit(batch('acc_1', 'evt_1'))).rejects.toBeInstanceOf(StoreUnavailableError);
+  await store.close();
+});
+
+test('a commit sent alone is written in a transaction of its own, whatever is queued with it', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'vigil-writer-'));
+  dirs.push(dir);
+  const store = openSqliteStore({ dataDir: dir, synchronous: 'full' });
+  await store.migrate();
+  const account = await store.createAccount({ id: 'acc_1', name: 'a', plan: 'pro', createdAt: 1 });
+  await store.commit(batch(account.id, 'dup'));
+  const ids = Array.from({ length: 20 }, (_, i) => (i === 7 ? 'dup' : `evt_${i}`));
+  const results = await Promise.all(
+    ids.map((id) =>
+      store.commit(batch(account.id, id), { alone: true }).then(
+        () => 'stored',
+        (err: unknown) => (err instanceof StoreRejectedError ? 'rejected' : String(err)),
+      ),
+    ),
+  );
+  expect(results.filter((r) => r === 'rejected')).toHaveLength(1);
+  expect(results[7]).toBe('rejected');
+  expect(await store.countEvents(account.id)).toBe(20);
   await store.close();
 });
