@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort } from '../process/service.js';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -124,7 +124,9 @@ describe('the real process (child, log level info)', () => {
     expectNoSecret('process output', out, secrets);
     expectNoSecret('process output after start-up', afterBootstrap, bootstrap);
     expectNoSecret('response bodies', bodies.join('\n'), [...secrets, ...bootstrap]);
-    for (const file of readdirSync(dataDir)) {
+    // Every file the service keeps in its data directory, the feeds folder included.
+    for (const file of readdirSync(dataDir, { recursive: true, encoding: 'utf8' })) {
+      if (!statSync(join(dataDir, file)).isFile()) continue;
       const bytes = readFileSync(join(dataDir, file)).toString('latin1');
       expectNoSecret(`stored file ${file}`, bytes, [...secrets, ...bootstrap]);
     }

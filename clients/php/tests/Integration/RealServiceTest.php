@@ -54,9 +54,11 @@ final class RealServiceTest extends TestCase
         $client = $this->client('pro');
 
         $result = $client->track(['event' => 'auth.login.failure', 'actor_id' => $actor, 'ip' => '203.0.113.7']);
+        // The same event again under its event_id (a retry): stored once, answered again.
         $again = $client->track([
             'event' => 'auth.login.failure',
             'actor_id' => $actor,
+            'ip' => '203.0.113.7',
             'event_id' => $result->eventId,
         ]);
 
