@@ -122,10 +122,14 @@ const LAYOUTS: readonly Layout[] = [
     ],
   },
   {
-    name: 'the service: text key, 3 indexes (no actor, ip) + per-hour actor/ip summaries, 2 MB cache',
+    name: 'the service: text key, (account, received_at, actor, ip) instead of actor and ip indexes + per-hour actor/ip summaries, 2 MB cache',
     cacheKib: 2000,
     summaryHours: true,
-    ddl: [...CURRENT.filter((ddl) => !ddl.includes('_actor ') && !ddl.includes('_ip ')), ...SUMMARIES],
+    ddl: [
+      ...CURRENT.filter((ddl) => !ddl.includes('_actor ') && !ddl.includes('_ip ') && !ddl.includes('_received ')),
+      'create index events_account_received on events (account_id, received_at, actor_id, ip)',
+      ...SUMMARIES,
+    ],
   },
 ];
 

@@ -75,7 +75,8 @@ export class SqliteStore extends KyselyStore {
   /**
    * Events has no actor or address index (each cost the writer a random page per event): a
    * read by actor or address walks that value's hours from its summary and reads each hour
-   * through the (account_id, received_at) index. CROSS JOIN keeps the summary the outer loop,
+   * through the (account_id, received_at, actor_id, ip) index, which filters the hour's events
+   * without reading their rows. CROSS JOIN keeps the summary the outer loop,
    * so the planner cannot choose to scan the whole account in id order instead.
    */
   protected override eventPage(accountId: string, filter: EventFilter, limit: number, cursor: string | undefined): Promise<EventsTable[]> {
