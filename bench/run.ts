@@ -20,7 +20,7 @@
  *                  place: `.ci/with-node` swaps it), the load generator on the Node running this script
  */
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
@@ -88,7 +88,7 @@ async function prefilled(checkout: Checkout, plansFile: string): Promise<{ dataD
     let key: string | undefined;
     if (earlier !== undefined) {
       console.log(`migrating a copy of ${join(templates, earlier)} to ${template}`);
-      for (const file of readdirSync(join(templates, earlier))) copyFileSync(join(templates, earlier, file), join(filling, file));
+      cpSync(join(templates, earlier), filling, { recursive: true });
       const port = await freePort();
       const server = await startVigil(checkout, port, plansFile, filling).catch(() => undefined);
       if (server) {
@@ -119,7 +119,8 @@ async function prefilled(checkout: Checkout, plansFile: string): Promise<{ dataD
     rmSync(template, { recursive: true, force: true });
     renameSync(filling, template);
   }
-  for (const file of readdirSync(template)) copyFileSync(join(template, file), join(dataDir, file));
+  // The server leaves folders in its data directory (feeds), so the copy is recursive.
+  cpSync(template, dataDir, { recursive: true });
   const { key } = JSON.parse(readFileSync(join(template, 'bench.json'), 'utf8')) as { key: string };
   return { dataDir, key };
 }

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { benchEvent } from './workload.js';
 import { newId } from '../src/util/ids.js';
+import { hourOf, SummaryHours } from '../src/storage/event-hours.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const GROUP = Number(process.env.BENCH_GROUP ?? 100);
@@ -41,6 +42,11 @@ interface Layout {
    * this many groups, instead of to an index per row: the deferred-index design.
    */
   readonly deferSubjectsEvery?: number;
+  /**
+   * Actor and address hours go to the per-hour summaries the service writes (event_actor_hours,
+   * event_ip_hours), skipped when the writer's in-memory set already holds them.
+   */
+  readonly summaryHours?: boolean;
 }
 
 const CURRENT = [
@@ -56,6 +62,11 @@ const INDEXES_BY_FILTER = [
   'create index events_account_type on events (account_id, type, id)',
   'create index events_account_actor on events (account_id, actor_id, id)',
   'create index events_account_ip on events (account_id, ip, id)',
+];
+
+const SUMMARIES = [
+  'create table event_actor_hours (account_id text not null, actor text not null, hour integer not null, primary key (account_id, actor, hour)) without rowid',
+  'create table event_ip_hours (account_id text not null, address text not null, hour integer not null, primary key (account_id, address, hour)) without rowid',
 ];
 
 const LAYOUTS: readonly Layout[] = [
@@ -110,7 +121,43 @@ const LAYOUTS: readonly Layout[] = [
       'create table event_subjects (account_id text not null, kind integer not null, value text not null, id text not null, primary key (account_id, kind, value, id)) without rowid',
     ],
   },
+  {
+    name: 'the service: text key, (account, received_at, actor, ip) instead of actor and ip indexes + per-hour actor/ip summaries, 2 MB cache',
+    cacheKib: 2000,
+    summaryHours: true,
+    ddl: [
+      ...CURRENT.filter((ddl) => !ddl.includes('_actor ') && !ddl.includes('_ip ') && !ddl.includes('_received ')),
+      'create index events_account_received on events (account_id, received_at, actor_id, ip)',
+      ...SUMMARIES,
+    ],
+  },
 ];
+
+/** Per layout, as the writer thread keeps it for its lifetime: the rounds share it. */
+const summaryCaches = new Map<Layout, SummaryHours>();
+
+/** The summary writes of the service's writer: a statement only for a pair new in its hour. */
+function summaryWriter(db: SqliteDatabase.Database, layout: Layout): ((row: unknown[]) => void) | undefined {
+  if (layout.summaryHours !== true) return undefined;
+  const actor = db.prepare('insert or ignore into event_actor_hours (account_id, actor, hour) values (?, ?, ?)');
+  const address = db.prepare('insert or ignore into event_ip_hours (account_id, address, hour) values (?, ?, ?)');
+  let cache = summaryCaches.get(layout);
+  if (cache === undefined) summaryCaches.set(layout, (cache = new SummaryHours()));
+  const hours = cache;
+  return (row) => {
+    const hour = hourOf(row[5] as number);
+    for (const [kind, value, statement] of [
+      ['a', row[6], actor],
+      ['i', row[7], address],
+    ] as const) {
+      if (value === null) continue;
+      const key = `${kind}\u0000${String(row[1])}\u0000${String(value)}`;
+      if (hours.has(hour, key)) continue;
+      statement.run(row[1], value, hour);
+      hours.add(hour, key);
+    }
+  };
+}
 
 /** The i-th event as statement parameters, with a document of the stored size (about 1 KB). */
 function params(i: number, now: number): unknown[] {
@@ -172,11 +219,13 @@ function filled(layout: Layout, index: number): string {
   for (const statement of layout.ddl) db.exec(statement);
   const insert = insertStatement(db);
   const subjects = layout.deferSubjectsEvery === undefined ? undefined : subjectStatement(db);
+  const summarise = summaryWriter(db, layout);
   const chunk = db.transaction((from: number, to: number) => {
     for (let i = from; i < to; i++) {
       const row = params(i, Date.now());
       insert.run(row);
       if (subjects) for (const entry of subjectsOf(row)) subjects.run(entry);
+      summarise?.(row);
     }
   });
   for (let i = 0; i < ROWS; i += 10_000) chunk(i, Math.min(ROWS, i + 10_000));
@@ -190,8 +239,12 @@ function filled(layout: Layout, index: number): string {
 function measure(file: string, layout: Layout, first: number): number {
   const db = open(file, layout);
   const insert = insertStatement(db);
+  const summarise = summaryWriter(db, layout);
   const commit = db.transaction((rows: unknown[][]) => {
-    for (const row of rows) insert.run(row);
+    for (const row of rows) {
+      insert.run(row);
+      summarise?.(row);
+    }
   }).immediate;
   const groups = Array.from({ length: GROUPS }, (_, g) => Array.from({ length: GROUP }, (__, k) => params(first + g * GROUP + k, Date.now())));
   const every = layout.deferSubjectsEvery;

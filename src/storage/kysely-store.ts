@@ -312,24 +312,36 @@ export abstract class KyselyStore implements Store {
 
   async listEvents(accountId: string, filter: EventFilter, limit: number, cursor?: string): Promise<Page<EventRow>> {
     if (this.unmatchable(accountId, cursor, filter.type, filter.typePrefix, filter.actorId, filter.ip, filter.tag)) return { items: [], nextCursor: null };
-    let q = this.db.selectFrom('events').selectAll().where('account_id', '=', accountId);
-    if (filter.type !== undefined) q = q.where('type', '=', filter.type);
-    if (filter.typePrefix !== undefined) q = q.where(sql<boolean>`type like ${likeLiteral(filter.typePrefix) + '%'} escape '\\'`);
-    if (filter.actorId !== undefined) q = q.where('actor_id', '=', filter.actorId);
-    if (filter.ip !== undefined) q = q.where('ip', '=', filter.ip);
-    if (filter.minRisk !== undefined) q = q.where('risk_score', '>=', filter.minRisk);
-    if (filter.since !== undefined) q = q.where('occurred_at', '>=', filter.since);
-    if (filter.until !== undefined) q = q.where('occurred_at', '<', filter.until);
-    if (filter.tag !== undefined) q = q.where(this.hasTag(filter.tag));
-    if (cursor !== undefined) q = q.where('id', '<', cursor);
-    const rows = await this.read('listEvents', () =>
-      q
-        .orderBy('id', 'desc')
-        .limit(limit + 1)
-        .execute(),
-    );
+    const rows = await this.read('listEvents', () => this.eventPage(accountId, filter, limit + 1, cursor));
     const items = rows.slice(0, limit).map(toEvent);
     return { items, nextCursor: rows.length > limit ? (items[items.length - 1]?.id ?? null) : null };
+  }
+
+  /** The account's events that pass the filter and follow the cursor, newest id first. */
+  protected eventPage(accountId: string, filter: EventFilter, limit: number, cursor: string | undefined): Promise<Row<'events'>[]> {
+    return this.db
+      .selectFrom('events')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where(this.eventConditions(filter, cursor))
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
+  }
+
+  /** The filter and cursor as one condition on unqualified events columns other than account_id. */
+  protected eventConditions(filter: EventFilter, cursor: string | undefined): RawBuilder<boolean> {
+    const parts: RawBuilder<unknown>[] = [];
+    if (filter.type !== undefined) parts.push(sql`type = ${filter.type}`);
+    if (filter.typePrefix !== undefined) parts.push(sql`type like ${likeLiteral(filter.typePrefix) + '%'} escape '\\'`);
+    if (filter.actorId !== undefined) parts.push(sql`actor_id = ${filter.actorId}`);
+    if (filter.ip !== undefined) parts.push(sql`ip = ${filter.ip}`);
+    if (filter.minRisk !== undefined) parts.push(sql`risk_score >= ${filter.minRisk}`);
+    if (filter.since !== undefined) parts.push(sql`occurred_at >= ${filter.since}`);
+    if (filter.until !== undefined) parts.push(sql`occurred_at < ${filter.until}`);
+    if (filter.tag !== undefined) parts.push(this.hasTag(filter.tag));
+    if (cursor !== undefined) parts.push(sql`id < ${cursor}`);
+    return parts.length === 0 ? sql<boolean>`1 = 1` : sql<boolean>`${sql.join(parts, sql` and `)}`;
   }
 
   /** Rows whose JSON `tags` array holds this exact tag. */

@@ -132,6 +132,23 @@ export interface AlertNotesTable {
   note: string;
   created_at: number;
 }
+/** SQLite only: which actors appear in an account's events of an hour (received_at / 1 h). */
+export interface EventActorHoursTable {
+  account_id: string;
+  actor: string;
+  hour: number;
+}
+/** SQLite only: which addresses appear in an account's events of an hour. */
+export interface EventIpHoursTable {
+  account_id: string;
+  address: string;
+  hour: number;
+}
+/** SQLite only: one row counting deletions from the hour summaries. */
+export interface EventHoursEpochTable {
+  id: number;
+  epoch: number;
+}
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -146,4 +163,7 @@ export interface Database {
   threat_model_versions: ThreatModelVersionsTable;
   dashboard_sessions: DashboardSessionsTable;
   alert_notes: AlertNotesTable;
+  event_actor_hours: EventActorHoursTable;
+  event_ip_hours: EventIpHoursTable;
+  event_hours_epoch: EventHoursEpochTable;
 }

@@ -3,6 +3,7 @@ import { planCommit } from './commit-plan.js';
 import { docTextOf, type CommitBatch } from './types.js';
 import { jsonOf } from '../util/json-text.js';
 import type { AlertsTable, WebhookDeliveriesTable } from './schema.js';
+import { hourOf, SummaryHours } from './event-hours.js';
 import { anyMatch, commitTime, DELIVERY_COLUMNS, isEscalation, outboxRows, updatedAlert, type OutboxEndpoint } from './webhooks/outbox.js';
 
 /**
@@ -78,6 +79,9 @@ const SQL = {
   daily:
     'insert into usage_daily (account_id, day, used, dropped) values (?, ?, ?, ?) ' +
     'on conflict (account_id, day) do update set used = usage_daily.used + excluded.used, dropped = usage_daily.dropped + excluded.dropped',
+  actorHour: 'insert or ignore into event_actor_hours (account_id, actor, hour) values (?, ?, ?)',
+  ipHour: 'insert or ignore into event_ip_hours (account_id, address, hour) values (?, ?, ?)',
+  hoursEpoch: 'select epoch from event_hours_epoch where id = 1',
   webhookEndpoints: 'select id, min_severity, alert_types, kill_chains_only from webhook_endpoints where account_id = ? and enabled = 1',
   alertRow: 'select * from alerts where id = ? and account_id = ?',
   delivery: `insert into webhook_deliveries (${DELIVERY_COLUMNS.join(', ')}) values (${DELIVERY_COLUMNS.map(() => '?').join(', ')})`,
@@ -113,6 +117,7 @@ function openedRow(p: readonly unknown[]): AlertsTable {
 export class SqliteBatchWriter {
   private readonly statements: { readonly [K in keyof typeof SQL]: Database.Statement };
   private readonly writeAll: (groups: readonly SqliteWrites[]) => void;
+  private readonly summaryHours = new SummaryHours();
 
   constructor(db: Database.Database) {
     this.statements = Object.fromEntries(Object.entries(SQL).map(([name, text]) => [name, db.prepare(text)])) as SqliteBatchWriter['statements'];
@@ -122,9 +127,12 @@ export class SqliteBatchWriter {
     };
     // IMMEDIATE takes the write lock at BEGIN: a deferred transaction could fail to upgrade
     // its read lock when another connection writes first, and that failure is not retryable.
+    const epoch = s.hoursEpoch.pluck();
     this.writeAll = db.transaction((groups: readonly SqliteWrites[]) => {
+      this.summaryHours.sync(epoch.get() as number);
       for (const w of groups) {
         run(s.event, w.events);
+        for (const e of w.events) this.summarise(e);
         run(s.idempotency, w.idempotency);
         const endpoints = new Map<string, readonly OutboxEndpoint[]>();
         for (const alert of w.alerts) {
@@ -136,6 +144,29 @@ export class SqliteBatchWriter {
         run(s.daily, w.daily);
       }
     }).immediate;
+  }
+
+  /**
+   * Adds the event's (account, actor, hour) and (account, address, hour) to the summaries
+   * unless the writer already knows them stored.
+   */
+  private summarise(event: readonly unknown[]): void {
+    const [, accountId, , , , receivedAt, actorId, ip] = event as [unknown, string, unknown, unknown, unknown, number, string | null, string | null];
+    const hour = hourOf(receivedAt);
+    if (actorId !== null) {
+      const key = `a\u0000${accountId}\u0000${actorId}`;
+      if (!this.summaryHours.has(hour, key)) {
+        this.statements.actorHour.run(accountId, actorId, hour);
+        this.summaryHours.add(hour, key);
+      }
+    }
+    if (ip !== null) {
+      const key = `i\u0000${accountId}\u0000${ip}`;
+      if (!this.summaryHours.has(hour, key)) {
+        this.statements.ipHour.run(accountId, ip, hour);
+        this.summaryHours.add(hour, key);
+      }
+    }
   }
 
   /**
@@ -162,6 +193,12 @@ export class SqliteBatchWriter {
 
   /** Writes the groups, in order, in one transaction: all or nothing. */
   write(...groups: SqliteWrites[]): void {
-    this.writeAll(groups);
+    try {
+      this.writeAll(groups);
+    } catch (err) {
+      // The rolled-back rows may be remembered as stored.
+      this.summaryHours.forget();
+      throw err;
+    }
   }
 }

@@ -1,14 +1,15 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely, sql, SqliteDialect } from 'kysely';
+import { hourOf, SUMMARY_HOUR_MS } from './event-hours.js';
 import { KyselyStore, translate } from './kysely-store.js';
 import type { CommitOptions } from './store.js';
-import type { Database } from './schema.js';
+import type { Database, EventsTable } from './schema.js';
 import { configureSqlite, type SqliteSynchronous } from './sqlite-pragmas.js';
 import { InlineSqliteWriter, ThreadSqliteWriter, type SqliteCommitWriter } from './sqlite-writer.js';
 import { toSqliteWrites } from './sqlite-writes.js';
-import type { CommitBatch, IdempotencyRow } from './types.js';
+import type { CommitBatch, EventFilter, IdempotencyRow } from './types.js';
 
 const FIND_IDEMPOTENCY =
   'select account_id, event_id, response, created_at, payload_digest from idempotency where account_id = ? and event_id = ? and created_at >= ?';
@@ -70,6 +71,67 @@ export class SqliteStore extends KyselyStore {
         payloadDigest: row.payload_digest,
       }
     );
+  }
+
+  /**
+   * Events has no actor or address index (each cost the writer a random page per event): a
+   * read by actor or address walks that value's hours from its summary and reads each hour
+   * through the (account_id, received_at, actor_id, ip) index, which filters the hour's events
+   * without reading their rows. CROSS JOIN keeps the summary the outer loop,
+   * so the planner cannot choose to scan the whole account in id order instead.
+   */
+  protected override eventPage(accountId: string, filter: EventFilter, limit: number, cursor: string | undefined): Promise<EventsTable[]> {
+    const hours =
+      filter.actorId !== undefined
+        ? sql`select hour from event_actor_hours where account_id = ${accountId} and actor = ${filter.actorId}`
+        : filter.ip !== undefined
+          ? sql`select hour from event_ip_hours where account_id = ${accountId} and address = ${filter.ip}`
+          : undefined;
+    if (hours === undefined) return super.eventPage(accountId, filter, limit, cursor);
+    const query = sql<EventsTable>`select events.* from (${hours}) as h cross join events
+      where events.account_id = ${accountId}
+        and events.received_at >= h.hour * ${sql.lit(SUMMARY_HOUR_MS)} and events.received_at < (h.hour + 1) * ${sql.lit(SUMMARY_HOUR_MS)}
+        and ${this.eventConditions(filter, cursor)}
+      order by events.id desc limit ${limit}`;
+    return query.execute(this.db).then((r) => r.rows);
+  }
+
+  /** Deletes the events and the summary hours that lie wholly before `before`. */
+  override async pruneEvents(accountId: string, before: number): Promise<number> {
+    if (this.unmatchable(accountId)) return 0;
+    return this.guard('pruneEvents', () => this.deleteEvents(before, accountId));
+  }
+
+  override async dropEventsBefore(before: number): Promise<{ readonly partitionsDropped: number; readonly rowsDeleted: number }> {
+    const rowsDeleted = await this.guard('dropEventsBefore', () => this.deleteEvents(before));
+    return { partitionsDropped: 0, rowsDeleted };
+  }
+
+  /**
+   * One transaction deletes the events, their summary hours, and moves the summaries' epoch,
+   * which tells the writer that summary rows it remembers writing may be gone.
+   */
+  private deleteEvents(before: number, accountId?: string): Promise<number> {
+    const hour = hourOf(before);
+    return this.db.transaction().execute(async (trx) => {
+      let events = trx.deleteFrom('events').where('received_at', '<', before);
+      let actors = trx.deleteFrom('event_actor_hours').where('hour', '<', hour);
+      let addresses = trx.deleteFrom('event_ip_hours').where('hour', '<', hour);
+      if (accountId !== undefined) {
+        events = events.where('account_id', '=', accountId);
+        actors = actors.where('account_id', '=', accountId);
+        addresses = addresses.where('account_id', '=', accountId);
+      }
+      const deleted = await events.executeTakeFirst();
+      const summaries = Number((await actors.executeTakeFirst()).numDeletedRows) + Number((await addresses.executeTakeFirst()).numDeletedRows);
+      if (summaries > 0)
+        await trx
+          .updateTable('event_hours_epoch')
+          .set((eb) => ({ epoch: eb('epoch', '+', 1) }))
+          .where('id', '=', 1)
+          .execute();
+      return Number(deleted.numDeletedRows);
+    });
   }
 
   override async commit(batch: CommitBatch, options: CommitOptions = {}): Promise<void> {

@@ -4,6 +4,7 @@ import * as threatModels from './002-threat-models.js';
 import * as webhooks from './003-webhooks.js';
 import * as dashboardSessions from './004-dashboard-sessions.js';
 import * as idempotencyDigest from './005-idempotency-digest.js';
+import * as eventHours from './006-event-hours.js';
 
 /** The one migration set, shared by SQLite and PostgreSQL; listed statically so builds need no file scanning. */
 export const migrationProvider: MigrationProvider = {
@@ -14,6 +15,7 @@ export const migrationProvider: MigrationProvider = {
       '003-webhooks': webhooks,
       '004-dashboard-sessions': dashboardSessions,
       '005-idempotency-digest': idempotencyDigest,
+      '006-event-hours': eventHours,
     };
   },
 };
