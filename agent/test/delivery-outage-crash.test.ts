@@ -163,7 +163,11 @@ describe('agent delivery through outages and crashes', () => {
       return (res.json.data as { type: string; evidence?: Record<string, unknown> }[]).find((a) => a.type === 'host.container_escape');
     });
     expect(JSON.stringify(alert)).toContain('privileged_host_root_mount');
-    const events = await listEvents(service.base, key);
+    // The stops come after the start in the stream, so they may still be on their way.
+    const events = await until('both container stops stored', 30_000, async () => {
+      const stored = await listEvents(service.base, key);
+      return stored.filter((e) => e.event === 'server.container.stopped').length >= 2 ? stored : undefined;
+    });
     expect(events.filter((e) => e.event === 'server.container.started').map((e) => e.metadata?.container)).toEqual(['tools']);
     expect(
       events
