@@ -111,7 +111,7 @@ export async function createServices(
     threatModels,
     enrichment,
     state,
-    alertClosed: (accountId, type, subject) => forgetAlert(state, accountId, type, subject),
+    alertClosed: (accountId, type, subject) => forgetAlert(state, accountId, type, subject, clock.now()),
     clock,
     logger: options.logger,
     webhookGuard,

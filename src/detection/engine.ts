@@ -19,7 +19,7 @@ import { eventFacts, type EventFacts } from './facts.js';
 import { ChainRun } from './kill-chains.js';
 import { compileSettings, isSilenced, type CompiledSettings } from './settings.js';
 import { alertSpec } from './specs.js';
-import { Standing } from './standing.js';
+import { liftStanding, Standing } from './standing.js';
 import type { AlertOpenResult, LastSwapOp, StateStore } from './state/state-store.js';
 
 /** What detection found for one event. */
@@ -281,8 +281,10 @@ function buildResult(answered: readonly { openings: readonly Opening[]; answers:
 
 /**
  * Forgets the open-alert state of (type, subject), so the next sighting opens a new alert instead
- * of updating this one. Call it when an alert is resolved or marked a false positive.
+ * of updating this one, and lifts the standing the alert put on its subject's later events. Call
+ * it when an alert is resolved or marked a false positive.
  */
-export async function forgetAlert(state: StateStore, accountId: string, type: string, subject: string): Promise<void> {
+export async function forgetAlert(state: StateStore, accountId: string, type: string, subject: string, at: number): Promise<void> {
   await state.run([{ kind: 'delete', key: alertStateKey(state.scope(accountId), subject), field: type }]);
+  await liftStanding(state, accountId, type, subject, at);
 }

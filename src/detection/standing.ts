@@ -7,7 +7,8 @@
 import type { StandingAlert } from '../event/alert.js';
 import { HOUR, type Answers, type DetectContext, type OpBatch, type Raised, type Slot } from './detector.js';
 import { alertSpec } from './specs.js';
-import type { LastResult } from './state/state-store.js';
+import type { LastResult, StateStore } from './state/state-store.js';
+import { scopedKey } from '../event/tenancy.js';
 
 /** Longer than any alert window, so a marker outlives what it records. */
 const MARKER_TTL_MS = 3 * HOUR;
@@ -78,4 +79,17 @@ export class Standing {
       });
     }
   }
+}
+
+/**
+ * Lifts the standing of an alert an analyst closed (resolved or false positive): the marker of
+ * the alert's own subject (an actor or a session), when that alert type set it. A marker of
+ * another alert on the same subject stays, and so does the marker the same event left on its
+ * session, which runs out with the alert's window.
+ */
+export async function liftStanding(state: StateStore, accountId: string, type: string, subject: string, at: number): Promise<void> {
+  if (!subject.startsWith('actor:') && !subject.startsWith('session:')) return;
+  const key = scopedKey(state.scope(accountId), 'standing', subject);
+  const [read] = await state.run([{ kind: 'last.swap', key, field: FIELD, at, ttlMs: MARKER_TTL_MS }] as const);
+  if (markerOf(read)?.marker.type === type) await state.run([{ kind: 'delete', key, field: FIELD }] as const);
 }

@@ -174,7 +174,7 @@ describe('forgetAlert', () => {
     const events = failures(12).map((s) => enriched(s));
     const opened: string[] = [];
     for (const [i, e] of events.entries()) {
-      if (i === 11) await forgetAlert(state, 'acc_test', 'auth.brute_force.account', 'actor:alice');
+      if (i === 11) await forgetAlert(state, 'acc_test', 'auth.brute_force.account', 'actor:alice', e.occurredAt);
       for (const a of (await detect(e, ctx)).alerts) if (a.opened) opened.push(a.id);
     }
     expect(opened).toHaveLength(2);

@@ -8,7 +8,7 @@ import { bearer, testApp, type TestApp } from '../helpers/app.js';
 
 interface Answer {
   risk: { score: number; action: string; breakdown: { source: string; points: number }[] };
-  alerts: { type: string }[];
+  alerts: { id: string; type: string }[];
 }
 
 describe('behavioural decisions over HTTP', () => {
@@ -42,6 +42,24 @@ describe('behavioural decisions over HTTP', () => {
     expect(next.risk.breakdown.map((l) => l.source)).toContain('floor.standing.auth.impossible_travel');
     const elsewhere = await send(b, { event: 'data.accessed', actor_id: 'alice', ip: '1.0.16.1', timestamp: at(25) });
     expect(elsewhere.risk.action).toBe('allow');
+  });
+
+  it('marking the alert a false positive lifts its standing: the actor’s next event is allowed again', async () => {
+    await send(a, { event: 'auth.login.success', actor_id: 'dave', ip: '81.2.69.142', timestamp: at(0) });
+    const tokyo = await send(a, { event: 'auth.login.success', actor_id: 'dave', ip: '1.0.16.1', timestamp: at(20) });
+    const alert = tokyo.alerts.find((x) => x.type === 'auth.impossible_travel');
+    expect(alert).toBeDefined();
+    expect((await send(a, { event: 'data.accessed', actor_id: 'dave', ip: '1.0.16.1', timestamp: at(22) })).risk.action).toBe('challenge');
+    const patched = await t.vigil.app.inject({
+      method: 'PATCH',
+      url: `/v1/alerts/${alert?.id ?? ''}`,
+      headers: bearer(a),
+      payload: { status: 'false_positive' },
+    });
+    expect(patched.statusCode, patched.body).toBe(200);
+    const after = await send(a, { event: 'data.accessed', actor_id: 'dave', ip: '1.0.16.1', timestamp: at(24) });
+    expect(after.risk.action).toBe('allow');
+    expect(after.risk.breakdown.map((l) => l.source)).not.toContain('floor.standing.auth.impossible_travel');
   });
 
   it('a web login after a slow brute force on the account raises auth.login_after_failures and is challenged', async () => {
