@@ -87,9 +87,10 @@ describe('agent delivery through outages and crashes', () => {
       writeLines(log, written, written + 120);
       written += 120;
       const before = (await listEvents(service.base, key)).length;
-      // Kill once sending is under way and lines are still pending.
-      await until('sending to be under way', 20_000, async () => ((await listEvents(service.base, key)).length > before ? true : undefined), 20);
-      await sleep(round * 40); // a different point of the send cycle each round
+      // Kill once sending is under way and lines are still pending: after 10, 25, 40, 55 and 70
+      // of the round's 120 lines are stored, a different point of the send cycle each round.
+      const target = before + 10 + round * 15;
+      await until('sending to be under way', 20_000, async () => ((await listEvents(service.base, key)).length >= target ? true : undefined), 5);
       agent.child.kill('SIGKILL');
       await agent.exited;
       kills++;
