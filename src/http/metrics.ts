@@ -1,5 +1,10 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+interface RequestChildren {
+  readonly count: { inc(): void };
+  readonly duration: { observe(seconds: number): void };
+}
+
 /** Prometheus metrics of one app instance (own registry, so tests can build many apps). */
 export function createMetrics() {
   const registry = new Registry();
@@ -18,22 +23,30 @@ export function createMetrics() {
     registers: [registry],
   });
   // prom-client hashes a label object on every call; a request's label values come from a small
-  // set (routes x methods x statuses), so each combination's children are looked up once.
-  const perCombination = new Map<string, { readonly count: { inc(): void }; readonly duration: { observe(seconds: number): void } }>();
+  // set (routes x methods x statuses), so each combination's children are looked up once, by
+  // route, method and status in nested maps (no key string built per request).
+  const children = new Map<string, Map<string, Map<number, RequestChildren>>>();
+  const childrenFor = (route: string, method: string, status: number): RequestChildren => {
+    let byMethod = children.get(route);
+    if (byMethod === undefined) children.set(route, (byMethod = new Map()));
+    let byStatus = byMethod.get(method);
+    if (byStatus === undefined) byMethod.set(method, (byStatus = new Map()));
+    let found = byStatus.get(status);
+    if (found === undefined) {
+      found = { count: requests.labels({ route, method, status: String(status) }), duration: requestDuration.labels({ route }) };
+      byStatus.set(status, found);
+    }
+    return found;
+  };
   return {
     registry,
     requests,
     requestDuration,
     /** One finished HTTP request. */
     recordRequest(route: string, method: string, status: number, seconds: number): void {
-      const key = `${method} ${status} ${route}`;
-      let children = perCombination.get(key);
-      if (children === undefined) {
-        children = { count: requests.labels({ route, method, status: String(status) }), duration: requestDuration.labels({ route }) };
-        perCombination.set(key, children);
-      }
-      children.count.inc();
-      children.duration.observe(seconds);
+      const found = childrenFor(route, method, status);
+      found.count.inc();
+      found.duration.observe(seconds);
     },
     events: new Counter({
       name: 'vigil_events_total',
