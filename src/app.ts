@@ -187,7 +187,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
       },
     },
     hooks: {
-      onEvents: (outcome, n) => metrics.events.inc({ outcome }, n),
+      onEvents: (outcome, n) => metrics.countEvents(outcome, n),
       onUnknownField: (family) => metrics.unknownFields.inc({ family }),
       degraded: deps.redisHealth ? () => (deps.redisHealth as { degraded: boolean }).degraded : undefined,
     },
