@@ -187,7 +187,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
       },
     },
     hooks: {
-      onEvents: (outcome, n) => metrics.events.inc({ outcome }, n),
+      onEvents: (outcome, n) => metrics.countEvents(outcome, n),
       onUnknownField: (family) => metrics.unknownFields.inc({ family }),
       degraded: deps.redisHealth ? () => (deps.redisHealth as { degraded: boolean }).degraded : undefined,
     },
@@ -245,7 +245,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
+    const route = (request.vigil === null ? request.routeOptions.url : request.vigil.route) ?? 'unmatched';
     metrics.recordRequest(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
     if (accessLog)
       request.log.debug(

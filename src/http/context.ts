@@ -1,9 +1,14 @@
 import { ApiError } from './errors.js';
 import type { WindowStatus } from '../limits/types.js';
 import type { AccountContext } from '../event/account.js';
+import type { Access } from './guards.js';
 
 /** What the guards learned about a request, read by handlers and the header hook. */
 export interface RequestState {
+  /** The matched route's path (undefined: no route matched), read once from Fastify's routeOptions, which builds a new object on every read. */
+  route?: string;
+  /** Who may call the matched route (its `config.access`). */
+  access?: Access;
   account?: AccountContext;
   allowedOrigins?: readonly string[];
   /** Window reported in X-RateLimit-* headers; the last check that ran decides it. */

@@ -46,8 +46,7 @@ function rateLimited(seconds: number, scope: string): Rejection {
  * The per-address caps decide on this, never on the raw target (`/%761/usage` and
  * `http://host/v1/usage` are routed as /v1/usage).
  */
-export function routedPath(request: FastifyRequest): string {
-  const route = request.routeOptions.url;
+export function routedPath(request: FastifyRequest, route: string | undefined = request.routeOptions.url): string {
   if (route !== undefined) return route;
   let target = request.url;
   const authority = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/.exec(target);
@@ -77,8 +76,9 @@ export function registerGuards(app: FastifyInstance, deps: GuardDeps): void {
   app.decorateRequest('vigil', null as never);
 
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    request.vigil = {};
-    const access = request.routeOptions.config?.access ?? 'public';
+    const options = request.routeOptions;
+    const access = options.config?.access ?? 'public';
+    request.vigil = { route: options.url, access };
     const ip = request.ip;
     if (access === 'admin') {
       if (!deps.adminToken) throw new ApiError({ code: 'NOT_FOUND', message: 'The admin API is disabled: set VIGIL_ADMIN_TOKEN to enable it.' });
@@ -98,7 +98,7 @@ export function registerGuards(app: FastifyInstance, deps: GuardDeps): void {
       }
       return;
     }
-    const window = routedPath(request).startsWith('/v1/') ? ip : `public ${ip}`;
+    const window = routedPath(request, request.vigil.route).startsWith('/v1/') ? ip : `public ${ip}`;
     const decision = await deps.limiter.hitIp(window, deps.ipLimitFor(ip), deps.clock.now());
     request.vigil.rateLimit = decision.status;
     if (!decision.allowed) {

@@ -26,7 +26,7 @@ function nulPath(value: unknown, root: string): string | undefined {
  */
 export function registerNulGuard(app: FastifyInstance): void {
   app.addHook('preHandler', (request, _reply, done) => {
-    if (request.routeOptions.config?.access === 'ingest') return done();
+    if ((request.vigil?.access ?? request.routeOptions.config?.access) === 'ingest') return done();
     const field = nulPath(request.query, 'query') ?? nulPath(request.params, 'params') ?? nulPath(request.body, 'body');
     if (field === undefined) return done();
     done(

@@ -17,18 +17,28 @@ export function setRateLimitHeaders(reply: FastifyReply, status: WindowStatus): 
  * pipeline ran (bad JSON, wrong media type, body too large, origin refused) is counted here.
  */
 export function rateLimitHeaderHook(limiter: RateLimiter, clock: Clock) {
-  return async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+  // Callback style: an accepted event already carries its headers and is already counted, and an
+  // async hook would cost it a promise on every request.
+  return (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void): void => {
     const state = request.vigil ?? {};
     const account = state.account;
+    const fail = (err: Error) => done(err);
     if (account && !state.counted) {
       state.counted = true;
-      const decision = await limiter.consumeKey(account.keyId, account.plan, 0, clock.now());
-      if (!reply.hasHeader('X-RateLimit-Limit')) setRateLimitHeaders(reply, decision.status);
-      return payload;
+      limiter.consumeKey(account.keyId, account.plan, 0, clock.now()).then((decision) => {
+        if (!reply.hasHeader('X-RateLimit-Limit')) setRateLimitHeaders(reply, decision.status);
+        done(null, payload);
+      }, fail);
+      return;
     }
-    if (reply.hasHeader('X-RateLimit-Limit')) return payload;
-    const status = account ? await limiter.peekKey(account.keyId, account.plan, clock.now()) : state.rateLimit;
-    if (status) setRateLimitHeaders(reply, status);
-    return payload;
+    if (reply.hasHeader('X-RateLimit-Limit')) return done(null, payload);
+    if (!account) {
+      if (state.rateLimit) setRateLimitHeaders(reply, state.rateLimit);
+      return done(null, payload);
+    }
+    limiter.peekKey(account.keyId, account.plan, clock.now()).then((status) => {
+      setRateLimitHeaders(reply, status);
+      done(null, payload);
+    }, fail);
   };
 }

@@ -124,7 +124,8 @@ export function createIngestPipeline(stages: IngestStages, hooks: IngestHooks): 
       const alerts: AlertWrite[] = [];
       const idempotency: IdempotencyRow[] = [];
       const degraded = hooks.degraded?.() ?? false;
-      for (const [n, { i, eventId: id, event }] of accepted.entries()) {
+      for (let n = 0; n < accepted.length; n++) {
+        const { i, eventId: id, event } = accepted[n] as (typeof accepted)[number];
         const detection = detections[n] as (typeof detections)[number];
         const detected = Object.assign(
           event,
@@ -134,7 +135,7 @@ export function createIngestPipeline(stages: IngestStages, hooks: IngestHooks): 
         const result = toEventResult(scored, degraded);
         results[i] = result;
         rows.push(toEventRow(scored, ctx, result));
-        alerts.push(...detection.writes);
+        for (const write of detection.writes) alerts.push(write);
         const eventId = (events[i] as ValidatedEvent).eventId;
         if (eventId !== undefined)
           idempotency.push({

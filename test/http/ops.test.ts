@@ -69,6 +69,11 @@ describe('operations endpoints', () => {
     expect(sample(text, 'vigil_commit_group_events_sum')).toBe(2);
     expect(sample(text, 'vigil_commit_duration_seconds_count', { ok: 'true' })).toBeGreaterThanOrEqual(1);
     expect(text).toContain('vigil_http_request_duration_seconds_bucket');
+    // Counts made after a read add to what that read showed.
+    expect((await postEvent(t, key, { event: 'auth.login' })).statusCode).toBe(202);
+    const again = (await get('/metrics')).body;
+    expect(sample(again, 'vigil_http_requests_total', { route: '/v1/events', method: 'POST', status: '202' })).toBe(3);
+    expect(sample(again, 'vigil_events_total', { outcome: 'accepted' })).toBe(3);
   });
 
   it('/metrics counts events refused because storage is unavailable', async () => {
