@@ -5,7 +5,6 @@ import swaggerUi from '@fastify/swagger-ui';
 import { Gauge } from 'prom-client';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { Accounts } from './accounts/accounts.js';
-import type { Catalog } from './catalog/catalog.js';
 import type { Config } from './config/config.js';
 import { Authenticator } from './http/authenticator.js';
 import { AllowedOrigins, registerCorsPreflight } from './http/cors.js';
@@ -31,31 +30,17 @@ import { SessionAuthenticator } from './http/session-auth.js';
 import { registerDashboardRoutes } from './dashboard/routes.js';
 import { loadStaticFiles } from './dashboard/static-files.js';
 import { ipLimitResolver } from './limits/ip-limits.js';
-import type { QuotaCounter, RateLimiter } from './limits/types.js';
 import type { CommitGroup } from './pipeline/commit-group.js';
-import { composeIngestPipeline } from './pipeline/compose.js';
-import type { EnrichStage } from './pipeline/enrich.js';
-import type { StateStore } from './detection/state/state-store.js';
-import { StoreUnavailableError, type Store } from './storage/store.js';
+import { composeIngestPipeline, type PipelineBackends } from './pipeline/compose.js';
+import { StoreUnavailableError } from './storage/store.js';
 import { errorMessage } from './util/caught.js';
 import { newId } from './util/ids.js';
-import type { Clock } from './util/clock.js';
 import type { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { systemResolver, type SsrfGuard } from './webhooks/ssrf.js';
-import type { ThreatModelRegistry } from './threat-models/registry.js';
 
-/** Everything the HTTP app needs, built by services.ts (or by a test). */
-export interface AppDeps {
+/** Everything the HTTP app needs, built by services.ts (or by a test): the pipeline's backends and the app's own. */
+export interface AppDeps extends PipelineBackends {
   readonly config: Config;
-  readonly store: Store;
-  readonly limiter: RateLimiter;
-  readonly quota: QuotaCounter;
-  readonly catalog: Catalog;
-  /** The enrichment service opened at start (GeoIP, ASN, feeds, ...). */
-  readonly enrichment: { readonly enrich: EnrichStage };
-  /** Detection state shared by the detectors. */
-  readonly state: StateStore;
-  readonly clock: Clock;
   /** A pino logger shared with start-up code; without it the app does not log. */
   readonly logger?: FastifyBaseLogger;
   /** Extra facts for /readyz. */
@@ -68,8 +53,6 @@ export interface AppDeps {
   readonly webhookGuard?: SsrfGuard;
   /** Delivers the webhook outbox from this process; the test route uses it to send at once. */
   readonly webhookDispatcher?: WebhookDispatcher;
-  /** The compiled custom threat models (the detect stage evaluates them); enables /v1/threat-models. */
-  readonly threatModels?: ThreatModelRegistry;
 }
 
 export interface VigilApp {
@@ -187,7 +170,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
       },
     },
     hooks: {
-      onEvents: (outcome, n) => metrics.countEvents(outcome, n),
+      onEvents: (outcome, n) => metrics.events.inc({ outcome }, n),
       onUnknownField: (family) => metrics.unknownFields.inc({ family }),
       degraded: deps.redisHealth ? () => (deps.redisHealth as { degraded: boolean }).degraded : undefined,
     },

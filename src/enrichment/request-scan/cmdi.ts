@@ -467,18 +467,9 @@ function commandAt(s: string, from: number, chained: boolean, text: boolean, lea
     (isSpace(s.charCodeAt(i)) || s.charCodeAt(i) === 40 || s.charCodeAt(i) === 123 || s.charCodeAt(i) === 34 || s.charCodeAt(i) === 39)
   )
     i++;
-  let start = i;
-  // `/usr/bin/id`, `./x`, `c:\windows\system32\cmd.exe` prefixes: keep the last path component.
-  let j = i;
-  while (j < s.length && j < i + 64 && (isCommandChar(s.charCodeAt(j)) || s.charCodeAt(j) === 47 || s.charCodeAt(j) === 92 || s.charCodeAt(j) === 58)) {
-    if (endsWithEscapedNewline(s, j)) break;
-    if (s.charCodeAt(j) === 47 || s.charCodeAt(j) === 92) start = j + 1;
-    j++;
-  }
-  if (j === start) return false;
-  const word = s.slice(start, j);
-  const bare = word.endsWith('.exe') ? word.slice(0, -4) : word;
-  if (!COMMANDS.has(bare)) return false;
+  // `/usr/bin/id`, `./x`, `c:\windows\system32\cmd.exe` prefixes: the last path component counts.
+  const { word: bare, end: j } = commandWordAt(s, i);
+  if (bare === '') return false;
   if (chained) {
     let k = j;
     while (k < s.length && isSpace(s.charCodeAt(k))) k++;
