@@ -3,13 +3,13 @@ import type { Duplex } from 'node:stream';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { Gauge } from 'prom-client';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { Accounts } from './accounts/accounts.js';
 import type { Config } from './config/config.js';
 import { Authenticator } from './http/authenticator.js';
 import { AllowedOrigins, registerCorsPreflight } from './http/cors.js';
 import { limitConnectionsPerIp, type ConnectionCounter } from './http/connection-limits.js';
-import { ApiError, ERROR_STATUS, errorBody } from './http/errors.js';
+import { ApiError, ERROR_STATUS, errorBody, parseJsonBody } from './http/errors.js';
 import { validationDetails } from './http/validation-errors.js';
 import type { ErrorCode, Rejection } from './event/rejection.js';
 import { ADMIN_FAILURE_LIMITS, registerGuards } from './http/guards.js';
@@ -19,6 +19,7 @@ import { QuietRequestLog, requestLoggerFactory } from './http/request-logger.js'
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { registerAdminRoutes } from './http/routes/admin.js';
 import { registerIngestRoutes } from './http/routes/ingest.js';
+import { IngestAdmission } from './http/ingest-admission.js';
 import { registerOpsRoutes } from './http/routes/ops.js';
 import { registerReadRoutes } from './http/routes/read.js';
 import { registerSettingsRoutes } from './http/routes/settings.js';
@@ -33,7 +34,6 @@ import { ipLimitResolver } from './limits/ip-limits.js';
 import type { CommitGroup } from './pipeline/commit-group.js';
 import { composeIngestPipeline, type PipelineBackends } from './pipeline/compose.js';
 import { StoreUnavailableError } from './storage/store.js';
-import { errorMessage } from './util/caught.js';
 import { newId } from './util/ids.js';
 import type { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { systemResolver, type SsrfGuard } from './webhooks/ssrf.js';
@@ -66,11 +66,6 @@ export interface VigilApp {
   close(): Promise<void>;
 }
 
-/** A body that does not parse as JSON: 400, answered as INVALID_JSON with the parser's message. */
-class InvalidJsonError extends Error {
-  readonly statusCode = 400;
-}
-
 function rejectionFor(error: FastifyError): Rejection {
   if (error instanceof ApiError) return error.rejection;
   // Authentication, reads and admin calls reach the store outside the ingest pipeline.
@@ -87,7 +82,6 @@ function rejectionFor(error: FastifyError): Rejection {
       return { code: 'INVALID_REQUEST', message: details.map((d) => d.message).join('; ') || error.message, details };
     }
   }
-  if (error instanceof InvalidJsonError) return { code: 'INVALID_JSON', message: `The body is not valid JSON: ${error.message}` };
   const status = error.statusCode ?? 500;
   if (status === 404) return { code: 'NOT_FOUND', message: error.message };
   if (status >= 400 && status < 500) return { code: 'INVALID_REQUEST', message: error.message };
@@ -175,6 +169,17 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
       degraded: deps.redisHealth ? () => (deps.redisHealth as { degraded: boolean }).degraded : undefined,
     },
   });
+  const admission = new IngestAdmission(config.ingestInFlightBytes);
+  metrics.registry.registerMetric(
+    new Gauge({
+      name: 'vigil_ingest_admission_waiting',
+      help: 'Ingestion requests waiting for admission into the pipeline (VIGIL_INGEST_IN_FLIGHT_BYTES is in use)',
+      registers: [],
+      collect() {
+        this.set(admission.queued);
+      },
+    }),
+  );
   if (deps.redisHealth) {
     const health = deps.redisHealth;
     metrics.registry.registerMetric(
@@ -189,16 +194,18 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     );
   }
 
-  // JSON only; parsed with plain JSON.parse: prototype keys are rejected by validation, not here.
-  const parseJson = (body: string, done: (err: Error | null, body?: unknown) => void) => {
+  // JSON only. The ingestion routes get the text as it came: they parse it once admitted
+  // (src/http/ingest-admission.ts says why).
+  const parseJson = (request: FastifyRequest, body: string, done: (err: Error | null, body?: unknown) => void) => {
+    if (request.vigil?.access === 'ingest') return done(null, body);
     try {
-      done(null, JSON.parse(body));
+      done(null, parseJsonBody(body));
     } catch (err) {
-      done(new InvalidJsonError(errorMessage(err)), undefined);
+      done(err as ApiError, undefined);
     }
   };
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => parseJson(body as string, done));
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => parseJson(request, body as string, done));
   // navigator.sendBeacon can only send a CORS-safelisted type without a preflight: the browser
   // client's page-hide beacon sends JSON as text/plain, accepted from beacons only (key in the URL).
   app.addContentTypeParser('text/plain', { parseAs: 'string' }, (request, body, done) => {
@@ -206,7 +213,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
       done(new ApiError({ code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the body as JSON with "Content-Type: application/json".' }), undefined);
       return;
     }
-    parseJson(body as string, done);
+    parseJson(request, body as string, done);
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -270,7 +277,14 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   const allowedOrigins = new AllowedOrigins(deps.store, deps.clock);
   registerCorsPreflight(app, allowedOrigins);
   const add405Routes = trackRoutesFor405(app);
-  registerIngestRoutes(app, { pipeline, limiter: deps.limiter, clock: deps.clock, maxEventBytes: config.maxEventBytes, maxBatchBytes: config.maxBatchBytes });
+  registerIngestRoutes(app, {
+    pipeline,
+    admission,
+    limiter: deps.limiter,
+    clock: deps.clock,
+    maxEventBytes: config.maxEventBytes,
+    maxBatchBytes: config.maxBatchBytes,
+  });
   registerReadRoutes(app, { store: deps.store, catalog: deps.catalog, clock: deps.clock, alertClosed: deps.alertClosed });
   registerAdminRoutes(app, {
     accounts,

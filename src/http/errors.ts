@@ -1,4 +1,5 @@
 import { MAX_ERROR_DETAILS, type ErrorCode, type Rejection } from '../event/rejection.js';
+import { errorMessage } from '../util/caught.js';
 
 /** The HTTP status of each error code. */
 export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
@@ -29,6 +30,15 @@ export class ApiError extends Error {
     super(rejection.message);
     this.name = 'ApiError';
     this.statusCode = ERROR_STATUS[rejection.code];
+  }
+}
+
+/** A request body's JSON; plain JSON.parse (prototype keys are refused by validation, not here). Not JSON: INVALID_JSON. */
+export function parseJsonBody(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new ApiError({ code: 'INVALID_JSON', message: `The body is not valid JSON: ${errorMessage(err)}` });
   }
 }
 

@@ -44,9 +44,11 @@ export interface MemoryStateStoreOptions {
   /** Background sweep period (ms) so idle state is released without traffic; 0 disables. Default 100. */
   readonly sweepIntervalMs?: number;
   /**
-   * Records examined per background sweep tick. Default 4,000: the sweep runs on the request
-   * thread, so it works in many short slices rather than a few long ones that would stall the
-   * requests queued behind them.
+   * Records examined per background sweep tick. Default: what finishes a pass over every record
+   * once a minute (at least 64). The sweep runs on the request thread, so it works in many short
+   * slices rather than a few long ones that would stall the requests queued behind them; and
+   * since expired records are also dropped when read or evicted, a pass a minute only bounds how
+   * long idle state lingers, without spending the request thread's time on a store that is busy.
    */
   readonly sweepPerTick?: number;
 }
@@ -107,6 +109,8 @@ interface AlertField {
  *   sequence.mark: SequenceField, -   alert.open/peek: AlertField, -
  */
 const LRU_RESOLUTION_S = 60;
+/** The background sweep's pass over every record takes about this long (see sweepPerTick). */
+const SWEEP_PASS_MS = 60_000;
 
 /**
  * How many records a heap of `heapLimit` bytes keeps (the default maxRecords): half the heap at
@@ -137,7 +141,7 @@ export class MemoryStateStore implements StateStore {
   private readonly origin: number;
   private readonly maxRecords: number;
   private readonly sweepPerRun: number;
-  private readonly sweepPerTick: number;
+  private readonly sweepPerTick: number | undefined;
   private cursor: Iterator<string> | undefined;
   private evictCursor: Iterator<string> | undefined;
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -148,10 +152,11 @@ export class MemoryStateStore implements StateStore {
     this.origin = this.clock.now();
     this.maxRecords = options.maxRecords ?? recordsForHeap(getHeapStatistics().heap_size_limit);
     this.sweepPerRun = options.sweepPerRun ?? 2;
-    this.sweepPerTick = options.sweepPerTick ?? 4_000;
+    this.sweepPerTick = options.sweepPerTick;
     const interval = options.sweepIntervalMs ?? 100;
     if (interval > 0) {
-      this.timer = setInterval(() => this.sweep(this.sweepPerTick), interval);
+      const ticksPerPass = Math.max(1, Math.round(SWEEP_PASS_MS / interval));
+      this.timer = setInterval(() => this.sweep(this.sweepPerTick ?? Math.max(64, Math.ceil(this.records.size / ticksPerPass))), interval);
       this.timer.unref();
     }
   }

@@ -1,16 +1,18 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimiter } from '../../limits/types.js';
 import { BatchResultSchema, EventResultSchema, EventSchema } from '../../pipeline/event-schema.js';
-import type { IngestInput, IngestPipeline } from '../../pipeline/ingest-pipeline.js';
+import type { IngestInput, IngestOutcome, IngestPipeline } from '../../pipeline/ingest-pipeline.js';
 import { answerJson, batchResultJson, type EventResult } from '../../pipeline/answer.js';
 import type { Clock } from '../../util/clock.js';
-import { ApiError } from '../errors.js';
+import { ApiError, parseJsonBody } from '../errors.js';
+import type { IngestAdmission } from '../ingest-admission.js';
 import { rateLimitHeaderHook, setRateLimitHeaders } from '../rate-limit-headers.js';
 import { ErrorResponses, KeyAuth, noValidation } from '../schemas.js';
 import { requestAccount } from '../context.js';
 
 export interface IngestRouteDeps {
   readonly pipeline: IngestPipeline;
+  readonly admission: IngestAdmission;
   readonly limiter: RateLimiter;
   readonly clock: Clock;
   readonly maxEventBytes: number;
@@ -32,9 +34,23 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
 
   async function handle(kind: IngestInput['kind'], request: FastifyRequest, reply: FastifyReply) {
     const account = requestAccount(request);
-    // The pipeline counts the request in the key's windows, whatever it answers.
-    request.vigil.counted = true;
-    const outcome = await deps.pipeline.ingest({ kind, body: request.body }, { account, connectingIp: request.ip });
+    // The body arrives as text (see app.ts's JSON parser) and is parsed once admitted; the
+    // request lets go of it, so only the pipeline holds what it became.
+    const text = request.body;
+    request.body = undefined;
+    const bytes = typeof text === 'string' ? text.length : 0;
+    const admitted = deps.admission.enter(bytes);
+    if (admitted !== undefined) await admitted;
+    let outcome: IngestOutcome;
+    try {
+      const body = typeof text === 'string' ? parseJsonBody(text) : text;
+      // The pipeline counts the request in the key's windows, whatever it answers; a body that
+      // is not JSON is counted by the onSend hook, as every request refused before the pipeline.
+      request.vigil.counted = true;
+      outcome = await deps.pipeline.ingest({ kind, body }, { account, connectingIp: request.ip });
+    } finally {
+      deps.admission.leave(bytes);
+    }
     if (outcome.limit) setRateLimitHeaders(reply, outcome.limit);
     if (!outcome.ok) {
       if (outcome.rejection.retryAfter !== undefined) reply.header('Retry-After', String(outcome.rejection.retryAfter));
