@@ -21,12 +21,12 @@ import { reject, type Rejection } from '../event/rejection.js';
 import type { ValidatedEvent } from '../event/types.js';
 import type { WindowStatus } from '../limits/types.js';
 import { StoreUnavailableError } from '../storage/store.js';
-import type { AlertWrite, IdempotencyRow, NewEventRow } from '../storage/types.js';
+import type { AlertWrite, CommitBatch, IdempotencyRow, NewEventRow } from '../storage/types.js';
 import type { Clock } from '../util/clock.js';
 import { newId } from '../util/ids.js';
 import { toEventResult, toEventRow, type EventResult } from './answer.js';
 import type { ClassifyStage } from './classify.js';
-import type { DedupeStage } from './dedupe.js';
+import type { DedupeStage, Deduplicated } from './dedupe.js';
 import type { DetectStage } from './detect.js';
 import type { EnrichStage } from './enrich.js';
 import type { LimitStage } from './limit.js';
@@ -93,12 +93,27 @@ const UNAVAILABLE: Rejection = {
   retryAfter: 1,
 };
 
+/** A request whose events are ready to commit: what the answer needs once they have. */
+interface Prepared {
+  readonly batch: CommitBatch;
+  readonly results: EventResult[];
+  readonly quota: QuotaReservation;
+  readonly seen: Deduplicated;
+  readonly limit: WindowStatus;
+  readonly replayed: boolean;
+}
+
 export function createIngestPipeline(stages: IngestStages, hooks: IngestHooks): IngestPipeline {
   const count = (outcome: EventOutcome, n: number) => {
     if (n > 0) hooks.onEvents?.(outcome, n);
   };
 
-  async function process(events: readonly ValidatedEvent[], ctx: AccountContext, now: number): Promise<IngestOutcome> {
+  /**
+   * Every stage up to the commit. The events, their enrichment and detection live only in this
+   * call: once it returns, the request holds its rows and results, and nothing else of its
+   * events stays alive while the commit runs.
+   */
+  async function prepare(events: readonly ValidatedEvent[], ctx: AccountContext, now: number): Promise<Prepared | IngestOutcome> {
     const limit = await stages.limit(ctx, events.length, now);
     if (!limit.ok) {
       count('rejected_rate_limited', events.length);
@@ -106,12 +121,12 @@ export function createIngestPipeline(stages: IngestStages, hooks: IngestHooks): 
     }
 
     const seen = await stages.dedupe(events, ctx, now);
-    const { results, fresh } = seen;
+    const { fresh } = seen;
+    const results = seen.results;
     count('duplicate', events.length - fresh.length - seen.conflicts);
     count('rejected_conflict', seen.conflicts);
 
     let quota: QuotaReservation | undefined;
-    let committed = false;
     try {
       quota = await stages.quota(ctx, fresh.length, now);
       for (const i of fresh.slice(quota.accepted)) results[i] = { status: 'dropped' };
@@ -146,53 +161,89 @@ export function createIngestPipeline(stages: IngestStages, hooks: IngestHooks): 
             payloadDigest: (events[i] as ValidatedEvent).payloadDigest ?? null,
           });
       }
-      await stages.store({ events: rows, alerts, usage: quota.usage, idempotency });
-      committed = true;
-    } finally {
-      seen.settle(committed);
-      if (!committed) await quota?.release().catch(() => undefined);
+      // Repeats inside one batch answer with their first occurrence's result.
+      for (let i = 0; i < events.length; i++) {
+        if (results[i] === undefined) results[i] = results[seen.firstIndexOf.get((events[i] as ValidatedEvent).eventId as string) as number];
+      }
+      return {
+        batch: { events: rows, alerts, usage: quota.usage, idempotency },
+        results: results as EventResult[],
+        quota,
+        seen,
+        limit: limit.status,
+        replayed: fresh.length === 0 && seen.conflicts === 0,
+      };
+    } catch (err) {
+      await giveBack(seen, quota);
+      throw err;
     }
+  }
 
-    // Repeats inside one batch answer with their first occurrence's result.
-    for (let i = 0; i < events.length; i++) {
-      if (results[i] === undefined) results[i] = results[seen.firstIndexOf.get((events[i] as ValidatedEvent).eventId as string) as number];
+  /** Claims and quota of events that were not stored are given back. */
+  async function giveBack(seen: Deduplicated, quota: QuotaReservation | undefined): Promise<void> {
+    seen.settle(false);
+    await quota?.release().catch(() => undefined);
+  }
+
+  /** The prepared rows' commit; the 202 follows it. */
+  async function commit(prepared: Prepared): Promise<IngestOutcome> {
+    const { seen, quota } = prepared;
+    try {
+      await stages.store(prepared.batch);
+    } catch (err) {
+      await giveBack(seen, quota);
+      throw err;
     }
+    seen.settle(true);
     count('accepted', quota.accepted);
     count('dropped_quota', quota.dropped);
-    return { ok: true, results: results as EventResult[], limit: limit.status, replayed: fresh.length === 0 && seen.conflicts === 0 };
+    return { ok: true, results: prepared.results, limit: prepared.limit, replayed: prepared.replayed };
+  }
+
+  /** The pipeline's answer to a request whose events were valid. */
+  function answer(outcome: IngestOutcome, kind: IngestInput['kind'], warnings: readonly (readonly FieldWarning[] | undefined)[] | undefined): IngestOutcome {
+    if (!outcome.ok) return outcome;
+    // A single event has no per-event answer to carry the conflict: the request is refused.
+    const only = outcome.results[0];
+    if (kind === 'single' && only?.status === 'rejected') return { ok: false, rejection: reject(only.error, only.message), limit: outcome.limit };
+    return warnings !== undefined ? { ...outcome, warnings } : outcome;
+  }
+
+  function unavailable(events: number): (err: unknown) => IngestOutcome {
+    return (err) => {
+      if (!(err instanceof StoreUnavailableError)) throw err;
+      count('rejected_unavailable', events);
+      return { ok: false, rejection: UNAVAILABLE };
+    };
+  }
+
+  async function refuse(rejection: Rejection, account: AccountContext, now: number): Promise<IngestOutcome> {
+    // A rejected request still counts against the key's per-second window (no events against
+    // the minute window): a key, publishable ones included, cannot have invalid bodies checked
+    // faster than its plan's requests per second. Over that window the answer is the 429.
+    const limit = await stages.limit(account, 0, now);
+    if (!limit.ok) {
+      count('rejected_rate_limited', 1);
+      return { ok: false, limit: limit.status, rejection: limit.rejection };
+    }
+    count('rejected_invalid', 1);
+    return { ok: false, rejection, limit: limit.status };
   }
 
   return {
-    async ingest(input, req) {
+    // Not an async function: its frame, which holds the request body, is gone once the promise
+    // chain is built, so the body and the events made from it are not kept alive by the commit wait.
+    ingest(input, req) {
       const now = hooks.clock.now();
       const validated = stages.validate(input, req.account, req.connectingIp, now);
-      if (!validated.ok) {
-        // A rejected request still counts against the key's per-second window (no events against
-        // the minute window): a key, publishable ones included, cannot have invalid bodies checked
-        // faster than its plan's requests per second. Over that window the answer is the 429.
-        const limit = await stages.limit(req.account, 0, now);
-        if (!limit.ok) {
-          count('rejected_rate_limited', 1);
-          return { ok: false, limit: limit.status, rejection: limit.rejection };
-        }
-        count('rejected_invalid', 1);
-        return { ok: false, rejection: validated.rejection, limit: limit.status };
-      }
-      const warnings = validated.warnings;
+      if (!validated.ok) return refuse(validated.rejection, req.account, now);
+      const { kind } = input;
+      const { events, warnings } = validated;
       if (warnings !== undefined && hooks.onUnknownField !== undefined)
         for (const list of warnings) for (const warning of list ?? []) hooks.onUnknownField(familyOf(warning));
-      try {
-        const outcome = await process(validated.events, req.account, now);
-        if (!outcome.ok) return outcome;
-        // A single event has no per-event answer to carry the conflict: the request is refused.
-        const only = outcome.results[0];
-        if (input.kind === 'single' && only?.status === 'rejected') return { ok: false, rejection: reject(only.error, only.message), limit: outcome.limit };
-        return warnings !== undefined ? { ...outcome, warnings } : outcome;
-      } catch (err) {
-        if (!(err instanceof StoreUnavailableError)) throw err;
-        count('rejected_unavailable', validated.events.length);
-        return { ok: false, rejection: UNAVAILABLE };
-      }
+      return prepare(events, req.account, now)
+        .then((prepared) => ('batch' in prepared ? commit(prepared) : prepared))
+        .then((outcome) => answer(outcome, kind, warnings), unavailable(events.length));
     },
   };
 }

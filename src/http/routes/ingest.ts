@@ -19,6 +19,20 @@ export interface IngestRouteDeps {
   readonly maxBatchBytes: number;
 }
 
+/**
+ * The request's body, parsed, which the request then no longer holds: while its events commit,
+ * neither the text nor the parsed body stays alive. The pipeline counts the request in the key's
+ * windows whatever it answers; a body that is not JSON is counted by the onSend hook instead, as
+ * every request refused before the pipeline.
+ */
+function takeBody(request: FastifyRequest): unknown {
+  const text = request.body;
+  request.body = undefined;
+  const body = typeof text === 'string' ? parseJsonBody(text) : text;
+  request.vigil.counted = true;
+  return body;
+}
+
 /** POST /v1/events and POST /v1/events/batch: HTTP in, pipeline outcome out. */
 export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps): void {
   // Shared by both routes and named in OpenAPI (components.schemas.Event) for client generators.
@@ -34,20 +48,13 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
 
   async function handle(kind: IngestInput['kind'], request: FastifyRequest, reply: FastifyReply) {
     const account = requestAccount(request);
-    // The body arrives as text (see app.ts's JSON parser) and is parsed once admitted; the
-    // request lets go of it, so only the pipeline holds what it became.
-    const text = request.body;
-    request.body = undefined;
-    const bytes = typeof text === 'string' ? text.length : 0;
+    // The body arrives as text (app.ts's JSON parser) and is parsed once admitted.
+    const bytes = typeof request.body === 'string' ? request.body.length : 0;
     const admitted = deps.admission.enter(bytes);
     if (admitted !== undefined) await admitted;
     let outcome: IngestOutcome;
     try {
-      const body = typeof text === 'string' ? parseJsonBody(text) : text;
-      // The pipeline counts the request in the key's windows, whatever it answers; a body that
-      // is not JSON is counted by the onSend hook, as every request refused before the pipeline.
-      request.vigil.counted = true;
-      outcome = await deps.pipeline.ingest({ kind, body }, { account, connectingIp: request.ip });
+      outcome = await deps.pipeline.ingest({ kind, body: takeBody(request) }, { account, connectingIp: request.ip });
     } finally {
       deps.admission.leave(bytes);
     }
