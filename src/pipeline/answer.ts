@@ -3,7 +3,8 @@ import type { ScoredEvent } from '../event/types.js';
 import type { NewEventRow } from '../storage/types.js';
 import { isoTime } from '../util/iso-time.js';
 import { rememberJson, rememberedJson } from '../util/json-text.js';
-import { snakeCaseKeys } from '../util/snake-case.js';
+import { snakeCase, snakeCaseKeys } from '../util/snake-case.js';
+import type { Enrichment } from '../event/enrichment.js';
 import type { FieldWarning } from './unknown-fields.js';
 
 /** The 202 answer for one event. */
@@ -56,7 +57,7 @@ function familiesOf(families: ReadonlySet<string>): readonly string[] {
   return list;
 }
 
-type AcceptedResult = Extract<EventResult, { status: 'accepted' }>;
+export type AcceptedResult = Extract<EventResult, { status: 'accepted' }>;
 
 /**
  * The result in the key order Fastify's serializer (fast-json-stringify) writes for
@@ -64,7 +65,7 @@ type AcceptedResult = Extract<EventResult, { status: 'accepted' }>;
  * is in RiskSchema's order too), so JSON.stringify of it is
  * the 202 text: made here once, it is both the idempotency row's response and the reply body.
  */
-export function toEventResult(event: ScoredEvent, degraded = false): EventResult {
+export function toEventResult(event: ScoredEvent, degraded = false): AcceptedResult {
   const result: { -readonly [K in keyof AcceptedResult]: AcceptedResult[K] } = {
     status: 'accepted',
     id: event.id,
@@ -122,15 +123,37 @@ export function batchResultJson(results: readonly EventResult[], warnings?: read
   return `{"status":"accepted","accepted":${accepted},"results":[${list}]}`;
 }
 
+/** Frozen enrichment parts in snake_case: cached lookups (GeoIP, ASN, feeds, user agents) hand one frozen part to many events. */
+const snakeParts = new WeakMap<object, unknown>();
+
+function snakePart(part: object): unknown {
+  if (!Object.isFrozen(part)) return snakeCaseKeys(part);
+  let snake = snakeParts.get(part);
+  if (snake === undefined) {
+    snake = snakeCaseKeys(part);
+    snakeParts.set(part, snake);
+  }
+  return snake;
+}
+
+/** snakeCaseKeys(enrichment), with each shared part converted once. */
+export function snakeEnrichment(enrichment: Enrichment): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key in enrichment) {
+    const value: unknown = enrichment[key as keyof Enrichment];
+    out[snakeCase(key)] = value !== null && typeof value === 'object' ? snakePart(value) : value;
+  }
+  return out;
+}
+
 /** The persisted document: what the event said, what Vigil added; never the password hash. */
-export function toEventRow(event: ScoredEvent, ctx: AccountContext, result: EventResult): NewEventRow {
-  const tags = result.status === 'accepted' ? result.tags : [];
-  const doc: Record<string, unknown> = {
+export function toEventRow(event: ScoredEvent, ctx: AccountContext, result: AcceptedResult): NewEventRow {
+  const doc = {
     id: event.id,
     event: event.type,
     event_id: event.eventId,
     timestamp: isoTime(event.occurredAt),
-    received_at: isoTime(event.receivedAt),
+    received_at: result.received_at,
     actor_id: event.actorId,
     email: event.email,
     ip: event.ip,
@@ -144,11 +167,11 @@ export function toEventRow(event: ScoredEvent, ctx: AccountContext, result: Even
       base_score: event.classification.baseScore,
       families: familiesOf(event.classification.families),
     },
-    enrichment: snakeCaseKeys(event.enrichment),
-    risk: event.risk,
-    tags,
-    alerts: result.status === 'accepted' ? result.alerts : [],
-    degraded: result.status === 'accepted' ? result.degraded : undefined,
+    enrichment: snakeEnrichment(event.enrichment),
+    risk: result.risk,
+    tags: result.tags,
+    alerts: result.alerts,
+    degraded: result.degraded,
   };
   return {
     id: event.id,
@@ -160,7 +183,7 @@ export function toEventRow(event: ScoredEvent, ctx: AccountContext, result: Even
     actorId: event.actorId ?? null,
     ip: event.ip ?? null,
     riskScore: event.risk.score,
-    tags,
+    tags: result.tags,
     // Made here, once: the writer thread gets text (a structured clone of a string is a copy),
     // and the document object is garbage as soon as this returns.
     docJson: JSON.stringify(doc),
