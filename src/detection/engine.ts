@@ -129,7 +129,9 @@ export class EventDetection {
     const silenced = settings.silenced({ ip: facts.ip, asn: event.enrichment.asn?.number, actorId: facts.actor, country: facts.country });
     this.run = new EventRun(facts, settings, state.scope(facts.accountId));
     let chains: ChainRun | undefined;
-    for (const name of event.classification.detectors) {
+    const names = event.classification.detectors;
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i] as string;
       if (!settings.enabled(name) || isSilenced(silenced, name)) continue;
       if (name === KILL_CHAIN_DETECTOR) {
         chains = new ChainRun(this.run, settings.thresholds(name));

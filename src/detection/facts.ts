@@ -14,6 +14,12 @@ export class EventFacts {
   readonly at: number;
   readonly actor: string | undefined;
   readonly ip: string | undefined;
+  /**
+   * `actor:<actor>` and `ip:<ip>`, the subjects of state keys and alerts ('' without an actor or
+   * address): made once, so every detector of the event shares one string (and its hash).
+   */
+  readonly actorSubject: string;
+  readonly ipSubject: string;
   readonly host: string | undefined;
   readonly session: string | undefined;
   readonly country: string | undefined;
@@ -36,6 +42,8 @@ export class EventFacts {
     this.at = event.occurredAt;
     this.actor = event.actorId || undefined;
     this.ip = event.ip || undefined;
+    this.actorSubject = this.actor === undefined ? '' : `actor:${this.actor}`;
+    this.ipSubject = this.ip === undefined ? '' : `ip:${this.ip}`;
     this.host = event.host || undefined;
     this.session = event.sessionId || undefined;
     this.country = event.enrichment.geo?.country;

@@ -131,7 +131,7 @@ export class ChainRun {
     if (f.actor !== undefined && f.type === 'data.accessed') {
       this.burst = this.ctx.ops.add({
         kind: 'window.add',
-        key: this.ctx.key('w', `actor:${f.actor}`),
+        key: this.ctx.key('w', f.actorSubject),
         field: 'data_access',
         at: f.at,
         windowMs: ACCESS_BURST_WINDOW_MS,
@@ -235,7 +235,7 @@ function typeStagesOf(f: EventFacts): readonly { chain: ChainDef; stages: number
 
 function subjectOf(spec: KillChainSpec, f: EventFacts): string | undefined {
   if (spec.subject === 'host') return f.host === undefined ? undefined : `host:${f.host}`;
-  return f.actor === undefined ? undefined : `actor:${f.actor}`;
+  return f.actor === undefined ? undefined : f.actorSubject;
 }
 
 function describeStep(spec: KillChainSpec, step: SequenceStep) {

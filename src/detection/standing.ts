@@ -26,27 +26,37 @@ function markerOf(result: LastResult): { at: number; marker: Marker } | undefine
   return typeof until === 'number' && typeof type === 'string' ? { at: prev.at, marker: { until, type } } : undefined;
 }
 
+/** A subject's marker read with the first batch, and what this event knows of it since. */
+interface Read {
+  readonly subject: string;
+  readonly slot: Slot<LastResult>;
+  known: Marker | undefined;
+}
+
 export class Standing {
-  private readonly reads: { subject: string; slot: Slot<LastResult> }[] = [];
-  private readonly known = new Map<string, Marker>();
+  private readonly reads: Read[] = [];
 
   constructor(private readonly ctx: DetectContext) {
     const f = ctx.facts;
-    const subjects: string[] = [];
-    if (f.actor !== undefined) subjects.push(`actor:${f.actor}`);
-    if (f.session !== undefined) subjects.push(`session:${f.session}`);
-    for (const subject of subjects)
-      this.reads.push({ subject, slot: ctx.ops.add({ kind: 'last.swap', key: ctx.key('standing', subject), field: FIELD, at: f.at, ttlMs: MARKER_TTL_MS }) });
+    if (f.actor !== undefined) this.readMarker(f.actorSubject);
+    if (f.session !== undefined) this.readMarker(`session:${f.session}`);
+  }
+
+  private readMarker(subject: string): void {
+    const { ctx } = this;
+    const slot = ctx.ops.add({ kind: 'last.swap', key: ctx.key('standing', subject), field: FIELD, at: ctx.facts.at, ttlMs: MARKER_TTL_MS });
+    this.reads.push({ subject, slot, known: undefined });
   }
 
   /** The alert that stands over this event, from the first batch's answers. */
   read(answers: Answers): StandingAlert | undefined {
     const at = this.ctx.facts.at;
     let best: StandingAlert | undefined;
-    for (const { subject, slot } of this.reads) {
-      const found = markerOf(answers.get(slot));
+    for (const read of this.reads) {
+      const found = markerOf(answers.get(read.slot));
       if (found === undefined) continue;
-      this.known.set(subject, found.marker);
+      read.known = found.marker;
+      const subject = read.subject;
       // A marker written by a later event (delivered first) says nothing about this one.
       if (found.at > at || found.marker.until < at) continue;
       if (best === undefined || found.marker.until > best.until) best = { type: found.marker.type, via: subject, until: found.marker.until };
@@ -65,13 +75,13 @@ export class Standing {
       if (strongest === undefined || until > strongest.until) strongest = { until, type: spec.type };
     }
     if (strongest === undefined) return;
-    for (const { subject } of this.reads) {
-      const before = this.known.get(subject);
+    for (const read of this.reads) {
+      const before = read.known;
       const value = before !== undefined && before.until > strongest.until ? before : strongest;
-      this.known.set(subject, value);
+      read.known = value;
       batch.add({
         kind: 'last.swap',
-        key: this.ctx.key('standing', subject),
+        key: this.ctx.key('standing', read.subject),
         field: FIELD,
         at: f.at,
         value: { until: value.until, type: value.type },

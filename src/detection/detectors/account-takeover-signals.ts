@@ -26,8 +26,7 @@ export const accountTakeoverSignals: Detector = {
     const peeks: Slot<AlertPeekResult>[] = [];
     if (sensitive) {
       const windowMs = th(t, 'change_window_minutes') * MINUTE;
-      for (const type of NEW_LOGIN_ALERTS)
-        peeks.push(ctx.ops.add({ kind: 'alert.peek', key: ctx.alertKey(`actor:${f.actor}`), field: type, at: f.at, windowMs }));
+      for (const type of NEW_LOGIN_ALERTS) peeks.push(ctx.ops.add({ kind: 'alert.peek', key: ctx.alertKey(f.actorSubject), field: type, at: f.at, windowMs }));
     }
     const who = f.actor ?? f.event.enrichment.email?.normalized ?? f.event.email;
     let perActor: Slot<WindowResult> | undefined;
@@ -36,13 +35,13 @@ export const accountTakeoverSignals: Detector = {
       const windowMs = th(t, 'reset_window_minutes') * MINUTE;
       if (who !== undefined) perActor = ctx.ops.add({ kind: 'window.add', key: ctx.key('w', `actor:${who}`), field: 'resets', at: f.at, windowMs });
       if (f.ip !== undefined && who !== undefined)
-        perIp = ctx.ops.add({ kind: 'distinct.add', key: ctx.key('w', `ip:${f.ip}`), field: 'resets', at: f.at, windowMs, member: who });
+        perIp = ctx.ops.add({ kind: 'distinct.add', key: ctx.key('w', f.ipSubject), field: 'resets', at: f.at, windowMs, member: who });
     }
     return (answers) => {
       for (let i = 0; i < peeks.length; i++) {
         const alert = answers.get(peeks[i] as Slot<AlertPeekResult>).alert;
         if (alert === null || alert.lastSeen > f.at) continue;
-        ctx.raise('account.change_after_new_login', `actor:${f.actor}`, {
+        ctx.raise('account.change_after_new_login', f.actorSubject, {
           change: f.type,
           after: NEW_LOGIN_ALERTS[i],
           login_alert: alert.id,
@@ -59,7 +58,7 @@ export const accountTakeoverSignals: Detector = {
       if (perIp !== undefined) {
         const actors = answers.get(perIp).distinct;
         if (actors >= th(t, 'reset_actors_per_ip'))
-          ctx.raise('account.password_reset_abuse', `ip:${f.ip}`, {
+          ctx.raise('account.password_reset_abuse', f.ipSubject, {
             distinct_actors: actors,
             threshold: th(t, 'reset_actors_per_ip'),
             window_minutes: minutes,

@@ -16,7 +16,7 @@ export const apiAbuse: Detector = {
     const failingPath = path !== undefined && status !== undefined && status >= 400 && status < 500 && status !== 429;
     if (!unauthorized && !failingPath) return;
     const windowMs = th(t, 'window_minutes') * MINUTE;
-    const key = ctx.key('w', `ip:${f.ip}`);
+    const key = ctx.key('w', f.ipSubject);
     let denied: Slot<WindowResult> | undefined;
     let paths: Slot<DistinctResult> | undefined;
     if (unauthorized) denied = ctx.ops.add({ kind: 'window.add', key, field: 'denied', at: f.at, windowMs });
@@ -29,12 +29,12 @@ export const apiAbuse: Detector = {
       if (denied !== undefined) {
         const n = answers.get(denied).sum;
         if (n >= th(t, 'unauthorized'))
-          ctx.raise('api.unauthorized_burst', `ip:${f.ip}`, { denied: n, threshold: th(t, 'unauthorized'), window_minutes: minutes });
+          ctx.raise('api.unauthorized_burst', f.ipSubject, { denied: n, threshold: th(t, 'unauthorized'), window_minutes: minutes });
       }
       if (paths !== undefined) {
         const n = answers.get(paths).distinct;
         if (n >= th(t, 'distinct_paths'))
-          ctx.raise('api.enumeration', `ip:${f.ip}`, { distinct_paths: n, threshold: th(t, 'distinct_paths'), window_minutes: minutes });
+          ctx.raise('api.enumeration', f.ipSubject, { distinct_paths: n, threshold: th(t, 'distinct_paths'), window_minutes: minutes });
       }
     };
   },

@@ -27,28 +27,27 @@ export const bruteForce: Detector = {
     if (!f.loginFailure) return;
     const windowMs = th(t, 'window_minutes') * MINUTE;
     const byActor =
-      f.actor === undefined ? undefined : ctx.ops.add({ kind: 'window.add', key: ctx.key('w', `actor:${f.actor}`), field: 'fail', at: f.at, windowMs });
+      f.actor === undefined ? undefined : ctx.ops.add({ kind: 'window.add', key: ctx.key('w', f.actorSubject), field: 'fail', at: f.at, windowMs });
     if (f.actor !== undefined)
       ctx.ops.add({
         kind: 'window.add',
-        key: ctx.key('w', `actor:${f.actor}`),
+        key: ctx.key('w', f.actorSubject),
         field: RECENT_FAILURES,
         at: f.at,
         windowMs: th(t, 'success_window_minutes') * MINUTE,
       });
-    const byIp = f.ip === undefined ? undefined : ctx.ops.add({ kind: 'window.add', key: ctx.key('w', `ip:${f.ip}`), field: 'fail', at: f.at, windowMs });
+    const byIp = f.ip === undefined ? undefined : ctx.ops.add({ kind: 'window.add', key: ctx.key('w', f.ipSubject), field: 'fail', at: f.at, windowMs });
     return (answers) => {
       const minutes = th(t, 'window_minutes');
       if (byActor !== undefined) {
         const failures = answers.get(byActor).sum;
         const threshold = th(t, 'account_failures');
-        if (failures >= threshold)
-          ctx.raise('auth.brute_force.account', `actor:${f.actor}`, { failures, threshold, window_minutes: minutes, ip: f.ip ?? null });
+        if (failures >= threshold) ctx.raise('auth.brute_force.account', f.actorSubject, { failures, threshold, window_minutes: minutes, ip: f.ip ?? null });
       }
       if (byIp !== undefined) {
         const failures = answers.get(byIp).sum;
         const threshold = th(t, 'ip_failures');
-        if (failures >= threshold) ctx.raise('auth.brute_force.ip', `ip:${f.ip}`, { failures, threshold, window_minutes: minutes });
+        if (failures >= threshold) ctx.raise('auth.brute_force.ip', f.ipSubject, { failures, threshold, window_minutes: minutes });
       }
     };
   },
@@ -58,7 +57,7 @@ function detectSuccess(ctx: DetectContext, t: Thresholds): Judge | undefined {
   const f = ctx.facts;
   let recent: Slot<WindowResult> | undefined;
   if (f.actor !== undefined) {
-    const key = ctx.key('w', `actor:${f.actor}`);
+    const key = ctx.key('w', f.actorSubject);
     recent = ctx.ops.add({ kind: 'window.add', key, field: RECENT_FAILURES, at: f.at, windowMs: th(t, 'success_window_minutes') * MINUTE, amount: 0 });
     ctx.ops.add({ kind: 'delete', key, field: RECENT_FAILURES });
   }
@@ -69,20 +68,20 @@ function detectSuccess(ctx: DetectContext, t: Thresholds): Judge | undefined {
       peeks.push({ type, slot });
     }
   };
-  if (f.actor !== undefined) peek(`actor:${f.actor}`, GUESSING_ALERTS.actor);
-  if (f.ip !== undefined) peek(`ip:${f.ip}`, GUESSING_ALERTS.ip);
+  if (f.actor !== undefined) peek(f.actorSubject, GUESSING_ALERTS.actor);
+  if (f.ip !== undefined) peek(f.ipSubject, GUESSING_ALERTS.ip);
   if (peeks.length === 0) return undefined;
   const spraying =
     f.ip === undefined
       ? undefined
-      : ctx.ops.add({ kind: 'alert.peek', key: ctx.alertKey(`ip:${f.ip}`), field: SPRAY, at: f.at, windowMs: alertSpec(SPRAY).windowMs ?? MINUTE });
+      : ctx.ops.add({ kind: 'alert.peek', key: ctx.alertKey(f.ipSubject), field: SPRAY, at: f.at, windowMs: alertSpec(SPRAY).windowMs ?? MINUTE });
   return (answers) => {
     const spray = spraying === undefined ? null : answers.get(spraying).alert;
     if (spray !== null && spray.lastSeen <= f.at) return;
     for (const { type, slot } of peeks) {
       const alert = answers.get(slot).alert;
       if (alert === null || alert.lastSeen > f.at) continue;
-      ctx.raise('auth.credential_stuffing_success', f.actor !== undefined ? `actor:${f.actor}` : `ip:${f.ip}`, {
+      ctx.raise('auth.credential_stuffing_success', f.actor !== undefined ? f.actorSubject : f.ipSubject, {
         ip: f.ip ?? null,
         guessing_alert: type,
         guessing_alert_id: alert.id,
@@ -92,7 +91,7 @@ function detectSuccess(ctx: DetectContext, t: Thresholds): Judge | undefined {
     }
     const failures = recent === undefined ? 0 : answers.get(recent).sum;
     if (failures >= th(t, 'success_after_failures'))
-      ctx.raise('auth.login_after_failures', `actor:${f.actor}`, {
+      ctx.raise('auth.login_after_failures', f.actorSubject, {
         ip: f.ip ?? null,
         failures,
         threshold: th(t, 'success_after_failures'),

@@ -13,7 +13,7 @@ const SPRAY = 'auth.credential_spray';
 function spraySubjects(ctx: DetectContext): { subject: string; threshold: 'distinct_actors' | 'network_distinct_actors' }[] {
   const f = ctx.facts;
   if (f.ip === undefined) return [];
-  const out: { subject: string; threshold: 'distinct_actors' | 'network_distinct_actors' }[] = [{ subject: `ip:${f.ip}`, threshold: 'distinct_actors' }];
+  const out: { subject: string; threshold: 'distinct_actors' | 'network_distinct_actors' }[] = [{ subject: f.ipSubject, threshold: 'distinct_actors' }];
   const prefix = networkPrefix(f.ip);
   if (prefix !== undefined) out.push({ subject: `net:${prefix}`, threshold: 'network_distinct_actors' });
   const asn = f.event.enrichment.asn?.number;
@@ -59,7 +59,7 @@ export const credentialSpray: Detector = {
       for (const slot of peeks) {
         const alert = answers.get(slot).alert;
         if (alert === null || alert.lastSeen > f.at) continue;
-        ctx.raise('auth.credential_stuffing_success', f.actor !== undefined ? `actor:${f.actor}` : `ip:${f.ip}`, {
+        ctx.raise('auth.credential_stuffing_success', f.actor !== undefined ? f.actorSubject : f.ipSubject, {
           ip: f.ip,
           spray_alert: alert.id,
           spray_since: new Date(alert.firstSeen).toISOString(),

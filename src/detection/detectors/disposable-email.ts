@@ -10,6 +10,6 @@ export const disposableEmail: Detector = {
     const email = f.event.enrichment.email;
     if (email === undefined || !email.disposable) return;
     if (!ACCOUNT_EMAIL_TYPES.has(f.type) && !f.has('account.create')) return;
-    ctx.raise('account.disposable_email', f.actor !== undefined ? `actor:${f.actor}` : `email:${email.normalized}`, { domain: email.domain });
+    ctx.raise('account.disposable_email', f.actor !== undefined ? f.actorSubject : `email:${email.normalized}`, { domain: email.domain });
   },
 };

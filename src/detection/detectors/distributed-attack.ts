@@ -19,7 +19,7 @@ export const distributedAttack: Detector = {
     const onActor =
       f.actor === undefined
         ? undefined
-        : ctx.ops.add({ kind: 'distinct.add', key: ctx.key('w', `actor:${f.actor}`), field: 'ips', at: f.at, windowMs, member: f.ip });
+        : ctx.ops.add({ kind: 'distinct.add', key: ctx.key('w', f.actorSubject), field: 'ips', at: f.at, windowMs, member: f.ip });
     const botnetIps = th(t, 'botnet_distinct_ips');
     const acrossAccount = ctx.ops.add({
       kind: 'distinct.add',
@@ -36,7 +36,7 @@ export const distributedAttack: Detector = {
         const ips = answers.get(onActor).distinct;
         const threshold = th(t, 'distinct_ips');
         if (ips >= threshold)
-          ctx.raise('auth.distributed_brute_force', `actor:${f.actor}`, { distinct_ips: ips, threshold, window_minutes: th(t, 'window_minutes') });
+          ctx.raise('auth.distributed_brute_force', f.actorSubject, { distinct_ips: ips, threshold, window_minutes: th(t, 'window_minutes') });
       }
       const { few, distinct } = answers.get(acrossAccount);
       if (few >= botnetIps) {

@@ -12,7 +12,7 @@ export const geoDeviceAnomaly: Detector = {
     const f = ctx.facts;
     if (!f.loginSuccess || f.actor === undefined) return;
     const memoryMs = th(t, 'memory_days') * DAY;
-    const key = ctx.key('p', `actor:${f.actor}`);
+    const key = ctx.key('p', f.actorSubject);
     const logins = ctx.ops.add({ kind: 'counter.add', key, field: 'logins', at: f.at, amount: 1, ttlMs: memoryMs });
     const country =
       f.country === undefined || f.anonymising
@@ -27,11 +27,11 @@ export const geoDeviceAnomaly: Detector = {
       if (known < th(t, 'min_known_logins')) return;
       const novel: string[] = [];
       if (country !== undefined && !answers.get(country).seen) {
-        ctx.raise('auth.new_country', `actor:${f.actor}`, { country: f.country, known_logins: known, memory_days: th(t, 'memory_days') });
+        ctx.raise('auth.new_country', f.actorSubject, { country: f.country, known_logins: known, memory_days: th(t, 'memory_days') });
         novel.push('country');
       }
       if (device !== undefined && !answers.get(device).seen) {
-        ctx.raise('auth.new_device', `actor:${f.actor}`, { device: f.uaFamily, known_logins: known, memory_days: th(t, 'memory_days') });
+        ctx.raise('auth.new_device', f.actorSubject, { device: f.uaFamily, known_logins: known, memory_days: th(t, 'memory_days') });
         novel.push('device');
       }
       if (novel.length > 0 && f.session !== undefined) {

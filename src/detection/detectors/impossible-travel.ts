@@ -90,7 +90,7 @@ export const impossibleTravel: Detector = {
       session: f.session ?? '',
       device: textOf(f.event.metadata, DEVICE_KEYS) ?? '',
     };
-    const slot = ctx.ops.add({ kind: 'last.swap', key: ctx.key('p', `actor:${f.actor}`), field: 'loc', at: f.at, value: encode(fix), ttlMs: LOCATION_TTL_MS });
+    const slot = ctx.ops.add({ kind: 'last.swap', key: ctx.key('p', f.actorSubject), field: 'loc', at: f.at, value: encode(fix), ttlMs: LOCATION_TTL_MS });
     return (answers) => {
       const prev = answers.get(slot).previous;
       const before = prev !== null && typeof prev.value === 'string' ? decode(prev.value) : undefined;
@@ -115,7 +115,7 @@ export const impossibleTravel: Detector = {
               { fix, at: f.at },
               { fix: before, at: prev.at },
             ];
-      ctx.raise('auth.impossible_travel', `actor:${f.actor}`, {
+      ctx.raise('auth.impossible_travel', f.actorSubject, {
         from: place(first.fix, first.at),
         to: place(second.fix, second.at),
         distance_km: Math.round(distanceKm),

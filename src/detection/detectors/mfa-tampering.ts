@@ -26,7 +26,7 @@ export const mfaTampering: Detector = {
     if (f.type === 'auth.mfa.bypass_attempted')
       ctx.raise('auth.mfa_bypass_attempt', primarySubject(f), { ip: f.ip ?? null, method: f.event.metadata.method ?? null });
     if (f.type === 'auth.mfa.challenge_passed' && f.actor !== undefined) {
-      const subject = `actor:${f.actor}`;
+      const subject = f.actorSubject;
       const slot = ctx.ops.add({
         kind: 'alert.peek',
         key: ctx.alertKey(subject),
@@ -46,11 +46,11 @@ export const mfaTampering: Detector = {
       };
     }
     if (f.type !== 'auth.mfa.challenge_failed' || f.actor === undefined) return;
-    const slot = ctx.ops.add({ kind: 'window.add', key: ctx.key('w', `actor:${f.actor}`), field: 'mfa_fail', at: f.at, windowMs: windowOf(t) });
+    const slot = ctx.ops.add({ kind: 'window.add', key: ctx.key('w', f.actorSubject), field: 'mfa_fail', at: f.at, windowMs: windowOf(t) });
     return (answers) => {
       const failures = answers.get(slot).sum;
       const threshold = th(t, 'fatigue_failures');
-      if (failures >= threshold) ctx.raise(FATIGUE, `actor:${f.actor}`, { challenge_failures: failures, threshold, window_minutes: th(t, 'window_minutes') });
+      if (failures >= threshold) ctx.raise(FATIGUE, f.actorSubject, { challenge_failures: failures, threshold, window_minutes: th(t, 'window_minutes') });
     };
   },
 };

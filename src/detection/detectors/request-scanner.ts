@@ -12,7 +12,7 @@ export const requestScanner: Detector = {
   name: 'request_scanner',
   detect(ctx) {
     const f = ctx.facts;
-    const subject = f.ip !== undefined ? `ip:${f.ip}` : f.actor !== undefined ? `actor:${f.actor}` : `account:${f.accountId}`;
+    const subject = f.ip !== undefined ? f.ipSubject : f.actor !== undefined ? f.actorSubject : `account:${f.accountId}`;
     const findings = f.event.enrichment.scan;
     if (findings !== undefined) {
       for (const finding of findings) {

@@ -7,7 +7,7 @@ export const threatIntel: Detector = {
     const f = ctx.facts;
     const threat = f.event.enrichment.threat;
     if (threat === undefined || f.ip === undefined) return;
-    const subject = `ip:${f.ip}`;
+    const subject = f.ipSubject;
     if (threat.torExit) ctx.raise('network.tor_exit_node', subject, { actor: f.actor ?? null });
     if (threat.blocklists.length > 0) ctx.raise('network.blocklisted_ip', subject, { blocklists: threat.blocklists, actor: f.actor ?? null });
     if (threat.hostingAsn && f.auth) {
