@@ -46,9 +46,25 @@ export function localScopeAlias(n: number): AccountScope {
   return alias as AccountScope;
 }
 
+const HASH = 35;
+const BAR = 124;
+const isAliasChar = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 97 && c <= 122);
+
+/**
+ * SCOPED_KEY.test(key), with the in-process alias form (`#` + 1-12 of [0-9a-z], `|`, a part not
+ * starting with `|`) checked by character codes: the in-process store checks every key of every
+ * state op, and this runs several times per event.
+ */
+export function isScopedKey(key: string): boolean {
+  if (key.charCodeAt(0) !== HASH) return SCOPED_KEY.test(key);
+  let i = 1;
+  while (i < key.length && i <= 13 && isAliasChar(key.charCodeAt(i))) i++;
+  return i >= 2 && i <= 13 && key.charCodeAt(i) === BAR && i + 1 < key.length && key.charCodeAt(i + 1) !== BAR;
+}
+
 /** Throws unless `key` starts with an account scope; stores call this for every key they write. */
 export function assertScopedKey(key: unknown): asserts key is string {
-  if (typeof key !== 'string' || !SCOPED_KEY.test(key)) throw new TenantScopeError(`state key without an account scope: ${describe(key)}`);
+  if (typeof key !== 'string' || !isScopedKey(key)) throw new TenantScopeError(`state key without an account scope: ${describe(key)}`);
 }
 
 /** `<scope>|<part>|<part>…`, each part a non-empty string. */
