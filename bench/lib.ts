@@ -2,6 +2,8 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { pacedLoad } from './paced.js';
 import { benchEvent } from './workload.js';
@@ -16,13 +18,14 @@ export interface Server {
 }
 
 /**
- * The Node flags `npm start` runs the service with (package.json is the one place they are
- * written), so that every benchmark measures the service as shipped.
+ * The Node flags `npm start` runs the service with in the checkout at `dir` (package.json is the
+ * one place they are written), so that every benchmark measures a service as it ships.
  */
-export const SERVICE_NODE_FLAGS: readonly string[] = (() => {
-  const start = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }).scripts.start;
+export function serviceNodeFlags(dir: string = fileURLToPath(new URL('..', import.meta.url))): readonly string[] {
+  const start = (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
   return start.split(/\s+/).filter((word) => word.startsWith('--'));
-})();
+}
+export const SERVICE_NODE_FLAGS: readonly string[] = serviceNodeFlags();
 
 /**
  * The Node that benchmarked servers run on: VIGIL_BENCH_NODE (the path of another `node`, e.g. one
@@ -47,7 +50,8 @@ export function startNode(
   options: { cwd?: string; path?: '/healthz' | '/readyz' } = {},
 ): Promise<Server> {
   const path = options.path ?? '/healthz';
-  const child = spawn(SERVER_NODE, [...SERVICE_NODE_FLAGS, ...nodeArgs], {
+  // A checkout runs with its own `npm start` flags: a baseline is measured as it shipped.
+  const child = spawn(SERVER_NODE, [...(options.cwd === undefined ? SERVICE_NODE_FLAGS : serviceNodeFlags(options.cwd)), ...nodeArgs], {
     cwd: options.cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
