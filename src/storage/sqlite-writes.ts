@@ -108,6 +108,24 @@ function openedRow(p: readonly unknown[]): AlertsTable {
   return { id, account_id, type, severity, subject, status, count, first_seen, last_seen, actor_id, event_ids, details };
 }
 
+/** Usage rows ([account, period or day, used, dropped]) of every group, summed per account and period. */
+function sumUsage(groups: readonly SqliteWrites[], rowsOf: (w: SqliteWrites) => readonly (readonly unknown[])[]): (readonly unknown[])[] {
+  if (groups.length === 1) return rowsOf(groups[0] as SqliteWrites) as (readonly unknown[])[];
+  const sums = new Map<string, [unknown, unknown, number, number]>();
+  for (const w of groups) {
+    for (const [account, period, used, dropped] of rowsOf(w)) {
+      const key = `${String(account)}\u0000${String(period)}`;
+      const sum = sums.get(key);
+      if (sum === undefined) sums.set(key, [account, period, Number(used), Number(dropped)]);
+      else {
+        sum[2] += Number(used);
+        sum[3] += Number(dropped);
+      }
+    }
+  }
+  return [...sums.values()];
+}
+
 /**
  * Writes commit groups with statements prepared once (preparing is a parse, and it cost as much
  * as the insert it prepared). The same writer runs on the caller's connection (in-memory
@@ -140,9 +158,17 @@ export class SqliteBatchWriter {
           (alert.opened ? s.alertOpen : s.alertUpdate).run(alert.params);
           for (const d of deliveries) s.delivery.run(DELIVERY_COLUMNS.map((c) => d[c]));
         }
-        run(s.monthly, w.monthly);
-        run(s.daily, w.daily);
       }
+      // Usage rows are one per account and period in a group, and hot: summed over every group of
+      // the transaction, each is updated once per transaction rather than once per group.
+      run(
+        s.monthly,
+        sumUsage(groups, (w) => w.monthly),
+      );
+      run(
+        s.daily,
+        sumUsage(groups, (w) => w.daily),
+      );
     }).immediate;
   }
 

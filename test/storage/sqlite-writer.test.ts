@@ -89,3 +89,25 @@ test('a commit sent alone is written in a transaction of its own, whatever is qu
   expect(await store.countEvents(account.id)).toBe(20);
   await store.close();
 });
+
+test('the commits queued into one transaction add up their usage, per account and period', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'vigil-writer-'));
+  dirs.push(dir);
+  const store = openSqliteStore({ dataDir: dir, synchronous: 'full' });
+  await store.migrate();
+  const a = await store.createAccount({ id: 'acc_1', name: 'a', plan: 'pro', createdAt: 1 });
+  const b = await store.createAccount({ id: 'acc_2', name: 'b', plan: 'pro', createdAt: 1 });
+  const dropping = (accountId: string, id: string): CommitBatch => ({
+    ...batch(accountId, id),
+    usage: [{ accountId, period: '2026-11', day: '2026-11-26', used: 1, dropped: 2 }],
+  });
+  // Sent together, the writer thread finds them queued and writes them in one transaction.
+  await Promise.all([
+    ...Array.from({ length: 30 }, (_, i) => store.commit(batch(a.id, `evt_a${i}`))),
+    ...Array.from({ length: 12 }, (_, i) => store.commit(dropping(b.id, `evt_b${i}`))),
+  ]);
+  expect(await store.getUsage(a.id, '2026-11')).toMatchObject({ used: 30, dropped: 0 });
+  expect(await store.getUsage(b.id, '2026-11')).toMatchObject({ used: 12, dropped: 24 });
+  expect(await store.countEvents(a.id)).toBe(30);
+  await store.close();
+});
