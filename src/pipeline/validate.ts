@@ -218,7 +218,9 @@ function parseTimestamp(value: string | number | undefined, receivedAt: number):
 function normaliseIp(value: string): string | undefined {
   // Four-part decimal IPv4 or IPv6 only: legacy forms ("1.2.3", "0x7f.1") are not addresses users send.
   const address = parseAddress(value);
-  return address && formatAddress(address);
+  if (address === undefined) return undefined;
+  // A dotted quad the parser accepts (no leading zeros) is already canonical: no new string.
+  return address.version === 4 && !value.includes(':') ? value : formatAddress(address);
 }
 
 /** The validate stage for one event body: a typed event, or every problem found. */
