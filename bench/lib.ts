@@ -146,7 +146,7 @@ export interface Row {
   cpuUsPerEvent: number;
   /** Of that, the request thread (the process's main thread). */
   requestUs: number;
-  /** Of that, the SQLite writer thread. */
+  /** Of that, the SQLite writer thread and the checkpoint thread beside it. */
   writerUs: number;
   /** Of that, every other thread: V8's GC and compiler helpers, libuv's pool. */
   helpersUs: number;
@@ -155,12 +155,13 @@ export interface Row {
 /** CPU seconds (user + system, 100 Hz ticks) a process has used so far, per kind of thread. */
 export interface ThreadCpu {
   readonly request: number;
+  /** The SQLite writer thread and the checkpoint thread: together, what the writer alone did when it checkpointed itself. */
   readonly writer: number;
   readonly helpers: number;
 }
 
-/** The thread name the SQLite writer thread gives itself (src/storage/sqlite-writer-thread.ts). */
-const WRITER_THREAD = 'vigil-writer';
+/** The names the SQLite writer and checkpoint threads give themselves (src/storage/sqlite-*-thread.ts). */
+const WRITER_THREADS: ReadonlySet<string> = new Set(['vigil-writer', 'vigil-checkpt']);
 
 async function ticksOf(statFile: string): Promise<{ comm: string; seconds: number }> {
   const stat = await readFile(statFile, 'utf8').catch(() => '');
@@ -172,7 +173,7 @@ async function ticksOf(statFile: string): Promise<{ comm: string; seconds: numbe
 /**
  * CPU seconds so far per kind of thread, from /proc/<pid>/task/<tid>/stat. A thread that ended
  * takes its ticks with it from the per-thread figures but not from the process's total, so
- * `helpers` is the total less the two named threads.
+ * `helpers` is the total less the named threads.
  */
 export async function threadCpuOf(pid: number): Promise<ThreadCpu> {
   const total = (await ticksOf(`/proc/${pid}/stat`)).seconds;
@@ -181,7 +182,7 @@ export async function threadCpuOf(pid: number): Promise<ThreadCpu> {
   for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [])) {
     const t = await ticksOf(`/proc/${pid}/task/${tid}/stat`);
     if (tid === String(pid)) request = t.seconds;
-    else if (t.comm === WRITER_THREAD) writer += t.seconds;
+    else if (WRITER_THREADS.has(t.comm)) writer += t.seconds;
   }
   return { request, writer, helpers: total - request - writer };
 }

@@ -1,7 +1,10 @@
 /**
  * The SQLite writer thread: owns one connection and runs every commit group on it, so the
- * inserts, index updates, fsync and WAL checkpoints of a commit never block the event loop that
- * serves requests. Messages: { id, writes } or { id, close } in; one WriterReply out per drain.
+ * inserts, index updates and fsync of a commit never block the event loop that serves requests.
+ * Checkpoints run beside it (sqlite-checkpoint-thread.ts): it counts its commits in shared memory
+ * and wakes that thread, and when that thread asks, it copies the last few frames itself after a
+ * commit so that the WAL can start over. Messages: { id, writes } or { id, close } in; one
+ * WriterReply out per drain.
  *
  * Group commit, second stage: every group that queued up while a transaction ran is written in
  * the next transaction, so the thread never waits for the request thread between commits and
@@ -9,15 +12,18 @@
  * (the pipeline's commit group) retries each with `alone`, which this thread writes in a
  * transaction of its own, so one group's bad row cannot fail its neighbours.
  */
-import { writeFileSync } from 'node:fs';
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import SqliteDatabase from 'better-sqlite3';
 import { SqliteBatchWriter, type SqliteWrites } from './sqlite-writes.js';
 import { configureSqlite, type SqliteSynchronous } from './sqlite-pragmas.js';
+import { nameThread } from './thread-name.js';
+import { CATCH_UP, COMMITS } from './sqlite-shared.js';
 
 export interface WriterThreadData {
   readonly file: string;
   readonly synchronous: SqliteSynchronous;
+  /** Shared with the checkpoint thread: Int32 slots of sqlite-shared.ts. */
+  readonly shared: SharedArrayBuffer;
 }
 
 export type WriterRequest = { readonly id: number; readonly writes: SqliteWrites; readonly alone: boolean } | { readonly id: number; readonly close: true };
@@ -39,25 +45,23 @@ function drain(port: MessagePort, first: WriterRequest): WriterRequest[] {
   return requests;
 }
 
-/**
- * Names this thread `vigil-writer`, so `top -H`, `ps -L` and the benchmarks tell its CPU from
- * the request thread's. Linux only; elsewhere the thread keeps its inherited name.
- */
-function nameThread(): void {
-  try {
-    writeFileSync('/proc/thread-self/comm', 'vigil-writer');
-  } catch {
-    // Not Linux, or /proc not mounted: the name only serves observation.
-  }
-}
-
 const port = parentPort;
 if (port) {
-  nameThread();
+  nameThread('vigil-writer');
   const data = workerData as WriterThreadData;
+  const shared = new Int32Array(data.shared);
   const database = new SqliteDatabase(data.file);
   configureSqlite(database, data.synchronous);
   const writer = new SqliteBatchWriter(database);
+  /**
+   * The checkpoint thread has copied all but the frames appended since its last pass; no commit
+   * can append more while this runs, so it copies the rest and the next commit starts the WAL
+   * over. Tried again after the next commit if a read still uses the old frames.
+   */
+  const catchUp = () => {
+    const [result] = database.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[];
+    if (result && result.busy === 0 && result.checkpointed === result.log) Atomics.store(shared, CATCH_UP, 0);
+  };
   port.on('message', (first: WriterRequest) => {
     const requests = drain(port, first);
     const writes = requests.filter((r): r is Extract<WriterRequest, { writes: SqliteWrites }> => 'writes' in r);
@@ -67,6 +71,8 @@ if (port) {
       try {
         writer.write(...group.map((r) => r.writes));
         for (const r of group) reply.done.push(r.id);
+        Atomics.add(shared, COMMITS, 1);
+        Atomics.notify(shared, COMMITS);
       } catch (err) {
         for (const r of group) reply.failed.push(failure(r.id, err));
       }
@@ -80,5 +86,6 @@ if (port) {
     }
     port.postMessage(reply satisfies WriterReply);
     if (close) port.close();
+    else if (Atomics.load(shared, CATCH_UP) === 1) catchUp();
   });
 }

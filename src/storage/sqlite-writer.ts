@@ -4,6 +4,9 @@ import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { SqliteBatchWriter, type SqliteWrites } from './sqlite-writes.js';
 import type { WriterReply, WriterRequest, WriterThreadData } from './sqlite-writer-thread.js';
+import type { CheckpointThreadData } from './sqlite-checkpoint-thread.js';
+import type { SqliteSynchronous } from './sqlite-pragmas.js';
+import { SHARED_BYTES } from './sqlite-shared.js';
 
 /** Where commit groups are written: on the request thread, or on a writer thread. */
 export interface SqliteCommitWriter {
@@ -42,13 +45,29 @@ const codedError = (message: string, code?: string): Error => Object.assign(new 
  * Builds run the compiled thread module. Source checkouts (tests, tsx) run the TypeScript one
  * through tsx's require hook: Node 20 applies `--import` loader hooks to the main thread only.
  */
-function startThread(data: WriterThreadData): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./sqlite-writer-thread.js', import.meta.url), { workerData: data });
+function startThread(name: 'sqlite-writer-thread' | 'sqlite-checkpoint-thread', workerData: WriterThreadData | CheckpointThreadData): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL(`./${name}.js`, import.meta.url), { workerData });
   const require = createRequire(import.meta.url);
-  const thread = fileURLToPath(new URL('./sqlite-writer-thread.ts', import.meta.url));
+  const thread = fileURLToPath(new URL(`./${name}.ts`, import.meta.url));
   const code = `require(${JSON.stringify(require.resolve('tsx/cjs/api'))}).register(); require(${JSON.stringify(thread)});`;
-  return new Worker(code, { eval: true, workerData: data });
+  return new Worker(code, { eval: true, workerData });
 }
+
+export interface ThreadSqliteWriterOptions {
+  readonly file: string;
+  readonly synchronous: SqliteSynchronous;
+  /** Least time between two checkpoint passes (ms). Default 50. */
+  readonly checkpointIntervalMs?: number;
+  /**
+   * WAL length (frames) from which the writer is asked to copy the last frames itself, so that
+   * the WAL starts over. Default 4,096: 16 MiB of 4 KiB pages, half of journal_size_limit
+   * (sqlite-pragmas.ts).
+   */
+  readonly restartFrames?: number;
+}
+
+/** A checkpoint thread that fails is started again after this long (ms). */
+const CHECKPOINT_RESTART_MS = 1000;
 
 /**
  * For database files: commits run on a worker thread with its own connection, so a commit's
@@ -56,25 +75,46 @@ function startThread(data: WriterThreadData): Worker {
  * stay on the request thread's connection (WAL readers see each commit once it is done).
  * A thread that dies fails its outstanding commits (the caller answers 503, nothing was
  * acknowledged) and the next commit starts a new one.
+ *
+ * Checkpoints run on a second thread with a connection of its own, started with the writer
+ * (sqlite-checkpoint-thread.ts), so no commit waits for one. A checkpoint thread that fails
+ * costs no event (committed transactions are in the WAL): it is reported as a process warning
+ * and started again a second later.
  */
 export class ThreadSqliteWriter implements SqliteCommitWriter {
   readonly coalesces = true;
   private worker: Worker | null = null;
   private readonly waiting = new Map<number, Waiting>();
   private nextId = 1;
+  private checkpointer: Worker | null = null;
+  private checkpointRestart: NodeJS.Timeout | null = null;
+  private closed = false;
+  /** Shared with both threads (sqlite-shared.ts). */
+  private readonly shared = new SharedArrayBuffer(SHARED_BYTES);
 
-  constructor(private readonly data: WriterThreadData) {}
+  constructor(private readonly options: ThreadSqliteWriterOptions) {}
 
   write(writes: SqliteWrites, alone: boolean): Promise<void> {
     return this.request((id) => ({ id, writes, alone }));
   }
 
+  /** The writer's last commits first, then a last checkpoint that empties the WAL. */
   async close(): Promise<void> {
-    if (!this.worker) return;
-    const worker = this.worker;
-    const exited = new Promise((resolve) => worker.once('exit', resolve));
-    await this.request((id) => ({ id, close: true })).catch(() => undefined);
-    await exited;
+    this.closed = true;
+    if (this.checkpointRestart) clearTimeout(this.checkpointRestart);
+    if (this.worker) {
+      const worker = this.worker;
+      const exited = new Promise((resolve) => worker.once('exit', resolve));
+      await this.request((id) => ({ id, close: true })).catch(() => undefined);
+      await exited;
+    }
+    const checkpointer = this.checkpointer;
+    if (checkpointer) {
+      const exited = new Promise((resolve) => checkpointer.once('exit', resolve));
+      checkpointer.ref();
+      checkpointer.postMessage({ close: true });
+      await exited;
+    }
   }
 
   private request(make: (id: number) => WriterRequest): Promise<void> {
@@ -89,7 +129,8 @@ export class ThreadSqliteWriter implements SqliteCommitWriter {
   }
 
   private start(): Worker {
-    const worker = startThread(this.data);
+    this.checkpointer ??= this.startCheckpointer();
+    const worker = startThread('sqlite-writer-thread', { file: this.options.file, synchronous: this.options.synchronous, shared: this.shared });
     worker.on('message', (reply: WriterReply) => this.settle(reply));
     worker.on('error', (err) => this.fail(worker, codedError(`sqlite writer thread failed: ${err.message}`, 'SQLITE_WRITER_FAILED')));
     worker.on('exit', (code) => this.fail(worker, codedError(`sqlite writer thread exited (${code})`, 'SQLITE_WRITER_FAILED')));
@@ -98,10 +139,42 @@ export class ThreadSqliteWriter implements SqliteCommitWriter {
     return worker;
   }
 
+  private startCheckpointer(): Worker {
+    const checkpointer = startThread('sqlite-checkpoint-thread', {
+      file: this.options.file,
+      synchronous: this.options.synchronous,
+      shared: this.shared,
+      minIntervalMs: this.options.checkpointIntervalMs ?? 50,
+      maxIntervalMs: 1000,
+      // SQLite's own auto-checkpoint size: as many frames copied per pass (and per two fsyncs) as before.
+      passFrames: 1000,
+      restartFrames: this.options.restartFrames ?? 4096,
+    });
+    let failure: Error | undefined;
+    checkpointer.on('error', (err) => (failure = err));
+    checkpointer.on('exit', (code) => {
+      if (this.checkpointer !== checkpointer) return;
+      this.checkpointer = null;
+      if (this.closed) return;
+      process.emitWarning(`sqlite checkpoint thread exited (${code}): ${failure?.message ?? 'no error'}; starting it again`, {
+        code: 'VIGIL_SQLITE_CHECKPOINT',
+      });
+      this.checkpointRestart = setTimeout(() => {
+        this.checkpointRestart = null;
+        if (!this.closed) this.checkpointer ??= this.startCheckpointer();
+      }, CHECKPOINT_RESTART_MS);
+      this.checkpointRestart.unref();
+    });
+    // Checkpoints alone never keep the process alive.
+    checkpointer.unref();
+    return checkpointer;
+  }
+
   private settle(reply: WriterReply): void {
     for (const id of reply.done) this.take(id)?.resolve();
     for (const { id, error } of reply.failed) this.take(id)?.reject(codedError(error.message, error.code));
-    if (this.waiting.size === 0) this.worker?.unref();
+    // While closing, the thread's exit is awaited and must keep the process alive until then.
+    if (this.waiting.size === 0 && !this.closed) this.worker?.unref();
   }
 
   private take(id: number): Waiting | undefined {
