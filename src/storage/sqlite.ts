@@ -14,6 +14,9 @@ import type { CommitBatch, EventFilter, IdempotencyRow } from './types.js';
 const FIND_IDEMPOTENCY =
   'select account_id, event_id, response, created_at, payload_digest from idempotency where account_id = ? and event_id = ? and created_at >= ?';
 
+/** Events deleted per retention transaction (see deleteEvents). */
+const RETENTION_CHUNK = 2_000;
+
 interface IdempotencyColumns {
   readonly account_id: string;
   readonly event_id: string;
@@ -102,36 +105,52 @@ export class SqliteStore extends KyselyStore {
     return this.guard('pruneEvents', () => this.deleteEvents(before, accountId));
   }
 
+  /**
+   * SQLite has no partitions, and a delete by time alone would scan the whole events table
+   * (its index on time starts with the account): the accounts holding events are found one
+   * index seek each, and each one's rows go through that index.
+   */
   override async dropEventsBefore(before: number): Promise<{ readonly partitionsDropped: number; readonly rowsDeleted: number }> {
-    const rowsDeleted = await this.guard('dropEventsBefore', () => this.deleteEvents(before));
+    let rowsDeleted = 0;
+    const nextAccount = (after: string) =>
+      this.db.selectFrom('events').select('account_id').where('account_id', '>', after).orderBy('account_id').limit(1).executeTakeFirst();
+    for (let row = await this.guard('dropEventsBefore', () => nextAccount('')); row !== undefined;) {
+      const accountId = row.account_id;
+      rowsDeleted += await this.guard('dropEventsBefore', () => this.deleteEvents(before, accountId));
+      row = await this.guard('dropEventsBefore', () => nextAccount(accountId));
+    }
     return { partitionsDropped: 0, rowsDeleted };
   }
 
   /**
-   * One transaction deletes the events, their summary hours, and moves the summaries' epoch,
-   * which tells the writer that summary rows it remembers writing may be gone.
+   * Deletes an account's events before `before` in transactions of at most RETENTION_CHUNK rows,
+   * letting requests run between them (the request thread's connection does this, and one
+   * transaction over an hour's or a day's events would stop it for as long); then, in one
+   * transaction, the summary hours wholly before it, moving the summaries' epoch, which tells the
+   * writer that summary rows it remembers writing may be gone.
    */
-  private deleteEvents(before: number, accountId?: string): Promise<number> {
+  private async deleteEvents(before: number, accountId: string): Promise<number> {
+    let deleted = 0;
+    for (;;) {
+      const chunk = await sql`delete from events where rowid in (
+          select rowid from events where account_id = ${accountId} and received_at < ${before} limit ${RETENTION_CHUNK})`.execute(this.db);
+      const rows = Number(chunk.numAffectedRows ?? 0);
+      deleted += rows;
+      if (rows < RETENTION_CHUNK) break;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     const hour = hourOf(before);
-    return this.db.transaction().execute(async (trx) => {
-      let events = trx.deleteFrom('events').where('received_at', '<', before);
-      let actors = trx.deleteFrom('event_actor_hours').where('hour', '<', hour);
-      let addresses = trx.deleteFrom('event_ip_hours').where('hour', '<', hour);
-      if (accountId !== undefined) {
-        events = events.where('account_id', '=', accountId);
-        actors = actors.where('account_id', '=', accountId);
-        addresses = addresses.where('account_id', '=', accountId);
-      }
-      const deleted = await events.executeTakeFirst();
-      const summaries = Number((await actors.executeTakeFirst()).numDeletedRows) + Number((await addresses.executeTakeFirst()).numDeletedRows);
-      if (summaries > 0)
+    await this.db.transaction().execute(async (trx) => {
+      const actors = await trx.deleteFrom('event_actor_hours').where('account_id', '=', accountId).where('hour', '<', hour).executeTakeFirst();
+      const addresses = await trx.deleteFrom('event_ip_hours').where('account_id', '=', accountId).where('hour', '<', hour).executeTakeFirst();
+      if (Number(actors.numDeletedRows) + Number(addresses.numDeletedRows) > 0)
         await trx
           .updateTable('event_hours_epoch')
           .set((eb) => ({ epoch: eb('epoch', '+', 1) }))
           .where('id', '=', 1)
           .execute();
-      return Number(deleted.numDeletedRows);
     });
+    return deleted;
   }
 
   override async commit(batch: CommitBatch, options: CommitOptions = {}): Promise<void> {
