@@ -157,7 +157,7 @@ export class ThreadSqliteWriter implements SqliteCommitWriter {
       this.checkpointer = null;
       if (this.closed) return;
       process.emitWarning(`sqlite checkpoint thread exited (${code}): ${failure?.message ?? 'no error'}; starting it again`, {
-        code: 'VIGIL_SQLITE_CHECKPOINT',
+        code: 'SQLITE_CHECKPOINT_RESTARTED',
       });
       this.checkpointRestart = setTimeout(() => {
         this.checkpointRestart = null;

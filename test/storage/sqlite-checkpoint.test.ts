@@ -110,7 +110,7 @@ test('a checkpoint thread that fails is reported and started again; the commits 
   const file = join(dataDir, 'vigil.db');
   const warnings: string[] = [];
   const onWarning = (warning: Error & { code?: string }) => {
-    if (warning.code === 'VIGIL_SQLITE_CHECKPOINT') warnings.push(warning.message);
+    if (warning.code === 'SQLITE_CHECKPOINT_RESTARTED') warnings.push(warning.message);
   };
   process.on('warning', onWarning);
   try {
