@@ -11,11 +11,11 @@
  *
  * Build each checkout first (`npm run build`).
  */
-import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyOfKept, keptDatabase, stopServer } from './prefill.js';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { acceptedOf, BENCH_PLANS, bodies, drive, drivePaced, freePort, keyFor, start, startNode, vigilEnv, type Row, type Server } from './lib.js';
+import { BENCH_PLANS, bodies, drive, drivePaced, freePort, keyFor, start, startNode, vigilEnv, type Row, type Server } from './lib.js';
 
 const specs = (process.env.AB ?? '')
   .split(',')
@@ -27,63 +27,26 @@ const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const SECS = Number(process.env.SECS ?? 12);
 const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 
-function schemaTag(dir: string): string {
-  const migrations = join(dir, 'src/storage/migrations');
-  const hash = createHash('sha256');
-  for (const file of readdirSync(migrations).sort()) hash.update(file).update(readFileSync(join(migrations, file)));
-  return hash.digest('hex').slice(0, 12);
-}
-
 function startVigil(dir: string, port: number, plansFile: string, dataDir: string): Promise<Server> {
   return startNode([join(dir, 'dist/src/main.js')], vigilEnv(port, plansFile, { VIGIL_DATA_DIR: dataDir }), port, { cwd: dir });
-}
-
-async function stop(server: Server): Promise<void> {
-  const exited = new Promise((done) => server.child.once('exit', done));
-  server.child.kill('SIGTERM');
-  await exited;
-}
-
-/** The kept database of `npm run bench` (same place, same name), filled here if missing. */
-async function template(dir: string, plansFile: string): Promise<string> {
-  const templates = join(tmpdir(), 'vigil-bench-prefill');
-  const path = join(templates, `${schemaTag(dir)}-${PREFILL}`);
-  if (existsSync(join(path, 'bench.json'))) return path;
-  const filling = `${path}.filling`;
-  rmSync(filling, { recursive: true, force: true });
-  mkdirSync(filling, { recursive: true });
-  const port = await freePort();
-  const server = await startVigil(dir, port, plansFile, filling);
-  const key = await keyFor(port, 'bench');
-  const payloads = bodies(1000, 100, 10_000_000);
-  const started = Date.now();
-  for (let stored = 0; stored < PREFILL; stored = (await acceptedOf(server)) ?? 0) {
-    await drive('prefill', 'batch100', [server], '/v1/events/batch', payloads, 100, { authorization: `Bearer ${key}` }, undefined, 2);
-    console.log(`  ${(await acceptedOf(server)) ?? 0} events stored (${Math.round((Date.now() - started) / 1000)} s)`);
-  }
-  await stop(server);
-  writeFileSync(join(filling, 'bench.json'), JSON.stringify({ key }));
-  rmSync(path, { recursive: true, force: true });
-  renameSync(filling, path);
-  return path;
 }
 
 async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'vigil-half-'));
   const plansFile = join(work, 'plans.json');
   writeFileSync(plansFile, BENCH_PLANS);
-  const kept = PREFILL > 0 ? await template(specs[0] as string, plansFile) : undefined;
+  const kept = PREFILL > 0 ? await keptDatabase(specs[0] as string, PREFILL, plansFile, startVigil) : undefined;
   const single = bodies(5000, 1);
   const barePort = await freePort();
   const bare = await start(['bench/bare-server.ts'], { PORT: String(barePort) }, barePort);
 
   /** A Vigil of `dir` on a fresh copy of the kept database (or an empty one), warmed up. */
   const vigilOf = async (dir: string) => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'vigil-half-'));
-    if (kept) cpSync(kept, dataDir, { recursive: true });
+    const copy = kept === undefined ? undefined : copyOfKept(kept, 'vigil-half-');
+    const dataDir = copy?.dataDir ?? mkdtempSync(join(tmpdir(), 'vigil-half-'));
     const port = await freePort();
     const server = await startVigil(dir, port, plansFile, dataDir);
-    const key = kept ? (JSON.parse(readFileSync(join(kept, 'bench.json'), 'utf8')) as { key: string }).key : await keyFor(port, 'bench');
+    const key = copy?.key ?? (await keyFor(port, 'bench'));
     return { server, auth: { authorization: `Bearer ${key}` }, dataDir };
   };
 
@@ -92,7 +55,7 @@ async function main(): Promise<void> {
     const v = await vigilOf(specs[0] as string);
     await drive('warm-up', 'single', [v.server], '/v1/events', single, 1, v.auth, undefined, WARMUP);
     rate = Math.round((await drive('max', 'single', [v.server], '/v1/events', single, 1, v.auth)).reqPerSec / 2);
-    await stop(v.server);
+    await stopServer(v.server);
     rmSync(v.dataDir, { recursive: true, force: true });
   }
   console.log(`${PREFILL} events stored, ${rate} requests/s, ${SECS} s per run`);
@@ -105,7 +68,7 @@ async function main(): Promise<void> {
       await drivePaced('warm-up', 'half', v.server, '/v1/events', single, v.auth, rate, WARMUP);
       const from = new Date().toISOString().slice(11, 19);
       const row = await drivePaced(dir, 'paced', v.server, '/v1/events', single, v.auth, rate, SECS);
-      await stop(v.server);
+      await stopServer(v.server);
       rmSync(v.dataDir, { recursive: true, force: true });
       rows.push(row);
       console.log(`measured from ${from} UTC:`, JSON.stringify(row));
@@ -132,7 +95,7 @@ async function main(): Promise<void> {
       };
     }),
   );
-  await stop(bare);
+  await stopServer(bare);
   rmSync(work, { recursive: true, force: true });
 }
 

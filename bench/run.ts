@@ -19,25 +19,11 @@
  *   VIGIL_BENCH_NODE=/path/to/node: the servers run on that Node (its better-sqlite3 binding in
  *                  place: `.ci/with-node` swaps it), the load generator on the Node running this script
  */
-import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyOfKept, keptDatabase, stopServer } from './prefill.js';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import {
-  acceptedOf,
-  BENCH_PLANS,
-  bodies,
-  drive,
-  drivePaced,
-  freePort,
-  keyFor,
-  serverNodeVersion,
-  start,
-  startNode,
-  vigilEnv,
-  type Row,
-  type Server,
-} from './lib.js';
+import { BENCH_PLANS, bodies, drive, drivePaced, freePort, keyFor, serverNodeVersion, start, startNode, vigilEnv, type Row, type Server } from './lib.js';
 
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -49,80 +35,18 @@ interface Checkout {
   readonly dir: string;
 }
 
-/** The checkout's migrations, hashed: databases filled by one schema are not reused by another. */
-function schemaTag(dir: string): string {
-  const migrations = join(dir, 'src/storage/migrations');
-  const hash = createHash('sha256');
-  for (const file of readdirSync(migrations).sort()) hash.update(file).update(readFileSync(join(migrations, file)));
-  return hash.digest('hex').slice(0, 12);
-}
-
 function startVigil(checkout: Checkout, port: number, plansFile: string, dataDir: string): Promise<Server> {
   return startNode(['--import', 'tsx', 'src/main.ts'], vigilEnv(port, plansFile, { VIGIL_DATA_DIR: dataDir }), port, { cwd: checkout.dir });
 }
 
-async function stop(server: Server): Promise<void> {
-  const exited = new Promise((done) => server.child.once('exit', done));
-  server.child.kill('SIGTERM');
-  await exited;
-}
-
 /**
- * A data directory holding PREFILL events of the workload in the account of the returned key:
- * a copy of the template for the checkout's schema, which the first run fills through the batch
- * route (so alerts, usage and detector state are those of real traffic).
+ * A data directory holding PREFILL events of the workload in the account of the returned key (a
+ * copy of the kept database for the checkout's schema), or an empty one.
  */
 async function prefilled(checkout: Checkout, plansFile: string): Promise<{ dataDir: string; key?: string }> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'vigil-bench-'));
-  if (PREFILL <= 0) return { dataDir };
-  const templates = join(tmpdir(), 'vigil-bench-prefill');
-  const template = join(templates, `${schemaTag(checkout.dir)}-${PREFILL}`);
-  if (!existsSync(join(template, 'bench.json'))) {
-    const filling = `${template}.filling`;
-    rmSync(filling, { recursive: true, force: true });
-    mkdirSync(filling, { recursive: true });
-    // A database of this size filled under an earlier schema is moved by this checkout's
-    // migrations (far faster than filling anew); one the migrations cannot move is not used.
-    const earlier = readdirSync(templates).find((name) => name.endsWith(`-${PREFILL}`) && existsSync(join(templates, name, 'bench.json')));
-    const started = Date.now();
-    let key: string | undefined;
-    if (earlier !== undefined) {
-      console.log(`migrating a copy of ${join(templates, earlier)} to ${template}`);
-      cpSync(join(templates, earlier), filling, { recursive: true });
-      const port = await freePort();
-      const server = await startVigil(checkout, port, plansFile, filling).catch(() => undefined);
-      if (server) {
-        await stop(server);
-        key = (JSON.parse(readFileSync(join(filling, 'bench.json'), 'utf8')) as { key: string }).key;
-        console.log(`  migrated (${Math.round((Date.now() - started) / 1000)} s)`);
-      } else {
-        rmSync(filling, { recursive: true, force: true });
-        mkdirSync(filling, { recursive: true });
-      }
-    }
-    if (key === undefined) {
-      const port = await freePort();
-      const server = await startVigil(checkout, port, plansFile, filling);
-      key = await keyFor(port, 'bench');
-      console.log(`filling ${template} with ${PREFILL} events (once per schema and size)`);
-      // Numbered past the measured bodies, so the runs do not replay the stored events.
-      const payloads = bodies(1000, 100, 10_000_000);
-      const auth = { authorization: `Bearer ${key}` };
-      // Counted by the server: under load the client gives up on slow batches the server still stores.
-      for (let stored = 0; stored < PREFILL; stored = (await acceptedOf(server)) ?? 0) {
-        await drive('prefill', 'batch100', [server], '/v1/events/batch', payloads, 100, auth, undefined, 2);
-        console.log(`  ${(await acceptedOf(server)) ?? 0} events stored (${Math.round((Date.now() - started) / 1000)} s)`);
-      }
-      await stop(server);
-      writeFileSync(join(filling, 'bench.json'), JSON.stringify({ key }));
-    }
-    rmSync(template, { recursive: true, force: true });
-    renameSync(filling, template);
-  }
-  // The server leaves folders in its data directory (feeds), so the copy is recursive.
-  cpSync(template, dataDir, { recursive: true });
-  const { key } = JSON.parse(readFileSync(join(template, 'bench.json'), 'utf8')) as { key: string };
-  return { dataDir, key };
+  if (PREFILL <= 0) return { dataDir: mkdtempSync(join(tmpdir(), 'vigil-bench-')) };
+  const template = await keptDatabase(checkout.dir, PREFILL, plansFile, (dir, port, plans, dataDir) => startVigil({ ...checkout, dir }, port, plans, dataDir));
+  return copyOfKept(template, 'vigil-bench-');
 }
 
 async function main(): Promise<void> {
@@ -235,9 +159,9 @@ async function main(): Promise<void> {
       );
     }
   }
-  await stop(bare);
+  await stopServer(bare);
   for (const v of vigils) {
-    await stop(v.server);
+    await stopServer(v.server);
     // The database grows by about 1 KB per accepted event: gigabytes per run.
     rmSync(v.dataDir, { recursive: true, force: true });
   }

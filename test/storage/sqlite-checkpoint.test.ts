@@ -9,32 +9,14 @@ import { configureSqlite } from '../../src/storage/sqlite-pragmas.js';
 import { SqliteStore } from '../../src/storage/sqlite.js';
 import { ThreadSqliteWriter } from '../../src/storage/sqlite-writer.js';
 import type { CommitBatch } from '../../src/storage/types.js';
+import { oneEventBatch } from './one-event-batch.js';
 
 const dirs: string[] = [];
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-const batch = (accountId: string, id: string): CommitBatch => ({
-  events: [
-    {
-      id,
-      accountId,
-      type: 'auth.login.failure',
-      eventId: null,
-      occurredAt: 1,
-      receivedAt: 1,
-      actorId: `u_${id}`,
-      ip: null,
-      riskScore: 10,
-      tags: [],
-      doc: { type: 'auth.login.failure', padding: 'x'.repeat(2000) },
-    },
-  ],
-  alerts: [],
-  usage: [{ accountId, period: '2026-11', day: '2026-11-26', used: 1, dropped: 0 }],
-  idempotency: [],
-});
+const batch = (accountId: string, id: string): CommitBatch => oneEventBatch(accountId, id, { actorId: `u_${id}`, padding: 2000 });
 
 /** The WAL header's checkpoint sequence number (WAL file format, bytes 12–15): it moves each time the WAL starts over. */
 function walSequence(file: string): number {

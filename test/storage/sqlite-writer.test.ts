@@ -10,32 +10,14 @@ import { ThreadSqliteWriter } from '../../src/storage/sqlite-writer.js';
 import { toSqliteWrites } from '../../src/storage/sqlite-writes.js';
 import { StoreRejectedError, StoreUnavailableError } from '../../src/storage/store.js';
 import type { CommitBatch } from '../../src/storage/types.js';
+import { oneEventBatch } from './one-event-batch.js';
 
 const dirs: string[] = [];
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-const batch = (accountId: string, id: string): CommitBatch => ({
-  events: [
-    {
-      id,
-      accountId,
-      type: 'auth.login.failure',
-      eventId: null,
-      occurredAt: 1,
-      receivedAt: 1,
-      actorId: 'u1',
-      ip: null,
-      riskScore: 10,
-      tags: [],
-      doc: { type: 'auth.login.failure' },
-    },
-  ],
-  alerts: [],
-  usage: [{ accountId, period: '2026-11', day: '2026-11-26', used: 1, dropped: 0 }],
-  idempotency: [],
-});
+const batch = (accountId: string, id: string): CommitBatch => oneEventBatch(accountId, id);
 
 test('a writer thread that cannot open its database fails the commit, and the next commit starts a new thread', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'vigil-writer-'));
