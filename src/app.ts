@@ -173,7 +173,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   metrics.registry.registerMetric(
     new Gauge({
       name: 'vigil_ingest_admission_waiting',
-      help: 'Ingestion requests waiting for admission into the pipeline (VIGIL_INGEST_IN_FLIGHT_BYTES is in use)',
+      help: 'Ingestion requests waiting to enter the pipeline: the body text in flight has reached VIGIL_INGEST_IN_FLIGHT_BYTES',
       registers: [],
       collect() {
         this.set(admission.queued);
