@@ -1,5 +1,6 @@
 /**
- * Admission of ingestion bodies into the pipeline, by bytes of body text in flight.
+ * Admission of ingestion bodies into the pipeline, by the length of body text in flight (counted
+ * in characters, which for JSON is its bytes unless it holds non-ASCII text).
  *
  * A request that has been admitted is parsed, validated, enriched, detected and scored, and its
  * objects live until its events have committed. When clients send faster than the process can

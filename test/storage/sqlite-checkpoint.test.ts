@@ -30,6 +30,19 @@ function walSequence(file: string): number {
   }
 }
 
+/** Commits one event at a time until the WAL's sequence differs from `sequence`; answers how many were committed. */
+async function commitUntilWalStartsOver(store: SqliteStore, accountId: string, file: string, sequence: number, idPrefix: string): Promise<number> {
+  let n = 0;
+  await vi.waitFor(
+    async () => {
+      await store.commit(batch(accountId, `${idPrefix}${n++}`));
+      expect(walSequence(file)).not.toBe(sequence);
+    },
+    { timeout: 20_000, interval: 20 },
+  );
+  return n;
+}
+
 test('commits go on while a reader keeps checkpoints from finishing; once it lets go the WAL starts over, and closing empties it', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'vigil-checkpoint-'));
   dirs.push(dir);
@@ -64,14 +77,7 @@ test('commits go on while a reader keeps checkpoints from finishing; once it let
   // Let go: the checkpoint thread copies the WAL and a later commit starts it over, overwriting
   // it from the beginning instead of growing it.
   reader.exec('COMMIT');
-  let n = 0;
-  await vi.waitFor(
-    async () => {
-      await store.commit(batch(account.id, `evt_after_${n++}`));
-      expect(walSequence(file)).not.toBe(pinned);
-    },
-    { timeout: 20_000, interval: 20 },
-  );
+  let n = await commitUntilWalStartsOver(store, account.id, file, pinned, 'evt_after_');
   const restarted = statSync(`${file}-wal`).size;
   for (let i = 0; i < 20; i++) await store.commit(batch(account.id, `evt_after_${n++}`));
   expect(statSync(`${file}-wal`).size).toBe(restarted);
@@ -112,14 +118,7 @@ test('a checkpoint thread that fails is reported and started again; the commits 
     await migrated.commit(batch(account.id, 'evt_first'));
     const first = walSequence(file);
     // Only a checkpoint thread started again can let the WAL start over.
-    let n = 0;
-    await vi.waitFor(
-      async () => {
-        await migrated.commit(batch(account.id, `evt_${n++}`));
-        expect(walSequence(file)).not.toBe(first);
-      },
-      { timeout: 20_000, interval: 20 },
-    );
+    const n = await commitUntilWalStartsOver(migrated, account.id, file, first, 'evt_');
     await migrated.close();
     database.close();
     const check = new SqliteDatabase(file, { readonly: true });

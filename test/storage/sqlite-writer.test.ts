@@ -17,11 +17,23 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'vigil-writer-'));
+  dirs.push(dir);
+  return dir;
+}
+
+/** A migrated store on a database file, its commits on the writer thread. */
+async function migratedStore(): Promise<SqliteStore> {
+  const store = openSqliteStore({ dataDir: tempDir(), synchronous: 'full' });
+  await store.migrate();
+  return store;
+}
+
 const batch = (accountId: string, id: string): CommitBatch => oneEventBatch(accountId, id);
 
 test('a writer thread that cannot open its database fails the commit, and the next commit starts a new thread', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'vigil-writer-'));
-  dirs.push(dir);
+  const dir = tempDir();
   const dataDir = join(dir, 'later');
   const writer = new ThreadSqliteWriter({ file: join(dataDir, 'vigil.db'), synchronous: 'full' });
   const failed = await writer.write(toSqliteWrites(batch('acc_1', 'evt_1')), false).then(
@@ -41,8 +53,7 @@ test('a writer thread that cannot open its database fails the commit, and the ne
 });
 
 test('the store turns a failed writer thread into StoreUnavailableError (a 503, never a 202)', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'vigil-writer-'));
-  dirs.push(dir);
+  const dir = tempDir();
   const database = new SqliteDatabase(':memory:');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
   const store = new SqliteStore(db, new ThreadSqliteWriter({ file: join(dir, 'missing', 'vigil.db'), synchronous: 'full' }), database);
@@ -51,10 +62,7 @@ test('the store turns a failed writer thread into StoreUnavailableError (a 503, 
 });
 
 test('a commit sent alone is written in a transaction of its own, whatever is queued with it', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'vigil-writer-'));
-  dirs.push(dir);
-  const store = openSqliteStore({ dataDir: dir, synchronous: 'full' });
-  await store.migrate();
+  const store = await migratedStore();
   const account = await store.createAccount({ id: 'acc_1', name: 'a', plan: 'pro', createdAt: 1 });
   await store.commit(batch(account.id, 'dup'));
   const ids = Array.from({ length: 20 }, (_, i) => (i === 7 ? 'dup' : `evt_${i}`));
@@ -73,10 +81,7 @@ test('a commit sent alone is written in a transaction of its own, whatever is qu
 });
 
 test('the commits queued into one transaction add up their usage, per account and period', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'vigil-writer-'));
-  dirs.push(dir);
-  const store = openSqliteStore({ dataDir: dir, synchronous: 'full' });
-  await store.migrate();
+  const store = await migratedStore();
   const a = await store.createAccount({ id: 'acc_1', name: 'a', plan: 'pro', createdAt: 1 });
   const b = await store.createAccount({ id: 'acc_2', name: 'b', plan: 'pro', createdAt: 1 });
   const dropping = (accountId: string, id: string): CommitBatch => ({
