@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { copyOfKept, keptDatabase, stopServer } from './prefill.js';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { BENCH_PLANS, bodies, drive, drivePaced, freePort, keyFor, start, startNode, vigilEnv, type Row, type Server } from './lib.js';
+import { BENCH_PLANS, bodies, drive, drivePaced, freePort, keyFor, majorGcOf, start, startNode, vigilEnv, type Row, type Server } from './lib.js';
 
 const specs = (process.env.AB ?? '')
   .split(',')
@@ -61,13 +61,17 @@ async function main(): Promise<void> {
   console.log(`${PREFILL} events stored, ${rate} requests/s, ${SECS} s per run`);
   await drivePaced('warm-up', 'half', bare, '/v1/events', single, {}, rate, WARMUP);
 
-  const rows: Row[] = [];
+  // Major collections during each measured run: the tail at a steady rate is made of their pauses.
+  const rows: (Row & { majorGcs?: number; majorGcMs?: number })[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     for (const dir of round % 2 === 0 ? specs : [...specs].reverse()) {
       const v = await vigilOf(dir);
       await drivePaced('warm-up', 'half', v.server, '/v1/events', single, v.auth, rate, WARMUP);
       const from = new Date().toISOString().slice(11, 19);
-      const row = await drivePaced(dir, 'paced', v.server, '/v1/events', single, v.auth, rate, SECS);
+      const gcBefore = await majorGcOf(v.server);
+      const paced = await drivePaced(dir, 'paced', v.server, '/v1/events', single, v.auth, rate, SECS);
+      const gcAfter = await majorGcOf(v.server);
+      const row = { ...paced, majorGcs: gcAfter.count - gcBefore.count, majorGcMs: Math.round(gcAfter.ms - gcBefore.ms) };
       await stopServer(v.server);
       rmSync(v.dataDir, { recursive: true, force: true });
       rows.push(row);
@@ -92,6 +96,8 @@ async function main(): Promise<void> {
         request: median(list.map((r) => r.requestUs)),
         writer: median(list.map((r) => r.writerUs)),
         helpers: median(list.map((r) => r.helpersUs)),
+        'major GCs': target === 'bare' ? '' : median(list.map((r) => r.majorGcs ?? 0)),
+        'major GC ms': target === 'bare' ? '' : median(list.map((r) => r.majorGcMs ?? 0)),
       };
     }),
   );

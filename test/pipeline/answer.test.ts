@@ -80,7 +80,9 @@ const scoredEvent: fc.Arbitrary<ScoredEvent> = fc
     metadata: fc.dictionary(fc.string({ maxLength: 12 }), jsonValue, { maxKeys: 4 }),
     frozenParts: fc.boolean(),
     withEnrichment: fc.boolean(),
-    alerts: fc.array(fc.record({ id: fc.uuid(), type: fc.constantFrom('brute_force', 'impossible_travel'), severity: fc.constantFrom('low', 'high') }), { maxLength: 2 }),
+    alerts: fc.array(fc.record({ id: fc.uuid(), type: fc.constantFrom('brute_force', 'impossible_travel'), severity: fc.constantFrom('low', 'high') }), {
+      maxLength: 2,
+    }),
     score: fc.integer({ min: 0, max: 100 }),
   })
   .map((r) => {
