@@ -61,7 +61,7 @@ async function main(): Promise<void> {
   console.log(`${PREFILL} events stored, ${rate} requests/s, ${SECS} s per run`);
   await drivePaced('warm-up', 'half', bare, '/v1/events', single, {}, rate, WARMUP);
 
-  // Major collections during each measured run: the tail at a steady rate is made of their pauses.
+  // Major collections during each measured run: the latency tail at a steady rate follows them.
   const rows: (Row & { majorGcs?: number; majorGcMs?: number })[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     for (const dir of round % 2 === 0 ? specs : [...specs].reverse()) {

@@ -183,8 +183,6 @@ export function toEventRow(event: ScoredEvent, ctx: AccountContext, result: Acce
       families: familiesOf(event.classification.families),
     },
   });
-  // The answer's id and received_at (an id and an ISO time) cannot hold the member's text, so the
-  // first match is the member itself.
   const answer = eventResultJson(result);
   return {
     id: event.id,
@@ -197,6 +195,8 @@ export function toEventRow(event: ScoredEvent, ctx: AccountContext, result: Acce
     ip: event.ip ?? null,
     riskScore: event.risk.score,
     tags: result.tags,
+    // The answer's id and received_at (an id and an ISO time) cannot hold RISK_MEMBER's text, so
+    // its first match is the member itself.
     docJson: `${head.slice(0, -1)},"enrichment":${snakeEnrichmentJson(event.enrichment)}${answer.slice(answer.indexOf(RISK_MEMBER))}`,
   };
 }
