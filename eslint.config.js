@@ -23,6 +23,34 @@ export default tseslint.config(
     },
   },
   {
+    // Node 20's V8 takes a slow path when an object made by a leading spread then gains a member
+    // (about a microsecond per member, against tens of nanoseconds on later V8s): on the path every
+    // event takes, members are listed, put before the spread, or added with Object.assign.
+    files: [
+      'src/pipeline/**/*.ts',
+      'src/catalog/catalog.ts',
+      'src/enrichment/*.ts',
+      'src/detection/**/*.ts',
+      'src/scoring/**/*.ts',
+      'src/limits/**/*.ts',
+      'src/event/**/*.ts',
+      'src/threat-models/**/*.ts',
+      'src/storage/commit-plan.ts',
+      'src/storage/sqlite-writes.ts',
+      'src/storage/sqlite-writer-thread.ts',
+    ],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'ObjectExpression > SpreadElement:first-child ~ *',
+          message:
+            'On Node 20 an object that starts with a spread and then gains members costs about 1 µs per member: list the members, put them before the spread, or use Object.assign({}, ...).',
+        },
+      ],
+    },
+  },
+  {
     // Tests read untyped JSON bodies; `any` there is the honest type.
     files: ['test/**/*.ts', 'agent/test/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

@@ -203,7 +203,7 @@ export class EventDetection {
 
   private finish(): undefined {
     const result = this.answered.length === 0 ? NO_DETECTION : buildResult(this.answered, this.run.facts);
-    this.output = this.standingAlert === undefined ? result : { ...result, standing: this.standingAlert };
+    this.output = this.standingAlert === undefined ? result : { alerts: result.alerts, writes: result.writes, standing: this.standingAlert };
     this.step = 'done';
     return undefined;
   }

@@ -45,6 +45,6 @@ export function networkKind(asn: number | undefined): NetworkKind | undefined {
 export function networkPrefix(ip: string): string | undefined {
   const a = parseAddress(ip);
   if (a === undefined) return undefined;
-  if (a.version === 4) return `${formatAddress({ ...a, w3: (a.w3 & 0xffffff00) >>> 0 })}/24`;
+  if (a.version === 4) return `${formatAddress({ version: 4, w0: a.w0, w1: a.w1, w2: a.w2, w3: (a.w3 & 0xffffff00) >>> 0 })}/24`;
   return `${formatAddress({ version: 6, w0: a.w0, w1: (a.w1 & 0xffff0000) >>> 0, w2: 0, w3: 0 })}/48`;
 }

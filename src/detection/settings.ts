@@ -154,7 +154,7 @@ function validateEntryValue(kind: AllowlistKind, v: unknown, path: string, error
         errors.push(`${path} must be an IP address or CIDR (e.g. 203.0.113.7 or 10.0.0.0/8)`);
         return undefined;
       }
-      return formatCidr({ ...cidr, bits: cidr.bits });
+      return formatCidr(Object.assign({}, cidr, { bits: cidr.bits }));
     }
     case 'asns':
       if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 4_294_967_295) {

@@ -47,7 +47,9 @@ async function withThreatModels(
   const extra = await custom;
   return built.map((d, i) => {
     const more = extra[i];
-    return more === undefined || more.alerts.length === 0 ? d : { ...d, alerts: [...d.alerts, ...more.alerts], writes: [...d.writes, ...more.writes] };
+    return more === undefined || more.alerts.length === 0
+      ? d
+      : Object.assign({}, d, { alerts: [...d.alerts, ...more.alerts], writes: [...d.writes, ...more.writes] });
   });
 }
 

@@ -206,7 +206,7 @@ export function createIngestPipeline(stages: IngestStages, hooks: IngestHooks): 
     // A single event has no per-event answer to carry the conflict: the request is refused.
     const only = outcome.results[0];
     if (kind === 'single' && only?.status === 'rejected') return { ok: false, rejection: reject(only.error, only.message), limit: outcome.limit };
-    return warnings !== undefined ? { ...outcome, warnings } : outcome;
+    return warnings !== undefined ? Object.assign({}, outcome, { warnings }) : outcome;
   }
 
   function unavailable(events: number): (err: unknown) => IngestOutcome {

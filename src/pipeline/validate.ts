@@ -17,7 +17,9 @@ import type { AccountContext } from '../event/account.js';
  * together on a metadata object of a thousand keys; the structure walk visits those keys anyway.
  */
 const compiled = TypeCompiler.Compile(
-  Type.Object({ ...EventSchema.properties, metadata: Type.Optional(Type.Unknown()) }, { additionalProperties: EventSchema.additionalProperties }),
+  Type.Object(Object.assign({}, EventSchema.properties, { metadata: Type.Optional(Type.Unknown()) }), {
+    additionalProperties: EventSchema.additionalProperties,
+  }),
 );
 
 const KNOWN_FIELDS: ReadonlySet<string> = new Set(Object.keys(EventSchema.properties));
@@ -188,11 +190,11 @@ function unknownFields(record: Record<string, unknown>): UnknownFields | undefin
  */
 function mergeExtra(into: unknown, unknown: UnknownFields): Record<string, unknown> | undefined {
   if (into !== undefined && !isPlainObject(into)) return undefined;
-  const merged = { ...into, ...unknown.extra };
+  const merged: Record<string, unknown> = Object.assign({}, into, unknown.extra);
   if (unknown.request !== undefined) {
     const existing = into?.request;
     if (existing !== undefined && !isPlainObject(existing)) return undefined;
-    merged.request = { ...existing, ...unknown.request };
+    merged.request = Object.assign({}, existing, unknown.request);
   }
   return merged;
 }
@@ -259,7 +261,7 @@ export function validateEvent(body: unknown, ctx: ValidateContext): ValidationRe
   const unknown = unknownFields(record);
   if (unknown !== undefined) {
     const extra = mergeExtra(metadata.extra, unknown);
-    if (extra !== undefined) metadata = { ...metadata, extra };
+    if (extra !== undefined) metadata = Object.assign({}, metadata, { extra });
     else
       errors.push({
         field: 'metadata.extra',

@@ -41,10 +41,11 @@ export function validateRiskSettings(value: unknown, defaults: RiskThresholds = 
     if (input[key] !== undefined && !isScore(input[key])) errors.push({ field: `risk.${key}`, message: `risk.${key} must be a whole number from 1 to 100` });
   }
   if (errors.length > 0) return { ok: false, errors };
-  const settings: RiskSettings = {
-    ...(input.challenge !== undefined ? { challenge: input.challenge as number } : {}),
-    ...(input.block !== undefined ? { block: input.block as number } : {}),
-  };
+  const settings: RiskSettings = Object.assign(
+    {},
+    input.challenge !== undefined ? { challenge: input.challenge as number } : {},
+    input.block !== undefined ? { block: input.block as number } : {},
+  );
   const effective = resolve(settings, defaults);
   if (effective.challenge >= effective.block) {
     const field = settings.challenge !== undefined ? 'risk.challenge' : 'risk.block';

@@ -47,7 +47,7 @@ function lastStates(sorted: readonly AlertWrite[]): AlertWrite[] {
       continue;
     }
     const { count, lastSeen, eventIds, details, severity } = write.alert.count >= previous.alert.count ? write.alert : previous.alert;
-    out[out.length - 1] = { opened: previous.opened, alert: { ...previous.alert, count, lastSeen, eventIds, details, severity } };
+    out[out.length - 1] = { opened: previous.opened, alert: Object.assign({}, previous.alert, { count, lastSeen, eventIds, details, severity }) };
   }
   return out;
 }

@@ -118,23 +118,23 @@ function queue(ops: StateOp[], scope: AccountScope, model: CompiledModel, view: 
   const group = groupOf(model, view);
   if (group === undefined) return undefined;
   const key = (kind: string) => scopedKey(scope, 'tm', model.id, String(model.version), kind, group.key);
-  const base = { event, model, group: group.key, groupValues: group.values };
+  const pending = (slot: number): Pending => ({ event, model, group: group.key, groupValues: group.values, slot });
   switch (model.kind) {
     case 'single':
-      return { ...base, slot: -1 };
+      return pending(-1);
     case 'count':
       ops.push({ kind: 'window.add', key: key('n'), field: 'c', at: view.at, windowMs: model.windowMs, maxEntries: model.count });
-      return { ...base, slot: ops.length - 1 };
+      return pending(ops.length - 1);
     case 'distinct': {
       const value = view.get(model.distinct as string);
       if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') return undefined;
       ops.push({ kind: 'distinct.add', key: key('d'), field: 'v', at: view.at, windowMs: model.windowMs, member: String(value), maxMembers: model.count });
-      return { ...base, slot: ops.length - 1 };
+      return pending(ops.length - 1);
     }
     case 'unordered':
       for (const s of matched)
         ops.push({ kind: 'distinct.add', key: key('u'), field: 's', at: view.at, windowMs: model.windowMs, member: String(s), maxMembers: model.steps.length });
-      return { ...base, slot: ops.length - 1 };
+      return pending(ops.length - 1);
     case 'sequence': {
       // Highest stage first: one event never serves as both a step and the step before it.
       let last = -1;
@@ -143,7 +143,7 @@ function queue(ops: StateOp[], scope: AccountScope, model: CompiledModel, view: 
         ops.push({ kind: 'sequence.mark', key: key('q'), field: 's', at: view.at, stage, windowMs: model.windowMs, ref: eventId ?? null });
         if (stage === model.steps.length - 1) last = ops.length - 1;
       }
-      return last === -1 ? undefined : { ...base, slot: last };
+      return last === -1 ? undefined : pending(last);
     }
   }
 }

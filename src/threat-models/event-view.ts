@@ -92,6 +92,6 @@ export class EventView {
   /** A stored document (EventRow.doc). */
   static ofDoc(type: string, at: number, doc: Doc): EventView {
     // Events stored by earlier versions hold their enrichment in camelCase.
-    return new EventView(type, at, doc.enrichment === undefined ? doc : { ...doc, enrichment: snakeCaseKeys(doc.enrichment) });
+    return new EventView(type, at, doc.enrichment === undefined ? doc : Object.assign({}, doc, { enrichment: snakeCaseKeys(doc.enrichment) }));
   }
 }

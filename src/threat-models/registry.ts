@@ -73,7 +73,7 @@ export class ThreatModelRegistry {
    */
   async changed(accountId: string): Promise<void> {
     this.entries.delete(accountId);
-    await this.state.run([{ ...this.stampOp(accountId), value: ulid() }]);
+    await this.state.run([Object.assign({}, this.stampOp(accountId), { value: ulid() })]);
   }
 
   private stampOp(accountId: string): LastSwapOp {

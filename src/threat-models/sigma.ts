@@ -583,7 +583,7 @@ export function translateSigma(input: string | Record<string, unknown>, options:
     match.event = event;
     const sequence = body.sequence as { then: Record<string, unknown>[] } | undefined;
     if (sequence) for (const step of sequence.then) step.event = event;
-    const outcome = { ...outcomeOf(head), ...(isMap(overrides.outcome as Json) ? (overrides.outcome as Record<string, unknown>) : {}) };
+    const outcome = Object.assign({}, outcomeOf(head), isMap(overrides.outcome as Json) ? (overrides.outcome as Record<string, unknown>) : {});
     const native: Record<string, unknown> = {
       name: overrides.name ?? head.title,
       enabled: overrides.enabled ?? true,

@@ -368,7 +368,7 @@ export class MemoryStateStore implements StateStore {
       const rec = this.readField(op.key, op.field);
       const d = rec === undefined ? undefined : (getSlot(rec, this.slot) as DistinctField);
       const memberSeen = d?.members.delete(op.member) ?? false;
-      return { ...this.distinctAdd({ ...op, member: undefined, remove: false }), memberSeen };
+      return Object.assign(this.distinctAdd(Object.assign({}, op, { member: undefined, remove: false })), { memberSeen });
     }
     const adding = op.member !== undefined;
     let d: DistinctField | undefined;
