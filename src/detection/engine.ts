@@ -69,7 +69,9 @@ class EventRun implements DetectContext {
   }
 
   alertKey(subject: string): string {
-    return alertStateKey(this.scope, subject);
+    // The same text as alertStateKey, from the event's key cache: several detectors and the
+    // standing check read one subject's alerts.
+    return subject === '' ? alertStateKey(this.scope, subject) : this.key('alerts', subject);
   }
 
   raise(type: string, subject: string, details: Readonly<Record<string, unknown>> = {}): void {

@@ -19,9 +19,13 @@ interface Fix {
 }
 const LOCATION_TTL_MS = 90 * DAY;
 
-// Stored as one short string: a million actors' last locations must stay small.
-const encode = (x: Fix): string =>
-  [x.lat, x.lon, x.radius, x.anonymising ? 1 : 0, x.country, x.asn, encodeURIComponent(x.session), encodeURIComponent(x.device)].join(',');
+// Stored as one short string: a million actors' last locations must stay small. The first six
+// fields are the place; two fixes with the same place text are no distance apart.
+const placeText = (x: Fix): string => `${x.lat},${x.lon},${x.radius},${x.anonymising ? 1 : 0},${x.country},${x.asn}`;
+/** encodeURIComponent, skipped for text it would leave as it is (ids rarely hold a comma or a percent sign). */
+const uriPart = (text: string): string => (/^[\w.~-]*$/.test(text) ? text : encodeURIComponent(text));
+const encode = (place: string, x: Fix): string => `${place},${uriPart(x.session)},${uriPart(x.device)}`;
+const COMMA = 44;
 function decode(text: string): Fix | undefined {
   const p = text.split(',');
   if (p.length !== 5 && p.length !== 8) return undefined;
@@ -90,11 +94,22 @@ export const impossibleTravel: Detector = {
       session: f.session ?? '',
       device: textOf(f.event.metadata, DEVICE_KEYS) ?? '',
     };
-    const slot = ctx.ops.add({ kind: 'last.swap', key: ctx.key('p', f.actorSubject), field: 'loc', at: f.at, value: encode(fix), ttlMs: LOCATION_TTL_MS });
+    const here = placeText(fix);
+    const slot = ctx.ops.add({
+      kind: 'last.swap',
+      key: ctx.key('p', f.actorSubject),
+      field: 'loc',
+      at: f.at,
+      value: encode(here, fix),
+      ttlMs: LOCATION_TTL_MS,
+    });
     return (answers) => {
       const prev = answers.get(slot).previous;
-      const before = prev !== null && typeof prev.value === 'string' ? decode(prev.value) : undefined;
-      if (prev === null || before === undefined) return;
+      if (prev === null || typeof prev.value !== 'string') return;
+      // The usual login: from the same place as the last one, which no distance threshold flags.
+      if (prev.value.startsWith(here) && prev.value.charCodeAt(here.length) === COMMA) return;
+      const before = decode(prev.value);
+      if (before === undefined) return;
       const maxRadius = th(t, 'max_accuracy_radius_km');
       if (fix.anonymising || before.anonymising) return;
       if (fix.radius > maxRadius || before.radius > maxRadius) return;
