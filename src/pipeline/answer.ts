@@ -2,7 +2,7 @@ import type { AccountContext } from '../event/account.js';
 import type { ScoredEvent } from '../event/types.js';
 import type { NewEventRow } from '../storage/types.js';
 import { isoTime } from '../util/iso-time.js';
-import { rememberJson, rememberedJson } from '../util/json-text.js';
+import { jsonString, rememberJson, rememberedJson } from '../util/json-text.js';
 import { snakeCase, snakeCaseKeys } from '../util/snake-case.js';
 import type { Enrichment } from '../event/enrichment.js';
 import type { FieldWarning } from './unknown-fields.js';
@@ -46,15 +46,27 @@ function tagsOf(event: ScoredEvent): readonly string[] {
   return inferred.length === 0 ? NO_TAGS : inferred.map((t) => `inferred:${t}`);
 }
 
-/** The catalog hands out one family set per combination: its array form is made once, not per event. */
-const familyArrays = new WeakMap<ReadonlySet<string>, readonly string[]>();
-function familiesOf(families: ReadonlySet<string>): readonly string[] {
-  let list = familyArrays.get(families);
-  if (list === undefined) {
-    list = Object.freeze([...families]);
-    familyArrays.set(families, list);
+/** The catalog hands out one family set per combination: its JSON text is made once, not per event. */
+const familyTexts = new WeakMap<ReadonlySet<string>, string>();
+function familiesJson(families: ReadonlySet<string>): string {
+  let text = familyTexts.get(families);
+  if (text === undefined) {
+    text = JSON.stringify([...families]);
+    familyTexts.set(families, text);
   }
-  return list;
+  return text;
+}
+
+/** `,"name":<value>` as JSON.stringify writes a member, or nothing for an undefined value. */
+function member(name: string, value: unknown): string {
+  if (value === undefined) return '';
+  return `,"${name}":${typeof value === 'string' ? jsonString(value) : JSON.stringify(value)}`;
+}
+
+/** JSON text of an object, with no call for the usual empty one. */
+function objectJson(value: object): string {
+  for (const key in value) if (Object.hasOwn(value, key)) return JSON.stringify(value);
+  return '{}';
 }
 
 export type AcceptedResult = Extract<EventResult, { status: 'accepted' }>;
@@ -163,26 +175,15 @@ const RISK_MEMBER = ',"risk":';
  * pasted from their cached text.
  */
 export function toEventRow(event: ScoredEvent, ctx: AccountContext, result: AcceptedResult): NewEventRow {
-  const head = JSON.stringify({
-    id: event.id,
-    event: event.type,
-    event_id: event.eventId,
-    timestamp: isoTime(event.occurredAt),
-    received_at: result.received_at,
-    actor_id: event.actorId,
-    email: event.email,
-    ip: event.ip,
-    user_agent: event.userAgent,
-    session_id: event.sessionId,
-    host: event.host,
-    request: event.request,
-    metadata: event.metadata,
-    classification: {
-      predefined: event.classification.predefined,
-      base_score: event.classification.baseScore,
-      families: familiesOf(event.classification.families),
-    },
-  });
+  // Written member by member, in the order and text of one JSON.stringify of the document: on
+  // Node 20 that call costs twice what writing the members does. The id is Vigil's own text.
+  const { classification } = event;
+  const head =
+    `{"id":"${event.id}","event":${jsonString(event.type)}${member('event_id', event.eventId)}` +
+    `,"timestamp":"${isoTime(event.occurredAt)}","received_at":"${result.received_at}"` +
+    `${member('actor_id', event.actorId)}${member('email', event.email)}${member('ip', event.ip)}${member('user_agent', event.userAgent)}` +
+    `${member('session_id', event.sessionId)}${member('host', event.host)}${member('request', event.request)},"metadata":${objectJson(event.metadata)}` +
+    `,"classification":{"predefined":${classification.predefined},"base_score":${classification.baseScore},"families":${familiesJson(classification.families)}}`;
   const answer = eventResultJson(result);
   return {
     id: event.id,
@@ -197,6 +198,6 @@ export function toEventRow(event: ScoredEvent, ctx: AccountContext, result: Acce
     tags: result.tags,
     // The answer's id and received_at (an id and an ISO time) cannot hold RISK_MEMBER's text, so
     // its first match is the member itself.
-    docJson: `${head.slice(0, -1)},"enrichment":${snakeEnrichmentJson(event.enrichment)}${answer.slice(answer.indexOf(RISK_MEMBER))}`,
+    docJson: `${head},"enrichment":${snakeEnrichmentJson(event.enrichment)}${answer.slice(answer.indexOf(RISK_MEMBER))}`,
   };
 }

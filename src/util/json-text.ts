@@ -20,10 +20,11 @@ export function jsonOf(value: object): string {
 }
 
 /** Strings JSON.stringify would escape: quotes, backslashes, control characters, surrogates (a lone one is escaped). */
+// eslint-disable-next-line no-control-regex -- control characters are what JSON escapes
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 /** JSON.stringify(text), without its cost for the usual string that needs no escape. */
-function quoted(text: string): string {
+export function jsonString(text: string): string {
   return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 
@@ -36,7 +37,7 @@ function quoted(text: string): string {
 export function canonicalJson(value: unknown): string {
   switch (typeof value) {
     case 'string':
-      return quoted(value);
+      return jsonString(value);
     case 'number':
       return Number.isFinite(value) ? String(value) : 'null';
     case 'boolean':
@@ -59,7 +60,7 @@ export function canonicalJson(value: unknown): string {
     const member = record[key];
     if (member === undefined) continue;
     if (text.length > 1) text += ',';
-    text += `${quoted(key)}:${canonicalJson(member)}`;
+    text += `${jsonString(key)}:${canonicalJson(member)}`;
   }
   return `${text}}`;
 }

@@ -64,7 +64,13 @@ function documentText(event: ScoredEvent, degraded: boolean): string {
   });
 }
 
-const optionalText = fc.option(fc.string({ maxLength: 40 }), { nil: undefined });
+// Text that needs escaping too: quotes, backslashes, control characters, lone surrogates, U+2028.
+const text = fc.oneof(
+  fc.string({ maxLength: 40 }),
+  fc.string({ unit: 'binary', maxLength: 12 }),
+  fc.string({ unit: fc.constantFrom('a', '"', '\\', '\n', '\u0000', '\ud800', '\udc00', '\u2028'), maxLength: 6 }),
+);
+const optionalText = fc.option(text, { nil: undefined });
 const jsonValue = fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.parse(JSON.stringify(v)) as unknown);
 const scoredEvent: fc.Arbitrary<ScoredEvent> = fc
   .record({
@@ -84,6 +90,8 @@ const scoredEvent: fc.Arbitrary<ScoredEvent> = fc
       maxLength: 2,
     }),
     score: fc.integer({ min: 0, max: 100 }),
+    sources: fc.array(text, { maxLength: 3 }),
+    tags: fc.array(text, { maxLength: 3 }),
   })
   .map((r) => {
     const parts: Enrichment = r.withEnrichment ? { ...enrichment, geo: r.frozenParts ? geo : { ...geo }, threat: r.frozenParts ? threat : { ...threat } } : {};
@@ -103,8 +111,13 @@ const scoredEvent: fc.Arbitrary<ScoredEvent> = fc
       metadata: r.metadata,
       classification: { predefined: true, baseScore: 10, inferred: ['auth.success'], families: new Set(['authentication'] as const), detectors: [] },
       enrichment: parts,
-      alerts: r.alerts.map((a) => ({ ...a, tags: a.type === 'brute_force' ? ['custom'] : undefined }) as unknown as AlertHit),
-      risk: { score: r.score, level: 'low', action: 'allow', breakdown: [{ source: 'base', points: r.score }] },
+      alerts: r.alerts.map((a) => ({ ...a, tags: a.type === 'brute_force' ? ['custom', ...r.tags] : undefined }) as unknown as AlertHit),
+      risk: {
+        score: r.score,
+        level: 'low',
+        action: 'allow',
+        breakdown: [{ source: 'base', points: r.score }, ...r.sources.map((source, i) => ({ source, points: i + 1 }))],
+      },
     } as ScoredEvent;
   });
 
