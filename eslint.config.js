@@ -24,8 +24,8 @@ export default tseslint.config(
   },
   {
     // Node 20's V8 takes a slow path when an object made by a leading spread then gains a member
-    // (about a microsecond per member, against tens of nanoseconds on later V8s): on the path every
-    // event takes, members are listed, put before the spread, or added with Object.assign.
+    // (docs/performance.md, "Node 20's slow paths"): on the path every event takes, members are
+    // listed, put before the spread, or added with Object.assign.
     files: [
       'src/pipeline/**/*.ts',
       'src/catalog/catalog.ts',
@@ -45,7 +45,7 @@ export default tseslint.config(
         {
           selector: 'ObjectExpression > SpreadElement:first-child ~ *',
           message:
-            'On Node 20 an object that starts with a spread and then gains members costs about 1 µs per member: list the members, put them before the spread, or use Object.assign({}, ...).',
+            'On Node 20 an object that starts with a spread and then gains members takes a slow path (docs/performance.md, "Node 20\'s slow paths"): list the members, put them before the spread, or use Object.assign({}, ...).',
         },
       ],
     },

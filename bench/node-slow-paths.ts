@@ -2,9 +2,9 @@
  * What two JavaScript idioms cost on the Node that runs this script, in ns per operation (wall
  * time of a tight loop, median of ROUNDS): an object made by a leading spread and then given
  * members, against the same object with its members listed; and JSON.stringify of small objects
- * against writing their text. Node 20's V8 takes a slow path for the first (about 1 µs per added
- * member); the service avoids it on the per-event path (a lint rule keeps it out) and writes the
- * stored document's head itself. Run it on two Nodes to compare:
+ * against writing their text. Node 20's V8 takes a slow path for the first; the service avoids it
+ * on the per-event path (a lint rule keeps it out) and writes the stored document's head itself.
+ * Run it on two Nodes to compare:
  *   npx tsx bench/node-slow-paths.ts
  *   "$(.ci/registry-node 24)/bin/node" --import tsx bench/node-slow-paths.ts
  */

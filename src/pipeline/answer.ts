@@ -176,7 +176,7 @@ const RISK_MEMBER = ',"risk":';
  */
 export function toEventRow(event: ScoredEvent, ctx: AccountContext, result: AcceptedResult): NewEventRow {
   // Written member by member, in the order and text of one JSON.stringify of the document: on
-  // Node 20 that call costs twice what writing the members does. The id is Vigil's own text.
+  // Node 20 that call costs more than writing the members. The id is Vigil's own text.
   const { classification } = event;
   const head =
     `{"id":"${event.id}","event":${jsonString(event.type)}${member('event_id', event.eventId)}` +

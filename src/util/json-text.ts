@@ -32,7 +32,7 @@ export function jsonString(text: string): string {
  * The JSON text of a parsed JSON value with every object's keys in code-unit order and no
  * whitespace: two bodies that are the same JSON value (whatever their key order or spacing)
  * give the same text. Strings, numbers and booleans are written directly: a JSON.stringify call
- * per key and leaf cost more than the rest of validating an event.
+ * per key and leaf made this the slowest step of validating an event.
  */
 export function canonicalJson(value: unknown): string {
   switch (typeof value) {
