@@ -3,7 +3,7 @@ import type { ScoredEvent } from '../event/types.js';
 import type { NewEventRow } from '../storage/types.js';
 import { isoTime } from '../util/iso-time.js';
 import { jsonString, rememberJson, rememberedJson } from '../util/json-text.js';
-import { snakeCase, snakeCaseKeys } from '../util/snake-case.js';
+import { snakeCase } from '../util/snake-case.js';
 import type { Enrichment } from '../event/enrichment.js';
 import type { FieldWarning } from './unknown-fields.js';
 
@@ -136,17 +136,53 @@ export function batchResultJson(results: readonly EventResult[], warnings?: read
 }
 
 /**
- * JSON text of frozen enrichment parts in snake_case: cached lookups (GeoIP, ASN, feeds, user
- * agents) hand one frozen part to many events, so its text is made once and pasted into each
- * event's document.
+ * JSON.stringify(snakeCaseKeys(value)), written member by member (see toEventRow), for values
+ * whose member names stay distinct in snake_case (Vigil's own documents): the enrichment parts
+ * made per event (the address, the email) are small objects of strings.
+ */
+export function snakeJson(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return jsonString(value);
+    case 'number':
+      return Number.isFinite(value) ? String(value) : 'null';
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'object':
+      break;
+    default:
+      return JSON.stringify(value);
+  }
+  if (value === null) return 'null';
+  if (Array.isArray(value)) {
+    let text = '';
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      text += `${i === 0 ? '' : ','}${item === undefined || typeof item === 'function' || typeof item === 'symbol' ? 'null' : snakeJson(item)}`;
+    }
+    return `[${text}]`;
+  }
+  const record: Readonly<Record<string, unknown>> = Object(value);
+  let text = '';
+  for (const key in record) {
+    const member = record[key];
+    if (member === undefined || typeof member === 'function' || typeof member === 'symbol') continue;
+    text += `${text === '' ? '' : ','}${jsonString(snakeCase(key))}:${snakeJson(member)}`;
+  }
+  return `{${text}}`;
+}
+
+/**
+ * Shared enrichment parts: cached lookups (GeoIP, ASN, feeds, user agents) hand one frozen part
+ * to many events, so its text is made once and pasted into each event's document.
  */
 const snakePartTexts = new WeakMap<object, string>();
 
-function snakePartJson(part: object): string {
-  if (!Object.isFrozen(part)) return JSON.stringify(snakeCaseKeys(part));
+function snakePartJson(part: unknown): string {
+  if (part === null || typeof part !== 'object' || !Object.isFrozen(part)) return snakeJson(part);
   let text = snakePartTexts.get(part);
   if (text === undefined) {
-    text = JSON.stringify(snakeCaseKeys(part));
+    text = snakeJson(part);
     snakePartTexts.set(part, text);
   }
   return text;
@@ -159,7 +195,7 @@ export function snakeEnrichmentJson(enrichment: Enrichment): string {
     const value: unknown = enrichment[key as keyof Enrichment];
     if (value === undefined) continue;
     // Member names are Vigil's own identifiers: nothing in them needs escaping.
-    text += `${text === '' ? '{' : ','}"${snakeCase(key)}":${value !== null && typeof value === 'object' ? snakePartJson(value) : JSON.stringify(value)}`;
+    text += `${text === '' ? '{' : ','}"${snakeCase(key)}":${snakePartJson(value)}`;
   }
   return text === '' ? '{}' : `${text}}`;
 }

@@ -4,9 +4,16 @@ import type { AccountContext } from '../../src/event/account.js';
 import type { AlertHit } from '../../src/event/alert.js';
 import type { Enrichment } from '../../src/event/enrichment.js';
 import type { ScoredEvent } from '../../src/event/types.js';
-import { snakeEnrichmentJson, toEventResult, toEventRow } from '../../src/pipeline/answer.js';
+import { snakeEnrichmentJson, snakeJson, toEventResult, toEventRow } from '../../src/pipeline/answer.js';
 import { isoTime } from '../../src/util/iso-time.js';
 import { snakeCaseKeys } from '../../src/util/snake-case.js';
+
+// Text that needs escaping too: quotes, backslashes, control characters, lone surrogates, U+2028.
+const text = fc.oneof(
+  fc.string({ maxLength: 40 }),
+  fc.string({ unit: 'binary', maxLength: 12 }),
+  fc.string({ unit: fc.constantFrom('a', '"', '\\', '\n', '\u0000', '\ud800', '\udc00', '\u2028'), maxLength: 6 }),
+);
 
 const geo = Object.freeze({ country: 'DE', city: 'Berlin', latitude: 52.52, longitude: 13.405, accuracyRadiusKm: 20 });
 const threat = Object.freeze({ torExit: true, blocklists: Object.freeze(['firehol_level1']), hostingAsn: false });
@@ -32,6 +39,34 @@ describe('snakeEnrichmentJson', () => {
     expect(snakeEnrichmentJson({})).toBe('{}');
     expect(snakeEnrichmentJson({ geo: undefined, email: { domain: 'example.com', normalized: 'a@example.com', disposable: false } })).toBe(
       '{"email":{"domain":"example.com","normalized":"a@example.com","disposable":false}}',
+    );
+  });
+});
+
+describe('snakeJson', () => {
+  const leaf = fc.oneof(
+    text,
+    fc.double(),
+    fc.constantFrom(NaN, Infinity, -Infinity, -0, 1e21, 5e-7),
+    fc.integer(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.constant(undefined),
+  );
+  // Names as Vigil's documents have them (distinct in snake_case), some needing escapes.
+  const name = fc.constantFrom('torExit', 'browserVersion', 'ip', 'accuracyRadiusKm', '10', '9', 'a_b', '', 'q"uote', 'back\\slash', '\u0000ctl', '\ud800');
+  const value = fc.letrec((tie) => ({
+    node: fc.oneof({ depthSize: 'small' }, leaf, tie('array'), tie('object')),
+    array: fc.array(tie('node'), { maxLength: 4 }),
+    object: fc.dictionary(name, tie('node'), { maxKeys: 5 }),
+  })).node;
+
+  it('is JSON.stringify(snakeCaseKeys(value)) for any JSON-like value, undefined members and items, NaN and -0 included', () => {
+    fc.assert(
+      fc.property(value, (v) => {
+        expect(snakeJson(v)).toBe(JSON.stringify(snakeCaseKeys(v)));
+      }),
+      { numRuns: 2000 },
     );
   });
 });
@@ -64,12 +99,6 @@ function documentText(event: ScoredEvent, degraded: boolean): string {
   });
 }
 
-// Text that needs escaping too: quotes, backslashes, control characters, lone surrogates, U+2028.
-const text = fc.oneof(
-  fc.string({ maxLength: 40 }),
-  fc.string({ unit: 'binary', maxLength: 12 }),
-  fc.string({ unit: fc.constantFrom('a', '"', '\\', '\n', '\u0000', '\ud800', '\udc00', '\u2028'), maxLength: 6 }),
-);
 const optionalText = fc.option(text, { nil: undefined });
 const jsonValue = fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.parse(JSON.stringify(v)) as unknown);
 const scoredEvent: fc.Arbitrary<ScoredEvent> = fc

@@ -21,7 +21,16 @@ const text = fc.oneof(
   fc.string({ unit: fc.constantFrom('a', 'é', '"', '\\', '\u0000', '\u001f', '\u007f', '\ud800', '\udfff', '\u2028'), maxLength: 6 }),
   fc.constantFrom('\ud83d\ude00', 'x\ud83dy'),
 );
-const leaf = fc.oneof(text, fc.double(), fc.integer(), fc.boolean(), fc.constant(null), fc.constant(undefined), fc.constantFrom('10', '9', '-0', '__proto__'));
+const leaf = fc.oneof(
+  text,
+  fc.double(),
+  fc.constantFrom(NaN, Infinity, -Infinity, -0, 1e21, 5e-7),
+  fc.integer(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.constant(undefined),
+  fc.constantFrom('10', '9', '-0', '__proto__'),
+);
 const value = fc.letrec((tie) => ({
   node: fc.oneof({ depthSize: 'small' }, leaf, tie('array'), tie('object')),
   array: fc.array(tie('node'), { maxLength: 4 }),
