@@ -2,7 +2,7 @@ import type { AccountContext } from '../event/account.js';
 import type { ScoredEvent } from '../event/types.js';
 import type { NewEventRow } from '../storage/types.js';
 import { isoTime } from '../util/iso-time.js';
-import { jsonString, rememberJson, rememberedJson } from '../util/json-text.js';
+import { jsonLeaf, jsonString, rememberJson, rememberedJson } from '../util/json-text.js';
 import { snakeCase } from '../util/snake-case.js';
 import type { Enrichment } from '../event/enrichment.js';
 import type { FieldWarning } from './unknown-fields.js';
@@ -141,25 +141,11 @@ export function batchResultJson(results: readonly EventResult[], warnings?: read
  * made per event (the address, the email) are small objects of strings.
  */
 export function snakeJson(value: unknown): string {
-  switch (typeof value) {
-    case 'string':
-      return jsonString(value);
-    case 'number':
-      return Number.isFinite(value) ? String(value) : 'null';
-    case 'boolean':
-      return value ? 'true' : 'false';
-    case 'object':
-      break;
-    default:
-      return JSON.stringify(value);
-  }
-  if (value === null) return 'null';
+  const leaf = jsonLeaf(value);
+  if (leaf !== undefined) return leaf;
   if (Array.isArray(value)) {
     let text = '';
-    for (let i = 0; i < value.length; i++) {
-      const item: unknown = value[i];
-      text += `${i === 0 ? '' : ','}${item === undefined || typeof item === 'function' || typeof item === 'symbol' ? 'null' : snakeJson(item)}`;
-    }
+    for (let i = 0; i < value.length; i++) text += (i === 0 ? '' : ',') + snakeJson(value[i]);
     return `[${text}]`;
   }
   const record: Readonly<Record<string, unknown>> = Object(value);

@@ -29,12 +29,11 @@ export function jsonString(text: string): string {
 }
 
 /**
- * The JSON text of a parsed JSON value with every object's keys in code-unit order and no
- * whitespace: two bodies that are the same JSON value (whatever their key order or spacing)
- * give the same text. Strings, numbers and booleans are written directly: a JSON.stringify call
- * per key and leaf made this the slowest step of validating an event.
+ * JSON.stringify of anything but an object or array (undefined for those, which the caller
+ * walks), written directly for strings, numbers and booleans; a value JSON cannot hold
+ * (undefined, a function) is written as null, as in an array.
  */
-export function canonicalJson(value: unknown): string {
+export function jsonLeaf(value: unknown): string | undefined {
   switch (typeof value) {
     case 'string':
       return jsonString(value);
@@ -43,11 +42,21 @@ export function canonicalJson(value: unknown): string {
     case 'boolean':
       return value ? 'true' : 'false';
     case 'object':
-      break;
+      return value === null ? 'null' : undefined;
     default:
       return JSON.stringify(value) ?? 'null';
   }
-  if (value === null) return 'null';
+}
+
+/**
+ * The JSON text of a parsed JSON value with every object's keys in code-unit order and no
+ * whitespace: two bodies that are the same JSON value (whatever their key order or spacing)
+ * give the same text. Strings, numbers and booleans are written directly: a JSON.stringify call
+ * per key and leaf made this the slowest step of validating an event.
+ */
+export function canonicalJson(value: unknown): string {
+  const leaf = jsonLeaf(value);
+  if (leaf !== undefined) return leaf;
   if (Array.isArray(value)) {
     let text = '[';
     for (let i = 0; i < value.length; i++) text += (i === 0 ? '' : ',') + canonicalJson(value[i]);

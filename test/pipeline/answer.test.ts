@@ -7,13 +7,7 @@ import type { ScoredEvent } from '../../src/event/types.js';
 import { snakeEnrichmentJson, snakeJson, toEventResult, toEventRow } from '../../src/pipeline/answer.js';
 import { isoTime } from '../../src/util/iso-time.js';
 import { snakeCaseKeys } from '../../src/util/snake-case.js';
-
-// Text that needs escaping too: quotes, backslashes, control characters, lone surrogates, U+2028.
-const text = fc.oneof(
-  fc.string({ maxLength: 40 }),
-  fc.string({ unit: 'binary', maxLength: 12 }),
-  fc.string({ unit: fc.constantFrom('a', '"', '\\', '\n', '\u0000', '\ud800', '\udc00', '\u2028'), maxLength: 6 }),
-);
+import { escapingText, jsonLike } from '../helpers/json-arbitraries.js';
 
 const geo = Object.freeze({ country: 'DE', city: 'Berlin', latitude: 52.52, longitude: 13.405, accuracyRadiusKm: 20 });
 const threat = Object.freeze({ torExit: true, blocklists: Object.freeze(['firehol_level1']), hostingAsn: false });
@@ -44,22 +38,10 @@ describe('snakeEnrichmentJson', () => {
 });
 
 describe('snakeJson', () => {
-  const leaf = fc.oneof(
-    text,
-    fc.double(),
-    fc.constantFrom(NaN, Infinity, -Infinity, -0, 1e21, 5e-7),
-    fc.integer(),
-    fc.boolean(),
-    fc.constant(null),
-    fc.constant(undefined),
-  );
   // Names as Vigil's documents have them (distinct in snake_case), some needing escapes.
-  const name = fc.constantFrom('torExit', 'browserVersion', 'ip', 'accuracyRadiusKm', '10', '9', 'a_b', '', 'q"uote', 'back\\slash', '\u0000ctl', '\ud800');
-  const value = fc.letrec((tie) => ({
-    node: fc.oneof({ depthSize: 'small' }, leaf, tie('array'), tie('object')),
-    array: fc.array(tie('node'), { maxLength: 4 }),
-    object: fc.dictionary(name, tie('node'), { maxKeys: 5 }),
-  })).node;
+  const value = jsonLike(
+    fc.constantFrom('torExit', 'browserVersion', 'ip', 'accuracyRadiusKm', '10', '9', 'a_b', '', 'q"uote', 'back\\slash', '\u0000ctl', '\ud800'),
+  ).filter((v) => v !== undefined);
 
   it('is JSON.stringify(snakeCaseKeys(value)) for any JSON-like value, undefined members and items, NaN and -0 included', () => {
     fc.assert(
@@ -99,7 +81,7 @@ function documentText(event: ScoredEvent, degraded: boolean): string {
   });
 }
 
-const optionalText = fc.option(text, { nil: undefined });
+const optionalText = fc.option(escapingText, { nil: undefined });
 const jsonValue = fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.parse(JSON.stringify(v)) as unknown);
 const scoredEvent: fc.Arbitrary<ScoredEvent> = fc
   .record({
@@ -119,8 +101,8 @@ const scoredEvent: fc.Arbitrary<ScoredEvent> = fc
       maxLength: 2,
     }),
     score: fc.integer({ min: 0, max: 100 }),
-    sources: fc.array(text, { maxLength: 3 }),
-    tags: fc.array(text, { maxLength: 3 }),
+    sources: fc.array(escapingText, { maxLength: 3 }),
+    tags: fc.array(escapingText, { maxLength: 3 }),
   })
   .map((r) => {
     const parts: Enrichment = r.withEnrichment ? { ...enrichment, geo: r.frozenParts ? geo : { ...geo }, threat: r.frozenParts ? threat : { ...threat } } : {};
