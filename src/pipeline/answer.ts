@@ -60,7 +60,7 @@ function familiesJson(families: ReadonlySet<string>): string {
 /** `,"name":<value>` as JSON.stringify writes a member, or nothing for an undefined value. */
 function member(name: string, value: unknown): string {
   if (value === undefined) return '';
-  return `,"${name}":${typeof value === 'string' ? jsonString(value) : JSON.stringify(value)}`;
+  return `,"${name}":${jsonLeaf(value) ?? JSON.stringify(value)}`;
 }
 
 /** JSON text of an object, with no call for the usual empty one. */
