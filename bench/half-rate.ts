@@ -3,7 +3,8 @@
  * (bench/paced.ts) against the built service (`dist/src/main.js`, flags of `npm start`) of two or
  * more checkouts and the bare Fastify route, in alternating rounds, each Vigil run on its own copy
  * of the database `npm run bench` keeps (BENCH_PREFILL events, built here if missing) or on an
- * empty one. Prints every run and the medians: p50/p99/p99.9 and CPU per event by thread.
+ * empty one. Prints every run and the medians: p50/p99/p99.9 (and the bucket of the service's own
+ * request-duration histogram that holds its p99) and CPU per event by thread.
  *
  *   AB=/path/to/before,/path/to/after npx tsx bench/half-rate.ts
  *   RATE=2000 (requests/s; default: half the first checkout's maximum, measured with autocannon)
@@ -91,6 +92,8 @@ async function main(): Promise<void> {
         p50: median(list.map((r) => r.p50)),
         p99: median(list.map((r) => r.p99)),
         'p99.9': median(list.map((r) => r.p999)),
+        // The bucket bound the service's own p99 falls under: what the client adds shows beside it.
+        'service p99 ≤': target === 'bare' ? '' : median(list.map((r) => r.serviceP99 ?? 0)),
         non2xx: median(list.map((r) => r.non2xx)),
         'µs/event': median(list.map((r) => r.cpuUsPerEvent)),
         request: median(list.map((r) => r.requestUs)),

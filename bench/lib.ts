@@ -150,6 +150,12 @@ export interface Row {
   writerUs: number;
   /** Of that, every other thread: V8's GC and compiler helpers, libuv's pool. */
   helpersUs: number;
+  /**
+   * Paced runs: the p99 the service itself measured (its request-duration histogram, from the
+   * request's arrival to its answer), as the upper bound of the histogram bucket holding it (ms).
+   * The client's p99 also holds the time a request waited to be sent or read back on a busy host.
+   */
+  serviceP99?: number;
 }
 
 /** CPU seconds (user + system, 100 Hz ticks) a process has used so far, per kind of thread. */
@@ -214,6 +220,22 @@ export async function majorGcOf(server: Server): Promise<{ count: number; ms: nu
   const text = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
   const value = (suffix: string) => Number(new RegExp(`^vigil_nodejs_gc_duration_seconds_${suffix}\\{kind="major"\\} (\\S+)`, 'm').exec(text)?.[1] ?? 0);
   return { count: value('count'), ms: value('sum') * 1000 };
+}
+
+/** The service's request-duration histogram for POST /v1/events so far: [upper bound in s, cumulative count]; empty for the bare route. */
+async function durationBucketsOf(server: Server): Promise<[number, number][]> {
+  const res = await fetch(`http://127.0.0.1:${server.port}/metrics`).catch(() => undefined);
+  if (!res?.ok) return [];
+  const bucket = /^vigil_http_request_duration_seconds_bucket\{le="([^"]+)",route="\/v1\/events"\} (\d+)/gm;
+  return [...(await res.text()).matchAll(bucket)].map((m) => [m[1] === '+Inf' ? Infinity : Number(m[1]), Number(m[2])]);
+}
+
+/** The upper bound (ms) of the bucket holding quantile `q` of the requests between two histogram readings. */
+function bucketQuantile(before: readonly [number, number][], after: readonly [number, number][], q: number): number | undefined {
+  const counts = after.map(([le, n], k) => [le, n - (before[k]?.[1] ?? 0)] as const);
+  const total = counts.at(-1)?.[1] ?? 0;
+  if (total === 0) return undefined;
+  return (counts.find(([, n]) => n >= q * total)?.[0] ?? Infinity) * 1000;
 }
 
 /**
@@ -314,7 +336,9 @@ export async function drivePaced(
   const pid = server.child.pid as number;
   await idle(pid);
   const cpuBefore = await threadCpuOf(pid);
+  const bucketsBefore = await durationBucketsOf(server);
   const run = await pacedLoad({ port: server.port, path, headers, payloads, rate, seconds, connections: CONNECTIONS });
+  const serviceP99 = bucketQuantile(bucketsBefore, await durationBucketsOf(server), 0.99);
   await idle(pid);
   const cpuAfter = await threadCpuOf(pid);
   const round = (ms: number) => Math.round(ms * 10) / 10;
@@ -329,5 +353,6 @@ export async function drivePaced(
     non2xx: run.non2xx + run.errors,
     rssMb: Math.round((await rssOf(pid)) / 1e6),
     ...cpuPerEvent([cpuBefore], [cpuAfter], run.ok),
+    ...(serviceP99 === undefined ? {} : { serviceP99 }),
   };
 }
