@@ -30,6 +30,8 @@ const { newId } = (await import(new URL('util/ids.js', dist).href)) as typeof im
 
 const KINDS = (process.env.KIND ?? 'single,batch').split(',') as ('single' | 'batch')[];
 const VARIANTS = (process.env.VARIANTS ?? 'full,no-store,no-detect').split(',');
+const unknown = [...KINDS.filter((k) => k !== 'single' && k !== 'batch'), ...VARIANTS.filter((v) => !['full', 'no-store', 'no-detect'].includes(v))];
+if (unknown.length > 0) throw new Error(`unknown KIND or VARIANTS value: ${unknown.join(', ')} (KIND: single, batch; VARIANTS: full, no-store, no-detect)`);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const SECONDS_PER_ROUND = Number(process.env.SECONDS_PER_ROUND ?? 6);
 const IN_FLIGHT = 16;
