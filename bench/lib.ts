@@ -207,11 +207,17 @@ function cpuPerEvent(
   return { cpuUsPerEvent: us(request + writer + helpers), requestUs: us(request), writerUs: us(writer), helpersUs: us(helpers) };
 }
 
+/** The server's /metrics text, or undefined where it has none (the bare route). */
+async function metricsTextOf(server: Server): Promise<string | undefined> {
+  const res = await fetch(`http://127.0.0.1:${server.port}/metrics`).catch(() => undefined);
+  return res?.ok ? res.text() : undefined;
+}
+
 /** Events the server counted as accepted so far (its /metrics), or undefined where it has none (the bare route). */
 export async function acceptedOf(server: Server): Promise<number | undefined> {
-  const res = await fetch(`http://127.0.0.1:${server.port}/metrics`).catch(() => undefined);
-  if (!res?.ok) return undefined;
-  const match = /^vigil_events_total\{outcome="accepted"\} (\d+)/m.exec(await res.text());
+  const text = await metricsTextOf(server);
+  if (text === undefined) return undefined;
+  const match = /^vigil_events_total\{outcome="accepted"\} (\d+)/m.exec(text);
   return match ? Number(match[1]) : 0;
 }
 
@@ -224,10 +230,10 @@ export async function majorGcOf(server: Server): Promise<{ count: number; ms: nu
 
 /** The service's request-duration histogram for POST /v1/events so far: [upper bound in s, cumulative count]; empty for the bare route. */
 async function durationBucketsOf(server: Server): Promise<[number, number][]> {
-  const res = await fetch(`http://127.0.0.1:${server.port}/metrics`).catch(() => undefined);
-  if (!res?.ok) return [];
+  const text = await metricsTextOf(server);
+  if (text === undefined) return [];
   const bucket = /^vigil_http_request_duration_seconds_bucket\{le="([^"]+)",route="\/v1\/events"\} (\d+)/gm;
-  return [...(await res.text()).matchAll(bucket)].map((m) => [m[1] === '+Inf' ? Infinity : Number(m[1]), Number(m[2])]);
+  return [...text.matchAll(bucket)].map((m) => [m[1] === '+Inf' ? Infinity : Number(m[1]), Number(m[2])]);
 }
 
 /** The upper bound (ms) of the bucket holding quantile `q` of the requests between two histogram readings. */
