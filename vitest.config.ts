@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
 
@@ -11,11 +12,17 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // the build; the test runner names every test that needed the second run as flaky. Projects do not
 // inherit the root options, so each one sets it.
 const retry = process.env.CI === 'true' ? 1 : 0;
+// Test files spend most of their time waiting for child processes, servers and timers, so more
+// files run at once than there are cores: Vitest's default (one fewer than the cores) runs one
+// file at a time on a 2-core machine, which leaves most of both cores idle.
+const workers = Math.max(3, availableParallelism() - 1);
 
 export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    maxWorkers: workers,
+    minWorkers: workers,
     projects: [
       {
         test: {

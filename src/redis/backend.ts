@@ -30,6 +30,28 @@ export async function openRedis(url: string, options: { cluster?: boolean } = {}
   });
 }
 
+/**
+ * Resolves true once the client can send commands (a cluster: once every master's connection is
+ * ready too, since a command for a node still connecting fails at once), or false after `ms`.
+ */
+export function connectionReady(redis: Redis | Cluster, ms: number): Promise<boolean> {
+  const ready = (client: { status: string; once(event: 'ready', listener: () => void): unknown }) =>
+    client.status === 'ready' ? Promise.resolve() : new Promise<void>((resolve) => client.once('ready', resolve));
+  const whole = (async () => {
+    await ready(redis);
+    if ('nodes' in redis) await Promise.all(redis.nodes('master').map(ready));
+    return true;
+  })();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  return Promise.race([whole, late]).finally(() => clearTimeout(timer));
+}
+
+/** How long start-up waits for Redis before the service takes traffic on this instance's own state. */
+export const STARTUP_WAIT_MS = 5_000;
+
 /** This instance's own state, which serves while Redis is away. */
 export interface StandIns {
   readonly limiter: RateLimiter;
@@ -57,6 +79,8 @@ export interface RedisBackendOptions {
   readonly seed: UsageSeed;
   readonly standIns: StandIns;
   readonly onChange?: (degraded: boolean, reason?: unknown) => void;
+  /** Longest wait for the connection at start-up (ms); default STARTUP_WAIT_MS. */
+  readonly startupWaitMs?: number;
 }
 
 /**
@@ -70,6 +94,10 @@ export async function openRedisBackend(options: RedisBackendOptions): Promise<Re
   redis.on('ready', () => failover.connectionReady());
   redis.on('error', (err) => failover.connectionLost(err));
   redis.on('close', () => failover.connectionLost('connection closed'));
+  // Requests that arrive before the connection is up would run on local state: the first ones
+  // after a start would not see (or add to) the shared windows. Redis still away after the wait
+  // is the same as Redis lost later: the first call marks the service degraded.
+  await connectionReady(redis, options.startupWaitMs ?? STARTUP_WAIT_MS);
   const { prefix, clock, standIns } = options;
   return {
     limiter: new FailoverRateLimiter(new RedisRateLimiter(redis, { prefix }), standIns.limiter, failover),

@@ -8,6 +8,7 @@ import { send, type SendResult } from './send.js';
 import { signedHeaders } from './signing.js';
 import type { SsrfGuard } from './ssrf.js';
 import type { AttemptOutcome, WebhookStore } from '../storage/webhooks/store.js';
+import type { WebhookDeliveriesTable } from '../storage/schema.js';
 import type { WebhookDelivery, WebhookEndpoint } from '../storage/webhooks/types.js';
 
 /** Retries stop this long after the delivery was created; the delivery is then failed. */
@@ -132,12 +133,18 @@ export class WebhookDispatcher {
     return due.length;
   }
 
-  /** Attempts one delivery now if no instance holds it (the test endpoint); undefined when it is held or gone. */
-  async deliverNow(accountId: string, id: string): Promise<WebhookDelivery | undefined> {
-    const claimed = await this.deps.webhooks.claimOne(accountId, id, this.deps.clock.now(), this.leaseMs, this.owner);
-    if (claimed === undefined) return undefined;
-    await this.attempt(claimed);
-    return this.deps.webhooks.getDelivery(accountId, id);
+  /**
+   * Inserts a delivery already leased to this dispatcher and attempts it at once (the test
+   * endpoint): no poller, of this instance or another, can claim it between the insert and the
+   * attempt. Answers the delivery as the attempt left it.
+   */
+  async deliverNow(row: WebhookDeliveriesTable): Promise<WebhookDelivery | undefined> {
+    const leased = { ...row, lease_until: this.deps.clock.now() + this.leaseMs, lease_owner: this.owner };
+    await this.deps.webhooks.insertDelivery(leased);
+    const delivery = await this.deps.webhooks.getDelivery(row.account_id, row.id);
+    if (delivery === undefined) return undefined;
+    await this.attempt(delivery);
+    return this.deps.webhooks.getDelivery(row.account_id, row.id);
   }
 
   private overRate(accountId: string, now: number): number | undefined {

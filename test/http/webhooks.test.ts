@@ -334,6 +334,22 @@ describe('webhooks: delivery', () => {
     expect((await call(t, acct.secret, 'GET', `/v1/webhooks/${hook.id}`)).json().failing_since).toBeNull();
   });
 
+  it('sends a test delivery itself even when a poller looks for due deliveries right after it was stored', async () => {
+    const store = t.services.store.webhooks;
+    const insert = store.insertDelivery.bind(store);
+    let polled = -1;
+    vi.spyOn(store, 'insertDelivery').mockImplementation(async (row) => {
+      await insert(row);
+      // A poller of this instance or of another one, between the insert and the attempt.
+      polled = (await t.services.webhookDispatcher?.runOnce()) ?? -1;
+    });
+    const res = await call(t, acct.secret, 'POST', `/v1/webhooks/${hook.id}/test`, {});
+    expect(polled).toBe(0);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ event: 'webhook.test', status: 'delivered', attempts: 1 });
+    expect(receiver.received).toHaveLength(1);
+  });
+
   it('signs with the old and the new secret during a rotation overlap, then with the new one only', async () => {
     const defaultOverlap = await call(t, acct.secret, 'POST', `/v1/webhooks/${hook.id}/rotate-secret`);
     expect(defaultOverlap.json().previous_secret_expires_at).toBe(new Date(t.clock.now() + 24 * HOUR).toISOString());

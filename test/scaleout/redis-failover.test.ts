@@ -3,6 +3,7 @@ import { bearer, testApp, type TestApp } from '../helpers/app.js';
 import { connectTestRedis, describeWithRedis } from '../limits/redis-helper.js';
 import { TcpProxy } from '../storage/tcp-proxy.js';
 import { until } from '../helpers/until.js';
+import { connectionReady, openRedis } from '../../src/redis/backend.js';
 
 const redis = await connectTestRedis('redis-failover');
 
@@ -49,5 +50,66 @@ describeWithRedis('Redis unreachable: local state, degraded marking, recovery', 
 
     const list = await t.vigil.app.inject({ method: 'GET', url: '/v1/events?limit=10', headers: bearer(key) });
     expect(list.json().data).toHaveLength(3);
+  });
+});
+
+const redisAtStart = await connectTestRedis('redis-failover-at-start');
+
+describeWithRedis('Redis unreachable when the service starts', redisAtStart, (r) => {
+  const proxy = new TcpProxy('127.0.0.1', 6379);
+  let t: TestApp | undefined;
+  afterAll(async () => {
+    await t?.close();
+    await proxy.stop();
+  });
+
+  it('connectionReady answers true for a reachable Redis and false once the wait ends for an unreachable one', async () => {
+    const port = await proxy.start();
+    const reachable = await openRedis(`redis://127.0.0.1:${port}`);
+    const ready = await connectionReady(reachable, 10_000);
+    await proxy.stop();
+    const unreachable = await openRedis(`redis://127.0.0.1:${port}`);
+    try {
+      expect(ready).toBe(true);
+      expect(await connectionReady(unreachable, 300)).toBe(false);
+    } finally {
+      reachable.disconnect();
+      unreachable.disconnect();
+    }
+  });
+
+  it('waits at start-up for a Redis that comes up meanwhile: the first request already uses it', async () => {
+    const late = setTimeout(() => void proxy.start(), 1_000);
+    const early = await testApp({ VIGIL_REDIS_URL: `redis://127.0.0.1:${proxy.port}`, VIGIL_REDIS_PREFIX: r.prefix });
+    try {
+      const key = (await early.account('pro')).secret;
+      const first = await early.vigil.app.inject({
+        method: 'POST',
+        url: '/v1/events',
+        headers: bearer(key),
+        payload: { event: 'auth.login.success', actor_id: 'u0' },
+      });
+      expect(first.statusCode).toBe(202);
+      expect(first.json().degraded).toBeUndefined();
+    } finally {
+      clearTimeout(late);
+      await early.close();
+      await proxy.stop();
+    }
+  });
+
+  it('starts after the wait and serves on local state, then on Redis once it is up', async () => {
+    t = await testApp({ VIGIL_REDIS_URL: `redis://127.0.0.1:${proxy.port}`, VIGIL_REDIS_PREFIX: r.prefix });
+    const key = (await t.account('pro')).secret;
+    const send = (actor: string) =>
+      (t as TestApp).vigil.app.inject({ method: 'POST', url: '/v1/events', headers: bearer(key), payload: { event: 'auth.login.success', actor_id: actor } });
+    const first = await send('u1');
+    expect(first.statusCode).toBe(202);
+    expect(first.json().degraded).toBe(true);
+    await proxy.start();
+    await until(() => t?.services.redisHealth?.degraded === false, 'Redis healthy', 15_000);
+    const later = await send('u2');
+    expect(later.statusCode).toBe(202);
+    expect(later.json().degraded).toBeUndefined();
   });
 });

@@ -269,8 +269,10 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
       const endpoint = await endpointOf(accountId, request.params.id);
       const now = clock.now();
       const row = pendingDelivery(accountId, endpoint.id, null, 'webhook.test', JSON.stringify(testAlert(accountId, now)), now);
-      await webhooks.insertDelivery(row);
-      const attempted = await deps.dispatcher?.deliverNow(accountId, row.id);
+      let attempted: WebhookDelivery | undefined;
+      if (deps.dispatcher) attempted = await deps.dispatcher.deliverNow(row);
+      // Without a dispatcher in this process, the delivery waits for another instance's.
+      else await webhooks.insertDelivery(row);
       const delivery = attempted ?? (await webhooks.getDelivery(accountId, row.id));
       if (!delivery) throw new ApiError({ code: 'NOT_FOUND', message: `No webhook ${endpoint.id}.` });
       reply.code(attempted ? 200 : 202);

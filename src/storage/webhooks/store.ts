@@ -276,21 +276,6 @@ export class WebhookStore {
     return result.rows.map(toDelivery);
   }
 
-  /** Leases one delivery if it is pending and unleased (attempted at once, due or not). */
-  async claimOne(accountId: string, id: string, now: number, leaseMs: number, owner: string): Promise<WebhookDelivery | undefined> {
-    const result = await this.run('claimOne', () =>
-      this.db
-        .updateTable('webhook_deliveries')
-        .set({ lease_until: now + leaseMs, lease_owner: owner })
-        .where('account_id', '=', accountId)
-        .where('id', '=', id)
-        .where('status', '=', 'pending')
-        .where('lease_until', '<=', now)
-        .executeTakeFirst(),
-    );
-    return num(result.numUpdatedRows) > 0 ? this.getDelivery(accountId, id) : undefined;
-  }
-
   /** Records an attempt's outcome if `owner` still holds the lease; false when it lost it. */
   async finishAttempt(delivery: WebhookDelivery, owner: string, outcome: AttemptOutcome, countsAsAttempt = true): Promise<boolean> {
     const result = await this.run('finishAttempt', () =>
