@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 /** Shared by the end-to-end benchmarks: child-process servers, payloads, and autocannon runs. */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -130,6 +131,15 @@ export function bodies(count: number, batch: number, first = 0): string[] {
     else out.push(JSON.stringify({ events: Array.from({ length: batch }, (_, j) => benchEvent(first + i * batch + j)) }));
   }
   return out;
+}
+
+let eventIdCounter = 0;
+const eventIdSuffix = randomBytes(3).toString('hex');
+/** A new time-ordered event_id in the UUIDv7 layout the official clients send (a counter for the random bits). */
+export function newEventId(): string {
+  const ms = Date.now().toString(16).padStart(12, '0');
+  const n = (eventIdCounter++).toString(16).padStart(12, '0');
+  return `${ms.slice(0, 8)}-${ms.slice(8)}-7${n.slice(0, 3)}-8${n.slice(3, 6)}-${eventIdSuffix}${n.slice(6)}`;
 }
 
 export interface Row {

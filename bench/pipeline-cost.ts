@@ -11,13 +11,15 @@
  * the writer thread and V8's helper threads are not in it. Prints each round and the median.
  *   npm run build && npx tsx bench/pipeline-cost.ts
  *   KIND=single|batch (both)  VARIANTS=full,no-store,no-detect  ROUNDS=3  SECONDS_PER_ROUND=6
+ *   EVENT_IDS=1: every event carries a new event_id, as the official clients send them (time-ordered,
+ *   UUIDv7 layout), so the idempotency lookup, claim and row are in the measurement
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DetectStage } from '../src/pipeline/detect.js';
 import type { IngestStages } from '../src/pipeline/ingest-pipeline.js';
-import { BENCH_PLANS, bodies } from './lib.js';
+import { BENCH_PLANS, bodies, newEventId } from './lib.js';
 
 const dist = new URL('../dist/src/', import.meta.url);
 const { loadConfig } = (await import(new URL('config/config.js', dist).href)) as typeof import('../src/config/config.js');
@@ -35,6 +37,14 @@ if (unknown.length > 0) throw new Error(`unknown KIND or VARIANTS value: ${unkno
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const SECONDS_PER_ROUND = Number(process.env.SECONDS_PER_ROUND ?? 6);
 const IN_FLIGHT = 16;
+const EVENT_IDS = process.env.EVENT_IDS === '1';
+
+/** The body as the HTTP route hands it over: parsed from its text; with EVENT_IDS, each event gets a new event_id. */
+function parsedBody(text: string, kind: 'single' | 'batch'): unknown {
+  const body = JSON.parse(text) as { event_id?: string; events?: { event_id?: string }[] };
+  if (EVENT_IDS) for (const event of kind === 'batch' ? (body.events ?? []) : [body]) event.event_id = newEventId();
+  return body;
+}
 
 /** CPU seconds the process's main thread has used so far. */
 function mainThreadSeconds(): number {
@@ -71,8 +81,7 @@ async function measure(kind: 'single' | 'batch', variant: string): Promise<numbe
   let until = 0;
   const sender = async () => {
     while (Date.now() < until) {
-      // The body as the HTTP route hands it over: parsed from its text.
-      const body: unknown = JSON.parse(payloads[next++ % payloads.length] as string);
+      const body = parsedBody(payloads[next++ % payloads.length] as string, kind);
       const outcome = await pipeline.ingest({ kind, body }, req);
       if (!outcome.ok) throw new Error(`${outcome.rejection.code}: ${outcome.rejection.message}`);
       events += perRequest;

@@ -24,9 +24,22 @@ interface Previous {
 /** Another payload under the same key; a key whose first payload is unknown replays. */
 const differs = (first: string | null | undefined, now: string | undefined): boolean => first != null && first !== now;
 
-interface Entry {
-  readonly promise: Promise<EventResult | undefined>;
-  readonly digest: string | undefined;
+/** One event_id being processed right now by one request. */
+class Claim {
+  private waiters: ((result: EventResult | undefined) => void)[] | undefined;
+
+  constructor(readonly digest: string | undefined) {}
+
+  /** The claiming request's result once it settles: undefined when its events were not stored. */
+  outcome(): Promise<EventResult | undefined> {
+    return new Promise((resolve) => (this.waiters ??= []).push(resolve));
+  }
+
+  settle(result: EventResult | undefined): void {
+    const waiters = this.waiters;
+    this.waiters = undefined;
+    for (const resolve of waiters ?? []) resolve(result);
+  }
 }
 
 /**
@@ -34,26 +47,25 @@ interface Entry {
  * committed waits for it instead of storing the event twice.
  */
 class InFlightEvents {
-  private readonly entries = new Map<string, Entry>();
+  private readonly claims = new Map<string, Claim>();
 
-  private static key(accountId: string, eventId: string): string {
+  static key(accountId: string, eventId: string): string {
     return `${accountId}\u0000${eventId}`;
   }
 
-  /** The running attempt: its result (undefined if it failed) and its payload digest. */
-  wait(accountId: string, eventId: string): Entry | undefined {
-    return this.entries.get(InFlightEvents.key(accountId, eventId));
+  get(key: string): Claim | undefined {
+    return this.claims.get(key);
   }
 
-  begin(accountId: string, eventId: string, digest: string | undefined): (result: EventResult | undefined) => void {
-    const key = InFlightEvents.key(accountId, eventId);
-    let settle!: (result: EventResult | undefined) => void;
-    const promise = new Promise<EventResult | undefined>((resolve) => (settle = resolve));
-    this.entries.set(key, { promise, digest });
-    return (result) => {
-      if (this.entries.get(key)?.promise === promise) this.entries.delete(key);
-      settle(result);
-    };
+  begin(key: string, digest: string | undefined): Claim {
+    const claim = new Claim(digest);
+    this.claims.set(key, claim);
+    return claim;
+  }
+
+  end(key: string, claim: Claim, result: EventResult | undefined): void {
+    if (this.claims.get(key) === claim) this.claims.delete(key);
+    claim.settle(result);
   }
 }
 
@@ -74,58 +86,86 @@ export interface Deduplicated {
 }
 
 /**
- * Finds events answered before (by event_id) and claims the new ones: a claim is taken
- * synchronously after the last lookup, so two concurrent requests never both process one event_id.
+ * Finds events answered before (by event_id) and claims the new ones. A request looks up all of
+ * its open event ids at once and claims them synchronously after that lookup, so two concurrent
+ * requests never both process one event_id. It claims only in a round where none of its ids is
+ * claimed by another request; otherwise it first waits for those, holding nothing, since a
+ * request that waited with claims of its own could wait for one that waits for it.
  */
 export type DedupeStage = (events: readonly ValidatedEvent[], ctx: AccountContext, now: number) => Promise<Deduplicated>;
 
 export function createDedupeStage(store: Store): DedupeStage {
   const inFlight = new InFlightEvents();
 
-  async function previousResult(accountId: string, eventId: string, now: number): Promise<Previous | undefined> {
-    const running = inFlight.wait(accountId, eventId);
-    const result = await running?.promise;
-    if (result && running) return { result, digest: running.digest ?? null };
-    const row = await store.findIdempotency(accountId, eventId, now - IDEMPOTENCY_WINDOW_MS);
-    return row && { result: row.response as EventResult, digest: row.payloadDigest };
-  }
-
   return async (events, ctx, now) => {
     const accountId = ctx.account.id;
     const results: (EventResult | undefined)[] = new Array(events.length);
     const firstIndexOf = new Map<string, number>();
-    const fresh: number[] = [];
-    const claims = new Map<number, (result: EventResult | undefined) => void>();
     let conflicts = 0;
-    try {
-      for (let i = 0; i < events.length; i++) {
-        const { eventId, payloadDigest } = events[i] as ValidatedEvent;
-        if (eventId !== undefined) {
-          const first = firstIndexOf.get(eventId);
-          if (first !== undefined) {
-            // A repeat inside the request: answered with its first occurrence's result (filled in later) or a conflict.
-            if (differs((events[first] as ValidatedEvent).payloadDigest, payloadDigest)) {
-              results[i] = idempotencyConflict(eventId);
-              conflicts++;
-            }
-            continue;
-          }
-          firstIndexOf.set(eventId, i);
-          let previous = await previousResult(accountId, eventId, now);
-          while (!previous && inFlight.wait(accountId, eventId)) previous = await previousResult(accountId, eventId, now);
-          if (previous) {
-            const conflict = differs(previous.digest, payloadDigest);
-            if (conflict) conflicts++;
-            results[i] = conflict ? idempotencyConflict(eventId) : previous.result;
-            continue;
-          }
-          claims.set(i, inFlight.begin(accountId, eventId, payloadDigest));
-        }
-        fresh.push(i);
+    const answer = (i: number, previous: Previous): void => {
+      const conflict = differs(previous.digest, (events[i] as ValidatedEvent).payloadDigest);
+      if (conflict) conflicts++;
+      results[i] = conflict ? idempotencyConflict((events[i] as ValidatedEvent).eventId as string) : previous.result;
+    };
+
+    // The first occurrence of each event_id; a repeat inside the request answers with its first
+    // occurrence's result (filled in later) or a conflict.
+    let open: number[] = [];
+    for (let i = 0; i < events.length; i++) {
+      const { eventId, payloadDigest } = events[i] as ValidatedEvent;
+      if (eventId === undefined) continue;
+      const first = firstIndexOf.get(eventId);
+      if (first === undefined) {
+        firstIndexOf.set(eventId, i);
+        open.push(i);
+      } else if (differs((events[first] as ValidatedEvent).payloadDigest, payloadDigest)) {
+        results[i] = idempotencyConflict(eventId);
+        conflicts++;
       }
-    } catch (err) {
-      for (const release of claims.values()) release(undefined);
-      throw err;
+    }
+
+    const claimed: { readonly i: number; readonly key: string; readonly claim: Claim }[] = [];
+    while (open.length > 0) {
+      const stored = await store.findIdempotency(
+        accountId,
+        open.map((i) => (events[i] as ValidatedEvent).eventId as string),
+        now - IDEMPOTENCY_WINDOW_MS,
+      );
+      const busy: { readonly i: number; readonly claim: Claim }[] = [];
+      const unclaimed: { readonly i: number; readonly key: string }[] = [];
+      for (const i of open) {
+        const eventId = (events[i] as ValidatedEvent).eventId as string;
+        const row = stored.get(eventId);
+        if (row !== undefined) {
+          answer(i, { result: row.response as EventResult, digest: row.payloadDigest });
+          continue;
+        }
+        const key = InFlightEvents.key(accountId, eventId);
+        const running = inFlight.get(key);
+        if (running !== undefined) busy.push({ i, claim: running });
+        else unclaimed.push({ i, key });
+      }
+      if (busy.length === 0) {
+        for (const { i, key } of unclaimed) claimed.push({ i, key, claim: inFlight.begin(key, (events[i] as ValidatedEvent).payloadDigest) });
+        break;
+      }
+      // Others process some of these ids: their results answer them, and an attempt that failed
+      // leaves its id open for the next round, which looks everything open up again.
+      const outcomes = await Promise.all(busy.map(({ claim }) => claim.outcome()));
+      open = unclaimed.map(({ i }) => i);
+      for (let n = 0; n < busy.length; n++) {
+        const { i, claim } = busy[n] as (typeof busy)[number];
+        const result = outcomes[n];
+        if (result === undefined) open.push(i);
+        else answer(i, { result, digest: claim.digest ?? null });
+      }
+    }
+
+    const fresh: number[] = [];
+    const isClaimed = claimed.length === 0 ? undefined : new Set(claimed.map((c) => c.i));
+    for (let i = 0; i < events.length; i++) {
+      const { eventId } = events[i] as ValidatedEvent;
+      if (eventId === undefined || isClaimed?.has(i) === true) fresh.push(i);
     }
     return {
       results,
@@ -133,7 +173,7 @@ export function createDedupeStage(store: Store): DedupeStage {
       fresh,
       firstIndexOf,
       settle(committed) {
-        for (const [i, release] of claims) release(committed ? results[i] : undefined);
+        for (const { i, key, claim } of claimed) inFlight.end(key, claim, committed ? results[i] : undefined);
       },
     };
   };

@@ -29,6 +29,9 @@ type Row<T extends keyof Database> = Database[T];
 const num = (v: unknown): number => (typeof v === 'number' ? v : Number(v));
 const parseJson = <T>(text: string): T => JSON.parse(text) as T;
 
+/** Event ids per idempotency query: a batch's ids fit in one, far below any parameter limit. */
+const IDEMPOTENCY_LOOKUP_CHUNK = 1_000;
+
 function toAccount(row: Row<'accounts'>): Account {
   return { id: row.id, name: row.name, plan: row.plan, createdAt: num(row.created_at), settings: parseJson(row.settings) };
 }
@@ -361,26 +364,30 @@ export abstract class KyselyStore implements Store {
     return num(row.n);
   }
 
-  async findIdempotency(accountId: string, eventId: string, since: number): Promise<IdempotencyRow | undefined> {
-    if (this.unmatchable(accountId, eventId)) return undefined;
-    const row = await this.read('findIdempotency', () =>
-      this.db
-        .selectFrom('idempotency')
-        .selectAll()
-        .where('account_id', '=', accountId)
-        .where('event_id', '=', eventId)
-        .where('created_at', '>=', since)
-        .executeTakeFirst(),
-    );
-    return (
-      row && {
-        accountId: row.account_id,
-        eventId: row.event_id,
-        response: parseJson(row.response),
-        createdAt: num(row.created_at),
-        payloadDigest: row.payload_digest,
-      }
-    );
+  async findIdempotency(accountId: string, eventIds: readonly string[], since: number): Promise<ReadonlyMap<string, IdempotencyRow>> {
+    const found = new Map<string, IdempotencyRow>();
+    const ids = eventIds.filter((id) => !this.unmatchable(accountId, id));
+    for (let from = 0; from < ids.length; from += IDEMPOTENCY_LOOKUP_CHUNK) {
+      const chunk = ids.slice(from, from + IDEMPOTENCY_LOOKUP_CHUNK);
+      const rows = await this.read('findIdempotency', () =>
+        this.db
+          .selectFrom('idempotency')
+          .selectAll()
+          .where('account_id', '=', accountId)
+          .where('event_id', 'in', chunk)
+          .where('created_at', '>=', since)
+          .execute(),
+      );
+      for (const row of rows)
+        found.set(row.event_id, {
+          accountId: row.account_id,
+          eventId: row.event_id,
+          response: parseJson(row.response),
+          createdAt: num(row.created_at),
+          payloadDigest: row.payload_digest,
+        });
+    }
+    return found;
   }
 
   async getAlert(accountId: string, id: string): Promise<AlertRow | undefined> {

@@ -53,27 +53,29 @@ export class SqliteStore extends KyselyStore {
   }
 
   /**
-   * The ingestion hot path asks this for every event carrying an event_id: a statement prepared
-   * once costs a few µs, where building, compiling and preparing the query through Kysely cost
-   * several times the lookup itself.
+   * The ingestion hot path asks this for every request whose events carry an event_id: a
+   * statement prepared once costs a few µs per id, where building, compiling and preparing the
+   * query through Kysely cost several times the lookup itself.
    */
-  override async findIdempotency(accountId: string, eventId: string, since: number): Promise<IdempotencyRow | undefined> {
-    let row: IdempotencyColumns | undefined;
+  override async findIdempotency(accountId: string, eventIds: readonly string[], since: number): Promise<ReadonlyMap<string, IdempotencyRow>> {
+    const found = new Map<string, IdempotencyRow>();
     try {
       this.findIdempotencyStatement ??= this.database.prepare<unknown[], IdempotencyColumns>(FIND_IDEMPOTENCY);
-      row = this.findIdempotencyStatement.get(accountId, eventId, since);
+      for (const eventId of eventIds) {
+        const row = this.findIdempotencyStatement.get(accountId, eventId, since);
+        if (row)
+          found.set(eventId, {
+            accountId: row.account_id,
+            eventId: row.event_id,
+            response: JSON.parse(row.response) as IdempotencyRow['response'],
+            createdAt: row.created_at,
+            payloadDigest: row.payload_digest,
+          });
+      }
     } catch (err) {
       throw translate('findIdempotency', err);
     }
-    return (
-      row && {
-        accountId: row.account_id,
-        eventId: row.event_id,
-        response: JSON.parse(row.response) as IdempotencyRow['response'],
-        createdAt: row.created_at,
-        payloadDigest: row.payload_digest,
-      }
-    );
+    return found;
   }
 
   /**

@@ -81,7 +81,11 @@ export interface Store {
   getEvent(accountId: string, id: string): Promise<EventRow | undefined>;
   listEvents(accountId: string, filter: EventFilter, limit: number, cursor?: string): Promise<Page<EventRow>>;
   countEvents(accountId: string): Promise<number>;
-  findIdempotency(accountId: string, eventId: string, since: number): Promise<IdempotencyRow | undefined>;
+  /**
+   * The idempotency rows of these event ids created at `since` or later, by event id: a request
+   * asks once for all of its event ids (one query, one round trip on a database server).
+   */
+  findIdempotency(accountId: string, eventIds: readonly string[], since: number): Promise<ReadonlyMap<string, IdempotencyRow>>;
 
   getAlert(accountId: string, id: string): Promise<AlertRow | undefined>;
   listAlerts(accountId: string, filter: AlertFilter, limit: number, cursor?: string): Promise<Page<AlertRow>>;

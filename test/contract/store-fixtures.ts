@@ -1,4 +1,5 @@
 import type { AlertRow, CommitBatch, EventFilter, EventRow, IdempotencyRow, UsageDelta } from '../../src/storage/types.js';
+import type { Store } from '../../src/storage/store.js';
 
 /** Builders for Store contract tests: valid rows with every field set, overridable per test. */
 
@@ -49,6 +50,11 @@ export function alertRow(accountId: string, over: Partial<AlertRow> = {}): Alert
 export function usage(accountId: string, used: number, dropped = 0, at = T0): UsageDelta {
   const iso = new Date(at).toISOString();
   return { accountId, period: iso.slice(0, 7), day: iso.slice(0, 10), used, dropped };
+}
+
+/** One event id's idempotency row through the store's lookup of many (undefined when there is none). */
+export async function idempotencyOf(store: Store, accountId: string, eventId: string, since: number): Promise<IdempotencyRow | undefined> {
+  return (await store.findIdempotency(accountId, [eventId], since)).get(eventId);
 }
 
 export function idempotency(accountId: string, eventId: string, createdAt = T0): IdempotencyRow {

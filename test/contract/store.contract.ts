@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StoreRejectedError, type Store } from '../../src/storage/store.js';
 import type { EventFilter, EventRow } from '../../src/storage/types.js';
-import { ACTORS, alertRow, batch, DAY, eventRow, HOSTILE, idempotency, IPS, matches, nextId, T0, TAGS, TYPES, usage } from './store-fixtures.js';
+import { ACTORS, alertRow, batch, DAY, eventRow, HOSTILE, idempotency, idempotencyOf, IPS, matches, nextId, T0, TAGS, TYPES, usage } from './store-fixtures.js';
 
 /** A migrated, empty store and how to throw it away. */
 export interface StoreUnderTest {
@@ -193,7 +193,7 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         for (const n of [read?.occurredAt, read?.receivedAt, read?.riskScore]) expect(typeof n).toBe('number');
         expect(await store.getAlert('acc_a', a.id)).toEqual(a);
         expect(await store.getUsage('acc_a', '2026-01')).toEqual({ accountId: 'acc_a', period: '2026-01', used: 1, dropped: 0 });
-        expect(await store.findIdempotency('acc_a', 'client-1', T0 - DAY)).toEqual(idempotency('acc_a', 'client-1'));
+        expect(await idempotencyOf(store, 'acc_a', 'client-1', T0 - DAY)).toEqual(idempotency('acc_a', 'client-1'));
         expect(await store.countEvents('acc_a')).toBe(1);
       });
 
@@ -218,7 +218,7 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         ).rejects.toBeInstanceOf(StoreRejectedError);
         expect(await store.countEvents('acc_a')).toBe(0);
         expect((await store.getUsage('acc_a', '2026-01')).used).toBe(0);
-        expect(await store.findIdempotency('acc_a', 'k1', 0)).toBeUndefined();
+        expect(await idempotencyOf(store, 'acc_a', 'k1', 0)).toBeUndefined();
       });
 
       it('writes nothing when the failing row comes last, after several insert statements', async () => {
@@ -312,20 +312,33 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         await account('acc_a');
         const legacy = { ...idempotency('acc_a', 'legacy', T0), payloadDigest: null };
         await store.commit(batch({ idempotency: [idempotency('acc_a', 'with-digest', T0), legacy] }));
-        expect((await store.findIdempotency('acc_a', 'with-digest', 0))?.payloadDigest).toBe('digest-of-with-digest');
-        expect(await store.findIdempotency('acc_a', 'legacy', 0)).toEqual(legacy);
+        expect((await idempotencyOf(store, 'acc_a', 'with-digest', 0))?.payloadDigest).toBe('digest-of-with-digest');
+        expect(await idempotencyOf(store, 'acc_a', 'legacy', 0)).toEqual(legacy);
       });
 
       it('finds rows written in the window, per account, exact event_id only', async () => {
         await account('acc_a');
         await account('acc_b');
         await store.commit(batch({ idempotency: [idempotency('acc_a', 'evt-1', T0), idempotency('acc_a', 'a_b', T0)] }));
-        expect(await store.findIdempotency('acc_a', 'evt-1', T0)).toEqual(idempotency('acc_a', 'evt-1', T0));
-        expect(await store.findIdempotency('acc_a', 'evt-1', T0 + 1)).toBeUndefined();
-        expect(await store.findIdempotency('acc_b', 'evt-1', 0)).toBeUndefined();
-        expect(await store.findIdempotency('acc_a', 'a%', 0)).toBeUndefined();
-        expect(await store.findIdempotency('acc_a', 'a_', 0)).toBeUndefined();
-        expect(await store.findIdempotency('acc_a', 'axb', 0)).toBeUndefined();
+        expect(await idempotencyOf(store, 'acc_a', 'evt-1', T0)).toEqual(idempotency('acc_a', 'evt-1', T0));
+        expect(await idempotencyOf(store, 'acc_a', 'evt-1', T0 + 1)).toBeUndefined();
+        expect(await idempotencyOf(store, 'acc_b', 'evt-1', 0)).toBeUndefined();
+        expect(await idempotencyOf(store, 'acc_a', 'a%', 0)).toBeUndefined();
+        expect(await idempotencyOf(store, 'acc_a', 'a_', 0)).toBeUndefined();
+        expect(await idempotencyOf(store, 'acc_a', 'axb', 0)).toBeUndefined();
+      });
+
+      it('looks up many event ids at once: the stored ones of this account in the window, keyed by event id', async () => {
+        await account('acc_a');
+        await account('acc_b');
+        const many = Array.from({ length: 1_205 }, (_, i) => idempotency('acc_a', `many-${i}`, T0));
+        await store.commit(batch({ idempotency: [...many, idempotency('acc_a', 'early', T0 - 10), idempotency('acc_b', 'other-account', T0)] }));
+        const asked = [...many.map((r) => r.eventId), 'early', 'other-account', 'never-sent', 'many-7'];
+        const found = await store.findIdempotency('acc_a', asked, T0);
+        expect(found.size).toBe(many.length);
+        expect(found.get('many-1204')).toEqual(many[1204]);
+        expect(found.has('early') || found.has('other-account') || found.has('never-sent')).toBe(false);
+        expect((await store.findIdempotency('acc_a', [], 0)).size).toBe(0);
       });
 
       it('two rows for one event_id in the same group: the last one wins', async () => {
@@ -333,7 +346,7 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         const first = idempotency('acc_a', 'same', T0);
         const last = { ...idempotency('acc_a', 'same', T0 + 1), response: { status: 'accepted', id: 'evt_last' } };
         await store.commit(batch({ events: [eventRow('acc_a')], idempotency: [first, idempotency('acc_a', 'other', T0), last] }));
-        expect(await store.findIdempotency('acc_a', 'same', 0)).toEqual(last);
+        expect(await idempotencyOf(store, 'acc_a', 'same', 0)).toEqual(last);
         expect(await store.countEvents('acc_a')).toBe(1);
       });
 
@@ -342,7 +355,7 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         await store.commit(batch({ idempotency: [idempotency('acc_a', 'e1', T0)] }));
         const later = { ...idempotency('acc_a', 'e1', T0 + 10), response: { status: 'accepted', id: 'evt_second' } };
         await store.commit(batch({ idempotency: [later] }));
-        expect(await store.findIdempotency('acc_a', 'e1', 0)).toEqual(later);
+        expect(await idempotencyOf(store, 'acc_a', 'e1', 0)).toEqual(later);
       });
 
       it('prunes rows created before the cut-off, for every account', async () => {
@@ -352,8 +365,8 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
           batch({ idempotency: [idempotency('acc_a', 'old', T0 - 8 * DAY), idempotency('acc_b', 'old', T0 - 8 * DAY), idempotency('acc_a', 'new', T0)] }),
         );
         expect(await store.pruneIdempotency(T0 - 7 * DAY)).toBe(2);
-        expect(await store.findIdempotency('acc_a', 'old', 0)).toBeUndefined();
-        expect(await store.findIdempotency('acc_a', 'new', 0)).toBeDefined();
+        expect(await idempotencyOf(store, 'acc_a', 'old', 0)).toBeUndefined();
+        expect(await idempotencyOf(store, 'acc_a', 'new', 0)).toBeDefined();
         expect(await store.pruneIdempotency(T0 - 7 * DAY)).toBe(0);
       });
     });
@@ -483,7 +496,7 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
           expect(await store.listEvents('acc_a', f, 10)).toEqual({ items: [], nextCursor: null });
         }
         expect(await store.countEvents(nul)).toBe(0);
-        expect(await store.findIdempotency('acc_a', nul, 0)).toBeUndefined();
+        expect(await idempotencyOf(store, 'acc_a', nul, 0)).toBeUndefined();
         expect(await store.getAlert('acc_a', nul)).toBeUndefined();
         expect(await store.listAlerts('acc_a', { actorId: nul }, 10)).toEqual({ items: [], nextCursor: null });
         expect(await store.setAlertStatus('acc_a', nul, 'resolved', T0)).toBeUndefined();

@@ -173,6 +173,18 @@ describe('idempotent event_id', () => {
     expect(answers[0]?.json().results).toEqual(answers[2]?.json().results);
   });
 
+  it('concurrent batches sharing event_ids in opposite orders both answer: no request waits for another while holding ids of its own', async () => {
+    const acct = await t.account('pro');
+    const ids = Array.from({ length: 20 }, (_, i) => `crossed-${i}`);
+    const batch = (order: string[]) => ({ events: order.map((id) => ({ event: 'custom.sync.item', event_id: id })) });
+    const answers = await Promise.all([postEvent(t, acct.secret, batch(ids), BATCH), postEvent(t, acct.secret, batch([...ids].reverse()), BATCH)]);
+    for (const a of answers) expect(a.statusCode).toBe(202);
+    const [forward, backward] = answers.map((a) => a.json().results as { id: string }[]);
+    expect(backward?.map((r) => r.id).reverse()).toEqual(forward?.map((r) => r.id));
+    expect(await allEvents(t, acct.secret)).toHaveLength(20);
+    expect(await usedThisMonth(t, acct.secret)).toBe(20);
+  }, 15_000);
+
   it('within one batch: the repeat answers the first occurrence and is not stored again', async () => {
     const acct = await t.account('pro');
     const res = await postEvent(

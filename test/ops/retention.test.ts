@@ -3,6 +3,7 @@ import { DEFAULT_PLANS } from '../../src/limits/plans.js';
 import { pruneOnce } from '../../src/ops/retention.js';
 import { openSqliteStore } from '../../src/storage/sqlite.js';
 import type { EventRow } from '../../src/storage/types.js';
+import { idempotencyOf } from '../contract/store-fixtures.js';
 
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 5, 15);
@@ -49,8 +50,8 @@ describe('retention', () => {
     expect(report.idempotencyDeleted).toBe(1);
     expect((await store.listEvents('acc_free', {}, 10)).items.map((e) => e.id)).toEqual(['evt_2']);
     expect((await store.listEvents('acc_pro', {}, 10)).items.map((e) => e.id)).toEqual(['evt_3']);
-    expect(await store.findIdempotency('acc_pro', 'new', 0)).toBeDefined();
-    expect(await store.findIdempotency('acc_pro', 'old', 0)).toBeUndefined();
+    expect(await idempotencyOf(store, 'acc_pro', 'new', 0)).toBeDefined();
+    expect(await idempotencyOf(store, 'acc_pro', 'old', 0)).toBeUndefined();
     await store.close();
   });
 
