@@ -7,11 +7,8 @@
  *   npm run build && npx tsx bench/allocations.ts
  *   KIND=single|batch (batch)  REQUESTS per in-flight slot (batch 40, single 3,000)  CONCURRENCY (16)  TOP (40)  SURVIVORS=1
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { BENCH_PLANS, bodies } from './lib.js';
+import { bodies, inProcessEnv } from './lib.js';
 
 interface ProfileNode {
   readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
@@ -29,14 +26,8 @@ const { loadConfig } = (await import(new URL('config/config.js', dist).href)) as
 const { createServices } = (await import(new URL('services.js', dist).href)) as typeof import('../src/services.js');
 const { buildApp } = (await import(new URL('app.js', dist).href)) as typeof import('../src/app.js');
 
-const dir = mkdtempSync(join(tmpdir(), 'vigil-allocations-'));
-writeFileSync(join(dir, 'plans.json'), BENCH_PLANS);
-const config = loadConfig({
-  VIGIL_DATA_DIR: dir,
-  VIGIL_PLANS_FILE: join(dir, 'plans.json'),
-  VIGIL_IP_LIMITS: '127.0.0.1/32=1000000000',
-  VIGIL_LOG_LEVEL: 'silent',
-});
+const { env } = inProcessEnv('allocations', { VIGIL_IP_LIMITS: '127.0.0.1/32=1000000000' });
+const config = loadConfig(env);
 const services = await createServices(config);
 const vigil = await buildApp(services);
 const account = await vigil.accounts.create('bench', 'bench');

@@ -7,12 +7,10 @@
  *   VIGIL_BENCH_DATABASE_URL (postgres://root@127.0.0.1:5432/test)  VIGIL_BENCH_REDIS_URL (redis://127.0.0.1:6379)
  *   BATCHES=50  WARMUP=10  SIZE=100
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { BENCH_PLANS, bodies, newEventId } from './lib.js';
+import { bodies, inProcessEnv, newEventId } from './lib.js';
 
 const dist = new URL('../dist/src/', import.meta.url);
 const { loadConfig } = (await import(new URL('config/config.js', dist).href)) as typeof import('../src/config/config.js');
@@ -29,16 +27,12 @@ const SIZE = Number(process.env.SIZE ?? 100);
 const run = `${process.pid}_${Date.now().toString(36)}`;
 const schema = `vigil_bench_${run}`;
 const prefix = `vigil-bench:${run}:`;
-const dir = mkdtempSync(join(tmpdir(), 'vigil-idempotency-latency-'));
-writeFileSync(join(dir, 'plans.json'), BENCH_PLANS);
-const config = loadConfig({
-  VIGIL_DATA_DIR: dir,
-  VIGIL_PLANS_FILE: join(dir, 'plans.json'),
-  VIGIL_LOG_LEVEL: 'silent',
+const { dir, env } = inProcessEnv('idempotency-latency', {
   VIGIL_DATABASE_URL: `${DATABASE_URL}?schema=${schema}`,
   VIGIL_REDIS_URL: REDIS_URL,
   VIGIL_REDIS_PREFIX: prefix,
 });
+const config = loadConfig(env);
 const services = await createServices(config);
 const times: number[] = [];
 try {

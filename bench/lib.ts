@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 /** Shared by the end-to-end benchmarks: child-process servers, payloads, and autocannon runs. */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -104,6 +105,16 @@ export function vigilEnv(port: number, plansFile: string, extra: Record<string, 
 export const BENCH_PLANS = JSON.stringify({
   plans: { bench: { rpm: 1_000_000_000, eps: 1_000_000_000, batch_max: 100, monthly_cap: 1_000_000_000, overage: 'bill' } },
 });
+
+/**
+ * A temporary data folder holding the bench plan, and the environment of a service run in process
+ * on it (for the built modules' loadConfig); `extra` adds variables or overrides these.
+ */
+export function inProcessEnv(name: string, extra: Record<string, string> = {}): { readonly dir: string; readonly env: Record<string, string> } {
+  const dir = mkdtempSync(join(tmpdir(), `vigil-${name}-`));
+  writeFileSync(join(dir, 'plans.json'), BENCH_PLANS);
+  return { dir, env: { VIGIL_DATA_DIR: dir, VIGIL_PLANS_FILE: join(dir, 'plans.json'), VIGIL_LOG_LEVEL: 'silent', ...extra } };
+}
 
 export async function postJson(url: string, headers: Record<string, string>, body: unknown): Promise<Record<string, unknown>> {
   const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });

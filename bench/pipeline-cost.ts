@@ -14,12 +14,10 @@
  *   EVENT_IDS=1: every event carries a new event_id, as the official clients send them (time-ordered,
  *   UUIDv7 layout), so the idempotency lookup, claim and row are in the measurement
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync, rmSync } from 'node:fs';
 import type { DetectStage } from '../src/pipeline/detect.js';
 import type { IngestStages } from '../src/pipeline/ingest-pipeline.js';
-import { BENCH_PLANS, bodies, newEventId } from './lib.js';
+import { bodies, inProcessEnv, newEventId } from './lib.js';
 
 const dist = new URL('../dist/src/', import.meta.url);
 const { loadConfig } = (await import(new URL('config/config.js', dist).href)) as typeof import('../src/config/config.js');
@@ -58,9 +56,8 @@ const noDetection: DetectStage = Object.assign(async () => NO_DETECTION, {
 });
 
 async function measure(kind: 'single' | 'batch', variant: string): Promise<number[]> {
-  const dir = mkdtempSync(join(tmpdir(), 'vigil-pipeline-cost-'));
-  writeFileSync(join(dir, 'plans.json'), BENCH_PLANS);
-  const config = loadConfig({ VIGIL_DATA_DIR: dir, VIGIL_PLANS_FILE: join(dir, 'plans.json'), VIGIL_LOG_LEVEL: 'silent' });
+  const { dir, env } = inProcessEnv('pipeline-cost');
+  const config = loadConfig(env);
   const services = await createServices(config);
   const account = await services.store.createAccount({ id: newId('acc', Date.now()), name: 'bench', plan: 'bench', createdAt: Date.now() });
   const plan = config.plans.bench;

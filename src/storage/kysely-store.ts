@@ -64,6 +64,17 @@ function toEvent(row: Row<'events'>): EventRow {
   };
 }
 
+/** PostgreSQL answers bigint columns as text, SQLite as numbers. */
+export function toIdempotency(row: Row<'idempotency'>): IdempotencyRow {
+  return {
+    accountId: row.account_id,
+    eventId: row.event_id,
+    response: parseJson(row.response),
+    createdAt: num(row.created_at),
+    payloadDigest: row.payload_digest,
+  };
+}
+
 function toThreatModel(row: Row<'threat_models'>): ThreatModelRow {
   return {
     id: row.id,
@@ -378,14 +389,7 @@ export abstract class KyselyStore implements Store {
           .where('created_at', '>=', since)
           .execute(),
       );
-      for (const row of rows)
-        found.set(row.event_id, {
-          accountId: row.account_id,
-          eventId: row.event_id,
-          response: parseJson(row.response),
-          createdAt: num(row.created_at),
-          payloadDigest: row.payload_digest,
-        });
+      for (const row of rows) found.set(row.event_id, toIdempotency(row));
     }
     return found;
   }

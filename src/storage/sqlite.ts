@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, sql, SqliteDialect } from 'kysely';
 import { hourOf, SUMMARY_HOUR_MS } from './event-hours.js';
-import { KyselyStore, translate } from './kysely-store.js';
+import { KyselyStore, toIdempotency, translate } from './kysely-store.js';
 import type { CommitOptions } from './store.js';
-import type { Database, EventsTable } from './schema.js';
+import type { Database, EventsTable, IdempotencyTable } from './schema.js';
 import { configureSqlite, type SqliteSynchronous } from './sqlite-pragmas.js';
 import { InlineSqliteWriter, ThreadSqliteWriter, type SqliteCommitWriter } from './sqlite-writer.js';
 import { toSqliteWrites } from './sqlite-writes.js';
@@ -16,14 +16,6 @@ const FIND_IDEMPOTENCY =
 
 /** Events deleted per retention transaction (see deleteEvents). */
 const RETENTION_CHUNK = 2_000;
-
-interface IdempotencyColumns {
-  readonly account_id: string;
-  readonly event_id: string;
-  readonly response: string;
-  readonly created_at: number;
-  readonly payload_digest: string | null;
-}
 
 export interface SqliteOptions {
   /** A directory (the file is `vigil.db` inside) or `:memory:`. */
@@ -38,7 +30,7 @@ export interface SqliteOptions {
  */
 export class SqliteStore extends KyselyStore {
   /** Prepared on first use (the table exists only after migrate()). */
-  private findIdempotencyStatement: SqliteDatabase.Statement<unknown[], IdempotencyColumns> | undefined;
+  private findIdempotencyStatement: SqliteDatabase.Statement<unknown[], IdempotencyTable> | undefined;
 
   constructor(
     db: Kysely<Database>,
@@ -60,17 +52,10 @@ export class SqliteStore extends KyselyStore {
   override async findIdempotency(accountId: string, eventIds: readonly string[], since: number): Promise<ReadonlyMap<string, IdempotencyRow>> {
     const found = new Map<string, IdempotencyRow>();
     try {
-      this.findIdempotencyStatement ??= this.database.prepare<unknown[], IdempotencyColumns>(FIND_IDEMPOTENCY);
+      this.findIdempotencyStatement ??= this.database.prepare<unknown[], IdempotencyTable>(FIND_IDEMPOTENCY);
       for (const eventId of eventIds) {
         const row = this.findIdempotencyStatement.get(accountId, eventId, since);
-        if (row)
-          found.set(eventId, {
-            accountId: row.account_id,
-            eventId: row.event_id,
-            response: JSON.parse(row.response) as IdempotencyRow['response'],
-            createdAt: row.created_at,
-            payloadDigest: row.payload_digest,
-          });
+        if (row) found.set(eventId, toIdempotency(row));
       }
     } catch (err) {
       throw translate('findIdempotency', err);
