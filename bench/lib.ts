@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 /** Shared by the end-to-end benchmarks: child-process servers, payloads, and autocannon runs. */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -146,7 +146,11 @@ export function bodies(count: number, batch: number, first = 0): string[] {
 
 let eventIdCounter = 0;
 const eventIdSuffix = randomBytes(3).toString('hex');
-/** A new time-ordered event_id in the UUIDv7 layout the official clients send (a counter for the random bits). */
+/**
+ * A new time-ordered event_id in the UUIDv7 layout the official clients send (their `uuidv7`).
+ * A counter stands in for the random bits: benchmarks that measure their own thread's CPU
+ * (bench/pipeline-cost.ts) then pay next to nothing for making ids.
+ */
 export function newEventId(): string {
   const ms = Date.now().toString(16).padStart(12, '0');
   const n = (eventIdCounter++).toString(16).padStart(12, '0');

@@ -161,11 +161,11 @@ export function createDedupeStage(store: Store): DedupeStage {
       }
     }
 
+    // Every first occurrence is now answered or claimed: the unanswered ones are this request's claims.
     const fresh: number[] = [];
-    const isClaimed = claimed.length === 0 ? undefined : new Set(claimed.map((c) => c.i));
     for (let i = 0; i < events.length; i++) {
       const { eventId } = events[i] as ValidatedEvent;
-      if (eventId === undefined || isClaimed?.has(i) === true) fresh.push(i);
+      if (eventId === undefined || (results[i] === undefined && firstIndexOf.get(eventId) === i)) fresh.push(i);
     }
     return {
       results,

@@ -58,6 +58,11 @@ const redisAtStart = await connectTestRedis('redis-failover-at-start');
 describeWithRedis('Redis unreachable when the service starts', redisAtStart, (r) => {
   const proxy = new TcpProxy('127.0.0.1', 6379);
   let t: TestApp | undefined;
+  // A port of its own, closed: each test brings Redis up behind it when it needs to.
+  beforeAll(async () => {
+    await proxy.start();
+    await proxy.stop();
+  });
   afterAll(async () => {
     await t?.close();
     await proxy.stop();
