@@ -2,6 +2,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { StateStore } from '../detection/state/state-store.js';
 import type { QuotaCounter, RateLimiter, UsageSeed } from '../limits/types.js';
 import type { Clock } from '../util/clock.js';
+import { mastersOpened } from './cluster-nodes.js';
 import { Failover, FailoverQuotaCounter, FailoverRateLimiter, FailoverStateStore } from './failover.js';
 import { RedisQuotaCounter } from './quota-counter.js';
 import { RedisRateLimiter } from './rate-limiter.js';
@@ -31,15 +32,13 @@ export async function openRedis(url: string, options: { cluster?: boolean } = {}
 }
 
 /**
- * Resolves true once the client can send commands (a cluster: once every master's connection is
- * ready too, since a command for a node still connecting fails at once), or false after `ms`.
+ * Resolves true once the client can send commands (a cluster: once its masters' connections are
+ * open too, see mastersOpened), or false after `ms`.
  */
 export function connectionReady(redis: Redis | Cluster, ms: number): Promise<boolean> {
-  const ready = (client: { status: string; once(event: 'ready', listener: () => void): unknown }) =>
-    client.status === 'ready' ? Promise.resolve() : new Promise<void>((resolve) => client.once('ready', resolve));
   const whole = (async () => {
-    await ready(redis);
-    if ('nodes' in redis) await Promise.all(redis.nodes('master').map(ready));
+    if (redis.status !== 'ready') await new Promise<void>((resolve) => redis.once('ready', resolve));
+    if ('nodes' in redis) await mastersOpened(redis);
     return true;
   })();
   let timer: NodeJS.Timeout | undefined;

@@ -1,5 +1,6 @@
 import type { ChainableCommander, Cluster, Redis } from 'ioredis';
 import { accountScope, assertScopedKey, type AccountScope } from '../event/tenancy.js';
+import { mastersOpened } from './cluster-nodes.js';
 import { hashTag } from './script.js';
 import { luaScript } from './lua.js';
 import {
@@ -43,6 +44,9 @@ export class RedisStateStore implements StateStore {
   private readonly client: Client;
   private readonly prefix: string;
   private readonly cluster: boolean;
+  /** Runs waiting for a cluster's master connections to open, and what they wait for. */
+  private waitingRuns = 0;
+  private mastersOpening: Promise<void> = Promise.resolve();
 
   constructor(client: Redis | Cluster, options: RedisStateStoreOptions = {}) {
     if (!(COMMAND in client)) client.defineCommand(COMMAND, { lua: STATE_OP_LUA });
@@ -55,7 +59,7 @@ export class RedisStateStore implements StateStore {
     if (ops.length === 0) return [] as unknown as ResultsOf<T>;
     let replies: string[];
     try {
-      replies = this.cluster ? await Promise.all(ops.map((op) => this.client[COMMAND](...this.callOf(op)))) : await this.pipelined(ops);
+      replies = this.cluster ? await this.inOrderOnCluster(ops) : await this.pipelined(ops);
     } catch (err) {
       throw new StateUnavailableError(`Redis state store: ${errorMessage(err)}`, { cause: err });
     }
@@ -84,6 +88,25 @@ export class RedisStateStore implements StateStore {
     if (op.kind === 'window.add') return [2, record, `${record}:w:${op.field}`, ...argsOf(op)];
     if (op.kind === 'distinct.add') return [3, record, `${record}:d:${op.field}`, `${record}:t:${op.field}`, ...argsOf(op)];
     return [1, record, ...argsOf(op)];
+  }
+
+  /**
+   * On a cluster each op is its own call, written back to back to its node. The calls reach
+   * Redis in the order sent only over connections already open (see mastersOpened), so a run
+   * waits for them; runs that come while others wait queue behind them, in order.
+   */
+  private inOrderOnCluster(ops: readonly StateOp[]): Promise<string[]> {
+    const send = () => Promise.all(ops.map((op) => this.client[COMMAND](...this.callOf(op))));
+    if (this.waitingRuns === 0) {
+      const opening = mastersOpened(this.client as Cluster);
+      if (opening === undefined) return send();
+      this.mastersOpening = opening;
+    }
+    this.waitingRuns++;
+    return this.mastersOpening.then(() => {
+      this.waitingRuns--;
+      return send();
+    });
   }
 
   private async pipelined(ops: readonly StateOp[]): Promise<string[]> {

@@ -1,14 +1,14 @@
 /**
  * Scale-out on a real Redis Cluster (three masters started for the run): the limiter, quota and
  * StateStore contracts through the client the service opens with VIGIL_REDIS_CLUSTER=on, and
- * pipelined batch detection (ops of one record go to one node, in order).
+ * pipelined batch detection (ops of one record go to one node, in order, from the first call of a new client on).
  */
 import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStateStore } from '../../src/redis/state-store.js';
 import { RedisRateLimiter } from '../../src/redis/rate-limiter.js';
 import { RedisQuotaCounter } from '../../src/redis/quota-counter.js';
-import { openRedis } from '../../src/redis/backend.js';
+import { connectionReady, openRedis } from '../../src/redis/backend.js';
 import { limiterContract, quotaContract } from '../contract/limiter.contract.js';
 import { stateStoreContract } from '../contract/state-store.contract.js';
 import { sameAsOneByOne } from '../detection/batch-replay.js';
@@ -73,6 +73,40 @@ if (!cluster || !client) {
         await service.exited;
       }
     }, 60_000);
+
+    it('opens every master before start-up ends, so the service does not wait out its start-up bound', async () => {
+      const fresh = (await openRedis(cluster.url, { cluster: true })) as Cluster;
+      try {
+        expect(await connectionReady(fresh, 10_000)).toBe(true);
+        expect(fresh.nodes('master').map((node) => node.status)).toEqual(['ready', 'ready', 'ready']);
+      } finally {
+        fresh.disconnect();
+      }
+    });
+
+    it("runs one record's ops in the order sent while the masters' connections are still opening", async () => {
+      // A new client knows the cluster but has opened no master yet: the first runs wait for them.
+      const patterns: number[][] = [];
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const fresh = (await openRedis(cluster.url, { cluster: true })) as Cluster;
+        try {
+          await new Promise((resolve) => fresh.once('ready', resolve));
+          expect(fresh.nodes('master').some((node) => node.status === 'wait')).toBe(true);
+          const store = new RedisStateStore(fresh, { prefix: `${prefix}order${attempt}:` });
+          const runs = Array.from({ length: 12 }, (_, i) =>
+            store.run([
+              { kind: 'window.add', key: 'acc_order|w|actor:victim', field: 'fail', at: 1_000, windowMs: 600_000 },
+              { kind: 'window.add', key: `acc_order|w|ip:203.0.113.${i}`, field: 'fail', at: 1_000, windowMs: 600_000 },
+            ] as const),
+          );
+          patterns.push((await Promise.all(runs)).map(([byActor]) => byActor.sum));
+        } finally {
+          fresh.disconnect();
+        }
+      }
+      const inOrder = Array.from({ length: 12 }, (_, i) => i + 1);
+      expect(patterns).toEqual(Array(5).fill(inOrder));
+    });
 
     it('spreads records over the masters (each record on its own slot, not all on one node)', async () => {
       const store = new RedisStateStore(client, { prefix: `${prefix}spread:` });

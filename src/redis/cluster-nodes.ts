@@ -1,0 +1,36 @@
+import type { Cluster, Redis } from 'ioredis';
+
+/**
+ * Opens the connections to a cluster's masters that are not open yet. Resolves once each of
+ * them is ready or has failed (a failed one fails the commands routed to it, which the caller
+ * handles as Redis away); answers undefined when every master's connection is ready already.
+ *
+ * The client opens a master's connection on the first command routed to it. While it opens,
+ * the client turns away the commands routed there and sends them again after a delay, in no
+ * particular order; so a caller whose commands must run in the order sent (the ops of one state
+ * record) opens the connections first. Only a ready cluster is asked: opening a node while the
+ * client checks the cluster's state fails that check.
+ */
+export function mastersOpened(cluster: Cluster): Promise<void> | undefined {
+  if (cluster.status !== 'ready') return undefined;
+  let opening: Promise<void>[] | undefined;
+  for (const node of cluster.nodes('master')) {
+    if (node.status === 'ready') continue;
+    (opening ??= []).push(opened(node));
+  }
+  return opening && Promise.all(opening).then(() => undefined);
+}
+
+function opened(node: Redis): Promise<void> {
+  if (node.status === 'close' || node.status === 'end') return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      node.off('ready', done);
+      node.off('close', done);
+      resolve();
+    };
+    node.once('ready', done);
+    node.once('close', done);
+    if (node.status === 'wait') node.connect().catch(() => undefined);
+  });
+}
