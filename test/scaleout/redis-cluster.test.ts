@@ -1,7 +1,8 @@
 /**
  * Scale-out on a real Redis Cluster (three masters started for the run): the limiter, quota and
  * StateStore contracts through the client the service opens with VIGIL_REDIS_CLUSTER=on, and
- * pipelined batch detection (ops of one record go to one node, in order, from the first call of a new client on).
+ * pipelined batch detection (ops of one record go to one node, in order, from a new client's first
+ * call on).
  */
 import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
