@@ -9,6 +9,14 @@ import { RedisRateLimiter } from './rate-limiter.js';
 import { RedisStateStore } from './state-store.js';
 
 /**
+ * How long a command may wait for its answer. Redis answers in well under a millisecond; one that
+ * stops answering (stopped, overloaded, a network that drops packets on an open connection)
+ * would otherwise hold every request until the connection dies, where a failed command makes
+ * the service go on with this instance's own state at once.
+ */
+export const COMMAND_TIMEOUT_MS = 500;
+
+/**
  * Redis client for the scale-out mode: fail fast while disconnected (no offline queue), reconnect
  * forever. With `cluster`, `url` is one node of a Redis Cluster (its credentials serve every node);
  * the client discovers the others and follows slot moves.
@@ -16,7 +24,7 @@ import { RedisStateStore } from './state-store.js';
 export async function openRedis(url: string, options: { cluster?: boolean } = {}): Promise<Redis | Cluster> {
   const { Cluster, Redis } = await import('ioredis');
   const backoff = (attempt: number) => Math.min(attempt * 200, 2_000);
-  const common = { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000 };
+  const common = { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000, commandTimeout: COMMAND_TIMEOUT_MS };
   if (!options.cluster) return new Redis(url, { ...common, retryStrategy: backoff });
   const seed = new URL(url);
   return new Cluster([{ host: seed.hostname, port: Number(seed.port || 6379) }], {

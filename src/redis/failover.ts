@@ -16,14 +16,17 @@ export interface FailoverOptions {
  * limiter, the quota counter and the detection state store alike, so that `degraded` means the
  * same for all three. A call goes to the backend unless it is known to be away; a failure (an
  * infrastructure error: the wrapped interfaces answer refusals as values) or a lost connection
- * sends calls to the stand-in, and the backend is tried again every `retryEveryMs`, or at once
- * when the connection reports ready. Recovery runs the registered hand-back steps (the quota's
- * local counts) before the switch reports healthy, so nothing counted locally is lost.
+ * sends calls to the stand-in, and the backend is tried again every `retryEveryMs` by one call
+ * at a time, or at once when the connection reports ready. Recovery runs the registered
+ * hand-back steps (the quota's local counts) before the switch reports healthy, so nothing
+ * counted locally is lost.
  */
 export class Failover {
   private down = false;
   private retryAt = 0;
   private recovering: Promise<void> | undefined;
+  /** A call is trying the backend while degraded. */
+  private probing = false;
   private readonly handBacks: (() => Promise<void>)[] = [];
   private readonly retryEveryMs: number;
   private readonly clock: Clock;
@@ -58,7 +61,19 @@ export class Failover {
   }
 
   async run<T>(primary: () => Promise<T>, standIn: () => Promise<T>): Promise<T> {
-    if (this.down && this.clock.now() < this.retryAt) return standIn();
+    if (!this.down) return this.tryPrimary(primary, standIn);
+    // While degraded one call at a time finds out whether the backend is back: a backend that
+    // stops answering fails a call only after the command timeout, which the others need not wait.
+    if (this.probing || this.clock.now() < this.retryAt) return standIn();
+    this.probing = true;
+    try {
+      return await this.tryPrimary(primary, standIn);
+    } finally {
+      this.probing = false;
+    }
+  }
+
+  private async tryPrimary<T>(primary: () => Promise<T>, standIn: () => Promise<T>): Promise<T> {
     let result: T;
     try {
       result = await primary();

@@ -58,6 +58,33 @@ describe('FailoverRateLimiter', () => {
   });
 });
 
+describe('Failover', () => {
+  it('while degraded, lets one call at a time try the backend; the others answer from the stand-in meanwhile', async () => {
+    const clock = new ManualClock(T0);
+    const failover = new Failover('test', { clock, retryEveryMs: 1_000 });
+    const standIn = async () => 'stand-in';
+    expect(await failover.run(() => Promise.reject(new Error('connection refused')), standIn)).toBe('stand-in');
+    expect(failover.degraded).toBe(true);
+    clock.advance(1_000);
+
+    // A backend that has not answered yet (it stopped answering, or answers slowly).
+    let tries = 0;
+    let answer: (value: string) => void = () => undefined;
+    const pending = () => {
+      tries++;
+      return new Promise<string>((resolve) => (answer = resolve));
+    };
+    const probe = failover.run(pending, standIn);
+    const others = [failover.run(pending, standIn), failover.run(pending, standIn)];
+    expect(tries).toBe(1);
+    expect(await Promise.all(others)).toEqual(['stand-in', 'stand-in']);
+    answer('backend');
+    expect(await probe).toBe('backend');
+    expect(failover.degraded).toBe(false);
+    expect(await failover.run(async () => 'backend', standIn)).toBe('backend');
+  });
+});
+
 describe('FailoverQuotaCounter', () => {
   it('counts on a store-seeded stand-in while degraded and hands the counts back on recovery', async () => {
     const clock = new ManualClock(T0);
