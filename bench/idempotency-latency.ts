@@ -41,7 +41,7 @@ try {
   if (plan === undefined) throw new Error('the bench plan is missing');
   const req = { account: { account, plan, keyId: 'key_bench', keyKind: 'secret' as const }, connectingIp: '127.0.0.1' };
   const { pipeline, commits } = composeIngestPipeline(services, {
-    commits: { windowMs: 0, maxEvents: config.commitMaxEvents, maxInFlight: services.store.concurrentCommits ?? 1 },
+    commits: { windowMs: 0, maxEvents: config.commitMaxEvents },
   });
   const payloads = bodies(WARMUP + BATCHES, SIZE);
   for (const [n, text] of payloads.entries()) {

@@ -63,7 +63,7 @@ async function measure(kind: 'single' | 'batch', variant: string): Promise<numbe
   const plan = config.plans.bench;
   if (plan === undefined) throw new Error('the bench plan is missing');
   const req = { account: { account, plan, keyId: 'key_bench', keyKind: 'secret' as const }, connectingIp: '127.0.0.1' };
-  const commits = new CommitGroup(services.store, { windowMs: 0, maxEvents: config.commitMaxEvents, maxInFlight: services.store.concurrentCommits ?? 1 });
+  const commits = new CommitGroup(services.store, { windowMs: 0, maxEvents: config.commitMaxEvents });
   const real = composeStages(services, commits);
   const stages: IngestStages = {
     ...real,

@@ -64,7 +64,7 @@ for (let i = 0; i < N; i++) {
   totals.row! += performance.now() - t;
 }
 // As under load: parts of 100 handed over without waiting, the writer thread coalescing what queues up.
-const commits = new CommitGroup(services.store, { windowMs: 0, maxEvents: 1000, maxInFlight: services.store.concurrentCommits ?? 1 });
+const commits = new CommitGroup(services.store, { windowMs: 0, maxEvents: 1000 });
 const t0 = performance.now();
 const GROUP = 100;
 const parts: Promise<void>[] = [];

@@ -157,7 +157,6 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     commits: {
       windowMs: config.commitWindowMs,
       maxEvents: config.commitMaxEvents,
-      maxInFlight: deps.store.concurrentCommits ?? 1,
       onCommit: ({ events, durationMs, ok }) => {
         metrics.commitGroupSize.observe(events);
         metrics.commitDuration.observe({ ok: String(ok) }, durationMs / 1000);

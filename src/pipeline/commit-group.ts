@@ -7,8 +7,8 @@ export interface CommitGroupOptions {
   /** A group reaching this many events commits at once. */
   readonly maxEvents: number;
   /**
-   * Groups committing at the same time (default 1: the next group fills while one commits).
-   * More suits a store that coalesces queued commits itself (Store.concurrentCommits).
+   * Groups committing at the same time (default 1: the next group fills while one commits, so
+   * each commit and each hand-off to a writer thread carries every event that arrived meanwhile).
    */
   readonly maxInFlight?: number;
   readonly onCommit?: (stats: { parts: number; events: number; durationMs: number; ok: boolean }) => void;
@@ -114,7 +114,7 @@ export class CommitGroup {
     } catch (err) {
       this.options.onCommit?.({ parts: group.length, events, durationMs: performance.now() - started, ok: false });
       // A lone part of a store that writes each commit alone has had its own transaction.
-      if (group.length === 1 && (this.store.concurrentCommits ?? 1) === 1) {
+      if (group.length === 1 && this.store.coalescesCommits !== true) {
         group[0]?.reject(err);
         return;
       }

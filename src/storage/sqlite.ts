@@ -40,8 +40,8 @@ export class SqliteStore extends KyselyStore {
     super('sqlite', db);
   }
 
-  get concurrentCommits(): number {
-    return this.writer.coalesces ? 16 : 1;
+  get coalescesCommits(): boolean {
+    return this.writer.coalesces;
   }
 
   /**

@@ -67,16 +67,16 @@ export interface Store {
 
   /**
    * Writes one commit group in one transaction; all or nothing. A store that coalesces
-   * (concurrentCommits > 1) may write commits queued together in one transaction, and then a
+   * (coalescesCommits) may write commits queued together in one transaction, and then a
    * failure fails them all; `alone` asks for a transaction of the group's own, which is how a
    * caller isolates one bad group from its neighbours.
    */
   commit(batch: CommitBatch, options?: CommitOptions): Promise<void>;
   /**
-   * How many commits are worth having outstanding at once (default 1). The SQLite writer
-   * thread takes several: it writes everything queued behind a transaction in the next one.
+   * The store writes commits that queued behind a transaction together in the next one (the
+   * SQLite writer thread), so a failed commit may have failed for a neighbour's row.
    */
-  readonly concurrentCommits?: number;
+  readonly coalescesCommits?: boolean;
 
   getEvent(accountId: string, id: string): Promise<EventRow | undefined>;
   listEvents(accountId: string, filter: EventFilter, limit: number, cursor?: string): Promise<Page<EventRow>>;
