@@ -59,8 +59,8 @@ for (let pair = 0; pair < PAIRS; pair++) {
   for (const spec of pair % 2 === 0 ? specs : [...specs].reverse()) {
     const run = await once(spec);
     runs.get(spec)?.push(run);
-    const { requestUs, writerUs, cpuUsPerEvent, eventsPerSec, p50, p99 } = run;
-    console.log(spec, JSON.stringify({ requestUs, writerUs, allUs: cpuUsPerEvent, eventsPerSec, p50, p99 }));
+    const { requestUs, requestGcUs, writerUs, helpersUs, cpuUsPerEvent, eventsPerSec, p50, p99 } = run;
+    console.log(spec, JSON.stringify({ requestUs, requestGcUs, writerUs, helpersUs, allUs: cpuUsPerEvent, eventsPerSec, p50, p99 }));
   }
 }
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
@@ -70,7 +70,9 @@ console.table(
     return {
       checkout: spec,
       'request thread µs/event': median(list.map((r) => r.requestUs)),
+      'of it GC': median(list.map((r) => r.requestGcUs)),
       'writer thread µs/event': median(list.map((r) => r.writerUs)),
+      'helpers µs/event': median(list.map((r) => r.helpersUs)),
       'all threads µs/event': median(list.map((r) => r.cpuUsPerEvent)),
       'events/s': median(list.map((r) => r.eventsPerSec)),
       p50: median(list.map((r) => r.p50)),

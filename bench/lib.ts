@@ -175,6 +175,8 @@ export interface Row {
   writerUs: number;
   /** Of that, every other thread: V8's GC and compiler helpers, libuv's pool. */
   helpersUs: number;
+  /** The request thread's own garbage collection per event (part of requestUs), from the service's /metrics; 0 for the bare route. */
+  requestGcUs: number;
   /**
    * Paced runs: the p99 the service itself measured (its request-duration histogram, from the
    * request's arrival to its answer), as the upper bound of the histogram bucket holding it (ms).
@@ -218,6 +220,9 @@ export async function threadCpuOf(pid: number): Promise<ThreadCpu> {
   return { request, writer, helpers: total - request - writer };
 }
 
+/** Whole µs per event of `seconds` spread over `events`. */
+const perEventUs = (seconds: number, events: number): number => Math.round((seconds * 1e6) / Math.max(1, events));
+
 /** Per-event CPU fields of a Row from two ThreadCpu readings summed over servers, and the events served. */
 function cpuPerEvent(
   before: readonly ThreadCpu[],
@@ -225,7 +230,7 @@ function cpuPerEvent(
   events: number,
 ): Pick<Row, 'cpuUsPerEvent' | 'requestUs' | 'writerUs' | 'helpersUs'> {
   const delta = (kind: keyof ThreadCpu) => after.reduce((n, a, k) => n + a[kind] - (before[k] as ThreadCpu)[kind], 0);
-  const us = (seconds: number) => Math.round((seconds * 1e6) / Math.max(1, events));
+  const us = (seconds: number) => perEventUs(seconds, events);
   const request = delta('request');
   const writer = delta('writer');
   const helpers = delta('helpers');
@@ -251,6 +256,19 @@ export async function majorGcOf(server: Server): Promise<{ count: number; ms: nu
   const text = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
   const value = (suffix: string) => Number(new RegExp(`^vigil_nodejs_gc_duration_seconds_${suffix}\\{kind="major"\\} (\\S+)`, 'm').exec(text)?.[1] ?? 0);
   return { count: value('count'), ms: value('sum') * 1000 };
+}
+
+/**
+ * Seconds the server's request thread has spent in garbage collection so far, every kind (its
+ * /metrics: V8 reports each collection's time on the thread that runs JavaScript), or 0 where it
+ * has no metrics (the bare route). The collector's helper threads are in Row.helpersUs.
+ */
+async function requestGcSecondsOf(server: Server): Promise<number> {
+  const text = await metricsTextOf(server);
+  if (text === undefined) return 0;
+  let seconds = 0;
+  for (const m of text.matchAll(/^vigil_nodejs_gc_duration_seconds_sum\{kind="[^"]+"\} (\S+)/gm)) seconds += Number(m[1]);
+  return seconds;
 }
 
 /** The service's request-duration histogram for POST /v1/events so far: [upper bound in s, cumulative count]; empty for the bare route. */
@@ -307,6 +325,7 @@ export async function drive(
   await Promise.all(servers.map((s) => idle(s.child.pid as number)));
   const cpuBefore = await Promise.all(servers.map((s) => threadCpuOf(s.child.pid as number)));
   const acceptedBefore = await Promise.all(servers.map(acceptedOf));
+  const gcBefore = await Promise.all(servers.map(requestGcSecondsOf));
   const runs = await Promise.all(
     servers.map((server) =>
       autocannon({
@@ -329,6 +348,7 @@ export async function drive(
   await Promise.all(servers.map((s) => idle(s.child.pid as number)));
   const cpuAfter = await Promise.all(servers.map((s) => threadCpuOf(s.child.pid as number)));
   const acceptedAfter = await Promise.all(servers.map(acceptedOf));
+  const gcAfter = await Promise.all(servers.map(requestGcSecondsOf));
   const sum = (f: (r: autocannon.Result) => number) => runs.reduce((n, r) => n + f(r), 0);
   const worst = (f: (r: autocannon.Result) => number) => Math.max(...runs.map(f));
   const clientCounted = sum((r) => r['2xx']) * batch;
@@ -347,6 +367,10 @@ export async function drive(
     non2xx: sum((r) => r.non2xx),
     rssMb: Math.round(rss.reduce((a, b) => a + b, 0) / 1e6),
     ...cpuPerEvent(cpuBefore, cpuAfter, serverCounted ?? clientCounted),
+    requestGcUs: perEventUs(
+      gcAfter.reduce((n, after, k) => n + after - (gcBefore[k] ?? 0), 0),
+      serverCounted ?? clientCounted,
+    ),
   };
 }
 
@@ -367,11 +391,13 @@ export async function drivePaced(
   const pid = server.child.pid as number;
   await idle(pid);
   const cpuBefore = await threadCpuOf(pid);
+  const gcBefore = await requestGcSecondsOf(server);
   const bucketsBefore = await durationBucketsOf(server);
   const run = await pacedLoad({ port: server.port, path, headers, payloads, rate, seconds, connections: CONNECTIONS });
   const serviceP99 = bucketQuantile(bucketsBefore, await durationBucketsOf(server), 0.99);
   await idle(pid);
   const cpuAfter = await threadCpuOf(pid);
+  const gcAfter = await requestGcSecondsOf(server);
   const round = (ms: number) => Math.round(ms * 10) / 10;
   return {
     scenario,
@@ -384,6 +410,7 @@ export async function drivePaced(
     non2xx: run.non2xx + run.errors,
     rssMb: Math.round((await rssOf(pid)) / 1e6),
     ...cpuPerEvent([cpuBefore], [cpuAfter], run.ok),
+    requestGcUs: perEventUs(gcAfter - gcBefore, run.ok),
     ...(serviceP99 === undefined ? {} : { serviceP99 }),
   };
 }

@@ -115,8 +115,22 @@ async function main(): Promise<void> {
       requestUs: 0,
       writerUs: 0,
       helpersUs: 0,
+      requestGcUs: 0,
     };
-    for (const field of ['reqPerSec', 'eventsPerSec', 'p50', 'p99', 'p999', 'non2xx', 'rssMb', 'cpuUsPerEvent', 'requestUs', 'writerUs', 'helpersUs'] as const)
+    for (const field of [
+      'reqPerSec',
+      'eventsPerSec',
+      'p50',
+      'p99',
+      'p999',
+      'non2xx',
+      'rssMb',
+      'cpuUsPerEvent',
+      'requestUs',
+      'writerUs',
+      'helpersUs',
+      'requestGcUs',
+    ] as const)
       row[field] = median(field);
     return row;
   };
@@ -155,8 +169,10 @@ async function main(): Promise<void> {
     // Rates depend on what else the machine runs; CPU per event much less so.
     for (const scenario of ['single', 'batch100']) {
       const us = (name: keyof Row) => field(t, scenario, name);
+      const gcShare = (100 * (us('requestGcUs') + us('helpersUs'))) / Math.max(1, us('cpuUsPerEvent'));
       console.log(
-        `${t}: ${scenario} CPU µs/event ${us('cpuUsPerEvent')} (request ${us('requestUs')}, writer ${us('writerUs')}, helpers ${us('helpersUs')}); bare ${field('bare', scenario, 'cpuUsPerEvent')}`,
+        `${t}: ${scenario} CPU µs/event ${us('cpuUsPerEvent')} (request ${us('requestUs')}, of it GC ${us('requestGcUs')}; writer ${us('writerUs')}; helpers ${us('helpersUs')}); ` +
+          `GC about ${gcShare.toFixed(0)}% (the request thread's collections and the helper threads); bare ${field('bare', scenario, 'cpuUsPerEvent')}`,
       );
     }
   }
