@@ -253,7 +253,7 @@ export async function acceptedOf(server: Server): Promise<number | undefined> {
 
 /** Major (mark-compact) collections of the server so far and the time they paused its request thread, from its /metrics. */
 export async function majorGcOf(server: Server): Promise<{ count: number; ms: number }> {
-  const text = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
+  const text = (await metricsTextOf(server)) ?? '';
   const value = (suffix: string) => Number(new RegExp(`^vigil_nodejs_gc_duration_seconds_${suffix}\\{kind="major"\\} (\\S+)`, 'm').exec(text)?.[1] ?? 0);
   return { count: value('count'), ms: value('sum') * 1000 };
 }
