@@ -146,15 +146,15 @@ function summaryWriter(db: SqliteDatabase.Database, layout: Layout): ((row: unkn
   const hours = cache;
   return (row) => {
     const hour = hourOf(row[5] as number);
+    const accountId = String(row[1]);
     for (const [kind, value, statement] of [
-      ['a', row[6], actor],
-      ['i', row[7], address],
+      ['actor', row[6], actor],
+      ['ip', row[7], address],
     ] as const) {
       if (value === null) continue;
-      const key = `${kind}\u0000${String(row[1])}\u0000${String(value)}`;
-      if (hours.has(hour, key)) continue;
+      if (hours.has(hour, kind, accountId, String(value))) continue;
       statement.run(row[1], value, hour);
-      hours.add(hour, key);
+      hours.add(hour, kind, accountId, String(value));
     }
   };
 }

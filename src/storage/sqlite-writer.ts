@@ -7,6 +7,7 @@ import type { WriterReply, WriterRequest, WriterThreadData } from './sqlite-writ
 import type { CheckpointThreadData } from './sqlite-checkpoint-thread.js';
 import type { SqliteSynchronous } from './sqlite-pragmas.js';
 import { SHARED_BYTES } from './sqlite-shared.js';
+import { youngGenerationLimits } from './thread-heap.js';
 
 /** Where commit groups are written: on the request thread, or on a writer thread. */
 export interface SqliteCommitWriter {
@@ -45,13 +46,22 @@ const codedError = (message: string, code?: string): Error => Object.assign(new 
  * Builds run the compiled thread module. Source checkouts (tests, tsx) run the TypeScript one
  * through tsx's require hook: Node 20 applies `--import` loader hooks to the main thread only.
  */
-function startThread(name: 'sqlite-writer-thread' | 'sqlite-checkpoint-thread', workerData: WriterThreadData | CheckpointThreadData): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL(`./${name}.js`, import.meta.url), { workerData });
+function startThread(name: ThreadName, workerData: WriterThreadData | CheckpointThreadData): Worker {
+  const resourceLimits = youngGenerationLimits(THREAD_YOUNG_GENERATION_MB[name]);
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL(`./${name}.js`, import.meta.url), { workerData, resourceLimits });
   const require = createRequire(import.meta.url);
   const thread = fileURLToPath(new URL(`./${name}.ts`, import.meta.url));
   const code = `require(${JSON.stringify(require.resolve('tsx/cjs/api'))}).register(); require(${JSON.stringify(thread)});`;
-  return new Worker(code, { eval: true, workerData });
+  return new Worker(code, { eval: true, workerData, resourceLimits });
 }
+
+type ThreadName = 'sqlite-writer-thread' | 'sqlite-checkpoint-thread';
+
+/**
+ * Each thread's young generation in MB. The writer's garbage is one commit group at a time, and
+ * the checkpoint thread makes almost none, so they need far less than the request thread.
+ */
+const THREAD_YOUNG_GENERATION_MB: Readonly<Record<ThreadName, number>> = { 'sqlite-writer-thread': 24, 'sqlite-checkpoint-thread': 6 };
 
 export interface ThreadSqliteWriterOptions {
   readonly file: string;

@@ -179,19 +179,13 @@ export class SqliteBatchWriter {
   private summarise(event: readonly unknown[]): void {
     const [, accountId, , , , receivedAt, actorId, ip] = event as [unknown, string, unknown, unknown, unknown, number, string | null, string | null];
     const hour = hourOf(receivedAt);
-    if (actorId !== null) {
-      const key = `a\u0000${accountId}\u0000${actorId}`;
-      if (!this.summaryHours.has(hour, key)) {
-        this.statements.actorHour.run(accountId, actorId, hour);
-        this.summaryHours.add(hour, key);
-      }
+    if (actorId !== null && !this.summaryHours.has(hour, 'actor', accountId, actorId)) {
+      this.statements.actorHour.run(accountId, actorId, hour);
+      this.summaryHours.add(hour, 'actor', accountId, actorId);
     }
-    if (ip !== null) {
-      const key = `i\u0000${accountId}\u0000${ip}`;
-      if (!this.summaryHours.has(hour, key)) {
-        this.statements.ipHour.run(accountId, ip, hour);
-        this.summaryHours.add(hour, key);
-      }
+    if (ip !== null && !this.summaryHours.has(hour, 'ip', accountId, ip)) {
+      this.statements.ipHour.run(accountId, ip, hour);
+      this.summaryHours.add(hour, 'ip', accountId, ip);
     }
   }
 

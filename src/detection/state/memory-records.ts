@@ -165,9 +165,9 @@ export function withField(rec: Rec, name: string): Rec {
 }
 
 /**
- * A flat copy of a key. Keys arrive as concatenations (`${account}|${purpose}|${subject}`), which
- * V8 keeps as a tree of the parts (one 32-byte node per join, and the parts themselves); a record
- * that lives for days should hold one flat string.
+ * A flat copy of a key or a stored text. Both arrive as concatenations
+ * (`${account}|${purpose}|${subject}`), which V8 keeps as a tree of the parts (one 32-byte node
+ * per join, and the parts themselves); a record that lives for days should hold one flat string.
  */
 export function flatten(s: string): string {
   return s.length < 13 ? s : [s.slice(0, 1), s.slice(1)].join('');

@@ -432,7 +432,8 @@ export class MemoryStateStore implements StateStore {
     const previous = at === undefined ? null : { at, value: getSlot(rec, slot + 1) as StateValue };
     if (storing && (at === undefined || op.at >= at)) {
       setSlot(rec, slot, op.at);
-      setSlot(rec, slot + 1, op.value);
+      // A stored text is usually built by concatenation (a place and its details), and lives as long as the record.
+      setSlot(rec, slot + 1, typeof op.value === 'string' ? flatten(op.value) : op.value);
     }
     return { previous };
   }
