@@ -6,6 +6,8 @@
  *
  *   AB=/path/to/before,/path/to/after npx tsx bench/ab.ts
  *   PAIRS=3 (default)  SECS=6  SCEN=single|batch  RATE=1000 (a steady open-loop rate instead of max)
+ *   WARMUP=3 (default): seconds of unmeasured load on each fresh service first; the heap keeps
+ *   growing for tens of seconds, so a longer one measures the steady state
  *   A checkout may carry environment for its service: /path@VIGIL_X=1@FLAGS=--some-node-flag
  *
  * Build each checkout first (`npm run build`; a worktree can link this one's node_modules).
@@ -20,6 +22,7 @@ if (specs.length < 2) throw new Error('AB must name two or more checkouts, comma
 const PAIRS = Number(process.env.PAIRS ?? 3);
 const SECS = Number(process.env.SECS ?? 6);
 const RATE = Number(process.env.RATE ?? 0);
+const WARMUP = Number(process.env.WARMUP ?? 3);
 const batch = process.env.SCEN === 'batch';
 const path = batch ? '/v1/events/batch' : '/v1/events';
 const payloads = batch ? bodies(200, 100) : bodies(5000, 1);
@@ -43,7 +46,7 @@ async function once(spec: string): Promise<Row> {
   const exited = new Promise((resolve) => child.once('exit', resolve));
   try {
     const auth = { authorization: `Bearer ${await keyFor(port, 'bench')}` };
-    await drive('warm-up', 'ab', [server], path, payloads, perBody, auth, undefined, 3);
+    await drive('warm-up', 'ab', [server], path, payloads, perBody, auth, undefined, WARMUP);
     return RATE > 0
       ? await drivePaced(spec, 'paced', server, path, payloads, auth, RATE, SECS)
       : await drive(spec, 'max', [server], path, payloads, perBody, auth, undefined, SECS);

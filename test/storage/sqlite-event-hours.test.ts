@@ -103,6 +103,25 @@ describe('SQLite actor and address hours', () => {
     expect((await store.listEvents('acc_a', { actorId: 'alice' }, 10)).items.map((e) => e.id)).toEqual([third.id]);
   });
 
+  it('an actor or address summarised for one account, or as the other kind, is summarised again for its own', async () => {
+    const store = await opened(tempDir());
+    const a = eventRow('acc_a', { receivedAt: T0, actorId: 'alice', ip: '198.51.100.7' });
+    await store.commit(batch({ events: [a] }));
+    const b = eventRow('acc_b', { receivedAt: T0 + 1, actorId: 'alice', ip: '198.51.100.7' });
+    await store.commit(batch({ events: [b] }));
+    // An actor id that reads as an address, then that address as an address.
+    const asActor = eventRow('acc_a', { receivedAt: T0 + 2, actorId: '203.0.113.5', ip: '198.51.100.7' });
+    await store.commit(batch({ events: [asActor] }));
+    const asAddress = eventRow('acc_a', { receivedAt: T0 + 3, actorId: 'alice', ip: '203.0.113.5' });
+    await store.commit(batch({ events: [asAddress] }));
+    const ids = async (accountId: string, filter: EventFilter) => (await store.listEvents(accountId, filter, 10)).items.map((e) => e.id);
+    expect(await ids('acc_b', { actorId: 'alice' })).toEqual([b.id]);
+    expect(await ids('acc_b', { ip: '198.51.100.7' })).toEqual([b.id]);
+    expect(await ids('acc_a', { actorId: 'alice' })).toEqual([asAddress.id, a.id]);
+    expect(await ids('acc_a', { ip: '203.0.113.5' })).toEqual([asAddress.id]);
+    expect(await ids('acc_a', { actorId: '203.0.113.5' })).toEqual([asActor.id]);
+  });
+
   it('a commit that fails leaves no actor believed summarised', async () => {
     const store = await opened(tempDir());
     const taken = alertRow('acc_a');
