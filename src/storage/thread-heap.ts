@@ -10,8 +10,8 @@ let semiSpaceFlagsCleared = false;
  * V8 applies a semi-space size given to `node` (`--max-semi-space-size`, `--min-semi-space-size`,
  * as `npm start` gives the request thread) to every heap it configures, over a worker's
  * `resourceLimits`: without the first call's clearing of those flags each thread would reserve
- * the request thread's young generation (two 32 MB semi-spaces each). The request thread's heap,
- * configured at start-up, keeps the size it was given.
+ * the request thread's young generation. The request thread's heap, configured at start-up, keeps
+ * the size it was given.
  */
 export function youngGenerationLimits(youngGenerationMb: number): ResourceLimits {
   if (!semiSpaceFlagsCleared) {
