@@ -152,9 +152,10 @@ function summaryWriter(db: SqliteDatabase.Database, layout: Layout): ((row: unkn
       ['ip', row[7], address],
     ] as const) {
       if (value === null) continue;
-      if (hours.has(hour, kind, accountId, String(value))) continue;
+      const text = String(value);
+      if (hours.has(hour, kind, accountId, text)) continue;
       statement.run(row[1], value, hour);
-      hours.add(hour, kind, accountId, String(value));
+      hours.add(hour, kind, accountId, text);
     }
   };
 }

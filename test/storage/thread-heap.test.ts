@@ -6,8 +6,8 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 
 /**
- * Runs in a child process started as `npm start` starts the service (a 32 MB semi-space for the
- * request thread): starts a thread that keeps part of what it allocates alive, as the writer keeps
+ * Runs in a child process started with a semi-space size for the request thread, as `npm start`
+ * starts the service: starts a thread that keeps part of what it allocates alive, as the writer keeps
  * a commit group, and reports the young generation (V8's new space) of the thread and of the
  * process's own heap, in MB.
  */
