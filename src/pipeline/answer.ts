@@ -2,6 +2,7 @@ import type { AccountContext } from '../event/account.js';
 import type { ScoredEvent } from '../event/types.js';
 import type { NewEventRow } from '../storage/types.js';
 import { isoTime } from '../util/iso-time.js';
+import { flatten } from '../util/flatten.js';
 import { jsonLeaf, jsonString, rememberJson, rememberedJson } from '../util/json-text.js';
 import { snakeCase } from '../util/snake-case.js';
 import type { Enrichment } from '../event/enrichment.js';
@@ -160,7 +161,9 @@ export function snakeJson(value: unknown): string {
 
 /**
  * Shared enrichment parts: cached lookups (GeoIP, ASN, feeds, user agents) hand one frozen part
- * to many events, so its text is made once and pasted into each event's document.
+ * to many events, so its text is made once, flat, and pasted into each event's document: the
+ * document is flattened when it crosses to the writer thread, and a part kept as the tree of its
+ * concatenations would be walked again for every event.
  */
 const snakePartTexts = new WeakMap<object, string>();
 
@@ -168,7 +171,7 @@ function snakePartJson(part: unknown): string {
   if (part === null || typeof part !== 'object' || !Object.isFrozen(part)) return snakeJson(part);
   let text = snakePartTexts.get(part);
   if (text === undefined) {
-    text = snakeJson(part);
+    text = flatten(snakeJson(part));
     snakePartTexts.set(part, text);
   }
   return text;

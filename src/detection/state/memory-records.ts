@@ -163,12 +163,3 @@ export function withField(rec: Rec, name: string): Rec {
   for (let i = 0; i < used; i++) setSlot(bigger, i, getSlot(rec, i));
   return bigger;
 }
-
-/**
- * A flat copy of a key or a stored text. Both arrive as concatenations
- * (`${account}|${purpose}|${subject}`), which V8 keeps as a tree of the parts (one 32-byte node
- * per join, and the parts themselves); a record that lives for days should hold one flat string.
- */
-export function flatten(s: string): string {
-  return s.length < 13 ? s : [s.slice(0, 1), s.slice(1)].join('');
-}

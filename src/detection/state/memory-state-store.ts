@@ -32,7 +32,8 @@ import {
   type WindowAddOp,
   type WindowResult,
 } from './state-store.js';
-import { flatten, getSlot, newRecord, setSlot, withField, type Rec } from './memory-records.js';
+import { getSlot, newRecord, setSlot, withField, type Rec } from './memory-records.js';
+import { flatten } from '../../util/flatten.js';
 import { firstKey } from '../../util/first-key.js';
 
 export interface MemoryStateStoreOptions {
