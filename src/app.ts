@@ -172,7 +172,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   metrics.registry.registerMetric(
     new Gauge({
       name: 'vigil_ingest_admission_waiting',
-      help: 'Ingestion requests waiting to enter the pipeline: the body text in flight has reached VIGIL_INGEST_IN_FLIGHT_BYTES',
+      help: 'Ingestion requests waiting to enter the pipeline: the body bytes in flight have reached VIGIL_INGEST_IN_FLIGHT_BYTES',
       registers: [],
       collect() {
         this.set(admission.queued);

@@ -40,7 +40,7 @@ export interface Config {
   readonly maxBatchBytes: number;
   readonly commitWindowMs: number;
   readonly commitMaxEvents: number;
-  /** Body text of ingestion requests admitted into the pipeline at once (src/http/ingest-admission.ts). */
+  /** Body bytes of ingestion requests admitted into the pipeline at once (src/http/ingest-admission.ts). */
   readonly ingestInFlightBytes: number;
   readonly sqliteSynchronous: 'full' | 'normal';
   readonly logLevel: string;

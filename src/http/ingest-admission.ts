@@ -1,16 +1,17 @@
 /**
- * Admission of ingestion bodies into the pipeline, by the length of body text in flight (counted
- * in characters, which for JSON is its bytes unless it holds non-ASCII text).
+ * Admission of ingestion requests into the pipeline, by the body bytes in flight (as each
+ * request's Content-Length announces them).
  *
- * A request that has been admitted is parsed, validated, enriched, detected and scored, and its
- * objects live until its events have committed. When clients send faster than the process can
- * ingest (many connections, or batches), every waiting request would otherwise be parsed and
- * processed at once and wait for its commit fully built: that live set outgrows V8's young
- * generation, survives into the old one and makes every major GC mark it. Past the budget,
- * requests wait here as the body text they arrived as (one string each, which the collector
- * neither traces nor finds costly to keep), first come first served, and enter as earlier ones
- * commit. A request alone in flight is always admitted, whatever its size, so no body that the
- * size limits accept waits forever.
+ * A request that has been admitted has its body read, parsed, validated, enriched, detected and
+ * scored, and its objects live until its response is done. When clients send faster than the
+ * process can ingest (many connections, or batches), every waiting request would otherwise be
+ * read and processed at once and wait for its commit fully built: that live set outgrows V8's
+ * young generation, survives into the old one and makes every major GC mark it. Past the budget,
+ * requests wait here before their body is read (routes/ingest.ts admits them in preParsing): the
+ * body stays in the connection's buffers, outside the JavaScript heap, and Node stops reading
+ * the socket once its stream buffer is full. They wait first come first served and enter as
+ * earlier ones finish. A request alone in flight is always admitted, whatever its size, so no
+ * body that the size limits accept waits forever.
  */
 export class IngestAdmission {
   private inFlight = 0;

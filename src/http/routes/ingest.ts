@@ -33,6 +33,40 @@ function takeBody(request: FastifyRequest): unknown {
   return body;
 }
 
+/**
+ * The preParsing hook that admits an ingestion request before its body is read
+ * (ingest-admission.ts says why), by the length its Content-Length announces. A body of unknown
+ * length counts as the largest the route accepts; one announced beyond that is not held back,
+ * since reading it fails at once (413). The request leaves when its response closes, whether it
+ * was answered, refused or abandoned by the client: exactly once, and never before it entered.
+ */
+function admitBeforeParsing(admission: IngestAdmission, bodyLimit: number) {
+  // Callback style, and no promise unless the request has to wait: the common path adds one
+  // listener to the response and nothing else.
+  return (request: FastifyRequest, reply: FastifyReply, _payload: unknown, done: (err?: Error | null) => void): void => {
+    const announced = request.headers['content-length'];
+    const bytes = announced === undefined ? bodyLimit : Number(announced);
+    if (!(bytes <= bodyLimit)) return done();
+    const admitted = admission.enter(bytes);
+    if (admitted === undefined) {
+      reply.raw.once('close', () => admission.leave(bytes));
+      return done();
+    }
+    let closed = false;
+    let entered = false;
+    reply.raw.once('close', () => {
+      closed = true;
+      if (entered) admission.leave(bytes);
+    });
+    void admitted.then(() => {
+      entered = true;
+      // A client that went away while its request waited: its turn is given back at once.
+      if (closed) admission.leave(bytes);
+      done();
+    });
+  };
+}
+
 /** POST /v1/events and POST /v1/events/batch: HTTP in, pipeline outcome out. */
 export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps): void {
   // Shared by both routes and named in OpenAPI (components.schemas.Event) for client generators.
@@ -48,16 +82,8 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
 
   async function handle(kind: IngestInput['kind'], request: FastifyRequest, reply: FastifyReply) {
     const account = requestAccount(request);
-    // The body arrives as text (app.ts's JSON parser) and is parsed once admitted.
-    const bytes = typeof request.body === 'string' ? request.body.length : 0;
-    const admitted = deps.admission.enter(bytes);
-    if (admitted !== undefined) await admitted;
-    let outcome: IngestOutcome;
-    try {
-      outcome = await deps.pipeline.ingest({ kind, body: takeBody(request) }, { account, connectingIp: request.ip });
-    } finally {
-      deps.admission.leave(bytes);
-    }
+    // The body arrives as text (app.ts's JSON parser), read once the request was admitted.
+    const outcome: IngestOutcome = await deps.pipeline.ingest({ kind, body: takeBody(request) }, { account, connectingIp: request.ip });
     if (outcome.limit) setRateLimitHeaders(reply, outcome.limit);
     if (!outcome.ok) {
       if (outcome.rejection.retryAfter !== undefined) reply.header('Retry-After', String(outcome.rejection.retryAfter));
@@ -74,6 +100,7 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
   app.post('/v1/events', {
     bodyLimit: deps.maxEventBytes,
     config: { access: 'ingest' },
+    preParsing: admitBeforeParsing(deps.admission, deps.maxEventBytes),
     onSend,
     validatorCompiler: noValidation,
     schema: {
@@ -90,6 +117,7 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
   app.post('/v1/events/batch', {
     bodyLimit: deps.maxBatchBytes,
     config: { access: 'ingest' },
+    preParsing: admitBeforeParsing(deps.admission, deps.maxBatchBytes),
     onSend,
     validatorCompiler: noValidation,
     schema: {
