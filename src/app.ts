@@ -193,8 +193,8 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     );
   }
 
-  // JSON only. The ingestion routes get the text as it came: they parse it once admitted
-  // (src/http/ingest-admission.ts says why).
+  // JSON only. The ingestion routes get the text as it came and parse it in their handler, so
+  // the text is dropped before the events wait for their commit (routes/ingest.ts, takeBody).
   const parseJson = (request: FastifyRequest, body: string, done: (err: Error | null, body?: unknown) => void) => {
     if (request.vigil?.access === 'ingest') return done(null, body);
     try {
