@@ -131,11 +131,7 @@ describe.skipIf(SCALE_OUT)('ingestion beyond the admission budget', () => {
     // Until the server has seen the connection close, the request would still be waiting.
     const server = app.vigil.app.server;
     const connections = () => new Promise<number>((resolve, reject) => server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
-    const end = Date.now() + 10_000;
-    while ((await connections()) > 1) {
-      if (Date.now() > end) throw new Error('the server did not see the client go away within 10 s');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await until(async () => (await connections()) <= 1, 'the server seeing the client go away');
     open();
     expect((await first).status).toBe(202);
     // Over the budget on its own: admitted only once nothing is left in flight.
@@ -166,10 +162,6 @@ async function waiting(app: TestApp): Promise<number> {
   return Number(/^vigil_ingest_admission_waiting (\d+)$/m.exec(text)?.[1]);
 }
 
-async function waitingReaches(app: TestApp, n: number): Promise<void> {
-  const end = Date.now() + 10_000;
-  while ((await waiting(app)) !== n) {
-    if (Date.now() > end) throw new Error(`${n} requests waiting for admission: not reached within 10 s`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+function waitingReaches(app: TestApp, n: number): Promise<void> {
+  return until(async () => (await waiting(app)) === n, `${n} requests waiting for admission`);
 }
