@@ -178,6 +178,12 @@ export interface Row {
   /** The request thread's own garbage collection per event (part of requestUs), from the service's /metrics; 0 for the bare route. */
   requestGcUs: number;
   /**
+   * Runs at the maximum rate: CPU of the load generator (autocannon, in this process) per request
+   * it completed. It shares the machine with the server, so it bounds the rate any server
+   * reaches here: cores × 1 s ÷ (server CPU + this) per request.
+   */
+  loadGenUsPerRequest?: number;
+  /**
    * Paced runs: the p99 the service itself measured (its request-duration histogram, from the
    * request's arrival to its answer), as the upper bound of the histogram bucket holding it (ms).
    * The client's p99 also holds the time a request waited to be sent or read back on a busy host.
@@ -326,6 +332,7 @@ export async function drive(
   const cpuBefore = await Promise.all(servers.map((s) => threadCpuOf(s.child.pid as number)));
   const acceptedBefore = await Promise.all(servers.map(acceptedOf));
   const gcBefore = await Promise.all(servers.map(requestGcSecondsOf));
+  const clientBefore = process.cpuUsage();
   const runs = await Promise.all(
     servers.map((server) =>
       autocannon({
@@ -344,6 +351,7 @@ export async function drive(
       }),
     ),
   );
+  const client = process.cpuUsage(clientBefore);
   const rss = await Promise.all(servers.map((s) => rssOf(s.child.pid as number)));
   await Promise.all(servers.map((s) => idle(s.child.pid as number)));
   const cpuAfter = await Promise.all(servers.map((s) => threadCpuOf(s.child.pid as number)));
@@ -370,6 +378,13 @@ export async function drive(
     requestGcUs: perEventUs(
       gcAfter.reduce((n, after, k) => n + after - (gcBefore[k] ?? 0), 0),
       serverCounted ?? clientCounted,
+    ),
+    loadGenUsPerRequest: Math.round(
+      (client.user + client.system) /
+        Math.max(
+          1,
+          sum((r) => r.requests.total),
+        ),
     ),
   };
 }

@@ -21,7 +21,7 @@
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { copyOfKept, keptDatabase, stopServer } from './prefill.js';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BENCH_PLANS, bodies, drive, drivePaced, freePort, keyFor, serverNodeVersion, start, startNode, vigilEnv, type Row, type Server } from './lib.js';
 
@@ -116,6 +116,7 @@ async function main(): Promise<void> {
       writerUs: 0,
       helpersUs: 0,
       requestGcUs: 0,
+      loadGenUsPerRequest: 0,
     };
     for (const field of [
       'reqPerSec',
@@ -130,6 +131,7 @@ async function main(): Promise<void> {
       'writerUs',
       'helpersUs',
       'requestGcUs',
+      'loadGenUsPerRequest',
     ] as const)
       row[field] = median(field);
     return row;
@@ -162,6 +164,14 @@ async function main(): Promise<void> {
   for (const { checkout } of vigils) {
     const t = checkout.target;
     console.log(`${t}: single req/s ${ratio(t, 'single', 'reqPerSec')} of bare; batch100 events/s ${ratio(t, 'batch100', 'eventsPerSec')} of bare`);
+    // The server and the load generator share the machine's cores: with every core busy, the
+    // single-event rate cannot pass cores × 1 s ÷ (all of the server's CPU + the load generator's) per request.
+    const client = field(t, 'single', 'loadGenUsPerRequest');
+    const ceiling = Math.round((availableParallelism() * 1e6) / Math.max(1, field(t, 'single', 'cpuUsPerEvent') + client));
+    console.log(
+      `${t}: single: the load generator ${client} µs/request (${field('bare', 'single', 'loadGenUsPerRequest')} against bare); ` +
+        `${availableParallelism()} cores carry at most ${ceiling} req/s (${(ceiling / Math.max(1, field('bare', 'single', 'reqPerSec'))).toFixed(2)} of bare)`,
+    );
     console.log(
       `${t}: p99 at half the max rate (steady, open loop) ${field(t, 'single@half-max', 'p99')} ms, bare ${field('bare', 'single@half-max', 'p99')} ms; ` +
         `the service's own p99 (its request-duration histogram) at most ${field(t, 'single@half-max', 'serviceP99')} ms`,
