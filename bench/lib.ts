@@ -360,6 +360,7 @@ export async function drive(
   const sum = (f: (r: autocannon.Result) => number) => runs.reduce((n, r) => n + f(r), 0);
   const worst = (f: (r: autocannon.Result) => number) => Math.max(...runs.map(f));
   const clientCounted = sum((r) => r['2xx']) * batch;
+  const completed = sum((r) => r.requests.total);
   const serverCounted = acceptedAfter.reduce<number | undefined>((n, after, k) => {
     const before = acceptedBefore[k];
     return n === undefined || after === undefined || before === undefined ? undefined : n + after - before;
@@ -379,13 +380,7 @@ export async function drive(
       gcAfter.reduce((n, after, k) => n + after - (gcBefore[k] ?? 0), 0),
       serverCounted ?? clientCounted,
     ),
-    loadGenUsPerRequest: Math.round(
-      (client.user + client.system) /
-        Math.max(
-          1,
-          sum((r) => r.requests.total),
-        ),
-    ),
+    loadGenUsPerRequest: Math.round((client.user + client.system) / Math.max(1, completed)),
   };
 }
 

@@ -12,23 +12,24 @@ describe('Authenticator', () => {
     store = undefined;
   });
 
+  /** A real store with one account and secret key; `lookups` counts the key lookups that reach the store. */
   async function setUp() {
-    store = openSqliteStore({ dataDir: ':memory:', synchronous: 'normal' });
-    await store.migrate();
+    const sqlite = openSqliteStore({ dataDir: ':memory:', synchronous: 'normal' });
+    store = sqlite;
+    await sqlite.migrate();
     const clock = new ManualClock();
-    const accounts = new Accounts(store, DEFAULT_PLANS, clock);
+    const accounts = new Accounts(sqlite, DEFAULT_PLANS, clock);
     const account = await accounts.create('acme', 'pro');
     if (!account.ok) throw new Error('account not created');
     const created = await accounts.createKey(account.value.id, 'secret');
     if (!created.ok) throw new Error('key not created');
     let lookups = 0;
-    const counted = store;
-    const findKeyByHash = counted.findKeyByHash.bind(counted);
-    counted.findKeyByHash = (hash) => {
+    const findKeyByHash = sqlite.findKeyByHash.bind(sqlite);
+    sqlite.findKeyByHash = (hash) => {
       lookups++;
       return findKeyByHash(hash);
     };
-    const authenticator = new Authenticator(counted, DEFAULT_PLANS, clock, 2_000);
+    const authenticator = new Authenticator(sqlite, DEFAULT_PLANS, clock, 2_000);
     return { clock, accounts, authenticator, key: created.value.key, keyId: created.value.record.id, lookups: () => lookups };
   }
 
