@@ -166,11 +166,13 @@ async function main(): Promise<void> {
     console.log(`${t}: single req/s ${ratio(t, 'single', 'reqPerSec')} of bare; batch100 events/s ${ratio(t, 'batch100', 'eventsPerSec')} of bare`);
     // The server and the load generator share the machine's cores: with every core busy, the
     // single-event rate cannot pass cores × 1 s ÷ (all of the server's CPU + the load generator's) per request.
+    const cores = availableParallelism();
     const client = field(t, 'single', 'loadGenUsPerRequest');
-    const ceiling = Math.round((availableParallelism() * 1e6) / Math.max(1, field(t, 'single', 'cpuUsPerEvent') + client));
+    const ceiling = Math.round((cores * 1e6) / Math.max(1, field(t, 'single', 'cpuUsPerEvent') + client));
+    const bareRate = Math.max(1, field('bare', 'single', 'reqPerSec'));
     console.log(
       `${t}: single: the load generator ${client} µs/request (${field('bare', 'single', 'loadGenUsPerRequest')} against bare); ` +
-        `${availableParallelism()} cores carry at most ${ceiling} req/s (${(ceiling / Math.max(1, field('bare', 'single', 'reqPerSec'))).toFixed(2)} of bare)`,
+        `${cores} cores carry at most ${ceiling} req/s (${(ceiling / bareRate).toFixed(2)} of bare)`,
     );
     console.log(
       `${t}: p99 at half the max rate (steady, open loop) ${field(t, 'single@half-max', 'p99')} ms, bare ${field('bare', 'single@half-max', 'p99')} ms; ` +
