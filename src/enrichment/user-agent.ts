@@ -46,16 +46,23 @@ const SCANNERS: readonly (readonly [token: string, name: string])[] = [
   ['appscan', 'appscan'],
   ['webinspect', 'webinspect'],
 ];
-const SCANNER_NAME = new Map(SCANNERS);
-// Literal alternatives only: a linear-time match, no backtracking on hostile input.
-const SCANNER_RE = new RegExp(SCANNERS.map(([t]) => t.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|'), 'i');
 
 /** Bowser and isbot are regex-heavy; long agents are attacker-controlled, so only a prefix is parsed. */
 const MAX_PARSED = 512;
 
+/** The scanner whose token appears first in the agent (on a tie, the one listed first). */
 export function scannerOf(ua: string): string | undefined {
-  const m = SCANNER_RE.exec(ua.length > MAX_PARSED ? ua.slice(0, MAX_PARSED) : ua);
-  return m ? SCANNER_NAME.get(m[0].toLowerCase()) : undefined;
+  const text = (ua.length > MAX_PARSED ? ua.slice(0, MAX_PARSED) : ua).toLowerCase();
+  let found: string | undefined;
+  let foundAt = text.length;
+  for (const [token, name] of SCANNERS) {
+    const at = text.indexOf(token);
+    if (at >= 0 && at < foundAt) {
+      found = name;
+      foundAt = at;
+    }
+  }
+  return found;
 }
 
 /** Bowser reports unknown agents with junk names such as "Mozilla/5.00 (Nikto"; keep plain names only. */

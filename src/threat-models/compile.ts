@@ -4,7 +4,7 @@
  * event then costs only the tests themselves.
  */
 import ipaddr from 'ipaddr.js';
-import { compileRegex, wildcardParts, wildcardRegex } from './regex.js';
+import { compileGlob, compileTenantRegex, wildcardParts, type PatternResult } from '../util/tenant-pattern.js';
 import { DEFAULT_ALERT_WINDOW_SECONDS, type Condition, type FieldCondition, type MatchSpec, type ThreatModelDefinition } from './model.js';
 import type { EventView } from './event-view.js';
 
@@ -27,6 +27,20 @@ export interface CompiledModel {
   readonly windowMs: number;
   readonly groupBy: readonly string[];
   readonly distinct: string | undefined;
+  /** Estimated heap the compiled model keeps (its patterns' programs and caches). */
+  readonly memoryBytes: number;
+}
+
+/** What compiling one model has cost so far. */
+interface CompileCost {
+  memoryBytes: number;
+}
+
+/** A pattern that passed validation; one that does not compile here is a defect, not an input error. */
+function compiledPattern<T extends { readonly memoryBytes: number }>(result: PatternResult<T>, cost: CompileCost): T {
+  if (!result.ok) throw new Error(result.message);
+  cost.memoryBytes += result.pattern.memoryBytes;
+  return result.pattern;
 }
 
 const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined);
@@ -77,8 +91,8 @@ function scalarEquals(expected: unknown, ignoreCase: boolean): ValueTest {
   return stringTest('equals', expected as string, ignoreCase);
 }
 
-/** Wildcard patterns of the common shapes avoid the regex engine. */
-function wildcardTest(pattern: string, ignoreCase: boolean): ValueTest {
+/** Wildcard patterns of the common shapes compare strings directly; the rest run on the glob matcher. */
+function wildcardTest(pattern: string, ignoreCase: boolean, cost: CompileCost): ValueTest {
   const parts = wildcardParts(pattern);
   const literal = (p: (typeof parts)[number] | undefined) => p !== undefined && p.wildcard === null;
   const star = (p: (typeof parts)[number] | undefined) => p !== undefined && p.wildcard === '*';
@@ -88,12 +102,10 @@ function wildcardTest(pattern: string, ignoreCase: boolean): ValueTest {
   if (parts.length === 2 && literal(parts[0]) && star(parts[1])) return stringTest('startswith', parts[0]?.text as string, ignoreCase);
   if (parts.length === 2 && star(parts[0]) && literal(parts[1])) return stringTest('endswith', parts[1]?.text as string, ignoreCase);
   if (parts.length === 3 && star(parts[0]) && literal(parts[1]) && star(parts[2])) return stringTest('contains', parts[1]?.text as string, ignoreCase);
-  const compiled = compileRegex(wildcardRegex(pattern), ignoreCase ? 'is' : 's');
-  if (!compiled.ok) throw new Error(compiled.message);
-  const { regex } = compiled;
+  const glob = compiledPattern(compileGlob(pattern, { single: true, escapes: true, ignoreCase }), cost);
   return (v) => {
     const s = text(v);
-    return s !== undefined && regex.test(s);
+    return s !== undefined && glob.test(s);
   };
 }
 
@@ -119,7 +131,7 @@ function cidrTest(list: readonly string[]): ValueTest {
   };
 }
 
-function valueTest(c: FieldCondition): ValueTest {
+function valueTest(c: FieldCondition, cost: CompileCost): ValueTest {
   const ic = c.ignore_case === true;
   switch (c.op) {
     case 'equals':
@@ -133,11 +145,9 @@ function valueTest(c: FieldCondition): ValueTest {
     case 'endswith':
       return stringTest(c.op, c.value as string, ic);
     case 'wildcard':
-      return wildcardTest(c.value as string, ic);
+      return wildcardTest(c.value as string, ic, cost);
     case 'regex': {
-      const compiled = compileRegex(c.value as string, `${c.flags ?? ''}${ic ? 'i' : ''}`);
-      if (!compiled.ok) throw new Error(compiled.message);
-      const { regex } = compiled;
+      const regex = compiledPattern(compileTenantRegex(c.value as string, `${c.flags ?? ''}${ic ? 'i' : ''}`), cost);
       return (v) => {
         const s = text(v);
         return s !== undefined && regex.test(s);
@@ -159,7 +169,7 @@ function valueTest(c: FieldCondition): ValueTest {
   }
 }
 
-function compileLeaf(c: FieldCondition): Predicate {
+function compileLeaf(c: FieldCondition, cost: CompileCost): Predicate {
   if (c.op === 'exists') {
     const want = c.value === true;
     return (view) => {
@@ -176,7 +186,7 @@ function compileLeaf(c: FieldCondition): Predicate {
       return ref !== undefined && anyOf(stringTest(compare, ref, ic))(view.get(c.field));
     };
   }
-  const test = valueTest(c);
+  const test = valueTest(c, cost);
   // equals null is "missing or null": a missing field must reach the test itself.
   if (c.op === 'equals' && c.value === null) return (view) => test(view.get(c.field));
   if (c.field === '*') return (view) => view.keywordValues().some(test);
@@ -184,43 +194,43 @@ function compileLeaf(c: FieldCondition): Predicate {
   return (view) => listed(view.get(c.field));
 }
 
-export function compileCondition(c: Condition): Predicate {
+export function compileCondition(c: Condition, cost: CompileCost = { memoryBytes: 0 }): Predicate {
   if ('all' in c) {
-    const parts = c.all.map(compileCondition);
+    const parts = c.all.map((part) => compileCondition(part, cost));
     return (view) => parts.every((p) => p(view));
   }
   if ('any' in c) {
-    const parts = c.any.map(compileCondition);
+    const parts = c.any.map((part) => compileCondition(part, cost));
     return (view) => parts.some((p) => p(view));
   }
   if ('not' in c) {
-    const inner = compileCondition(c.not);
+    const inner = compileCondition(c.not, cost);
     return (view) => !inner(view);
   }
-  return compileLeaf(c);
+  return compileLeaf(c, cost);
 }
 
-/** Event type globs: `*` alone, exact names and `prefix.*` take no regex. */
-export function compileTypeGlobs(globs: readonly string[]): (eventType: string) => boolean {
+/** Event type globs: `*` alone, exact names and `prefix.*` are plain string tests. */
+export function compileTypeGlobs(globs: readonly string[], cost: CompileCost = { memoryBytes: 0 }): (eventType: string) => boolean {
   if (globs.includes('*')) return () => true;
   const exact = new Set(globs.filter((g) => !g.includes('*')));
   const prefixes = globs.filter((g) => g.endsWith('*') && g.indexOf('*') === g.length - 1).map((g) => g.slice(0, -1));
   const others = globs
     .filter((g) => g.includes('*') && !(g.endsWith('*') && g.indexOf('*') === g.length - 1))
-    .map((g) => {
-      const compiled = compileRegex(wildcardRegex(g), '');
-      if (!compiled.ok) throw new Error(compiled.message);
-      return compiled.regex;
-    });
+    .map((g) => compiledPattern(compileGlob(g, { single: true, escapes: true }), cost));
   return (t) => exact.has(t) || prefixes.some((p) => t.startsWith(p)) || others.some((r) => r.test(t));
 }
 
-function compileStep(m: MatchSpec): CompiledStep {
-  return { type: compileTypeGlobs(m.event), where: m.where === undefined ? undefined : compileCondition(m.where) };
+function compileStep(m: MatchSpec, cost: CompileCost): CompiledStep {
+  return { type: compileTypeGlobs(m.event, cost), where: m.where === undefined ? undefined : compileCondition(m.where, cost) };
 }
 
+/** The closures and records of a model apart from its patterns. */
+const MODEL_BASE_BYTES = 4 * 1024;
+
 export function compileModel(id: string, version: number, d: ThreatModelDefinition): CompiledModel {
-  const steps = [d.match, ...(d.sequence?.then ?? [])].map(compileStep);
+  const cost: CompileCost = { memoryBytes: 0 };
+  const steps = [d.match, ...(d.sequence?.then ?? [])].map((step) => compileStep(step, cost));
   const seconds = d.threshold?.window_seconds ?? d.sequence?.window_seconds ?? DEFAULT_ALERT_WINDOW_SECONDS;
   const kind = d.sequence ? (d.sequence.ordered ? 'sequence' : 'unordered') : d.threshold ? (d.threshold.distinct ? 'distinct' : 'count') : 'single';
   return {
@@ -233,6 +243,7 @@ export function compileModel(id: string, version: number, d: ThreatModelDefiniti
     windowMs: seconds * 1000,
     groupBy: d.threshold?.group_by ?? d.sequence?.group_by ?? [],
     distinct: d.threshold?.distinct,
+    memoryBytes: MODEL_BASE_BYTES + cost.memoryBytes,
   };
 }
 

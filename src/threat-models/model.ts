@@ -4,6 +4,7 @@
  * compiler and one evaluator.
  */
 import type { Severity } from '../event/classification.js';
+import { PATTERN_LIMITS } from '../util/tenant-pattern.js';
 
 export const CONDITION_OPS = [
   'equals',
@@ -107,7 +108,7 @@ export interface ThreatModelVersion {
 export const LIMITS = Object.freeze({
   modelsPerAccount: 100,
   conditionsPerModel: 64,
-  patternLength: 512,
+  patternLength: PATTERN_LIMITS.patternLength,
   valuesPerList: 256,
   nestingDepth: 8,
   sequenceSteps: 5,
@@ -121,6 +122,10 @@ export const LIMITS = Object.freeze({
   descriptionLength: 2000,
   sigmaRuleBytes: 64 * 1024,
   points: 100,
+  /** Estimated heap of one compiled model (see util/tenant-pattern.ts for how a pattern is counted). */
+  modelMemoryBytes: 4 * 1024 * 1024,
+  /** Estimated heap of every enabled model of an account together. */
+  accountMemoryBytes: 24 * 1024 * 1024,
 });
 
 /** Default alert deduplication window when the model has no window of its own. */

@@ -16,7 +16,7 @@ import type { Severity } from '../event/classification.js';
 import type { ErrorDetail } from '../event/rejection.js';
 import { mapSigmaField, type FieldMapping } from './field-mapping.js';
 import { LIMITS, type Condition, type FieldCondition } from './model.js';
-import { compileRegex, escapeWildcards, wildcardParts, type WildcardPart } from './regex.js';
+import { compileGlob, compileTenantRegex, escapeWildcards, wildcardParts, type WildcardPart } from '../util/tenant-pattern.js';
 
 class Refusal extends Error {
   constructor(
@@ -206,7 +206,7 @@ class RuleTranslator {
         return { field, op: 'cidr', value: v };
       case 're': {
         if (typeof v !== 'string') refuse(at, '`re` takes a regular expression');
-        const compiled = compileRegex(v as string, o.flags);
+        const compiled = compileTenantRegex(v as string, o.flags);
         if (!compiled.ok) refuse(at, `\`re\`: ${compiled.message} (the linear-time engine has no backreferences or lookaround)`);
         return { field, op: 'regex', value: v, ...(o.flags ? { flags: o.flags } : {}) };
       }
@@ -326,10 +326,15 @@ class RuleTranslator {
   }
 }
 
+/** Deeper than any condition worth writing; the model built from it must still nest within LIMITS.nestingDepth. */
+const CONDITION_DEPTH = 32;
+
 /** `selection and not (filter1 or 1 of filter_*)` */
 class ConditionParser {
   private readonly tokens: string[];
   private i = 0;
+  /** Parentheses and `not`s open around the current token: bounded, so a hostile condition cannot exhaust the stack. */
+  private depth = 0;
 
   constructor(
     private readonly text: string,
@@ -372,9 +377,16 @@ class ConditionParser {
   private not(): Condition {
     if (this.peek() === 'not') {
       this.i++;
-      return { not: this.not() };
+      this.enter();
+      const inner = this.not();
+      this.depth--;
+      return { not: inner };
     }
     return this.primary();
+  }
+
+  private enter(): void {
+    if (++this.depth > CONDITION_DEPTH) refuse(this.at, `a condition nests parentheses and \`not\` at most ${CONDITION_DEPTH} deep`);
   }
 
   private primary(): Condition {
@@ -383,7 +395,9 @@ class ConditionParser {
     const lower = token.toLowerCase();
     if (token === '(') {
       this.i++;
+      this.enter();
       const inner = this.or();
+      this.depth--;
       if (this.tokens[this.i] !== ')') refuse(this.at, `missing ")" in condition "${this.text}"`);
       this.i++;
       return inner;
@@ -412,12 +426,9 @@ class ConditionParser {
       if (names.length === 0) refuse(this.at, '`them` names no search identifier');
       return names;
     }
-    const pattern = new RegExp(
-      `^${target
-        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-        .replace(/\*/g, '.*')
-        .replace(/\?/g, '.')}$`,
-    );
+    const compiled = compileGlob(target, { single: true });
+    if (!compiled.ok) return refuse(this.at, `\`${target.slice(0, 64)}…\`: ${compiled.message}`);
+    const pattern = compiled.pattern;
     const names = all.filter((n) => pattern.test(n));
     if (names.length === 0) refuse(this.at, `\`${target}\` matches no search identifier of this rule`);
     return names;
@@ -455,15 +466,80 @@ function baseRule(doc: Record<string, Json>, at: string): void {
     refuse(`${at}.level`, `level must be one of ${Object.keys(LEVELS).join(', ')}`);
 }
 
+/** Far deeper than a Sigma rule nests, far shallower than what exhausts the YAML parser's stack. */
+const YAML_DEPTH = 64;
+/** Aliases a document may expand: each expansion copies the anchored node, so a few nested aliases multiply. */
+const YAML_ALIASES = 16;
+
+/**
+ * How deep the text nests, read before the YAML parser sees it: flow collections (`[` `{`)
+ * outside quoted scalars and comments, plus compact block entries (`- - -`) on one line. A quote
+ * opens a quoted scalar only where YAML starts one (after indentation, an indicator and a space,
+ * `[`, `{` or `,`), so an apostrophe inside a plain scalar hides nothing. The reading can only
+ * over-count (a `[` inside a plain scalar counts), which is harmless at this bound.
+ */
+export function yamlNestingDepth(text: string): number {
+  let flow = 0;
+  let deepest = 0;
+  let quote: '"' | "'" | null = null;
+  let scalarStart = true;
+  let compact = 0;
+  const blank = (c: string | undefined) => c === undefined || c === ' ' || c === '\t' || c === '\n' || c === '\r';
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
+    if (quote !== null) {
+      if (c === '\\' && quote === '"') i++;
+      else if (c === "'" && quote === "'" && text[i + 1] === "'") i++;
+      else if (c === quote) quote = null;
+      continue;
+    }
+    if (c === '\n') {
+      scalarStart = true;
+      compact = 0;
+    } else if (c === ' ' || c === '\t' || c === '\r') {
+      // Blanks keep whatever the last token allowed.
+    } else if ((c === '-' || c === '?' || c === ':') && blank(text[i + 1])) {
+      if (c !== ':' && scalarStart) deepest = Math.max(deepest, ++compact + flow);
+      scalarStart = true;
+    } else if (c === '#' && (i === 0 || blank(text[i - 1]))) {
+      const end = text.indexOf('\n', i);
+      if (end < 0) break;
+      i = end - 1;
+    } else if ((c === '"' || c === "'") && scalarStart) {
+      quote = c;
+      scalarStart = false;
+    } else if (c === '[' || c === '{') {
+      deepest = Math.max(deepest, ++flow + compact);
+      scalarStart = true;
+    } else if (c === ']' || c === '}') {
+      if (flow > 0) flow--;
+      scalarStart = false;
+    } else scalarStart = c === ',';
+  }
+  return deepest;
+}
+
+/** The document as plain data; an alias expansion past the bound is a refusal, not a crash. */
+function toJsWithinAliasLimit(doc: ReturnType<typeof parseAllDocuments>[number], at: string): Json {
+  try {
+    return doc.toJS({ maxAliasCount: YAML_ALIASES }) as Json;
+  } catch (err) {
+    if (err instanceof ReferenceError) return refuse(at, `YAML aliases expand too far (at most ${YAML_ALIASES} per document): ${err.message}`);
+    throw err;
+  }
+}
+
 function parseDocs(input: string | Record<string, unknown>): Record<string, Json>[] {
   if (typeof input !== 'string') return [input as Record<string, Json>];
   if (Buffer.byteLength(input) > LIMITS.sigmaRuleBytes) refuse('rule', `a Sigma request is at most ${LIMITS.sigmaRuleBytes} bytes`);
+  const depth = yamlNestingDepth(input);
+  if (depth > YAML_DEPTH) refuse('rule', `YAML nests at most ${YAML_DEPTH} collections deep (this text opens ${depth} without closing them)`);
   const docs = parseAllDocuments(input);
   if (!Array.isArray(docs)) return refuse('rule', 'not YAML');
   const out: Record<string, Json>[] = [];
   docs.forEach((d, i) => {
     if (d.errors.length > 0) refuse(`rule[${i}]`, `not valid YAML: ${d.errors[0]?.message ?? 'parse error'}`);
-    const js = d.toJS({ maxAliasCount: 16 }) as Json;
+    const js = toJsWithinAliasLimit(d, `rule[${i}]`);
     if (js === null || js === undefined) return;
     if (!isMap(js)) refuse(`rule[${i}]`, 'a Sigma rule is a YAML map');
     out.push(js as Record<string, Json>);

@@ -6,7 +6,8 @@
 import ipaddr from 'ipaddr.js';
 import type { Severity } from '../event/classification.js';
 import type { ErrorDetail } from '../event/rejection.js';
-import { compileRegex } from './regex.js';
+import { compileTenantRegex } from '../util/tenant-pattern.js';
+import { compileModel } from './compile.js';
 import {
   CONDITION_OPS,
   LIMITS,
@@ -165,7 +166,7 @@ class Checker {
       case 'regex':
         if (typeof value !== 'string' || value.length === 0) this.fail(at, 'must be a regular expression (RE2 syntax)');
         else if (this.pattern(value, at)) {
-          const compiled = compileRegex(value, (v.flags as string | undefined) ?? '');
+          const compiled = compileTenantRegex(value, (v.flags as string | undefined) ?? '');
           if (!compiled.ok) this.fail(at, compiled.message);
         }
         break;
@@ -304,5 +305,18 @@ export function validateModel(body: unknown): Validation<ThreatModelDefinition> 
     ...(sequence ? { sequence } : {}),
     outcome,
   };
+  const memoryBytes = compileModel('check', 0, value).memoryBytes;
+  if (memoryBytes > LIMITS.modelMemoryBytes)
+    return {
+      ok: false,
+      errors: [
+        {
+          field: 'match',
+          message: `the model's patterns compile to about ${kib(memoryBytes)} KiB, over the limit of ${kib(LIMITS.modelMemoryBytes)} KiB per model: use fewer or simpler regular expressions`,
+        },
+      ],
+    };
   return { ok: true, value };
 }
+
+const kib = (bytes: number): number => Math.ceil(bytes / 1024);

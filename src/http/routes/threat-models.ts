@@ -6,9 +6,10 @@ import type { ThreatModelRow, ThreatModelVersionRow } from '../../storage/types.
 import type { Clock } from '../../util/clock.js';
 import { ulid } from '../../util/ids.js';
 import { compileModel } from '../../threat-models/compile.js';
-import { dryRun } from '../../threat-models/dry-run.js';
+import { DryRunner, type DryRunLimits } from '../../threat-models/dry-run.js';
 import { DEFAULT_SIGMA_FIELDS, validateFieldMapping, type FieldMapping } from '../../threat-models/field-mapping.js';
 import { parseModelInput, type ModelInputValue } from '../../threat-models/input.js';
+import { accountMemoryProblem } from '../../threat-models/memory-budget.js';
 import { LIMITS } from '../../threat-models/model.js';
 import type { ThreatModelRegistry } from '../../threat-models/registry.js';
 import { storedDefinition, storedSource, toStored } from '../../threat-models/stored.js';
@@ -26,6 +27,8 @@ export interface ThreatModelRouteDeps {
   readonly registry: ThreatModelRegistry;
   /** Called after the account's settings change (the key cache holds the account). */
   readonly settingsChanged: () => void;
+  /** Bounds of dry runs (default DRY_RUN_LIMITS). */
+  readonly dryRunLimits?: DryRunLimits;
 }
 
 const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml'];
@@ -118,6 +121,8 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
     for (let attempt = 0; attempt < 3; attempt++) {
       const current = await load(ctx, id);
       const value = next(current);
+      const problem = accountMemoryProblem(await deps.store.listThreatModels(ctx.account.id), value.definition, id);
+      if (problem !== undefined) throw invalid([problem]);
       const saved = await deps.store.updateThreatModel(ctx.account.id, id, current.version, {
         enabled: value.definition.enabled,
         ...toStored(value.definition, value.source),
@@ -147,6 +152,8 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
       const existing = await deps.store.listThreatModels(ctx.account.id);
       if (existing.length >= LIMITS.modelsPerAccount)
         throw invalid([{ field: '(account)', message: `an account has at most ${LIMITS.modelsPerAccount} threat models; delete one first` }]);
+      const problem = accountMemoryProblem(existing, value.definition);
+      if (problem !== undefined) throw invalid([problem]);
       const now = deps.clock.now();
       const row = await deps.store.createThreatModel({
         id: `tm_${ulid(now)}`,
@@ -161,6 +168,42 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
     },
   });
 
+  const dryRuns = new DryRunner(deps.store, deps.clock, deps.dryRunLimits);
+  app.addHook('onClose', () => dryRuns.close());
+  const DryRunAnswer = Type.Object({
+    range: Type.Object({ from: Type.String(), to: Type.String() }),
+    scanned: Type.Integer({ description: 'Events evaluated, oldest first: every event of the range unless truncated' }),
+    matched: Type.Integer(),
+    alerts_raised: Type.Integer(),
+    truncated: Type.Union([Type.Literal('rows'), Type.Literal('time'), Type.Null()], {
+      description:
+        'null when every event of the range was evaluated; "rows" when the range holds more events than a dry run reads; "time" when reading and evaluation ran out of time',
+    }),
+    truncated_reason: Type.Union([Type.String(), Type.Null()], { description: 'What the bound cut short, in words; null when truncated is null' }),
+    events: Type.Array(
+      Type.Object({
+        id: Type.String(),
+        event: Type.String(),
+        timestamp: Type.String(),
+        actor_id: Type.Union([Type.String(), Type.Null()]),
+        ip: Type.Union([Type.String(), Type.Null()]),
+      }),
+      { description: 'The first matched events, oldest first' },
+    ),
+    alerts: Type.Array(
+      Type.Object({
+        type: Type.String(),
+        severity: Type.String(),
+        subject: Type.String(),
+        count: Type.Integer(),
+        first_seen: Type.String(),
+        last_seen: Type.String(),
+        event_ids: Type.Array(Type.String()),
+      }),
+      { description: 'The first alerts it would have raised' },
+    ),
+  });
+
   app.post(`${BASE}/test`, {
     config: { access: 'read' },
     validatorCompiler: noValidation,
@@ -169,8 +212,9 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
       body: Type.Unknown({
         description: '{"model": <model or Sigma>} or {"id": "tm_…"}, with optional "from" and "to" (ISO 8601; default the last 24 hours).',
       }),
+      response: { 200: DryRunAnswer, ...ErrorResponses },
     },
-    handler: async (request) => {
+    handler: async (request, reply) => {
       const ctx = contextOf(request);
       const body = request.body as Record<string, unknown> | null;
       if (body === null || typeof body !== 'object' || Array.isArray(body) || (body.model === undefined) === (body.id === undefined))
@@ -191,8 +235,16 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
         const value = accept(parseModelInput(body.model, fieldsOf(ctx)));
         model = compileModel('dry_run', 0, value.definition);
       }
-      const result = await dryRun(deps.store, deps.clock, ctx.account.id, model, { from, to });
-      return { range: { from: new Date(from).toISOString(), to: new Date(to).toISOString() }, ...result };
+      const outcome = await dryRuns.run(ctx.account.id, model, { from, to });
+      if (!outcome.ok) {
+        reply.header('Retry-After', String(outcome.retryAfter));
+        throw new ApiError({
+          code: 'DRY_RUN_BUSY',
+          message: 'Another dry run of this account, or too many of all accounts, is running; retry when it has ended.',
+          retryAfter: outcome.retryAfter,
+        });
+      }
+      return { range: { from: new Date(from).toISOString(), to: new Date(to).toISOString() }, ...outcome.result };
     },
   });
 

@@ -1,4 +1,5 @@
 import type { Severity } from '../../event/classification.js';
+import { GlobCache } from '../../util/tenant-pattern.js';
 import type { AlertRow } from '../types.js';
 import { SEVERITIES, type EndpointFilter } from './types.js';
 
@@ -7,23 +8,10 @@ const isKillChain = (type: string): boolean => type.startsWith('chain.');
 
 export const severityRank = (severity: string): number => SEVERITIES.indexOf(severity as Severity);
 
-const globCache = new Map<string, RegExp>();
+const alertTypeGlobs = new GlobCache();
 
 /** `*` matches any run of characters (dots included); everything else is literal. */
-export function globMatches(glob: string, value: string): boolean {
-  let re = globCache.get(glob);
-  if (re === undefined) {
-    re = new RegExp(
-      `^${glob
-        .split('*')
-        .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-        .join('.*')}$`,
-    );
-    if (globCache.size > 1000) globCache.clear();
-    globCache.set(glob, re);
-  }
-  return re.test(value);
-}
+export const globMatches = (glob: string, value: string): boolean => alertTypeGlobs.matches(glob, value);
 
 export function filterMatches(filter: EndpointFilter, alert: Pick<AlertRow, 'type' | 'severity'>): boolean {
   if (severityRank(alert.severity) < severityRank(filter.minSeverity)) return false;
