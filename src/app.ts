@@ -34,6 +34,7 @@ import { ipLimitResolver } from './limits/ip-limits.js';
 import type { CommitGroup } from './pipeline/commit-group.js';
 import { composeIngestPipeline, type PipelineBackends } from './pipeline/compose.js';
 import { StoreUnavailableError } from './storage/store.js';
+import type { DryRunLimits } from './threat-models/dry-run.js';
 import { newId } from './util/ids.js';
 import type { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { systemResolver, type SsrfGuard } from './webhooks/ssrf.js';
@@ -53,6 +54,8 @@ export interface AppDeps extends PipelineBackends {
   readonly webhookGuard?: SsrfGuard;
   /** Delivers the webhook outbox from this process; the test route uses it to send at once. */
   readonly webhookDispatcher?: WebhookDispatcher;
+  /** Bounds of threat-model dry runs (default DRY_RUN_LIMITS). */
+  readonly dryRunLimits?: DryRunLimits;
 }
 
 export interface VigilApp {
@@ -295,7 +298,13 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   });
   registerSettingsRoutes(app, { store: deps.store, changed: () => authenticator.invalidate() });
   if (deps.threatModels)
-    registerThreatModelRoutes(app, { store: deps.store, clock: deps.clock, registry: deps.threatModels, settingsChanged: () => authenticator.invalidate() });
+    registerThreatModelRoutes(app, {
+      store: deps.store,
+      clock: deps.clock,
+      registry: deps.threatModels,
+      settingsChanged: () => authenticator.invalidate(),
+      ...(deps.dryRunLimits ? { dryRunLimits: deps.dryRunLimits } : {}),
+    });
   registerWebhookRoutes(app, {
     webhooks: deps.store.webhooks,
     clock: deps.clock,

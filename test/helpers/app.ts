@@ -5,6 +5,7 @@ import { loadConfig, type Config } from '../../src/config/config.js';
 import { createServices, type Services } from '../../src/services.js';
 import type { Store } from '../../src/storage/store.js';
 import type { EnrichmentService } from '../../src/enrichment/index.js';
+import type { DryRunLimits } from '../../src/threat-models/dry-run.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { GEOIP_FIXTURE } from '../fixtures/geoip/build.js';
 import { deleteKeysWithPrefix, unscopedKeys } from './redis-keys.js';
@@ -69,6 +70,8 @@ export interface TestAppOptions {
   readonly geoip?: 'fixture' | 'world';
   /** In place of the built-in catalog. */
   readonly catalog?: Catalog;
+  /** In place of DRY_RUN_LIMITS. */
+  readonly dryRunLimits?: DryRunLimits;
 }
 
 /**
@@ -88,7 +91,11 @@ export async function testApp(env: Record<string, string> = {}, options: TestApp
     ...env,
   });
   const services = await createServices(config, { clock, store: options.store ?? scaleOut?.store, logger: options.logger, enrichment: options.enrichment });
-  const vigil = await buildApp(options.catalog ? { ...services, catalog: options.catalog } : services);
+  const vigil = await buildApp({
+    ...services,
+    ...(options.catalog ? { catalog: options.catalog } : {}),
+    ...(options.dryRunLimits ? { dryRunLimits: options.dryRunLimits } : {}),
+  });
   return {
     vigil,
     services,
