@@ -40,7 +40,7 @@ export const EventSchema = Type.Object(
     ),
     actor_id: text(256, 'The user or principal the event is about'),
     email: Type.Optional(Type.String({ maxLength: 320, description: 'The actor email' })),
-    ip: Type.Optional(Type.String({ maxLength: 64, description: 'End-user IPv4 or IPv6 address (publishable keys: defaults to the connecting address)' })),
+    ip: Type.Optional(Type.String({ maxLength: 64, description: 'End-user IPv4 or IPv6 address (publishable keys: always the connecting address)' })),
     user_agent: Type.Optional(Type.String({ maxLength: 2048, description: 'The end user User-Agent header: browser, OS, automation and scanner detection' })),
     session_id: text(256, 'Session identifier'),
     host: text(255, 'Host name (agent events)'),

@@ -99,25 +99,75 @@ const SYNONYMS: Readonly<Record<string, string>> = {
   search: 'request.query',
 };
 
+/**
+ * The longest name an unknown field may have (400 beyond, before any suggestion is looked for):
+ * every defined field is a short word, and the typing-error search costs the product of the
+ * two names' lengths.
+ */
+export const MAX_FIELD_NAME_LENGTH = 100;
+
+/**
+ * Edit-distance cells one request may compute for typing-error suggestions: a few hundred
+ * distinct misspelt names. Past it, a name still gets its case, separator and synonym
+ * suggestions (map lookups) but no typing-error one.
+ */
+export const SUGGESTION_CELLS_PER_REQUEST = 200_000;
+
+let cellsComputed = 0;
+
+/** Edit-distance cells computed by this process so far: the suggester's whole cost, as a count. */
+export const editDistanceCells = (): number => cellsComputed;
+
+/** What one request may still spend on typing-error suggestions, and the names it already asked about. */
+export class SuggestionBudget {
+  private remaining: number;
+  /** Typing-error answers by normalised name (with the level it was asked for): a batch repeats its names. */
+  private answers?: Map<string, string | undefined>;
+
+  constructor(cells = SUGGESTION_CELLS_PER_REQUEST) {
+    this.remaining = cells;
+  }
+
+  /** Takes `cells` from the budget, or nothing when it does not hold that many. */
+  take(cells: number): boolean {
+    if (cells > this.remaining) return false;
+    this.remaining -= cells;
+    return true;
+  }
+
+  get known(): Map<string, string | undefined> {
+    return (this.answers ??= new Map());
+  }
+}
+
+/** Rows of the edit-distance table, reused: names are short and the table small. */
+let rows: Int32Array[] = [new Int32Array(0), new Int32Array(0), new Int32Array(0)];
+
 /** Edits (insert, delete, substitute, swap two neighbours) between two short names. */
 function editDistance(a: string, b: string): number {
-  const rows: number[][] = [];
-  for (let i = 0; i <= a.length; i++) {
-    const row = [i];
+  cellsComputed += a.length * b.length;
+  if ((rows[0] as Int32Array).length <= b.length) rows = [0, 1, 2].map(() => new Int32Array(b.length + 1));
+  // Three rolling rows: two rows back (for the swap), the previous one and the current one.
+  let [older, prev, row] = rows as [Int32Array, Int32Array, Int32Array];
+  for (let j = 0; j <= b.length; j++) prev[j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    row[0] = i;
     for (let j = 1; j <= b.length; j++) {
-      if (i === 0) {
-        row.push(j);
-        continue;
-      }
-      const prev = rows[i - 1] as number[];
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       let d = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, ((rows[i - 2] as number[])[j - 2] as number) + 1);
-      row.push(d);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, (older[j - 2] as number) + 1);
+      row[j] = d;
     }
-    rows.push(row);
+    [older, prev, row] = [prev, row, older];
   }
-  return (rows[a.length] as number[])[b.length] as number;
+  return prev[b.length] as number;
+}
+
+interface Candidate {
+  /** The normalised name a sent name is compared with. */
+  readonly normal: string;
+  /** The defined field it stands for. */
+  readonly path: string;
 }
 
 /**
@@ -127,17 +177,31 @@ function editDistance(a: string, b: string): number {
 export class FieldSuggester {
   /** Every defined path by its normalised form, and by its last segment's normalised form. */
   private readonly byNormal = new Map<string, string>();
-  private readonly paths: readonly string[];
+  /** Typing-error candidates for a top-level name (request members also by their own name) and for a member of `request`. */
+  private readonly topCandidates: readonly Candidate[];
+  private readonly requestCandidates: readonly Candidate[];
 
   constructor(eventFields: readonly string[], requestFields: readonly string[]) {
     const paths = [...eventFields.filter((f) => f !== 'request'), ...requestFields.map((f) => `request.${f}`)];
-    this.paths = paths;
     for (const path of paths) this.byNormal.set(normal(path), path);
     for (const f of requestFields) this.byNormal.set(`request${normal(f)}`, `request.${f}`);
+    this.requestCandidates = paths.map((path) => ({ normal: normal(path), path }));
+    this.topCandidates = paths.flatMap((path) =>
+      path.startsWith('request.')
+        ? [
+            { normal: normal(path), path },
+            { normal: normal(path.slice('request.'.length)), path },
+          ]
+        : [{ normal: normal(path), path }],
+    );
   }
 
-  /** The defined field an unknown one most likely meant; `inRequest` when it was a member of `request`. */
-  suggest(name: string, inRequest: boolean): string | undefined {
+  /**
+   * The defined field an unknown one most likely meant; `inRequest` when it was a member of
+   * `request`. Typing errors are looked for within the request's `budget`.
+   */
+  suggest(name: string, inRequest: boolean, budget: SuggestionBudget = new SuggestionBudget()): string | undefined {
+    if (name.length > MAX_FIELD_NAME_LENGTH) return undefined;
     const n = normal(name);
     if (n === '') return undefined;
     if (inRequest) {
@@ -148,17 +212,30 @@ export class FieldSuggester {
     if (exact !== undefined) return exact;
     // A typo: one edit in a short name, two in a longer one.
     if (n.length < 4) return undefined;
-    const allowed = n.length < 7 ? 1 : 2;
+    const key = inRequest ? `r${n}` : `e${n}`;
+    if (budget.known.has(key)) return budget.known.get(key);
+    const found = this.typo(n, n.length < 7 ? 1 : 2, inRequest ? this.requestCandidates : this.topCandidates, budget);
+    budget.known.set(key, found);
+    return found;
+  }
+
+  /**
+   * The closest candidate within `allowed` edits. Only candidates whose length is within
+   * `allowed` of the name's can be that close, so no other is compared; the comparisons are
+   * made only when the budget holds all of them.
+   */
+  private typo(n: string, allowed: number, candidates: readonly Candidate[], budget: SuggestionBudget): string | undefined {
+    let cells = 0;
+    for (const c of candidates) if (Math.abs(c.normal.length - n.length) <= allowed) cells += n.length * c.normal.length;
+    if (cells === 0 || !budget.take(cells)) return undefined;
     let best: string | undefined;
     let bestDistance = allowed + 1;
-    for (const path of this.paths) {
-      const candidates = inRequest || !path.startsWith('request.') ? [normal(path)] : [normal(path), normal(path.slice('request.'.length))];
-      for (const c of candidates) {
-        const d = editDistance(n, c);
-        if (d < bestDistance) {
-          bestDistance = d;
-          best = path;
-        }
+    for (const c of candidates) {
+      if (Math.abs(c.normal.length - n.length) > allowed) continue;
+      const d = editDistance(n, c.normal);
+      if (d < bestDistance) {
+        bestDistance = d;
+        best = c.path;
       }
     }
     return best;
@@ -170,9 +247,12 @@ export class FieldSuggester {
   }
 }
 
-/** The warning for one unknown field at `path`. */
-export function fieldWarning(path: string, suggestion: string | undefined): FieldWarning {
-  const keptIn = `metadata.extra.${path}`;
-  const message = `${path} is not an event field; it was kept in ${keptIn}${suggestion === undefined ? '' : `. Did you mean ${suggestion}?`}`;
+/**
+ * The warning for one unknown field at `path`, kept in `keptIn` (`metadata.extra.<path>`, or the
+ * next free name when the event's own metadata.extra already holds that one).
+ */
+export function fieldWarning(path: string, suggestion: string | undefined, keptIn = `metadata.extra.${path}`): FieldWarning {
+  const where = keptIn === `metadata.extra.${path}` ? `it was kept in ${keptIn}` : `metadata.extra.${path} was already set, so it was kept in ${keptIn}`;
+  const message = `${path} is not an event field; ${where}${suggestion === undefined ? '' : `. Did you mean ${suggestion}?`}`;
   return suggestion === undefined ? { field: path, kept_in: keptIn, message } : { field: path, kept_in: keptIn, did_you_mean: suggestion, message };
 }

@@ -7,7 +7,8 @@ import { canonicalJson } from '../util/json-text.js';
 import { fieldOfPointer, mismatchMessage, requiredMessage } from '../util/schema-text.js';
 import { MAX_ERROR_DETAILS, reject, type Rejection, type ErrorDetail } from '../event/rejection.js';
 import { EVENT_TYPE_RULE, EventSchema, RequestSchema, type EventBody } from './event-schema.js';
-import { FieldSuggester, fieldWarning, type FieldWarning } from './unknown-fields.js';
+import { FieldSuggester, fieldWarning, MAX_FIELD_NAME_LENGTH, SuggestionBudget, type FieldWarning } from './unknown-fields.js';
+import { keyMaySend, publishableFamiliesText } from '../catalog/key-kinds.js';
 import type { RequestInfo, ValidatedEvent } from '../event/types.js';
 import type { AccountContext } from '../event/account.js';
 
@@ -42,8 +43,13 @@ export type ValidationResult =
 
 export interface ValidateContext {
   readonly receivedAt: number;
-  /** Used as `ip` when the event has none (publishable keys: the browser's own address). */
-  readonly defaultIp?: string;
+  /**
+   * The event's `ip` whatever the event says (publishable keys: the browser's own connecting
+   * address; a public key's claim of another address is not believed).
+   */
+  readonly clientIp?: string;
+  /** The request's budget for unknown-field suggestions, shared by a batch's events. */
+  readonly suggestions?: SuggestionBudget;
 }
 
 /** One problem per field, naming the field and what it accepts. */
@@ -142,61 +148,109 @@ function metadataTooLarge(metadata: Record<string, unknown>): boolean {
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
+/** A name as an error message shows it: a long one is cut to its first 64 characters. */
+function shortName(name: string): string {
+  if (name.length <= 64) return name;
+  // A cut between the two halves of a surrogate pair would leave half a character.
+  const cut = name.charCodeAt(63) >= 0xd800 && name.charCodeAt(63) <= 0xdbff ? 63 : 64;
+  return `${name.slice(0, cut)}…`;
+}
+
+function longNameError(name: string, prefix: string): ErrorDetail {
+  const field = `${prefix}${shortName(name)}`;
+  return { field, message: `field names must be at most ${MAX_FIELD_NAME_LENGTH} characters; ${field} has ${name.length} (put long names inside metadata)` };
+}
+
 /**
- * More than MAX_UNKNOWN_FIELDS fields the schema does not name (in the event and in `request`).
- * Counted first, and only as far as the limit: walking, checking or copying an object of
- * thousands of keys costs V8 more than parsing it did.
+ * The fields the schema does not name (in the event and in `request`): more than
+ * MAX_UNKNOWN_FIELDS of them, or names longer than MAX_FIELD_NAME_LENGTH. Checked first, and
+ * only as far as the limit: walking, checking or copying an object of thousands of keys costs
+ * V8 more than parsing it did, and a long name is refused before anything compares it.
  */
-function tooManyUnknownFields(record: Record<string, unknown>): boolean {
+function unknownFieldErrors(record: Record<string, unknown>): ErrorDetail[] | undefined {
   let unknown = 0;
-  for (const key in record) if (!KNOWN_FIELDS.has(key) && ++unknown > MAX_UNKNOWN_FIELDS) return true;
+  let errors: ErrorDetail[] | undefined;
+  const count = (key: string, prefix: string): boolean => {
+    if (key.length > MAX_FIELD_NAME_LENGTH) (errors ??= []).push(longNameError(key, prefix));
+    return ++unknown > MAX_UNKNOWN_FIELDS;
+  };
+  const tooMany = (): ErrorDetail[] => {
+    const message = `an event may have at most ${MAX_UNKNOWN_FIELDS} unknown fields (they are kept in metadata.extra); put the rest in metadata`;
+    return [{ field: '(body)', message }];
+  };
+  for (const key in record) if (!KNOWN_FIELDS.has(key) && count(key, '')) return tooMany();
   const request = record.request;
-  if (isPlainObject(request)) for (const key in request) if (!REQUEST_FIELDS.has(key) && ++unknown > MAX_UNKNOWN_FIELDS) return true;
-  return false;
+  if (isPlainObject(request)) for (const key in request) if (!REQUEST_FIELDS.has(key) && count(key, 'request.')) return tooMany();
+  return errors;
+}
+
+interface UnknownField {
+  /** Its path as sent: `actorId`, `request.status_code`. */
+  readonly path: string;
+  readonly name: string;
+  readonly value: unknown;
+  readonly suggestion: string | undefined;
 }
 
 interface UnknownFields {
-  /** Top-level fields by name, for metadata.extra. */
-  readonly extra: Record<string, unknown>;
+  /** Top-level fields, for metadata.extra. */
+  readonly extra: UnknownField[];
   /** Members of `request`, for metadata.extra.request. */
-  request?: Record<string, unknown>;
-  readonly warnings: FieldWarning[];
+  readonly request: UnknownField[];
 }
 
 /** The fields the schema does not name, or undefined when there are none (most events). */
-function unknownFields(record: Record<string, unknown>): UnknownFields | undefined {
+function unknownFields(record: Record<string, unknown>, shared: SuggestionBudget | undefined): UnknownFields | undefined {
   let found: UnknownFields | undefined;
+  let budget = shared;
   for (const key in record) {
     if (KNOWN_FIELDS.has(key)) continue;
-    found ??= { extra: {}, warnings: [] };
-    found.extra[key] = record[key];
-    found.warnings.push(fieldWarning(key, suggester.suggest(key, false)));
+    found ??= { extra: [], request: [] };
+    budget ??= new SuggestionBudget();
+    found.extra.push({ path: key, name: key, value: record[key], suggestion: suggester.suggest(key, false, budget) });
   }
   const request = record.request;
   if (!isPlainObject(request)) return found;
   for (const key in request) {
     if (REQUEST_FIELDS.has(key)) continue;
-    found ??= { extra: {}, warnings: [] };
-    found.request ??= {};
-    found.request[key] = request[key];
-    found.warnings.push(fieldWarning(`request.${key}`, suggester.suggest(key, true)));
+    found ??= { extra: [], request: [] };
+    budget ??= new SuggestionBudget();
+    found.request.push({ path: `request.${key}`, name: key, value: request[key], suggestion: suggester.suggest(key, true, budget) });
   }
   return found;
 }
 
 /**
- * The unknown fields merged into the event's own metadata.extra (and its `request` member);
- * undefined when a value in the way is not an object (a string or array has no keys to merge into).
+ * `fields` added to a copy of `into`, each under its own name or, when `into` already holds
+ * that name, the first of `<name>~2`, `<name>~3`, … it does not: the event's own value and the
+ * unknown field are both kept. Each field's warning names where it went (`base` plus the key).
  */
-function mergeExtra(into: unknown, unknown: UnknownFields): Record<string, unknown> | undefined {
-  if (into !== undefined && !isPlainObject(into)) return undefined;
-  const merged: Record<string, unknown> = Object.assign({}, into, unknown.extra);
-  if (unknown.request !== undefined) {
-    const existing = into?.request;
-    if (existing !== undefined && !isPlainObject(existing)) return undefined;
-    merged.request = Object.assign({}, existing, unknown.request);
+function keepAll(into: Record<string, unknown> | undefined, fields: readonly UnknownField[], base: string, warnings: FieldWarning[]): Record<string, unknown> {
+  const merged: Record<string, unknown> = Object.assign({}, into);
+  for (const field of fields) {
+    let key = field.name;
+    for (let n = 2; Object.hasOwn(merged, key); n++) key = `${field.name}~${n}`;
+    merged[key] = field.value;
+    warnings.push(fieldWarning(field.path, field.suggestion, `${base}${key}`));
   }
   return merged;
+}
+
+/**
+ * The unknown fields merged into the event's own metadata.extra (and its `request` member),
+ * with their warnings; undefined when a value in the way is not an object (a string or array
+ * has no keys to merge into).
+ */
+function mergeExtra(into: unknown, unknown: UnknownFields): { extra: Record<string, unknown>; warnings: FieldWarning[] } | undefined {
+  if (into !== undefined && !isPlainObject(into)) return undefined;
+  const warnings: FieldWarning[] = [];
+  const extra = keepAll(into, unknown.extra, 'metadata.extra.', warnings);
+  if (unknown.request.length > 0) {
+    const existing = into?.request;
+    if (existing !== undefined && !isPlainObject(existing)) return undefined;
+    extra.request = keepAll(existing, unknown.request, 'metadata.extra.request.', warnings);
+  }
+  return { extra, warnings };
 }
 
 function parseTimestamp(value: string | number | undefined, receivedAt: number): number | ErrorDetail {
@@ -231,10 +285,8 @@ export function validateEvent(body: unknown, ctx: ValidateContext): ValidationRe
     return { ok: false, errors: [{ field: '(body)', message: 'an event must be a JSON object with at least the field "event"' }] };
   }
   const record = body as Record<string, unknown>;
-  if (tooManyUnknownFields(record)) {
-    const message = `an event may have at most ${MAX_UNKNOWN_FIELDS} unknown fields (they are kept in metadata.extra); put the rest in metadata`;
-    return { ok: false, errors: [{ field: '(body)', message }] };
-  }
+  const unknownErrors = unknownFieldErrors(record);
+  if (unknownErrors !== undefined) return { ok: false, errors: unknownErrors };
   const structural = structureErrors(record);
   if (structural.length > 0) return { ok: false, errors: structural };
   const metadataIsObject = record.metadata === undefined || isPlainObject(record.metadata);
@@ -250,19 +302,22 @@ export function validateEvent(body: unknown, ctx: ValidateContext): ValidationRe
   if (typeof occurredAt !== 'number') errors.push(occurredAt);
   if (input.email !== undefined && !EMAIL.test(input.email)) errors.push({ field: 'email', message: 'email must look like name@domain' });
   let ip: string | undefined;
-  if (input.ip !== undefined) {
+  if (ctx.clientIp !== undefined) {
+    ip = normaliseIp(ctx.clientIp);
+  } else if (input.ip !== undefined) {
     ip = normaliseIp(input.ip);
     if (ip === undefined) errors.push({ field: 'ip', message: 'ip must be an IPv4 or IPv6 address' });
-  } else if (ctx.defaultIp !== undefined) {
-    ip = normaliseIp(ctx.defaultIp);
   }
 
   let metadata: Record<string, unknown> = input.metadata ?? {};
-  const unknown = unknownFields(record);
+  let warnings: FieldWarning[] | undefined;
+  const unknown = unknownFields(record, ctx.suggestions);
   if (unknown !== undefined) {
-    const extra = mergeExtra(metadata.extra, unknown);
-    if (extra !== undefined) metadata = Object.assign({}, metadata, { extra });
-    else
+    const merged = mergeExtra(metadata.extra, unknown);
+    if (merged !== undefined) {
+      metadata = Object.assign({}, metadata, { extra: merged.extra });
+      warnings = merged.warnings;
+    } else
       errors.push({
         field: 'metadata.extra',
         message: 'metadata.extra (and metadata.extra.request) must be an object when the event has unknown fields (they are kept in it)',
@@ -297,7 +352,31 @@ export function validateEvent(body: unknown, ctx: ValidateContext): ValidationRe
     metadata,
     passwordSha1: input.password_sha1?.toLowerCase(),
   };
-  return unknown === undefined ? { ok: true, event } : { ok: true, event, warnings: unknown.warnings };
+  return warnings === undefined ? { ok: true, event } : { ok: true, event, warnings };
+}
+
+/**
+ * The refusal of a request with events its key may not send (src/catalog/key-kinds.ts): only
+ * publishable keys are refused any. In a batch, every refused event is named by its index.
+ */
+function notAllowedForKey(events: readonly ValidatedEvent[], batch: boolean): Rejection {
+  const allowed = publishableFamiliesText();
+  const details: ErrorDetail[] = [];
+  for (let index = 0; index < events.length; index++) {
+    const type = (events[index] as ValidatedEvent).type;
+    if (keyMaySend('publishable', type)) continue;
+    const message = `${type} is not allowed for a publishable key (it may send ${allowed} events)`;
+    details.push(batch ? { index, field: 'event', message } : { field: 'event', message });
+  }
+  const first = details[0] as ErrorDetail;
+  const type = (events[first.index ?? 0] as ValidatedEvent).type;
+  const where = batch ? `event ${first.index}: ` : '';
+  const whole = batch ? ' The whole batch was refused; nothing was stored.' : '';
+  return reject(
+    'EVENT_TYPE_NOT_ALLOWED_FOR_KEY',
+    `${where}a publishable key may send only ${allowed} events; ${type} needs a secret key, sent from your servers (or the host agent).${whole}`,
+    details,
+  );
 }
 
 /** A request's events, all valid, or why the whole request was refused (nothing is consumed). */
@@ -320,15 +399,16 @@ export type ValidateStage = (input: IngestInput, ctx: AccountContext, connecting
  * one invalid event is refused whole, naming each problem by index.
  */
 export const validateRequest: ValidateStage = (input, ctx, connectingIp, receivedAt) => {
-  const defaultIp = ctx.keyKind === 'publishable' ? connectingIp : undefined;
+  const eventCtx: ValidateContext = {
+    receivedAt,
+    clientIp: ctx.keyKind === 'publishable' ? connectingIp : undefined,
+    suggestions: new SuggestionBudget(),
+  };
   if (input.kind === 'single') {
-    const result = validateEvent(input.body, { receivedAt, defaultIp });
-    return result.ok
-      ? { ok: true, events: [result.event], ...(result.warnings && { warnings: [result.warnings] }) }
-      : {
-          ok: false,
-          rejection: reject('INVALID_EVENT', result.errors[0]?.message ?? 'invalid event', result.errors),
-        };
+    const result = validateEvent(input.body, eventCtx);
+    if (!result.ok) return { ok: false, rejection: reject('INVALID_EVENT', result.errors[0]?.message ?? 'invalid event', result.errors) };
+    if (!keyMaySend(ctx.keyKind, result.event.type)) return { ok: false, rejection: notAllowedForKey([result.event], false) };
+    return { ok: true, events: [result.event], ...(result.warnings && { warnings: [result.warnings] }) };
   }
   const plan = ctx.plan;
   if (plan.batchMax === 0)
@@ -359,8 +439,8 @@ export const validateRequest: ValidateStage = (input, ctx, connectingIp, receive
       ok: false,
       rejection: {
         code: 'INVALID_EVENT',
-        message: `unknown field "${extraKeys[0]}" in batch body${extraCount > 1 ? ` (and ${extraCount - 1} more)` : ''}`,
-        details: extraKeys.map((k) => ({ field: k, message: 'unknown batch field' })),
+        message: `unknown field "${shortName(extraKeys[0] as string)}" in batch body${extraCount > 1 ? ` (and ${extraCount - 1} more)` : ''}`,
+        details: extraKeys.map((k) => ({ field: shortName(k), message: 'unknown batch field' })),
         detailsTotal: extraCount,
       },
     };
@@ -383,7 +463,7 @@ export const validateRequest: ValidateStage = (input, ctx, connectingIp, receive
   let warnings: (readonly FieldWarning[] | undefined)[] | undefined;
   const details = [];
   for (let index = 0; index < raw.length; index++) {
-    const result = validateEvent(raw[index], { receivedAt, defaultIp });
+    const result = validateEvent(raw[index], eventCtx);
     if (result.ok) {
       events.push(result.event);
       if (result.warnings) (warnings ??= new Array<readonly FieldWarning[] | undefined>(raw.length))[index] = result.warnings;
@@ -396,5 +476,6 @@ export const validateRequest: ValidateStage = (input, ctx, connectingIp, receive
       rejection: reject('INVALID_EVENT', `event ${first.index}: ${first.message} (the whole batch was rejected; nothing was stored)`, details),
     };
   }
+  if (events.some((event) => !keyMaySend(ctx.keyKind, event.type))) return { ok: false, rejection: notAllowedForKey(events, true) };
   return warnings ? { ok: true, events, warnings } : { ok: true, events };
 };

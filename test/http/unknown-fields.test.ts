@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
-import { getJson, postEvent, roomyApp } from './support.js';
+import { expectError, getJson, postEvent, roomyApp } from './support.js';
 
 interface Warning {
   field: string;
@@ -98,6 +98,59 @@ describe('unknown event fields: kept in metadata.extra and named in warnings', (
     expect(replay.headers['idempotent-replay']).toBe('true');
     expect(replay.json()).toEqual(first.json());
     expect(replay.json().warnings[0]).toMatchObject({ field: 'actorID', did_you_mean: 'actor_id' });
+  });
+
+  it('a name already in metadata.extra: both values are kept, the unknown field under the next free name', async () => {
+    const res = await postEvent(t, secret, {
+      event: 'auth.login',
+      colour: 'from-top-level',
+      request: { path: '/x', status_code: 404 },
+      metadata: { extra: { colour: 'from-metadata', 'colour~2': 'also-mine', request: { status_code: 'mine' } } },
+    });
+    expect(res.statusCode).toBe(202);
+    expect((res.json().warnings as Warning[]).map((w) => [w.field, w.kept_in])).toEqual([
+      ['colour', 'metadata.extra.colour~3'],
+      ['request.status_code', 'metadata.extra.request.status_code~2'],
+    ]);
+    expect((res.json().warnings as Warning[])[0]?.message).toBe(
+      'colour is not an event field; metadata.extra.colour was already set, so it was kept in metadata.extra.colour~3',
+    );
+    const stored = (await getJson(t, secret, `/v1/events/${res.json().id}`)).json();
+    expect(stored.metadata.extra).toEqual({
+      colour: 'from-metadata',
+      'colour~2': 'also-mine',
+      'colour~3': 'from-top-level',
+      request: { status_code: 'mine', 'status_code~2': 404 },
+    });
+  });
+
+  it('a batch of 100 events each with a 10,000-character unknown name: 400 naming each field, shortened', async () => {
+    const name = (i: number) => `k${String(i).padStart(3, '0')}${'x'.repeat(9_996)}`;
+    const events = Array.from({ length: 100 }, (_, i) => ({ event: 'auth.login', [name(i)]: 1 }));
+    const body = expectError(await postEvent(t, secret, { events }, '/v1/events/batch'), 400, 'INVALID_EVENT');
+    expect(body.details).toHaveLength(100);
+    expect(body.details?.[7]).toEqual({
+      index: 7,
+      field: `${name(7).slice(0, 64)}…`,
+      message: `field names must be at most 100 characters; ${name(7).slice(0, 64)}… has 10000 (put long names inside metadata)`,
+    });
+    expect(String(body.message).length).toBeLessThan(400);
+  });
+
+  it('a single event with a 60,000-character unknown name, at the top level or in request: 400', async () => {
+    for (const [event, field] of [
+      [{ event: 'auth.login', ['y'.repeat(60_000)]: 1 }, `${'y'.repeat(64)}…`],
+      [{ event: 'auth.login', request: { ['z'.repeat(60_000)]: 1 } }, `request.${'z'.repeat(64)}…`],
+    ] as const) {
+      const body = expectError(await postEvent(t, secret, event), 400, 'INVALID_EVENT');
+      expect(body.details?.map((d) => d.field)).toEqual([field]);
+    }
+  });
+
+  it('a name of exactly 100 characters is still an unknown field, kept and warned', async () => {
+    const res = await postEvent(t, secret, { event: 'auth.login', ['n'.repeat(100)]: 1 });
+    expect(res.statusCode).toBe(202);
+    expect(res.json().warnings[0].field).toBe('n'.repeat(100));
   });
 
   it('the OpenAPI document describes warnings in the 202 answer', async () => {
