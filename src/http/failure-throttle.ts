@@ -1,62 +1,67 @@
 import { firstKey } from '../util/first-key.js';
+import { formatAddress, parseAddress } from '../util/ip.js';
 
 /**
- * Failed attempts at a secret (the admin token), per source address and over all addresses,
- * in a sliding window: once either count reaches its limit, attempts are refused without
- * being checked until the oldest failure leaves the window. Per process: N instances allow N
- * times as many guesses, which a token of at least 16 characters makes irrelevant; the cap
- * is there to make guessing slow and visible, not possible.
+ * Failed attempts at a secret (the admin token), per source, in a sliding window. The caller
+ * checks the secret first and reports only failures, so the throttle never stands between the
+ * right secret and its answer: it decides how a wrong one is answered (401 and a log line while
+ * the source is under its limit, 429 past it). What makes guessing hopeless is the secret's
+ * length, not this throttle; the throttle keeps failures visible and bounds what a guessing
+ * source costs in log lines. Per process.
  */
 export interface FailureThrottleOptions {
-  /** Failures per address in the window. */
-  readonly perAddress: number;
-  /** Failures from all addresses together in the window. */
-  readonly overall: number;
+  /** Failures per source in the window. */
+  readonly perSource: number;
   readonly windowMs: number;
-  /** Addresses remembered; the least recently failing one is forgotten first. */
-  readonly maxAddresses?: number;
+  /** Sources remembered; the least recently failing one is forgotten first. */
+  readonly maxSources: number;
+}
+
+/**
+ * The source an address counts as: an IPv4 address itself (IPv4-mapped IPv6 included), an IPv6
+ * address its /64, the smallest network a subscriber is given, so a client cannot make its
+ * failures count as many sources by changing the low 64 bits of its address.
+ */
+export function failureSource(ip: string): string {
+  const address = parseAddress(ip);
+  if (address === undefined) return ip;
+  if (address.version === 4) return formatAddress(address);
+  return `${formatAddress({ ...address, w2: 0, w3: 0 })}/64`;
 }
 
 export class FailureThrottle {
-  /** Per address, the times of its failures still in the window, oldest first (at most perAddress). */
-  private readonly byAddress = new Map<string, number[]>();
-  private readonly all: number[] = [];
-  private readonly maxAddresses: number;
+  /** Per source, the times of its counted failures, oldest first: at most perSource, so the oldest decides when it may fail again. */
+  private readonly bySource = new Map<string, number[]>();
 
-  constructor(private readonly options: FailureThrottleOptions) {
-    this.maxAddresses = options.maxAddresses ?? 10_000;
+  constructor(private readonly options: FailureThrottleOptions) {}
+
+  /** Sources remembered (at most maxSources). */
+  get size(): number {
+    return this.bySource.size;
   }
 
-  /** Whole seconds (at least 1) until `address` may try again, or 0 when it may try now. */
-  retryAfter(address: string, now: number): number {
-    const since = now - this.options.windowMs;
-    dropOlder(this.all, since);
-    const mine = this.byAddress.get(address);
-    if (mine) {
-      dropOlder(mine, since);
-      if (mine.length === 0) this.byAddress.delete(address);
-    }
-    let until = 0;
-    if (mine && mine.length >= this.options.perAddress) until = (mine[mine.length - this.options.perAddress] as number) + this.options.windowMs;
-    if (this.all.length >= this.options.overall) until = Math.max(until, (this.all[this.all.length - this.options.overall] as number) + this.options.windowMs);
-    return until > now ? Math.max(1, Math.ceil((until - now) / 1000)) : 0;
-  }
-
-  /** Records a failed attempt by `address`. */
-  fail(address: string, now: number): void {
-    let mine = this.byAddress.get(address);
-    if (mine) this.byAddress.delete(address);
-    else {
-      mine = [];
-      const oldest = this.byAddress.size >= this.maxAddresses ? firstKey(this.byAddress) : undefined;
-      if (oldest !== undefined) this.byAddress.delete(oldest);
+  /**
+   * A failed attempt from `ip`: 0 when it is counted against its source, else the whole seconds
+   * (at least 1) until the source's oldest failure leaves the window; an attempt past the limit
+   * is not counted, so a source that keeps failing is refused for at most one window at a time.
+   */
+  fail(ip: string, now: number): number {
+    const source = failureSource(ip);
+    const { perSource, windowMs, maxSources } = this.options;
+    let times = this.bySource.get(source);
+    if (times !== undefined) {
+      dropOlder(times, now - windowMs);
+      if (times.length >= perSource) return Math.max(1, Math.ceil(((times[0] as number) + windowMs - now) / 1000));
+      this.bySource.delete(source);
+    } else {
+      times = [];
+      const oldest = this.bySource.size >= maxSources ? firstKey(this.bySource) : undefined;
+      if (oldest !== undefined) this.bySource.delete(oldest);
     }
     // Re-inserted: Map order is then least recently failing first.
-    this.byAddress.set(address, mine);
-    mine.push(now);
-    if (mine.length > this.options.perAddress) mine.shift();
-    this.all.push(now);
-    if (this.all.length > this.options.overall) this.all.shift();
+    this.bySource.set(source, times);
+    times.push(now);
+    return 0;
   }
 }
 

@@ -25,16 +25,19 @@ export interface GuardDeps {
   readonly ipLimitFor: (ip: string) => number;
   readonly adminToken?: string;
   readonly checkAdminToken: (presented: string | undefined) => boolean;
-  /** Failed admin authentications per address and overall; refused without a check past its limits. */
+  /** Failed admin authentications per source; past its limit a source's wrong tokens answer 429. */
   readonly adminFailures: FailureThrottle;
-  /** Called on each failed admin authentication ('wrong_token') and each refused attempt ('throttled'). */
+  /** Called on each wrong or missing admin token: counted against its source ('wrong_token') or past the source's limit ('throttled'). */
   readonly onAdminFailure?: (outcome: 'wrong_token' | 'throttled') => void;
   /** Dashboard sessions: a request with the session cookie and no key. */
   readonly sessions?: SessionAuthenticator;
 }
 
-/** Failed admin authentications allowed per minute: 10 per source address, 100 from all addresses together. */
-export const ADMIN_FAILURE_LIMITS = { perAddress: 10, overall: 100, windowMs: 60_000 } as const;
+/**
+ * Failed admin authentications answered 401 per source (an IPv4 address, an IPv6 /64) and
+ * minute; the sources remembered at once are bounded (each holds at most 10 times).
+ */
+export const ADMIN_FAILURE_LIMITS = { perSource: 10, windowMs: 60_000, maxSources: 10_000 } as const;
 
 function rateLimited(seconds: number, scope: string): Rejection {
   return { code: 'RATE_LIMITED', message: `Rate limit exceeded (${scope}). Retry in ${seconds} second${seconds === 1 ? '' : 's'}.`, retryAfter: seconds };
@@ -65,7 +68,8 @@ export function routedPath(request: FastifyRequest, route: string | undefined = 
  *   1. per-address caps: every /v1 request counts in the address's window (also with bad
  *      keys, so key guessing is capped); every other request except the admin API counts in
  *      a second window of the same size (probes, /metrics, /docs), so those routes are capped
- *      without eating a client's /v1 budget; the admin API has its failure throttle instead;
+ *      without eating a client's /v1 budget; the admin API has its failure throttle instead,
+ *      which only ever refuses a wrong token;
  *   2. authentication by API key (or admin token on /admin); on the ingestion routes a
  *      publishable key may also come as `?api_key=` (sendBeacon cannot set headers);
  *   3. key kind and browser origin checks.
@@ -82,21 +86,19 @@ export function registerGuards(app: FastifyInstance, deps: GuardDeps): void {
     const ip = request.ip;
     if (access === 'admin') {
       if (!deps.adminToken) throw new ApiError({ code: 'NOT_FOUND', message: 'The admin API is disabled: set VIGIL_ADMIN_TOKEN to enable it.' });
-      const now = deps.clock.now();
-      const wait = deps.adminFailures.retryAfter(ip, now);
+      // The token is checked first, whatever the throttle holds: failures from other sources,
+      // or from the operator's own, never refuse the right token. The admin token is accepted
+      // only as `Authorization: Bearer`.
+      if (deps.checkAdminToken(bearerToken(request.headers))) return;
+      const wait = deps.adminFailures.fail(ip, deps.clock.now());
       if (wait > 0) {
         deps.onAdminFailure?.('throttled');
         reply.header('Retry-After', String(wait));
-        throw new ApiError(rateLimited(wait, 'too many failed admin authentications'));
+        throw new ApiError(rateLimited(wait, 'too many failed admin authentications from this address'));
       }
-      // The admin token is accepted only as `Authorization: Bearer`.
-      if (!deps.checkAdminToken(bearerToken(request.headers))) {
-        deps.adminFailures.fail(ip, now);
-        deps.onAdminFailure?.('wrong_token');
-        request.log.warn({ ip, url: request.url }, 'admin authentication failed');
-        throw new ApiError({ code: 'UNAUTHORIZED', message: 'Missing or wrong admin token (send "Authorization: Bearer <VIGIL_ADMIN_TOKEN>").' });
-      }
-      return;
+      deps.onAdminFailure?.('wrong_token');
+      request.log.warn({ ip, url: request.url }, 'admin authentication failed');
+      throw new ApiError({ code: 'UNAUTHORIZED', message: 'Missing or wrong admin token (send "Authorization: Bearer <VIGIL_ADMIN_TOKEN>").' });
     }
     const window = routedPath(request, request.vigil.route).startsWith('/v1/') ? ip : `public ${ip}`;
     const decision = await deps.limiter.hitIp(window, deps.ipLimitFor(ip), deps.clock.now());

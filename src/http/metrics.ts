@@ -75,7 +75,7 @@ export function createMetrics() {
     }),
     adminAuthFailures: new Counter({
       name: 'vigil_admin_auth_failures_total',
-      help: 'Admin API requests refused: wrong or missing token (wrong_token), or refused unchecked past the failure limits (throttled)',
+      help: 'Admin API requests with a wrong or missing token: answered 401 (wrong_token), or 429 from a source past its failure limit (throttled)',
       labelNames: ['outcome'],
       registers: [registry],
     }),

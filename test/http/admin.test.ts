@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_FAILURE_LIMITS } from '../../src/http/guards.js';
 import { ADMIN_TOKEN, bearer, testApp, type TestApp } from '../helpers/app.js';
 import { expectError, postEvent, roomyApp } from './support.js';
 
@@ -194,5 +195,76 @@ describe('admin API without VIGIL_ADMIN_TOKEN', () => {
       expectError(res, 404, 'NOT_FOUND');
     }
     expect(await t.services.store.countAccounts()).toBe(0);
+  });
+});
+
+describe('admin API throttle: per source, never in the way of the right token', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp();
+  });
+  afterAll(() => t.close());
+
+  const admin = (token: string, remoteAddress: string) => t.vigil.app.inject({ method: 'GET', url: '/admin/accounts', headers: bearer(token), remoteAddress });
+  const wrong = (i: number) => `wrong-token-${i}-0123456789`;
+
+  it('10 wrong tokens from each of 11 addresses lock out none of them: the right token answers 200 everywhere', async () => {
+    t.clock.advance(61_000);
+    const attackers = Array.from({ length: 11 }, (_, a) => `198.51.100.${100 + a}`);
+    for (const ip of attackers) for (let i = 0; i < 10; i++) expectError(await admin(wrong(i), ip), 401, 'UNAUTHORIZED');
+    // A throttled source's wrong tokens answer 429 with the wait.
+    const throttled = expectError(await admin(wrong(10), attackers[0] as string), 429, 'RATE_LIMITED');
+    expect(Number(throttled.retry_after)).toBeGreaterThanOrEqual(1);
+    expectError(await admin('', attackers[3] as string), 429, 'RATE_LIMITED');
+    // The right token: from a 12th address and from a throttled one.
+    expect((await admin(ADMIN_TOKEN, '192.0.2.12')).statusCode).toBe(200);
+    for (const ip of attackers) expect((await admin(ADMIN_TOKEN, ip)).statusCode).toBe(200);
+    // A right token does not clear the source's failures.
+    expectError(await admin(wrong(11), attackers[0] as string), 429, 'RATE_LIMITED');
+    // A fresh address still gets 401 for a wrong token.
+    expectError(await admin(wrong(0), '192.0.2.13'), 401, 'UNAUTHORIZED');
+    t.clock.advance(61_000);
+    expectError(await admin(wrong(12), attackers[0] as string), 401, 'UNAUTHORIZED');
+  });
+
+  it('addresses of one IPv6 /64 share a bucket; another /64 has its own', async () => {
+    t.clock.advance(61_000);
+    for (let i = 0; i < 10; i++) expectError(await admin(wrong(i), `2001:db8:1:2::${(i + 1).toString(16)}`), 401, 'UNAUTHORIZED');
+    expectError(await admin(wrong(10), '2001:db8:1:2:ffff:ffff:ffff:ffff'), 429, 'RATE_LIMITED');
+    expectError(await admin(wrong(10), '2001:db8:1:3::1'), 401, 'UNAUTHORIZED');
+    expect((await admin(ADMIN_TOKEN, '2001:db8:1:2::99')).statusCode).toBe(200);
+    // IPv4 is counted per address.
+    for (let i = 0; i < 10; i++) expectError(await admin(wrong(i), '203.0.113.50'), 401, 'UNAUTHORIZED');
+    expectError(await admin(wrong(10), '203.0.113.51'), 401, 'UNAUTHORIZED');
+    expectError(await admin(wrong(10), '::ffff:203.0.113.50'), 429, 'RATE_LIMITED');
+  });
+
+  it('sources beyond the table bound push out the least recently failing one', async () => {
+    t.clock.advance(61_000);
+    for (let i = 0; i < 10; i++) await admin(wrong(i), '198.51.100.7');
+    expectError(await admin(wrong(10), '198.51.100.7'), 429, 'RATE_LIMITED');
+    // As many other sources as the table holds, one failure each (an attacker rotating addresses).
+    for (let n = 0; n < ADMIN_FAILURE_LIMITS.maxSources; n++) await admin(wrong(n), `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`);
+    // The first source was forgotten: its next wrong token is counted again (401), not refused.
+    expectError(await admin(wrong(11), '198.51.100.7'), 401, 'UNAUTHORIZED');
+    expect((await admin(ADMIN_TOKEN, '198.51.100.7')).statusCode).toBe(200);
+  });
+});
+
+describe('key guessing on /v1 has no bucket over all addresses either', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp({ VIGIL_IP_LIMIT: '5' });
+  });
+  afterAll(() => t.close());
+
+  it('11 addresses capped for guessing keys leave the right key answered from any other address', async () => {
+    const { secret } = await t.account('pro');
+    const usage = (key: string, remoteAddress: string) => t.vigil.app.inject({ method: 'GET', url: '/v1/usage', headers: bearer(key), remoteAddress });
+    for (let a = 0; a < 11; a++) {
+      for (let i = 0; i < 5; i++) expectError(await usage(`vgl_sk_${'A'.repeat(31)}${i}`, `198.51.100.${a}`), 401, 'UNAUTHORIZED');
+      expectError(await usage(`vgl_sk_${'B'.repeat(32)}`, `198.51.100.${a}`), 429, 'RATE_LIMITED');
+    }
+    expect((await usage(secret, '192.0.2.12')).statusCode).toBe(200);
   });
 });
