@@ -161,26 +161,34 @@ function longNameError(name: string, prefix: string): ErrorDetail {
   return { field, message: `field names must be at most ${MAX_FIELD_NAME_LENGTH} characters; ${field} has ${name.length} (put long names inside metadata)` };
 }
 
+const TOO_MANY_UNKNOWN_FIELDS: readonly ErrorDetail[] = [
+  {
+    field: '(body)',
+    message: `an event may have at most ${MAX_UNKNOWN_FIELDS} unknown fields (they are kept in metadata.extra); put the rest in metadata`,
+  },
+];
+
 /**
  * The fields the schema does not name (in the event and in `request`): more than
  * MAX_UNKNOWN_FIELDS of them, or names longer than MAX_FIELD_NAME_LENGTH. Checked first, and
  * only as far as the limit: walking, checking or copying an object of thousands of keys costs
  * V8 more than parsing it did, and a long name is refused before anything compares it.
  */
-function unknownFieldErrors(record: Record<string, unknown>): ErrorDetail[] | undefined {
+function unknownFieldErrors(record: Record<string, unknown>): readonly ErrorDetail[] | undefined {
   let unknown = 0;
   let errors: ErrorDetail[] | undefined;
-  const count = (key: string, prefix: string): boolean => {
-    if (key.length > MAX_FIELD_NAME_LENGTH) (errors ??= []).push(longNameError(key, prefix));
-    return ++unknown > MAX_UNKNOWN_FIELDS;
-  };
-  const tooMany = (): ErrorDetail[] => {
-    const message = `an event may have at most ${MAX_UNKNOWN_FIELDS} unknown fields (they are kept in metadata.extra); put the rest in metadata`;
-    return [{ field: '(body)', message }];
-  };
-  for (const key in record) if (!KNOWN_FIELDS.has(key) && count(key, '')) return tooMany();
+  for (const key in record) {
+    if (KNOWN_FIELDS.has(key)) continue;
+    if (++unknown > MAX_UNKNOWN_FIELDS) return TOO_MANY_UNKNOWN_FIELDS;
+    if (key.length > MAX_FIELD_NAME_LENGTH) (errors ??= []).push(longNameError(key, ''));
+  }
   const request = record.request;
-  if (isPlainObject(request)) for (const key in request) if (!REQUEST_FIELDS.has(key) && count(key, 'request.')) return tooMany();
+  if (!isPlainObject(request)) return errors;
+  for (const key in request) {
+    if (REQUEST_FIELDS.has(key)) continue;
+    if (++unknown > MAX_UNKNOWN_FIELDS) return TOO_MANY_UNKNOWN_FIELDS;
+    if (key.length > MAX_FIELD_NAME_LENGTH) (errors ??= []).push(longNameError(key, 'request.'));
+  }
   return errors;
 }
 
