@@ -1,5 +1,7 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type TInteger } from '@sinclair/typebox';
 import type { FastifySchemaCompiler } from 'fastify';
+import { mismatchMessage } from '../util/schema-text.js';
+import { ApiError } from './errors.js';
 
 export const ErrorSchema = Type.Object(
   {
@@ -28,10 +30,26 @@ export const ErrorResponses = {
  */
 export const noValidation: FastifySchemaCompiler<unknown> = () => (value) => ({ value });
 
+/** Items per page of a list. */
+export const PageLimit = Type.Integer({ minimum: 1, maximum: 500, default: 50 });
+
 export const PageQuery = {
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
+  limit: Type.Optional(PageLimit),
   cursor: Type.Optional(Type.String({ maxLength: 64 })),
 };
+
+/**
+ * An integer query parameter, checked against its schema's range once more before anything
+ * uses it: the validator turns the text `1e400` into Infinity and then skips the range check of
+ * a number that is not finite (strict numbers leave those to the type check, which the
+ * conversion has already passed), so `min_risk=1e400` would otherwise reach the database.
+ */
+export function integerQuery(value: number | undefined, field: string, schema: TInteger): number | undefined {
+  if (value === undefined) return undefined;
+  if (Number.isSafeInteger(value) && value >= (schema.minimum ?? -Infinity) && value <= (schema.maximum ?? Infinity)) return value;
+  const message = mismatchMessage(field, schema);
+  throw new ApiError({ code: 'INVALID_REQUEST', message, details: [{ field, message }] });
+}
 
 /** OpenAPI security requirement of key-authenticated routes. */
 export const KeyAuth: { [scheme: string]: string[] }[] = [{ bearer: [] }, { apiKey: [] }];

@@ -143,6 +143,34 @@ describe('read API: GET /v1/events filters and cursor pagination', () => {
     },
   );
 
+  it.each([
+    ['/v1/events', 'min_risk', '1e400', 'min_risk must be an integer from 0 to 100'],
+    ['/v1/events', 'min_risk', '-1e400', 'min_risk must be an integer from 0 to 100'],
+    ['/v1/events', 'min_risk', 'Infinity', 'min_risk must be an integer from 0 to 100'],
+    ['/v1/events', 'min_risk', '9007199254740993', 'min_risk must be an integer from 0 to 100'],
+    ['/v1/events', 'limit', '1e400', 'limit must be an integer from 1 to 500'],
+    ['/v1/events', 'limit', '-Infinity', 'limit must be an integer from 1 to 500'],
+    ['/v1/alerts', 'limit', '1e400', 'limit must be an integer from 1 to 500'],
+  ])('%s?%s=%s, a number no range holds: 400 naming the parameter and its range, before any query', async (path, field, value, message) => {
+    const store = t.services.store;
+    const before = { events: store.listEvents, alerts: store.listAlerts };
+    let queried = 0;
+    store.listEvents = (...args) => (queried++, before.events.apply(store, args));
+    store.listAlerts = (...args) => (queried++, before.alerts.apply(store, args));
+    try {
+      const body = expectError(await getJson(t, acct.secret, `${path}?${field}=${value}`), 400, 'INVALID_REQUEST');
+      expect(body).toMatchObject({ message, details: [{ field, message }] });
+    } finally {
+      store.listEvents = before.events;
+      store.listAlerts = before.alerts;
+    }
+    expect(queried).toBe(0);
+  });
+
+  it('min_risk at both ends of its range is a filter, not an error', async () => {
+    for (const value of ['0', '100', '1e2']) expect((await getJson(t, acct.secret, `/v1/events?min_risk=${value}`)).statusCode, `min_risk=${value}`).toBe(200);
+  });
+
   it('GET /v1/usage reports the month', async () => {
     const body = (await getJson(t, acct.secret, '/v1/usage')).json();
     expect(body).toMatchObject({ plan: 'pro', used: 38, cap: 100_000, remaining: 100_000 - 38, dropped: 0 });

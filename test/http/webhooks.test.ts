@@ -94,6 +94,13 @@ describe('webhooks: endpoints API', () => {
     expectError(await call(t, acct.secret, 'GET', `/v1/webhooks/${created.id}`), 404, 'NOT_FOUND');
   });
 
+  it('a deliveries page size no range holds (limit=1e400) is 400 naming limit', async () => {
+    const owner = await t.account('pro');
+    const hook = await createHook(t, owner.secret, { url: 'http://127.0.0.1:9/hook' });
+    const body = expectError(await call(t, owner.secret, 'GET', `/v1/webhooks/${hook.id}/deliveries?limit=1e400`), 400, 'INVALID_REQUEST');
+    expect(body.details).toEqual([{ field: 'limit', message: 'limit must be an integer from 1 to 500' }]);
+  });
+
   it('needs a secret key', async () => {
     expectError(await call(t, acct.publishable, 'GET', '/v1/webhooks'), 403, 'FORBIDDEN');
   });

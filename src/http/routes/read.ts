@@ -9,7 +9,7 @@ import { alertView } from '../../storage/alert-view.js';
 import { ApiError } from '../errors.js';
 import { ISO_8601 } from '../../pipeline/validate.js';
 import { snakeCaseKeys } from '../../util/snake-case.js';
-import { ErrorResponses, KeyAuth, PageQuery } from '../schemas.js';
+import { ErrorResponses, integerQuery, KeyAuth, PageLimit, PageQuery } from '../schemas.js';
 import { NameFilterParam, parseNameFilter } from '../list-filter.js';
 import { usageReport } from '../usage-report.js';
 import { requestAccount } from '../context.js';
@@ -22,6 +22,7 @@ export interface ReadRouteDeps {
 }
 
 const TimeParam = Type.String({ maxLength: 40, description: 'ISO 8601 date-time or Unix milliseconds' });
+const MinRisk = Type.Integer({ minimum: 0, maximum: 100 });
 
 const EventsQuery = Type.Object(
   {
@@ -29,7 +30,7 @@ const EventsQuery = Type.Object(
     prefix: Type.Optional(Type.String({ maxLength: 100, description: 'Deprecated: prefix=auth.login equals type=auth.login.*' })),
     actor_id: Type.Optional(Type.String({ maxLength: 256 })),
     ip: Type.Optional(Type.String({ maxLength: 64 })),
-    min_risk: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
+    min_risk: Type.Optional(MinRisk),
     since: Type.Optional(TimeParam),
     until: Type.Optional(TimeParam),
     tag: Type.Optional(Type.String({ maxLength: 100 })),
@@ -72,17 +73,7 @@ function parseTime(value: string | undefined, field: string): number | undefined
   return ms;
 }
 
-/** Ajv's integer check lets `1e400` (Infinity) through its maximum; the store cannot bind it. */
-function pageLimit(value: number | undefined): number {
-  if (value === undefined) return 50;
-  if (!Number.isSafeInteger(value))
-    throw new ApiError({
-      code: 'INVALID_REQUEST',
-      message: 'limit must be an integer from 1 to 500',
-      details: [{ field: 'limit', message: 'not an integer from 1 to 500' }],
-    });
-  return value;
-}
+const pageLimit = (value: number | undefined): number => integerQuery(value, 'limit', PageLimit) ?? 50;
 
 /** Events stored by earlier versions hold their enrichment in camelCase: it is answered in snake_case like the rest. */
 const eventView = (row: EventRow) =>
@@ -107,7 +98,7 @@ export function registerReadRoutes(app: FastifyInstance, deps: ReadRouteDeps): v
           typePrefix: type.prefix ?? q.prefix,
           actorId: q.actor_id,
           ip: q.ip,
-          minRisk: q.min_risk,
+          minRisk: integerQuery(q.min_risk, 'min_risk', MinRisk),
           since: parseTime(q.since, 'since'),
           until: parseTime(q.until, 'until'),
           tag: q.tag,

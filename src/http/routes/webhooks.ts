@@ -12,7 +12,7 @@ import { SEVERITIES, WEBHOOK_FORMATS, type WebhookDelivery, type WebhookEndpoint
 import type { AlertRow } from '../../storage/types.js';
 import { ApiError } from '../errors.js';
 import { NoFilters } from '../list-filter.js';
-import { ErrorResponses, KeyAuth, PageQuery } from '../schemas.js';
+import { ErrorResponses, integerQuery, KeyAuth, PageLimit, PageQuery } from '../schemas.js';
 import { requestAccount } from '../context.js';
 
 export interface WebhookRouteDeps {
@@ -254,8 +254,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
     handler: async (request) => {
       const accountId = accountOf(request);
       const endpoint = await endpointOf(accountId, request.params.id);
-      const limit = request.query.limit ?? 50;
-      if (!Number.isSafeInteger(limit)) throw new ApiError({ code: 'INVALID_REQUEST', message: 'limit must be an integer from 1 to 500' });
+      const limit = integerQuery(request.query.limit, 'limit', PageLimit) ?? 50;
       const page = await webhooks.listDeliveries(accountId, endpoint.id, limit, request.query.cursor);
       return { data: page.items.map(deliveryView), next_cursor: page.nextCursor };
     },
