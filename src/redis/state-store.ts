@@ -5,6 +5,7 @@ import { hashTag } from './script.js';
 import { luaScript } from './lua.js';
 import {
   DEFAULT_ALERT_MAX_EVENT_IDS,
+  DEFAULT_ALERT_MAX_TYPES,
   DEFAULT_DISTINCT_MAX_MEMBERS,
   DEFAULT_SEEN_MAX_MEMBERS,
   DEFAULT_WINDOW_MAX_ENTRIES,
@@ -34,7 +35,7 @@ type Pipeline = ChainableCommander & { [COMMAND]: (...keysThenArgs: (string | nu
 /**
  * The scale-out StateStore: one Redis hash per record (`<prefix>st:{key}`, the hash tag keeps
  * each record on one cluster slot; windows and distinct sets add sorted-set sub-keys
- * `<prefix>st:{key}:<w|d|t>:<field>`), one Lua call per op, the calls of one `run` sent together
+ * `<prefix>st:{key}:<w|d|t>:<field>`, alerts the index `<prefix>st:{key}:a`), one Lua call per op, the calls of one `run` sent together
  * (one pipeline on a standalone server; on a cluster, written back to back to their nodes, so
  * ops on one record keep their order). Each record expires a little after its longest ttl since
  * its last write. The client belongs to the caller; close() leaves it open.
@@ -79,13 +80,15 @@ export class RedisStateStore implements StateStore {
   async close(): Promise<void> {}
 
   /**
-   * The script's key count, keys and arguments. Windows and distinct sets keep their entries in
-   * sub-keys of the record (same hash tag, so the same cluster slot).
+   * The script's key count, keys and arguments. Windows and distinct sets keep their entries, and
+   * alert records the index of their alerts, in sub-keys of the record (same hash tag, so the
+   * same cluster slot).
    */
   private callOf(op: StateOp): (string | number)[] {
     assertScopedKey(op.key);
     const record = `${this.prefix}st:${hashTag(op.key)}`;
     if (op.kind === 'window.add') return [2, record, `${record}:w:${op.field}`, ...argsOf(op)];
+    if (op.kind === 'alert.open') return [2, record, `${record}:a`, ...argsOf(op)];
     if (op.kind === 'distinct.add') return [3, record, `${record}:d:${op.field}`, `${record}:t:${op.field}`, ...argsOf(op)];
     return [1, record, ...argsOf(op)];
   }
@@ -151,7 +154,17 @@ function argsOf(op: StateOp): (string | number)[] {
     case 'sequence.mark':
       return ['q', op.field, op.at, op.stage, op.windowMs, JSON.stringify(op.ref)];
     case 'alert.open':
-      return ['ao', op.field, op.at, op.id, op.windowMs, flag(op.eventId !== undefined), op.eventId ?? '', op.maxEventIds ?? DEFAULT_ALERT_MAX_EVENT_IDS];
+      return [
+        'ao',
+        op.field,
+        op.at,
+        op.id,
+        op.windowMs,
+        flag(op.eventId !== undefined),
+        op.eventId ?? '',
+        op.maxEventIds ?? DEFAULT_ALERT_MAX_EVENT_IDS,
+        op.maxAlerts ?? DEFAULT_ALERT_MAX_TYPES,
+      ];
     case 'alert.peek':
       return ['ap', op.field, op.at, op.windowMs];
     case 'delete':

@@ -131,6 +131,19 @@ export function stateStoreContract(name: string, factory: () => Promise<StateSto
         expect((await add(T0 + 4, 'a')).memberSeen).toBe(false);
       });
 
+      it('keeps at most 2,000 members without maxMembers', async () => {
+        const ops: StateOp[] = Array.from({ length: 2500 }, (_, i) => ({
+          kind: 'distinct.add',
+          key: `${p}d`,
+          field: 'f',
+          at: T0 + i,
+          windowMs: 10 * MIN,
+          member: `m${i}`,
+        }));
+        await store.run(ops);
+        expect((await add(T0 + 2500)).distinct).toBe(2000);
+      });
+
       it('keeps at most maxMembers', async () => {
         for (let i = 0; i < 20; i++) await one({ kind: 'distinct.add', key: `${p}d`, field: 'f', at: T0 + i, windowMs: MIN, member: `m${i}`, maxMembers: 5 });
         expect((await add(T0 + 30)).distinct).toBe(5);
@@ -231,6 +244,70 @@ export function stateStoreContract(name: string, factory: () => Promise<StateSto
       it('keeps the newest event ids only', async () => {
         for (let i = 0; i < 5; i++) await open(T0 + i, 'alr_1', `evt_${i}`, 3);
         expect((await peek(T0 + 10)).alert).toMatchObject({ count: 5, eventIds: ['evt_2', 'evt_3', 'evt_4'] });
+      });
+
+      it('bounds a subject’s alert history: of 1,000 types, with 30 events each and 1,000 for the last, it keeps the 64 last seen, 20 event ids each, and every count', async () => {
+        const key = `${p}history`;
+        const TYPES = 1000;
+        const events = (t: number) => (t === TYPES - 1 ? 1000 : 30);
+        const at = (t: number, e: number) => T0 + t * 1000 + e;
+        for (let t = 0; t < TYPES; t++) {
+          const ops: StateOp[] = Array.from({ length: events(t) }, (_, e) => ({
+            kind: 'alert.open' as const,
+            key,
+            field: `custom.type_${t}`,
+            at: at(t, e),
+            id: `alr_${t}`,
+            windowMs: 60 * MIN,
+            eventId: `evt_${t}_${e}`,
+          }));
+          const results = await store.run(ops);
+          expect(results[0]).toMatchObject({ opened: true, alert: { id: `alr_${t}`, count: 1 } });
+          expect(results[events(t) - 1]).toMatchObject({ opened: false, alert: { id: `alr_${t}`, count: events(t) } });
+        }
+        const peeks = await store.run(
+          Array.from({ length: TYPES }, (_, t) => ({ kind: 'alert.peek' as const, key, field: `custom.type_${t}`, at: at(TYPES, 0), windowMs: 60 * MIN })),
+        );
+        const kept = peeks.flatMap((r, t) => ('alert' in r && r.alert !== null ? [t] : []));
+        expect(kept).toEqual(Array.from({ length: 64 }, (_, i) => TYPES - 64 + i));
+        for (const t of kept) {
+          expect(peeks[t]).toEqual({
+            alert: {
+              id: `alr_${t}`,
+              count: events(t),
+              firstSeen: at(t, 0),
+              lastSeen: at(t, events(t) - 1),
+              eventIds: Array.from({ length: 20 }, (_, i) => `evt_${t}_${events(t) - 20 + i}`),
+            },
+          });
+        }
+      }, 60_000);
+
+      it('drops the other type last seen longest ago (on a tie the smaller name), and a deleted type frees its room', async () => {
+        const key = `${p}few`;
+        const open2 = (field: string, at: number, id: string) => one({ kind: 'alert.open', key, field, at, id, windowMs: 60 * MIN, maxAlerts: 2 });
+        const alive = async (at: number) => {
+          const fields = ['a', 'b', 'c', 'd'];
+          const peeks = await store.run(fields.map((field) => ({ kind: 'alert.peek' as const, key, field, at, windowMs: 60 * MIN })));
+          return fields.filter((_, i) => (peeks[i] as { alert: unknown }).alert !== null);
+        };
+        await open2('a', T0, 'alr_a');
+        await open2('b', T0 + 1, 'alr_b');
+        expect(await open2('a', T0 + 2, 'alr_x')).toMatchObject({ opened: false, alert: { id: 'alr_a', count: 2 } });
+        // b was last seen before a.
+        expect(await open2('c', T0 + 3, 'alr_c')).toMatchObject({ opened: true });
+        expect(await alive(T0 + 4)).toEqual(['a', 'c']);
+        // A late event of a dropped type opens it again and drops the oldest of the others.
+        expect(await open2('b', T0, 'alr_b2')).toMatchObject({ opened: true, alert: { id: 'alr_b2', count: 1 } });
+        expect(await alive(T0 + 4)).toEqual(['b', 'c']);
+        expect(await one({ kind: 'delete', key, field: 'c' })).toEqual({ deleted: true });
+        await open2('d', T0 + 5, 'alr_d');
+        expect(await alive(T0 + 6)).toEqual(['b', 'd']);
+        // d and a seen at the same time: the smaller name goes.
+        await open2('d', T0 + 7, 'alr_y');
+        await open2('a', T0 + 7, 'alr_a2');
+        await open2('c', T0 + 7, 'alr_c2');
+        expect(await alive(T0 + 8)).toEqual(['c', 'd']);
       });
 
       it('delete forgets the alert', async () => {

@@ -28,19 +28,28 @@ describeWithRedis('RedisStateStore', redis, (r) => {
     }
   });
 
-  it('deleting a record or a field drops the sub-keys of its windows and distinct sets', async () => {
+  it('deleting a record or a field drops the sub-keys of its windows and distinct sets, and its alerts from their index', async () => {
     const prefix = `${r.prefix}del:`;
     const store = new RedisStateStore(r.client, { prefix });
     const at = Date.UTC(2026, 0, 15);
+    const index = `${prefix}st:{acc_t|k}:a`;
     const fill = () =>
       store.run([
         { kind: 'window.add', key: 'acc_t|k', field: 'w', at, windowMs: 60_000 },
         { kind: 'distinct.add', key: 'acc_t|k', field: 'd', at, windowMs: 60_000, member: 'm' },
+        { kind: 'alert.open', key: 'acc_t|k', field: 'a1', at, id: 'alr_1', windowMs: 60_000 },
+        { kind: 'alert.open', key: 'acc_t|k', field: 'a2', at, id: 'alr_2', windowMs: 60_000 },
       ] as const);
     await fill();
-    expect(await r.client.keys(`${prefix}*`)).toHaveLength(4);
+    expect(await r.client.keys(`${prefix}*`)).toHaveLength(5);
+    expect(await r.client.zrange(index, 0, -1)).toEqual(['a1', 'a2']);
+    const ttl = await r.client.pttl(index);
+    expect(ttl).toBeGreaterThan(60_000);
+    expect(ttl).toBeLessThanOrEqual(61_000);
     expect(await store.run([{ kind: 'delete', key: 'acc_t|k', field: 'd' }])).toEqual([{ deleted: true }]);
-    expect(await r.client.keys(`${prefix}*`)).toHaveLength(2);
+    expect(await store.run([{ kind: 'delete', key: 'acc_t|k', field: 'a1' }])).toEqual([{ deleted: true }]);
+    expect(await r.client.keys(`${prefix}*`)).toHaveLength(3);
+    expect(await r.client.zrange(index, 0, -1)).toEqual(['a2']);
     await fill();
     expect(await store.run([{ kind: 'delete', key: 'acc_t|k', field: '*' }])).toEqual([{ deleted: true }]);
     expect(await r.client.keys(`${prefix}*`)).toEqual([]);

@@ -17,7 +17,7 @@ export async function deleteKeysWithPrefix(client: Redis, prefix: string): Promi
  * (`public <ip>` is the window of the routes outside /v1).
  */
 const KEY_LAYOUTS: readonly RegExp[] = [
-  /^st:\{acc_[0-9A-Za-z]+\|[^|{}]+\|[^{}]*\}(?::[wdt]:[^:]+)?$/,
+  /^st:\{acc_[0-9A-Za-z]+\|[^|{}]+\|[^{}]*\}(?::[wdt]:[^:]+|:a)?$/,
   /^quota:\{acc_[0-9A-Za-z]+\}:\d{4}-\d{2}$/,
   /^rl:k:\{key_[0-9A-Za-z]+\}$/,
   /^rl:ip:\{(?:public )?[0-9a-fA-F.:]+\}$/,

@@ -9,6 +9,7 @@ describeWithRedis('the Redis key audit every scale-out test runs at cleanup', re
     const good = [
       'st:{acc_01KX|fail|actor:alice}',
       'st:{acc_01KX|fail|actor:alice}:w:n',
+      'st:{acc_01KX|alerts|actor:alice}:a',
       'quota:{acc_01KX}:2026-11',
       'rl:k:{key_01KX}',
       'rl:ip:{203.0.113.7}',

@@ -6,7 +6,7 @@
  *
  * Every field owns two consecutive value slots (what goes in them depends on the op kind, see
  * memory-state-store.ts). Records come in three sizes, chosen by field count, with their slots
- * as in-object properties: a 2-field record is 72 bytes, a 4-field one 104, where a JS array
+ * as in-object properties: a 2-field record is 80 bytes, a 4-field one 112, where a JS array
  * would cost 48 bytes of headers more and a plain object spills past 4 properties.
  */
 
@@ -42,10 +42,14 @@ const LAYOUTS_MAX = 10_000;
 let layoutCount = 0;
 export const EMPTY_LAYOUT = new Layout([]);
 
-/** Record header: its layout and its expiry (whole seconds since the store began, a small integer V8 keeps unboxed). */
+/**
+ * Record header: its layout, its expiry (whole seconds since the store began) and the store's
+ * estimate of its bytes (see memory-state-store.ts), both small integers V8 keeps unboxed.
+ */
 export interface Rec {
   l: Layout;
   e: number;
+  b: number;
 }
 
 class Rec2 implements Rec {
@@ -56,6 +60,7 @@ class Rec2 implements Rec {
   constructor(
     public l: Layout,
     public e: number,
+    public b: number,
   ) {}
 }
 
@@ -71,6 +76,7 @@ class Rec4 implements Rec {
   constructor(
     public l: Layout,
     public e: number,
+    public b: number,
   ) {}
 }
 
@@ -85,7 +91,18 @@ type AnyRec = Rec & Partial<Rec4> & { x?: unknown[] };
 const capacityOf = (rec: Rec): number => (rec instanceof RecN ? Infinity : rec instanceof Rec4 ? 8 : 4);
 
 export function newRecord(e: number): Rec {
-  return new Rec2(EMPTY_LAYOUT, e);
+  return new Rec2(EMPTY_LAYOUT, e, 0);
+}
+
+/**
+ * Estimated heap bytes of the record object itself: header and slots, and past four fields the
+ * array of further slots and the field names (a layout reached by a path no other record shares
+ * is the record's own). What the slots point to is counted by the store, per field.
+ */
+export function recordBytes(rec: Rec): number {
+  if (!(rec instanceof RecN)) return rec instanceof Rec4 ? 112 : 80;
+  const fields = rec.l.names.length;
+  return 120 + 48 + 8 * (2 * fields - 8) + 8 * fields;
 }
 
 export function getSlot(rec: Rec, i: number): unknown {
@@ -158,8 +175,28 @@ export function withField(rec: Rec, name: string): Rec {
     rec.l = layout;
     return rec;
   }
-  const bigger: Rec = needed <= 8 ? new Rec4(layout, rec.e) : new RecN(layout, rec.e);
+  const bigger: Rec = needed <= 8 ? new Rec4(layout, rec.e, rec.b) : new RecN(layout, rec.e, rec.b);
   const used = rec.l.names.length * 2;
   for (let i = 0; i < used; i++) setSlot(bigger, i, getSlot(rec, i));
   return bigger;
+}
+
+/**
+ * A copy of `rec` without its emptied fields (a deleted or dropped field keeps its name in the
+ * layout until then). The caller stores the copy in place of `rec`; its `b` is `rec`'s, for the
+ * caller to adjust.
+ */
+export function withoutEmptyFields(rec: Rec): Rec {
+  let copy = newRecord(rec.e);
+  const names = rec.l.names;
+  for (let i = 0; i < names.length; i++) {
+    const first = getSlot(rec, 2 * i);
+    if (first === undefined) continue;
+    copy = withField(copy, names[i] as string);
+    const to = copy.l.names.length * 2 - 2;
+    setSlot(copy, to, first);
+    setSlot(copy, to + 1, getSlot(rec, 2 * i + 1));
+  }
+  copy.b = rec.b;
+  return copy;
 }

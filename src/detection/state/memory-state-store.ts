@@ -3,6 +3,7 @@ import { accountScope, assertScopedKey, localScopeAlias, type AccountScope } fro
 import { systemClock, type Clock } from '../../util/clock.js';
 import {
   DEFAULT_ALERT_MAX_EVENT_IDS,
+  DEFAULT_ALERT_MAX_TYPES,
   DEFAULT_DISTINCT_MAX_MEMBERS,
   DEFAULT_SEEN_MAX_MEMBERS,
   DEFAULT_WINDOW_MAX_ENTRIES,
@@ -28,17 +29,23 @@ import {
   type StateOp,
   type StateResult,
   type StateStore,
+  type StateStoreUsage,
   type StateValue,
   type WindowAddOp,
   type WindowResult,
 } from './state-store.js';
-import { getSlot, newRecord, setSlot, withField, type Rec } from './memory-records.js';
+import { getSlot, newRecord, recordBytes, setSlot, withField, withoutEmptyFields, type Rec } from './memory-records.js';
 import { flatten } from '../../util/flatten.js';
 import { firstKey } from '../../util/first-key.js';
 
 export interface MemoryStateStoreOptions {
   readonly clock?: Clock;
-  /** Records kept at most; the least recently written go first. Default: recordsForHeap(V8's heap limit). */
+  /**
+   * Estimated bytes kept at most (see the estimate below); past them the least recently written
+   * records go first. Default: bytesForHeap(V8's heap limit).
+   */
+  readonly maxBytes?: number;
+  /** Records kept at most, on top of maxBytes; the least recently written go first. Default: no count bound. */
   readonly maxRecords?: number;
   /** Records examined for expiry per `run` (amortised sweep). Default 2. */
   readonly sweepPerRun?: number;
@@ -60,18 +67,22 @@ export interface MemoryStateStoreOptions {
  * compacted once the dead part is half of them, so a saturated window (maxEntries reached, one
  * drop per add) costs O(1) amortised per add instead of a copy of every entry.
  */
-interface WindowField {
-  end: number;
-  head: number;
-  times: number[];
-  amounts: number[] | null;
-  sum: number;
+class WindowField {
+  head = 0;
+  times: number[] = [];
+  amounts: number[] | null = null;
+  sum = 0;
+  constructor(public end: number) {}
 }
 
-/** Members in last-seen order (Map order), each with [last seen, occurrences since it entered the window]. */
-interface DistinctField {
-  end: number;
-  members: Map<string, number[]>;
+/**
+ * Members in last-seen order (Map order), each with [last seen, occurrences since it entered the
+ * window]; `chars` is the estimated bytes of the member strings (see strBytes).
+ */
+class DistinctField {
+  members = new Map<string, number[]>();
+  chars = 0;
+  constructor(public end: number) {}
 }
 
 /**
@@ -94,12 +105,23 @@ interface SequenceStage {
 }
 type SequenceField = (SequenceStage | null)[];
 
-interface AlertField {
-  id: string;
-  count: number;
+/** One alert of a subject's record; `chars` is the estimated bytes of its event id strings. */
+class AlertField {
+  count = 1;
   firstSeen: number;
   lastSeen: number;
   eventIds: string[];
+  chars: number;
+  constructor(
+    public id: string,
+    at: number,
+    eventId: string | undefined,
+  ) {
+    this.firstSeen = at;
+    this.lastSeen = at;
+    this.eventIds = eventId === undefined ? [] : [eventId];
+    this.chars = eventId === undefined ? 0 : strBytes(eventId);
+  }
 }
 
 /*
@@ -114,20 +136,99 @@ const LRU_RESOLUTION_S = 60;
 const SWEEP_PASS_MS = 60_000;
 
 /**
- * How many records a heap of `heapLimit` bytes keeps (the default maxRecords): half the heap at
- * 512 bytes a record, a generous average for the mixed workload (an actor seen once takes far
- * less, busy windows more). Past it the least recently written records go, instead of the
+ * The estimated bytes a heap of `heapLimit` bytes keeps (the default maxBytes): a third of it,
+ * at least 16 MiB. The rest holds the requests in flight, the other caches and the room V8
+ * needs to collect garbage. Past it the least recently written records go, instead of the
  * process running out of heap.
  */
-export function recordsForHeap(heapLimit: number): number {
-  return Math.max(10_000, Math.floor(heapLimit / 2 / 512));
+export function bytesForHeap(heapLimit: number): number {
+  return Math.max(16 * 1024 * 1024, Math.floor(heapLimit / 3));
+}
+
+/*
+ * The size estimate. Each record carries its estimated bytes (`Rec.b`) and the store their sum.
+ * A record counts its object (memory-records.ts recordBytes), its key and its entry in the
+ * records Map, and each field what it points to: strings by length, arrays by element count
+ * (with the spare room V8 gives arrays that grow by push), Maps and sets by entry count, alert
+ * entries by their event ids. Every op that changes a field adds the difference of the field's
+ * estimate before and after, and every field's estimate is computed from counts kept as the field
+ * changes (lengths, sizes, a running sum of its strings' bytes), so no op walks a large field.
+ * The figures are V8's on 64-bit builds (8-byte pointers, a time in ms is a 16-byte number).
+ */
+const KEY_ENTRY = 40;
+const NUMBER = 16;
+const ARRAY = 48;
+const WINDOW = 88;
+const DISTINCT = 248;
+const DISTINCT_MEMBER = 104;
+const SEQUENCE_STAGE = 80;
+const SEQUENCE_STEP = 64;
+const ALERT = 112;
+const OBJECT = 56;
+
+/** A string: its header and one byte a character (two-byte text is counted as one-byte). */
+const strBytes = (s: string): number => 24 + s.length;
+/** Backing-store slots of an array grown by push to n elements (V8 grows it by half plus 16). */
+const grown = (n: number): number => (n <= 1 ? n : n + (n >> 2) + 16);
+/** Seen-set members up to INTERN_MAX_LENGTH are interned (shared by every record); longer ones are the record's. */
+const memberBytes = (m: string | number): number => (typeof m === 'string' && m.length > INTERN_MAX_LENGTH ? strBytes(m) : 0);
+
+function valueBytes(v: StateValue | undefined): number {
+  if (v === null || v === undefined || typeof v === 'boolean') return 0;
+  if (typeof v === 'string') return strBytes(v);
+  if (typeof v === 'number') return NUMBER;
+  if (Array.isArray(v)) {
+    let n = ARRAY + 8 * v.length;
+    for (const e of v as readonly StateValue[]) n += valueBytes(e);
+    return n;
+  }
+  let n = OBJECT;
+  for (const k in v) n += 16 + valueBytes((v as { readonly [k: string]: StateValue })[k]);
+  return n;
+}
+
+const windowBytes = (w: WindowField): number => WINDOW + ARRAY + 8 * grown(w.times.length) + (w.amounts === null ? 0 : ARRAY + 8 * grown(w.amounts.length));
+const distinctBytes = (d: DistinctField): number => DISTINCT + DISTINCT_MEMBER * d.members.size + d.chars;
+const alertBytes = (a: AlertField): number => ALERT + strBytes(a.id) + ARRAY + 8 * grown(a.eventIds.length) + a.chars;
+
+function seenListBytes(s: SeenList): number {
+  let n = ARRAY + 8 * s.length;
+  for (let i = 0; i < s.length; i += 2) n += memberBytes(s[i] as string);
+  return n;
+}
+
+function sequenceBytes(seq: SequenceField): number {
+  // Filled by index from empty: V8 reserves 16 slots beyond the first.
+  let n = ARRAY + 8 * (seq.length + 16);
+  for (const stage of seq) if (stage !== undefined && stage !== null) n += stageBytes(stage);
+  return n;
+}
+
+/** A stage: its object, its list of steps, and the step it added (the others are its predecessor's). */
+function stageBytes(stage: SequenceStage): number {
+  const last = stage.steps[stage.steps.length - 1];
+  return SEQUENCE_STAGE + ARRAY + 8 * stage.steps.length + SEQUENCE_STEP + (last === undefined ? 0 : valueBytes(last.ref));
+}
+
+/** The estimate of a field from its two slots, whatever op kind wrote it. */
+function fieldBytes(first: unknown, second: unknown): number {
+  if (first === undefined) return 0;
+  if (first instanceof AlertField) return alertBytes(first);
+  if (first instanceof WindowField) return windowBytes(first);
+  if (first instanceof DistinctField) return distinctBytes(first);
+  if (typeof first === 'string') return memberBytes(first);
+  // A counter's value alone, or last.swap's event time and value.
+  if (typeof first === 'number') return second === undefined ? 0 : NUMBER + valueBytes(second as StateValue);
+  if (Array.isArray(first)) return typeof first[0] === 'string' ? seenListBytes(first as SeenList) : sequenceBytes(first as SequenceField);
+  return 0;
 }
 
 /**
  * The embedded StateStore: every record in one Map, in least-recently-written order.
  * Bounded three ways: each record expires `ttlMs` of wall time after its last write, an amortised
  * sweep (a few records per batch, plus a background tick) releases expired records without
- * traffic to them, and past `maxRecords` the least recently written go first.
+ * traffic to them, and past `maxBytes` of estimated size (and `maxRecords`, when given) the
+ * least recently written go first. A subject's alert record keeps at most `maxAlerts` types.
  */
 export class MemoryStateStore implements StateStore {
   readonly kind = 'memory' as const;
@@ -140,7 +241,11 @@ export class MemoryStateStore implements StateStore {
   private slot = 0;
   private readonly clock: Clock;
   private readonly origin: number;
+  private readonly maxBytes: number;
   private readonly maxRecords: number;
+  /** Sum of the records' estimates (`Rec.b`). */
+  private total = 0;
+  private evicted = 0;
   private readonly sweepPerRun: number;
   private readonly sweepPerTick: number | undefined;
   private cursor: Iterator<string> | undefined;
@@ -151,7 +256,8 @@ export class MemoryStateStore implements StateStore {
   constructor(options: MemoryStateStoreOptions = {}) {
     this.clock = options.clock ?? systemClock;
     this.origin = this.clock.now();
-    this.maxRecords = options.maxRecords ?? recordsForHeap(getHeapStatistics().heap_size_limit);
+    this.maxBytes = options.maxBytes ?? bytesForHeap(getHeapStatistics().heap_size_limit);
+    this.maxRecords = options.maxRecords ?? Infinity;
     this.sweepPerRun = options.sweepPerRun ?? 2;
     this.sweepPerTick = options.sweepPerTick;
     const interval = options.sweepIntervalMs ?? 100;
@@ -167,6 +273,20 @@ export class MemoryStateStore implements StateStore {
     return this.records.size;
   }
 
+  /** Estimated bytes of the records held (expired ones not yet swept included). */
+  get bytes(): number {
+    return this.total;
+  }
+
+  /** Records evicted to stay within maxBytes or maxRecords, since the store was made. */
+  get evictions(): number {
+    return this.evicted;
+  }
+
+  usage(): StateStoreUsage {
+    return { bytes: this.total, evictions: this.evicted };
+  }
+
   async run<const T extends readonly StateOp[]>(ops: T): Promise<ResultsOf<T>> {
     return this.runSync(ops) as ResultsOf<T>;
   }
@@ -179,6 +299,7 @@ export class MemoryStateStore implements StateStore {
       const op = ops[i] as StateOp;
       assertScopedKey(op.key);
       out[i] = this.apply(op);
+      if (this.total > this.maxBytes || this.records.size > this.maxRecords) this.evictOldest();
     }
     if (this.sweepPerRun > 0) this.sweep(this.sweepPerRun);
     return out;
@@ -201,6 +322,7 @@ export class MemoryStateStore implements StateStore {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     this.records.clear();
+    this.total = 0;
     this.members.clear();
     this.cursor = undefined;
     this.evictCursor = undefined;
@@ -222,7 +344,7 @@ export class MemoryStateStore implements StateStore {
       const key = next.value;
       const rec = this.records.get(key);
       if (rec !== undefined && rec.e <= now) {
-        this.records.delete(key);
+        this.drop(key, rec);
         dropped++;
       }
     }
@@ -261,10 +383,21 @@ export class MemoryStateStore implements StateStore {
     const rec = this.records.get(key);
     if (rec === undefined) return undefined;
     if (rec.e <= this.nowSec) {
-      this.records.delete(key);
+      this.drop(key, rec);
       return undefined;
     }
     return rec;
+  }
+
+  private drop(key: string, rec: Rec): void {
+    this.records.delete(key);
+    this.total -= rec.b;
+  }
+
+  /** Adds `delta` to the estimate of `rec` and of the store. */
+  private charge(rec: Rec, delta: number): void {
+    rec.b += delta;
+    this.total += delta;
   }
 
   /**
@@ -278,17 +411,21 @@ export class MemoryStateStore implements StateStore {
     if (rec === undefined) {
       rec = withField(newRecord(exp), field);
       this.slot = 0;
-      this.records.set(flatten(key), rec);
-      if (this.records.size > this.maxRecords) this.evictOldest();
+      const stored = flatten(key);
+      rec.b = recordBytes(rec) + strBytes(stored) + KEY_ENTRY;
+      this.total += rec.b;
+      this.records.set(stored, rec);
       return rec;
     }
     let slot = rec.l.slotOf(field);
     let moved = false;
     if (slot < 0) {
-      const grown = withField(rec, field);
-      slot = grown.l.names.length * 2 - 2;
-      moved = grown !== rec;
-      rec = grown;
+      const before = recordBytes(rec);
+      const bigger = withField(rec, field);
+      slot = bigger.l.names.length * 2 - 2;
+      moved = bigger !== rec;
+      rec = bigger;
+      this.charge(rec, recordBytes(rec) - before);
     }
     this.slot = slot;
     const current = rec.e;
@@ -319,39 +456,47 @@ export class MemoryStateStore implements StateStore {
   }
 
   /**
-   * Deletes from the old end until `maxRecords` hold. The cursor persists between calls: a Map
-   * keeps a deleted entry's slot until it rehashes, and a fresh iterator would walk every slot
-   * freed by earlier evictions each time (quadratic once the store is full). Everything before
-   * the cursor is gone or was re-inserted at the end, so the next key is the oldest one.
+   * Deletes from the old end until `maxBytes` and `maxRecords` hold. The cursor persists between
+   * calls: a Map keeps a deleted entry's slot until it rehashes, and a fresh iterator would walk
+   * every slot freed by earlier evictions each time (quadratic once the store is full).
+   * Everything before the cursor is gone or was re-inserted at the end, so the next key is the
+   * oldest one.
    */
   private evictOldest(): void {
-    let excess = this.records.size - this.maxRecords;
-    while (excess > 0) {
+    while ((this.total > this.maxBytes || this.records.size > this.maxRecords) && this.records.size > 0) {
       this.evictCursor ??= this.records.keys();
       const next = this.evictCursor.next();
       if (next.done) {
         this.evictCursor = undefined;
         continue;
       }
-      if (this.records.delete(next.value)) excess--;
+      const rec = this.records.get(next.value);
+      if (rec === undefined) continue;
+      this.drop(next.value, rec);
+      this.evicted++;
     }
   }
 
   private windowAdd(op: WindowAddOp): WindowResult {
     const amount = op.amount ?? 1;
+    let rec: Rec | undefined;
     let w: WindowField | undefined;
+    let before = 0;
     if (amount === 0) {
-      const rec = this.readField(op.key, op.field);
+      rec = this.readField(op.key, op.field);
       w = rec === undefined ? undefined : (getSlot(rec, this.slot) as WindowField);
+      if (w !== undefined) before = windowBytes(w);
     } else {
-      const rec = this.write(op.key, op.windowMs, op.field);
+      rec = this.write(op.key, op.windowMs, op.field);
       w = getSlot(rec, this.slot) as WindowField | undefined;
       if (w === undefined) {
-        w = { end: op.at, head: 0, times: [], amounts: null, sum: 0 };
+        w = new WindowField(op.at);
         setSlot(rec, this.slot, w);
+      } else {
+        before = windowBytes(w);
       }
     }
-    if (w === undefined) return { sum: 0, entries: 0 };
+    if (rec === undefined || w === undefined) return { sum: 0, entries: 0 };
     if (op.at > w.end) w.end = op.at;
     const start = w.end - op.windowMs;
     pruneWindow(w, start);
@@ -361,6 +506,7 @@ export class MemoryStateStore implements StateStore {
       const entries = w.times.length - w.head;
       if (entries > max) pruneCount(w, entries - max);
     }
+    this.charge(rec, windowBytes(w) - before);
     return { sum: w.sum, entries: w.times.length - w.head };
   }
 
@@ -368,23 +514,33 @@ export class MemoryStateStore implements StateStore {
     if (op.remove === true && op.member !== undefined) {
       const rec = this.readField(op.key, op.field);
       const d = rec === undefined ? undefined : (getSlot(rec, this.slot) as DistinctField);
-      const memberSeen = d?.members.delete(op.member) ?? false;
+      let memberSeen = false;
+      if (rec !== undefined && d !== undefined && d.members.delete(op.member)) {
+        memberSeen = true;
+        d.chars -= strBytes(op.member);
+        this.charge(rec, -DISTINCT_MEMBER - strBytes(op.member));
+      }
       return Object.assign(this.distinctAdd(Object.assign({}, op, { member: undefined, remove: false })), { memberSeen });
     }
     const adding = op.member !== undefined;
+    let rec: Rec | undefined;
     let d: DistinctField | undefined;
+    let before = 0;
     if (adding) {
-      const rec = this.write(op.key, op.windowMs, op.field);
+      rec = this.write(op.key, op.windowMs, op.field);
       d = getSlot(rec, this.slot) as DistinctField | undefined;
       if (d === undefined) {
-        d = { end: op.at, members: new Map() };
+        d = new DistinctField(op.at);
         setSlot(rec, this.slot, d);
+      } else {
+        before = distinctBytes(d);
       }
     } else {
-      const rec = this.readField(op.key, op.field);
+      rec = this.readField(op.key, op.field);
       d = rec === undefined ? undefined : (getSlot(rec, this.slot) as DistinctField);
+      if (d !== undefined) before = distinctBytes(d);
     }
-    if (d === undefined) return { distinct: 0, few: 0, memberSeen: false };
+    if (rec === undefined || d === undefined) return { distinct: 0, few: 0, memberSeen: false };
     if (op.at > d.end) d.end = op.at;
     const start = d.end - op.windowMs;
     // Map order is last-seen order (a late event is appended, so it is only nearly sorted):
@@ -392,6 +548,7 @@ export class MemoryStateStore implements StateStore {
     for (const [m, tally] of d.members) {
       if ((tally[0] as number) > start) break;
       d.members.delete(m);
+      d.chars -= strBytes(m);
     }
     let memberSeen = false;
     if (adding && op.at > start) {
@@ -407,12 +564,17 @@ export class MemoryStateStore implements StateStore {
         }
       } else {
         if (tally !== undefined) d.members.delete(member);
+        else d.chars += strBytes(member);
         d.members.set(member, [op.at, 1]);
         const max = op.maxMembers ?? DEFAULT_DISTINCT_MAX_MEMBERS;
         const oldest = d.members.size > max ? firstKey(d.members) : undefined;
-        if (oldest !== undefined) d.members.delete(oldest);
+        if (oldest !== undefined) {
+          d.members.delete(oldest);
+          d.chars -= strBytes(oldest);
+        }
       }
     }
+    this.charge(rec, distinctBytes(d) - before);
     if (op.fewTries === undefined) return { distinct: d.members.size, few: 0, memberSeen };
     let distinct = 0;
     let few = 0;
@@ -430,11 +592,14 @@ export class MemoryStateStore implements StateStore {
     if (rec === undefined) return { previous: null };
     const slot = this.slot;
     const at = getSlot(rec, slot) as number | undefined;
-    const previous = at === undefined ? null : { at, value: getSlot(rec, slot + 1) as StateValue };
+    const stored = getSlot(rec, slot + 1) as StateValue | undefined;
+    const previous = at === undefined ? null : { at, value: stored as StateValue };
     if (storing && (at === undefined || op.at >= at)) {
-      setSlot(rec, slot, op.at);
       // A stored text is usually built by concatenation (a place and its details), and lives as long as the record.
-      setSlot(rec, slot + 1, typeof op.value === 'string' ? flatten(op.value) : op.value);
+      const value = typeof op.value === 'string' ? flatten(op.value) : (op.value as StateValue);
+      setSlot(rec, slot, op.at);
+      setSlot(rec, slot + 1, value);
+      this.charge(rec, NUMBER + valueBytes(value) - fieldBytes(at, stored));
     }
     return { previous };
   }
@@ -447,8 +612,10 @@ export class MemoryStateStore implements StateStore {
     const first = getSlot(rec, slot) as string | SeenList | undefined;
     if (first === undefined) {
       // Only a write reaches here (a read of an empty field answered above).
-      setSlot(rec, slot, this.intern(op.member));
+      const member = this.intern(op.member);
+      setSlot(rec, slot, member);
       setSlot(rec, slot + 1, at);
+      this.charge(rec, memberBytes(member));
       return { seen: false, size: 1 };
     }
     const since = seenSeconds(op.at - op.withinMs);
@@ -460,16 +627,20 @@ export class MemoryStateStore implements StateStore {
       }
       if (op.readOnly) return { seen: false, size: 1 };
       const max = op.maxMembers ?? DEFAULT_SEEN_MAX_MEMBERS;
+      const member = this.intern(op.member);
       if (max <= 1) {
         // Room for one: the older of the two goes (on a tie the newcomer stays, as with larger sets).
         if (at >= time) {
-          setSlot(rec, slot, this.intern(op.member));
+          setSlot(rec, slot, member);
           setSlot(rec, slot + 1, at);
+          this.charge(rec, memberBytes(member) - memberBytes(first));
         }
         return { seen: false, size: 1 };
       }
-      setSlot(rec, slot, [first, time, this.intern(op.member), at]);
+      const list: SeenList = [first, time, member, at];
+      setSlot(rec, slot, list);
       setSlot(rec, slot + 1, undefined);
+      this.charge(rec, seenListBytes(list) - memberBytes(first));
       return { seen: false, size: 2 };
     }
     let s = first;
@@ -486,10 +657,13 @@ export class MemoryStateStore implements StateStore {
         if ((s[found + 1] as number) < at) s[found + 1] = at;
       } else {
         // A fresh exact-size array: push() would reserve room for ~16 more slots per set.
-        s = s.concat(this.intern(op.member), at);
+        const member = this.intern(op.member);
+        s = s.concat(member, at);
+        let delta = 16 + memberBytes(member);
         const max = op.maxMembers ?? DEFAULT_SEEN_MAX_MEMBERS;
-        if (s.length > max * 2) dropOldestSeen(s);
+        if (s.length > max * 2) delta -= 16 + memberBytes(dropOldestSeen(s));
         setSlot(rec, slot, s);
+        this.charge(rec, delta);
       }
     }
     return { seen, size: s.length / 2 };
@@ -518,6 +692,7 @@ export class MemoryStateStore implements StateStore {
     if (op.stage === 0) {
       const rec = this.write(op.key, op.windowMs, op.field);
       let seq = getSlot(rec, this.slot) as SequenceField | undefined;
+      const before = seq === undefined ? 0 : sequenceBytes(seq);
       if (seq === undefined) {
         seq = [];
         setSlot(rec, this.slot, seq);
@@ -525,51 +700,105 @@ export class MemoryStateStore implements StateStore {
       const current = seq[0];
       // Keep the later start: it leaves the most time for the rest of the sequence.
       if (current === undefined || current === null || current.start <= op.at) seq[0] = { start: op.at, at: op.at, steps: [step] };
+      this.charge(rec, sequenceBytes(seq) - before);
       return { steps: [step] };
     }
     const rec = this.readField(op.key, op.field);
     const seq = rec === undefined ? undefined : (getSlot(rec, this.slot) as SequenceField);
     const prev = seq?.[op.stage - 1];
-    if (seq === undefined || prev === undefined || prev === null) return { steps: null };
+    if (rec === undefined || seq === undefined || prev === undefined || prev === null) return { steps: null };
     if (prev.at > op.at || op.at - prev.start > op.windowMs) return { steps: null };
-    const steps = [...prev.steps, step];
+    // concat makes an exact-size array; a spread would reserve room for ~16 more steps.
+    const steps = prev.steps.concat(step);
     const current = seq[op.stage];
-    if (current === undefined || current === null || current.start <= prev.start) seq[op.stage] = { start: prev.start, at: op.at, steps };
+    if (current === undefined || current === null || current.start <= prev.start) {
+      const before = sequenceBytes(seq);
+      seq[op.stage] = { start: prev.start, at: op.at, steps };
+      this.charge(rec, sequenceBytes(seq) - before);
+    }
     this.write(op.key, op.windowMs, op.field);
     return { steps };
   }
 
   private alertOpen(op: AlertOpenOp): AlertOpenResult {
     const rec = this.write(op.key, op.windowMs, op.field);
-    const current = getSlot(rec, this.slot) as AlertField | undefined;
-    if (current !== undefined && isLive(current, op.at, op.windowMs)) {
+    const slot = this.slot;
+    const current = getSlot(rec, slot);
+    if (current instanceof AlertField && isLive(current, op.at, op.windowMs)) {
+      const before = alertBytes(current);
       current.count++;
       if (op.at > current.lastSeen) current.lastSeen = op.at;
       if (op.at < current.firstSeen) current.firstSeen = op.at;
       if (op.eventId !== undefined) {
-        current.eventIds.push(op.eventId);
-        const max = op.maxEventIds ?? DEFAULT_ALERT_MAX_EVENT_IDS;
-        if (current.eventIds.length > max) current.eventIds.splice(0, current.eventIds.length - max);
+        const ids = current.eventIds;
+        ids.push(op.eventId);
+        current.chars += strBytes(op.eventId);
+        const excess = ids.length - (op.maxEventIds ?? DEFAULT_ALERT_MAX_EVENT_IDS);
+        if (excess > 0) {
+          for (let i = 0; i < excess; i++) current.chars -= strBytes(ids[i] as string);
+          ids.splice(0, excess);
+        }
       }
+      this.charge(rec, alertBytes(current) - before);
       return { alert: snapshot(current), opened: false };
     }
-    const fresh: AlertField = { id: op.id, count: 1, firstSeen: op.at, lastSeen: op.at, eventIds: op.eventId === undefined ? [] : [op.eventId] };
-    setSlot(rec, this.slot, fresh);
+    const fresh = new AlertField(op.id, op.at, op.eventId);
+    const before = fieldBytes(current, getSlot(rec, slot + 1));
+    setSlot(rec, slot, fresh);
+    this.charge(rec, alertBytes(fresh) - before);
+    if (current === undefined) this.boundAlerts(op.key, rec, slot, op.maxAlerts ?? DEFAULT_ALERT_MAX_TYPES);
     return { alert: snapshot(fresh), opened: true };
+  }
+
+  /**
+   * Past `max` alerts in the record, empties the field of the alert other than the one at `kept`
+   * last seen longest ago (on a tie, the smaller type name). Emptied fields keep their names (and
+   * slots) until they are as many as the record's other fields; then the record is rebuilt
+   * without them, so a subject that cycles through more types than the bound pays for a rebuild
+   * once per `max` new types, not at each one.
+   */
+  private boundAlerts(key: string, rec: Rec, kept: number, max: number): void {
+    const names = rec.l.names;
+    if (names.length <= max) return;
+    let alerts = 0;
+    let oldest = -1;
+    let o: AlertField | undefined;
+    for (let i = 0; i < names.length; i++) {
+      const a = getSlot(rec, 2 * i);
+      if (!(a instanceof AlertField)) continue;
+      alerts++;
+      if (2 * i === kept) continue;
+      if (o === undefined || a.lastSeen < o.lastSeen || (a.lastSeen === o.lastSeen && (names[i] as string) < (names[oldest / 2] as string))) {
+        o = a;
+        oldest = 2 * i;
+      }
+    }
+    if (alerts <= max || o === undefined) return;
+    setSlot(rec, oldest, undefined);
+    setSlot(rec, oldest + 1, undefined);
+    this.charge(rec, -alertBytes(o));
+    if (names.length < 2 * max) return;
+    const copy = withoutEmptyFields(rec);
+    this.records.set(key, copy);
+    this.charge(copy, recordBytes(copy) - recordBytes(rec));
   }
 
   private alertPeek(op: AlertPeekOp): AlertPeekResult {
     const rec = this.readField(op.key, op.field);
-    const current = rec === undefined ? undefined : (getSlot(rec, this.slot) as AlertField);
-    return { alert: current !== undefined && isLive(current, op.at, op.windowMs) ? snapshot(current) : null };
+    const current = rec === undefined ? undefined : getSlot(rec, this.slot);
+    return { alert: current instanceof AlertField && isLive(current, op.at, op.windowMs) ? snapshot(current) : null };
   }
 
   private remove(op: DeleteOp): DeleteResult {
     const rec = this.read(op.key);
     if (rec === undefined) return { deleted: false };
-    if (op.field === '*') return { deleted: this.records.delete(op.key) };
+    if (op.field === '*') {
+      this.drop(op.key, rec);
+      return { deleted: true };
+    }
     if (this.readField(op.key, op.field) === undefined) return { deleted: false };
     // The name stays in the layout; the emptied slots are reused if the field comes back.
+    this.charge(rec, -fieldBytes(getSlot(rec, this.slot), getSlot(rec, this.slot + 1)));
     setSlot(rec, this.slot, undefined);
     setSlot(rec, this.slot + 1, undefined);
     return { deleted: true };
@@ -636,8 +865,11 @@ function sortedIndex(times: readonly number[], from: number, at: number): number
   return lo;
 }
 
-function dropOldestSeen(s: SeenList): void {
+/** Removes the member seen longest ago; answers it. */
+function dropOldestSeen(s: SeenList): string {
   let oldest = 0;
   for (let i = 2; i < s.length; i += 2) if ((s[i + 1] as number) < (s[oldest + 1] as number)) oldest = i;
+  const member = s[oldest] as string;
   s.splice(oldest, 2);
+  return member;
 }

@@ -148,10 +148,14 @@ export interface SequenceResult {
 }
 
 /**
- * Alert deduplication per (type, subject): if the record holds an alert whose last sighting is
- * within `windowMs` of `at`, it is updated (count + 1, first/last seen widened, `eventId`
- * appended, keeping the newest `maxEventIds`, default 100); otherwise a new alert with `id` is
- * stored. Answers the alert state after the update and whether this op opened it.
+ * Alert deduplication per (type, subject): the record is the subject's, `field` the alert type.
+ * If the record holds an alert of the type whose last sighting is within `windowMs` of `at`, it is
+ * updated (count + 1, first/last seen widened, `eventId` appended, keeping the newest
+ * `maxEventIds`, default 20: the count keeps counting every sighting); otherwise a new alert with
+ * `id` is stored. Answers the alert state after the update and whether this op opened it.
+ * A record keeps at most `maxAlerts` (default 64) alert types: storing a type the record did not
+ * hold drops, past that bound, the other type last seen longest ago (on a tie, the smaller type
+ * name), so a subject that many models fire on holds a bounded history.
  */
 export interface AlertOpenOp extends OpBase {
   readonly kind: 'alert.open';
@@ -159,6 +163,7 @@ export interface AlertOpenOp extends OpBase {
   readonly windowMs: number;
   readonly eventId?: string;
   readonly maxEventIds?: number;
+  readonly maxAlerts?: number;
 }
 /** Reads the open alert of the record (null when none, or when its last sighting is more than `windowMs` before `at`). */
 export interface AlertPeekOp extends OpBase {
@@ -227,9 +232,22 @@ export interface StateStore {
    * pipeline the batches of a request's events instead.
    */
   runSync?(ops: readonly StateOp[]): StateResult[];
+  /**
+   * Present on stores that keep state in this process's heap (and on a store that falls back to
+   * one): what that state is estimated to take, and how many records it evicted to stay in its
+   * budget. Read by /metrics.
+   */
+  usage?(): StateStoreUsage;
   /** Throws when the backend cannot be reached. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface StateStoreUsage {
+  /** Estimated heap bytes of the records held. */
+  readonly bytes: number;
+  /** Records evicted (least recently written first) to stay within the byte budget, since start. */
+  readonly evictions: number;
 }
 
 /** The backend cannot serve the batch (Redis down, timeout). The detect stage lets it propagate (503). */
@@ -243,4 +261,5 @@ export class StateUnavailableError extends Error {
 export const DEFAULT_WINDOW_MAX_ENTRIES = 1000;
 export const DEFAULT_DISTINCT_MAX_MEMBERS = 2000;
 export const DEFAULT_SEEN_MAX_MEMBERS = 64;
-export const DEFAULT_ALERT_MAX_EVENT_IDS = 100;
+export const DEFAULT_ALERT_MAX_EVENT_IDS = 20;
+export const DEFAULT_ALERT_MAX_TYPES = 64;

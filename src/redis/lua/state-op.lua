@@ -1,7 +1,9 @@
 -- One StateStore op on one record. KEYS[1] is the record: a hash, one field per `field`, each
 -- value that field's state (JSON, or for windows and distinct sets a small meta string whose
 -- entries live in sorted sets KEYS[2..3] named `<record>:w|d|t:<field>`, so a hot window costs
--- O(log n), not a decode of every entry); the rules are those of memory-state-store.ts, which is
+-- O(log n), not a decode of every entry); alert fields are indexed by last sighting in the sorted
+-- set `<record>:a` (KEYS[2] of alert.open), so the record's bound on alert types finds the one
+-- to drop without decoding the others. The rules are those of memory-state-store.ts, which is
 -- the reference. ARGV[1] kind, ARGV[2] field, ARGV[3] event time, then the kind's own arguments
 -- (state-store.ts lists them). Every write extends the record's lifetime to at least its ttl;
 -- reads never create a record. Answers one string that state-store.ts decodes per kind.
@@ -195,7 +197,8 @@ end
 local function live(a, win) return a and at >= a.l - win and at <= a.l + win end
 
 if kind == 'ao' then
-  local id, win, hasEvent, eventId, max = ARGV[4], tonumber(ARGV[5]), ARGV[6] == '1', ARGV[7], tonumber(ARGV[8])
+  local I = KEYS[2]
+  local id, win, hasEvent, eventId, max, maxAlerts = ARGV[4], tonumber(ARGV[5]), ARGV[6] == '1', ARGV[7], tonumber(ARGV[8]), tonumber(ARGV[9])
   local raw = redis.call('HGET', K, F)
   local a = raw and cjson.decode(raw)
   local opened = false
@@ -215,7 +218,18 @@ if kind == 'ao' then
   end
   local encoded = cjson.encode(a)
   save(encoded)
+  redis.call('ZADD', I, a.l, F)
   touch(win)
+  touchKey(I, win)
+  -- A type the record did not hold: past the bound, the other type last seen longest ago goes
+  -- (equal scores sort by name).
+  if not raw and redis.call('ZCARD', I) > maxAlerts then
+    local two = redis.call('ZRANGE', I, 0, 1)
+    local drop = two[1]
+    if drop == F then drop = two[2] end
+    redis.call('ZREM', I, drop)
+    redis.call('HDEL', K, drop)
+  end
   return (opened and '1' or '0') .. encoded
 end
 
@@ -225,7 +239,8 @@ if kind == 'ap' then
   return ''
 end
 
--- delete: the sub-keys of window and distinct fields share the record's hash tag (same slot).
+-- delete: the sub-keys of window and distinct fields and the alert index share the record's hash
+-- tag (same slot).
 local function dropSubKeys(field, meta)
   local tag = string.sub(meta, 1, 2)
   if tag == 'w|' then redis.call('DEL', K .. ':w:' .. field)
@@ -235,11 +250,13 @@ if kind == 'x' then
   if F == '*' then
     local all = redis.call('HGETALL', K)
     for i = 1, #all, 2 do dropSubKeys(all[i], all[i + 1]) end
+    redis.call('DEL', K .. ':a')
     return tostring(redis.call('DEL', K))
   end
   local meta = redis.call('HGET', K, F)
   if not meta then return '0' end
   dropSubKeys(F, meta)
+  redis.call('ZREM', K .. ':a', F)
   return tostring(redis.call('HDEL', K, F))
 end
 
