@@ -12,7 +12,7 @@ import { isIP, type LookupFunction } from 'node:net';
 // broadcast, ...), finer than the scopes the enrichment needs; addresses and the operator's allowed
 // ranges are parsed by the service's one IP module.
 import ipaddr from 'ipaddr.js';
-import { cidrContains, parseAddress, type Cidr } from '../util/ip.js';
+import { cidrContains, formatAddress, parseAddress, type Address, type Cidr } from '../util/ip.js';
 
 export type AllowedRange = Cidr;
 
@@ -41,11 +41,46 @@ export interface SsrfGuard {
   readonly resolve: Resolver;
 }
 
+/**
+ * The IPv6 forms that carry an IPv4 address, with the one they carry (undefined when where it sits
+ * depends on the network). Each may reach that IPv4 host through a translator, relay or tunnel on
+ * the way, so none is reached whatever it embeds: judged by its IPv6 value alone, `::7f00:1`
+ * (`[::127.0.0.1]` in a URL) is an ordinary unicast address. IPv4-mapped addresses
+ * (`::ffff:a.b.c.d`) are not among them: the address parser reads them as the IPv4 address
+ * itself, which a dual-stack socket connects to, so they are judged as that address.
+ */
+function embeddingForm(a: Address): { readonly form: string; readonly ipv4?: number } | undefined {
+  if (a.version !== 6) return undefined;
+  const { w0, w1, w2, w3 } = a;
+  // `::` and `::1` are the unspecified and loopback addresses, which the ranges below name.
+  if (w0 === 0 && w1 === 0 && w2 === 0 && w3 > 1) return { form: 'IPv4-compatible, ::/96', ipv4: w3 };
+  if (w0 === 0 && w1 === 0 && w2 === 0xffff0000) return { form: 'IPv4-translated, ::ffff:0:0:0/96', ipv4: w3 };
+  if (w0 === 0x0064ff9b && w1 === 0 && w2 === 0) return { form: 'NAT64, 64:ff9b::/96', ipv4: w3 };
+  // The local-use prefix is subdivided by each network: the IPv4 address's place depends on its prefix length.
+  if (w0 === 0x0064ff9b && w1 >>> 16 === 1) return { form: 'local-use NAT64, 64:ff9b:1::/48' };
+  if (w0 >>> 16 === 0x2002) return { form: '6to4, 2002::/16', ipv4: (((w0 & 0xffff) << 16) | (w1 >>> 16)) >>> 0 };
+  // Teredo carries its server in the second word and the client's public address, bit-inverted, in the last.
+  if (w0 === 0x20010000) return { form: 'Teredo, 2001::/32', ipv4: ~w3 >>> 0 };
+  return undefined;
+}
+
+/** Why an IPv6 address that embeds an IPv4 address may not be reached; undefined for any other address. */
+function embeddedReason(a: Address): string | undefined {
+  const embedding = embeddingForm(a);
+  if (embedding === undefined) return undefined;
+  if (embedding.ipv4 === undefined) return `a reserved address (${embedding.form})`;
+  const ipv4 = formatAddress({ version: 4, w0: 0, w1: 0, w2: 0, w3: embedding.ipv4 });
+  const inner = forbiddenAddress(ipv4, []);
+  return `a reserved address (${embedding.form}) embedding ${ipv4}${inner === undefined ? '' : `, ${inner}`}`;
+}
+
 /** Why this address may not be reached, or undefined when it may. */
 export function forbiddenAddress(address: string, allowed: readonly AllowedRange[]): string | undefined {
   const parsed = parseAddress(address);
   if (parsed === undefined || !ipaddr.isValid(address)) return 'not an IP address';
   if (allowed.some((range) => cidrContains(range, parsed))) return undefined;
+  const embedded = embeddedReason(parsed);
+  if (embedded !== undefined) return embedded;
   const ip = ipaddr.process(address);
   if (METADATA.has(ip.toNormalizedString()) || METADATA.has(ip.toString())) return 'a cloud metadata address';
   const range = ip.range();

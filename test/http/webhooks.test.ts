@@ -149,6 +149,15 @@ describe('webhooks: server-side request forgery', () => {
     ['metadata (Alibaba)', 'http://100.100.100.200/'],
     ['unspecified', 'http://0.0.0.0/hook'],
     ['a host name that resolves to loopback', 'http://localhost:8080/hook'],
+    ['IPv4-compatible loopback', 'http://[::127.0.0.1]/'],
+    ['IPv4-compatible loopback (hexadecimal)', 'http://[::7f00:1]:8080/hook'],
+    ['IPv4-compatible metadata', 'http://[::169.254.169.254]/latest/meta-data/'],
+    ['IPv4-translated loopback', 'http://[::ffff:0:127.0.0.1]/hook'],
+    ['NAT64 private', 'http://[64:ff9b::10.0.0.5]/hook'],
+    ['local-use NAT64 loopback', 'http://[64:ff9b:1::7f00:1]/hook'],
+    ['6to4 loopback', 'http://[2002:7f00:1::1]/hook'],
+    ['6to4 private', 'http://[2002:c0a8:101::1]/hook'],
+    ['Teredo loopback', 'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/hook'],
   ])('refuses %s: %s', async (_name, url) => {
     const body = expectError(await call(t, acct.secret, 'POST', '/v1/webhooks', { url }), 400, 'INVALID_REQUEST');
     expect(body.message).toMatch(/refused/);
@@ -158,6 +167,20 @@ describe('webhooks: server-side request forgery', () => {
   it('refuses a loopback URL given by PATCH too', async () => {
     const hook = await createHook(t, acct.secret, { url: 'https://93.184.215.14/hook' });
     expectError(await call(t, acct.secret, 'PATCH', `/v1/webhooks/${hook.id}`, { url: 'http://127.0.0.1/x' }), 400, 'INVALID_REQUEST');
+    for (const url of ['http://[::127.0.0.1]/', 'http://[64:ff9b::7f00:1]/', 'http://[2002:7f00:1::1]/']) {
+      const body = expectError(await call(t, acct.secret, 'PATCH', `/v1/webhooks/${hook.id}`, { url }), 400, 'INVALID_REQUEST');
+      expect(body.message).toMatch(/embedding 127\.0\.0\.1, a loopback address; such addresses are refused/);
+      expect(body.details?.[0]?.field).toBe('url');
+    }
+    expect((await call(t, acct.secret, 'GET', `/v1/webhooks/${hook.id}`)).json().url).toBe('https://93.184.215.14/hook');
+  });
+
+  it('an IPv6 form embedding a public IPv4 address is refused like any other; an IPv4-mapped one is that public address', async () => {
+    for (const url of ['http://[::93.184.215.14]/hook', 'http://[64:ff9b::93.184.215.14]/hook', 'http://[2002:5db8:d70e::1]/hook']) {
+      const body = expectError(await call(t, acct.secret, 'POST', '/v1/webhooks', { url }), 400, 'INVALID_REQUEST');
+      expect(body.message).toMatch(/reserved address .* embedding 93\.184\.215\.14; such addresses are refused/);
+    }
+    expect((await call(t, acct.secret, 'POST', '/v1/webhooks', { url: 'http://[::ffff:93.184.215.14]/hook' })).statusCode).toBe(201);
   });
 });
 

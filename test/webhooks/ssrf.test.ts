@@ -6,6 +6,16 @@ import { send } from '../../src/webhooks/send.js';
 import { checkUrl, forbiddenAddress, type Resolver, type SsrfGuard } from '../../src/webhooks/ssrf.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
+// Each IPv6 form that carries an IPv4 address, with a loopback, a private and a public one embedded.
+const embedding: [form: string, loopback: string, privateAddress: string, publicAddress: string][] = [
+  ['IPv4-compatible', '::7f00:1', '::a00:1', '::5db8:d70e'],
+  ['IPv4-translated', '::ffff:0:7f00:1', '::ffff:0:a00:1', '::ffff:0:5db8:d70e'],
+  ['NAT64', '64:ff9b::7f00:1', '64:ff9b::a00:1', '64:ff9b::5db8:d70e'],
+  ['6to4', '2002:7f00:1::1', '2002:a00:1::1', '2002:5db8:d70e::1'],
+  // The client address is stored bit-inverted: 80ff:fffe is 127.0.0.1.
+  ['Teredo', '2001:0:4136:e378:8000:63bf:80ff:fffe', '2001:0:4136:e378:8000:63bf:f5ff:fffe', '2001:0:4136:e378:8000:63bf:a247:28f1'],
+];
+
 describe('forbidden addresses', () => {
   it.each([
     ['127.0.0.1', 'loopback'],
@@ -33,6 +43,32 @@ describe('forbidden addresses', () => {
 
   it.each(['93.184.215.14', '8.8.8.8', '2606:4700:4700::1111'])('%s is public', (address) => {
     expect(forbiddenAddress(address, [])).toBeUndefined();
+  });
+
+  it.each(embedding)('%s: refused whatever it embeds, and the reason names the embedded address', (_form, loopback, private_, public_) => {
+    expect(forbiddenAddress(loopback, [])).toMatch(/reserved.*embedding 127\.0\.0\.1, a loopback address/);
+    expect(forbiddenAddress(private_, [])).toMatch(/reserved.*embedding 10\.0\.0\.1, a private address/);
+    expect(forbiddenAddress(public_, [])).toMatch(/reserved.*embedding 93\.184\.215\.14$/);
+  });
+
+  it('the dotted form of an IPv4-compatible address is refused like its hexadecimal form', () => {
+    expect(forbiddenAddress('::127.0.0.1', [])).toMatch(/IPv4-compatible.*embedding 127\.0\.0\.1, a loopback address/);
+    expect(forbiddenAddress('::169.254.169.254', [])).toMatch(/embedding 169\.254\.169\.254, a cloud metadata address/);
+  });
+
+  it('local-use NAT64 (64:ff9b:1::/48) is refused: where it carries an IPv4 address depends on the network', () => {
+    expect(forbiddenAddress('64:ff9b:1::7f00:1', [])).toContain('local-use NAT64');
+    expect(forbiddenAddress('64:ff9b:1:abcd::5db8:d70e', [])).toContain('reserved');
+  });
+
+  it('an IPv4-mapped address is the IPv4 address itself: refused when that is, reachable when it is public', () => {
+    expect(forbiddenAddress('::ffff:7f00:1', [])).toContain('loopback');
+    expect(forbiddenAddress('::ffff:93.184.215.14', [])).toBeUndefined();
+  });
+
+  it('the unspecified and loopback IPv6 addresses keep their own names', () => {
+    expect(forbiddenAddress('::', [])).toContain('unspecified');
+    expect(forbiddenAddress('::1', [])).toContain('loopback');
   });
 
   it('an allowed range lets its addresses through, and only those', () => {
@@ -75,6 +111,25 @@ describe('DNS rebinding: the address is checked again at connect time', () => {
     };
     expect(await checkUrl('https://mixed.example.test/hook', guard)).toMatchObject({ ok: false });
     expect(await send(new URL('https://mixed.example.test/hook'), {}, '{}', 2000, guard)).toMatchObject({ kind: 'refused' });
+  });
+
+  it.each(embedding)('a name resolving to a %s form embedding loopback is refused when saved and at delivery; nothing connects', async (_form, loopback) => {
+    const guard: SsrfGuard = { allowed: [parseCidr('127.0.0.1/32')], resolve: async () => [{ address: loopback, family: 6 }] };
+    const url = `http://hooks.example.test:${receiver.port}/hook`;
+    const saved = await checkUrl(url, guard);
+    expect(saved).toMatchObject({ ok: false });
+    expect(!saved.ok && saved.reason).toMatch(/embedding 127\.0\.0\.1/);
+    const result = await send(new URL(url), {}, '{}', 2000, guard);
+    expect(result).toMatchObject({ kind: 'refused' });
+    expect(result.kind === 'refused' && result.reason).toMatch(/embedding 127\.0\.0\.1/);
+    expect(receiver.received).toHaveLength(0);
+  });
+
+  it('an IPv4-compatible literal in the URL ([::127.0.0.1]) is refused at delivery too', async () => {
+    const guard: SsrfGuard = { allowed: [parseCidr('127.0.0.1/32')], resolve: async () => [] };
+    const result = await send(new URL(`http://[::127.0.0.1]:${receiver.port}/hook`), {}, '{}', 2000, guard);
+    expect(result).toMatchObject({ kind: 'refused' });
+    expect(receiver.received).toHaveLength(0);
   });
 
   it('connects to the checked address: an allowed resolution reaches the receiver', async () => {
