@@ -25,6 +25,7 @@ import { registerReadRoutes } from './http/routes/read.js';
 import { registerSettingsRoutes } from './http/routes/settings.js';
 import { registerWebhookRoutes } from './http/routes/webhooks.js';
 import { registerThreatModelRoutes } from './http/routes/threat-models.js';
+import { registerStateStoreMetrics } from './http/state-store-metrics.js';
 import { trackRoutesFor405 } from './http/method-not-allowed.js';
 import { sameSecret } from './http/secrets.js';
 import { SessionAuthenticator } from './http/session-auth.js';
@@ -195,6 +196,9 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
       }),
     );
   }
+
+  const stateUsage = deps.state.usage?.bind(deps.state);
+  if (stateUsage) registerStateStoreMetrics(metrics.registry, stateUsage);
 
   // JSON only. The ingestion routes get the text as it came and parse it in their handler, so
   // the text is dropped before the events wait for their commit (routes/ingest.ts, takeBody).

@@ -1,5 +1,5 @@
 import type { AccountScope } from '../event/tenancy.js';
-import type { ResultsOf, StateOp, StateStore } from '../detection/state/state-store.js';
+import type { ResultsOf, StateOp, StateStore, StateStoreUsage } from '../detection/state/state-store.js';
 import type { KeyLimits, LimitDecision, QuotaCounter, QuotaDecision, QuotaPlan, RateLimiter, WindowStatus } from '../limits/types.js';
 import { systemClock, type Clock } from '../util/clock.js';
 
@@ -243,6 +243,11 @@ export class FailoverStateStore implements StateStore {
       () => this.primary.run(ops),
       () => this.standIn.run(ops),
     );
+  }
+
+  /** The stand-in's: the state this process holds while Redis is unreachable. */
+  usage(): StateStoreUsage {
+    return this.standIn.usage?.() ?? { bytes: 0, evictions: 0 };
   }
 
   ping(): Promise<void> {

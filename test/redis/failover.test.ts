@@ -219,4 +219,18 @@ describe('FailoverStateStore', () => {
     expect(broken.calls).toBe(before);
     expect(failover.degraded).toBe(true);
   });
+
+  it('answers the stand-in’s usage: the state this process holds while the primary is down', async () => {
+    const clock = new ManualClock(T0);
+    const broken = flaky(new MemoryStateStore({ clock }));
+    const standIn = new MemoryStateStore({ clock });
+    const state = new FailoverStateStore(broken.backend, standIn, new Failover('test', { clock }));
+    const key = `${state.scope('acc_1')}|w|actor:alice`;
+    await state.run([{ kind: 'window.add', key, field: 'n', at: T0, windowMs: 60_000 }] as const);
+    expect(state.usage()).toEqual({ bytes: 0, evictions: 0 });
+    broken.down = true;
+    await state.run([{ kind: 'window.add', key, field: 'n', at: T0, windowMs: 60_000 }] as const);
+    expect(state.usage().bytes).toBeGreaterThan(0);
+    expect(state.usage()).toEqual(standIn.usage());
+  });
 });

@@ -287,6 +287,16 @@ export class MemoryStateStore implements StateStore {
     return { bytes: this.total, evictions: this.evicted };
   }
 
+  /** The estimate recomputed from every record: a walk over all of them, to check the running total against. */
+  recountBytes(): number {
+    let n = 0;
+    for (const [key, rec] of this.records) {
+      n += recordBytes(rec) + strBytes(key) + KEY_ENTRY;
+      for (let i = 0; i < rec.l.names.length; i++) n += fieldBytes(getSlot(rec, 2 * i), getSlot(rec, 2 * i + 1));
+    }
+    return n;
+  }
+
   async run<const T extends readonly StateOp[]>(ops: T): Promise<ResultsOf<T>> {
     return this.runSync(ops) as ResultsOf<T>;
   }
