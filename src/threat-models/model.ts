@@ -122,6 +122,8 @@ export const LIMITS = Object.freeze({
   descriptionLength: 2000,
   sigmaRuleBytes: 64 * 1024,
   points: 100,
+  /** RE2 instructions of one model's regular expressions together: compiling them is the cost of loading the model. */
+  modelInstructions: 4_000,
   /** Estimated heap of one compiled model (see util/tenant-pattern.ts for how a pattern is counted). */
   modelMemoryBytes: 4 * 1024 * 1024,
   /** Estimated heap of every enabled model of an account together. */

@@ -57,6 +57,8 @@ export function isFieldPath(path: string): boolean {
 class Checker {
   readonly errors: ErrorDetail[] = [];
   leaves = 0;
+  /** RE2 instructions of every regular expression so far: what compiling the model costs. */
+  instructions = 0;
 
   fail(field: string, message: string): void {
     this.errors.push({ field, message });
@@ -168,6 +170,15 @@ class Checker {
         else if (this.pattern(value, at)) {
           const compiled = compileTenantRegex(value, (v.flags as string | undefined) ?? '');
           if (!compiled.ok) this.fail(at, compiled.message);
+          else {
+            const before = this.instructions;
+            this.instructions += compiled.pattern.instructions;
+            if (before <= LIMITS.modelInstructions && this.instructions > LIMITS.modelInstructions)
+              this.fail(
+                at,
+                `the model's regular expressions compile to ${this.instructions} RE2 instructions so far, over the limit of ${LIMITS.modelInstructions} per model`,
+              );
+          }
         }
         break;
       case 'cidr': {

@@ -97,7 +97,18 @@ describe('tenant patterns stay bounded', () => {
         Array.from({ length: 64 }, (_, i) => heavy(i)),
       ),
     );
-    expect(expectError(oneModel, 400, 'INVALID_THREAT_MODEL').message).toMatch(/KiB per model/);
+    expect(expectError(oneModel, 400, 'INVALID_THREAT_MODEL').message).toMatch(/over the limit of 4000 per model/);
+    // Many small patterns: few instructions, but each keeps a DFA cache.
+    const manySmall = await call(
+      'POST',
+      '/v1/threat-models',
+      pro.secret,
+      regexModel(
+        'many small',
+        Array.from({ length: 64 }, (_, i) => `a${i}[0-9]+b`),
+      ),
+    );
+    expect(expectError(manySmall, 400, 'INVALID_THREAT_MODEL').message).toMatch(/KiB per model/);
 
     const acct = await t.account('business');
     const saved: string[] = [];
@@ -109,7 +120,7 @@ describe('tenant patterns stay bounded', () => {
         acct.secret,
         regexModel(
           `heavy ${m}`,
-          Array.from({ length: 6 }, (_, i) => heavy(m * 6 + i)),
+          Array.from({ length: 2 }, (_, i) => heavy(m * 2 + i)),
         ),
       );
       if (res.statusCode === 201) saved.push((res.json() as { id: string }).id);
