@@ -25,6 +25,7 @@ import { registerReadRoutes } from './http/routes/read.js';
 import { registerSettingsRoutes } from './http/routes/settings.js';
 import { registerWebhookRoutes } from './http/routes/webhooks.js';
 import { registerThreatModelRoutes } from './http/routes/threat-models.js';
+import { registerThreatModelMetrics } from './http/threat-model-metrics.js';
 import { registerStateStoreMetrics } from './http/state-store-metrics.js';
 import { trackRoutesFor405 } from './http/method-not-allowed.js';
 import { sameSecret } from './http/secrets.js';
@@ -196,6 +197,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
       }),
     );
   }
+  if (deps.threatModels) registerThreatModelMetrics(metrics.registry, deps.threatModels, deps.threatModelCosts);
 
   const stateUsage = deps.state.usage?.bind(deps.state);
   if (stateUsage) registerStateStoreMetrics(metrics.registry, stateUsage);

@@ -18,6 +18,8 @@ import type { QuotaCounter, RateLimiter } from './limits/types.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { systemResolver } from './webhooks/ssrf.js';
 import { ThreatModelRegistry } from './threat-models/registry.js';
+import { ModelCostWatch } from './threat-models/cost-watch.js';
+import type { SuspensionPolicy } from './threat-models/budget.js';
 
 const silentLogger: EnrichmentLogger = { warn: () => undefined, info: () => undefined };
 
@@ -52,6 +54,8 @@ export async function createServices(
     /** Enrichment opened by the caller (tests share one across services); the caller closes it. */
     enrichment?: EnrichmentService;
     onBackendChange?: (backend: string, degraded: boolean, reason?: unknown) => void;
+    /** In place of parts of SUSPENSION_POLICY (tests that suspend a model within seconds). */
+    threatModelBudget?: Partial<SuspensionPolicy>;
   } = {},
 ): Promise<Services> {
   const clock = options.clock ?? systemClock;
@@ -84,6 +88,13 @@ export async function createServices(
   const threatModels = new ThreatModelRegistry(store, state, {
     onCompileError: (row, err) => options.logger?.error({ err, model: row.id, version: row.version }, 'threat model does not compile; skipped'),
   });
+  const threatModelCosts = new ModelCostWatch({
+    store,
+    registry: threatModels,
+    clock,
+    ...(options.threatModelBudget ? { policy: options.threatModelBudget } : {}),
+    ...(options.logger ? { log: options.logger } : {}),
+  });
   const catalog = buildCatalog({ detectors: DETECTOR_SPECS, alertTypes: ALERT_TYPES, killChains: KILL_CHAINS });
   // The data directory's feeds folder starts with the default feeds.json, so `vigil feeds update`
   // fills it and the running service picks the files up. Without it the service still runs,
@@ -109,6 +120,7 @@ export async function createServices(
     quota,
     catalog,
     threatModels,
+    threatModelCosts,
     enrichment,
     state,
     alertClosed: (accountId, type, subject) => forgetAlert(state, accountId, type, subject, clock.now()),
@@ -120,6 +132,7 @@ export async function createServices(
     status: () => ({ redis: redisHealth ? (redisHealth.degraded ? 'degraded' : 'ok') : 'not configured', enrichment: enrichment.status() }),
     async shutdown() {
       await webhookDispatcher.stop();
+      await threatModelCosts.settled();
       if (!options.enrichment) await enrichment.close();
       await memoryState.close();
       await memoryLimiter.close();

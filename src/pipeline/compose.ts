@@ -5,6 +5,7 @@
  */
 import type { Catalog } from '../catalog/catalog.js';
 import type { StateStore } from '../detection/state/state-store.js';
+import type { ModelCostWatch } from '../threat-models/cost-watch.js';
 import type { ThreatModelRegistry } from '../threat-models/registry.js';
 import { createThreatModelStage } from '../threat-models/stage.js';
 import type { QuotaCounter, RateLimiter } from '../limits/types.js';
@@ -33,6 +34,8 @@ export interface PipelineBackends {
   readonly state: StateStore;
   /** Customers' own threat models, evaluated after the built-in detectors on the same state. */
   readonly threatModels?: ThreatModelRegistry;
+  /** What the threat models cost per account; suspends the heaviest model of an account over budget. */
+  readonly threatModelCosts?: ModelCostWatch;
   readonly clock: Clock;
 }
 
@@ -48,7 +51,14 @@ export function composeStages(backends: PipelineBackends, commits: CommitGroup):
     detect: createDetectStage({
       state: backends.state,
       clock: backends.clock,
-      threatModels: backends.threatModels && createThreatModelStage({ state: backends.state, clock: backends.clock, registry: backends.threatModels }),
+      threatModels:
+        backends.threatModels &&
+        createThreatModelStage({
+          state: backends.state,
+          clock: backends.clock,
+          registry: backends.threatModels,
+          ...(backends.threatModelCosts ? { costs: backends.threatModelCosts } : {}),
+        }),
     }),
     score: createScoreStage(),
     store: createStoreStage(commits),

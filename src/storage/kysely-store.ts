@@ -85,6 +85,8 @@ function toThreatModel(row: Row<'threat_models'>): ThreatModelRow {
     source: parseJson(row.source),
     createdAt: num(row.created_at),
     updatedAt: num(row.updated_at),
+    suspendedAt: row.suspended_at === null ? null : num(row.suspended_at),
+    suspendedReason: row.suspended_reason,
   };
 }
 
@@ -620,7 +622,7 @@ export abstract class KyselyStore implements Store {
     return row && toThreatModel(row);
   }
 
-  async createThreatModel(input: Omit<ThreatModelRow, 'version' | 'updatedAt'>): Promise<ThreatModelRow> {
+  async createThreatModel(input: Omit<ThreatModelRow, 'version' | 'updatedAt' | 'suspendedAt' | 'suspendedReason'>): Promise<ThreatModelRow> {
     const row: Row<'threat_models'> = {
       id: input.id,
       account_id: input.accountId,
@@ -630,6 +632,8 @@ export abstract class KyselyStore implements Store {
       source: JSON.stringify(input.source),
       created_at: input.createdAt,
       updated_at: input.createdAt,
+      suspended_at: null,
+      suspended_reason: null,
     };
     await this.guard('createThreatModel', () =>
       this.db.transaction().execute(async (trx) => {
@@ -657,7 +661,7 @@ export abstract class KyselyStore implements Store {
       this.db.transaction().execute(async (trx) => {
         const result = await trx
           .updateTable('threat_models')
-          .set({ version, enabled: change.enabled ? 1 : 0, definition, source, updated_at: change.at })
+          .set({ version, enabled: change.enabled ? 1 : 0, definition, source, updated_at: change.at, suspended_at: null, suspended_reason: null })
           .where('account_id', '=', accountId)
           .where('id', '=', id)
           .where('version', '=', expectedVersion)
@@ -671,6 +675,21 @@ export abstract class KyselyStore implements Store {
       }),
     );
     return updated ? this.getThreatModel(accountId, id) : undefined;
+  }
+
+  async suspendThreatModel(accountId: string, id: string, version: number, at: number, reason: string): Promise<boolean> {
+    if (this.unmatchable(accountId, id)) return false;
+    const result = await this.guard('suspendThreatModel', () =>
+      this.db
+        .updateTable('threat_models')
+        .set({ suspended_at: at, suspended_reason: reason })
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .where('version', '=', version)
+        .where('suspended_at', 'is', null)
+        .executeTakeFirst(),
+    );
+    return num(result.numUpdatedRows) > 0;
   }
 
   async deleteThreatModel(accountId: string, id: string): Promise<boolean> {

@@ -107,6 +107,9 @@ export interface ThreatModelsTable {
   source: string;
   created_at: number;
   updated_at: number;
+  /** Set while the current version is suspended for its evaluation cost; a new version clears both. */
+  suspended_at: number | null;
+  suspended_reason: string | null;
 }
 export interface ThreatModelVersionsTable {
   account_id: string;

@@ -131,10 +131,11 @@ export interface Store {
   listThreatModels(accountId: string): Promise<readonly ThreatModelRow[]>;
   getThreatModel(accountId: string, id: string): Promise<ThreatModelRow | undefined>;
   /** Inserts the model at version 1 and records that version, in one transaction. */
-  createThreatModel(row: Omit<ThreatModelRow, 'version' | 'updatedAt'>): Promise<ThreatModelRow>;
+  createThreatModel(row: Omit<ThreatModelRow, 'version' | 'updatedAt' | 'suspendedAt' | 'suspendedReason'>): Promise<ThreatModelRow>;
   /**
    * Saves a new version when the stored one is still `expectedVersion` (version + 1, recorded in
-   * the versions); undefined when the model is gone or another change came first.
+   * the versions), which clears a suspension; undefined when the model is gone or another change
+   * came first.
    */
   updateThreatModel(
     accountId: string,
@@ -142,6 +143,12 @@ export interface Store {
     expectedVersion: number,
     change: { readonly enabled: boolean; readonly definition: Record<string, unknown>; readonly source: Record<string, unknown>; readonly at: number },
   ): Promise<ThreatModelRow | undefined>;
+  /**
+   * Suspends the model (it keeps its definition and version but does not run) when its current
+   * version is still `version` and it is not suspended already; false otherwise, so that of
+   * several instances suspending one model at once, one does.
+   */
+  suspendThreatModel(accountId: string, id: string, version: number, at: number, reason: string): Promise<boolean>;
   /** Deletes the model and its versions; false when there was none. */
   deleteThreatModel(accountId: string, id: string): Promise<boolean>;
   /** Every saved version, newest first. */

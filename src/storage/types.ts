@@ -138,6 +138,9 @@ export interface ThreatModelRow {
   readonly source: Readonly<Record<string, unknown>>;
   readonly createdAt: number;
   readonly updatedAt: number;
+  /** When the current version was suspended for what it cost to evaluate, and why; null when it runs. */
+  readonly suspendedAt: number | null;
+  readonly suspendedReason: string | null;
 }
 
 /** One saved version of a threat model. */

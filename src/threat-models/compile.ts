@@ -1,18 +1,23 @@
 /**
  * Turns a validated definition into closures, once per model version: field paths become
  * getters, patterns become RE2 programs or plain string tests, CIDRs are parsed. Evaluating an
- * event then costs only the tests themselves.
+ * event then costs only the tests themselves, and each test charges its worst-case work to the
+ * event's WorkMeter before it runs (budget.ts): a test the meter refuses is not run and does not
+ * match.
  */
 import ipaddr from 'ipaddr.js';
 import { compileGlob, compileTenantRegex, wildcardParts, type PatternResult } from '../util/tenant-pattern.js';
 import { DEFAULT_ALERT_WINDOW_SECONDS, type Condition, type FieldCondition, type MatchSpec, type ThreatModelDefinition } from './model.js';
+import type { WorkMeter } from './budget.js';
 import type { EventView } from './event-view.js';
 
 export type Predicate = (view: EventView) => boolean;
-type ValueTest = (value: unknown) => boolean;
+/** Tests one value of a field, charging its work to the event's meter first (see budget.ts). */
+type ValueTest = (value: unknown, meter: WorkMeter) => boolean;
 
 export interface CompiledStep {
-  readonly type: (eventType: string) => boolean;
+  /** Whether the step's event globs match the type; a glob's work is charged to the meter. */
+  readonly type: (eventType: string, meter: WorkMeter) => boolean;
   readonly where: Predicate | undefined;
 }
 
@@ -29,6 +34,16 @@ export interface CompiledModel {
   readonly distinct: string | undefined;
   /** Estimated heap the compiled model keeps (its patterns' programs and caches). */
   readonly memoryBytes: number;
+  /** What evaluating this model has cost in the current measurement window (cost-watch.ts). */
+  readonly usage: ModelUsage;
+}
+
+/** Counters kept on the compiled model itself, so measuring a model costs no lookup per event. */
+export interface ModelUsage {
+  /** Wall time spent evaluating the model, in microseconds. */
+  micros: number;
+  /** Events whose work budget ran out with this model the one that asked for most of it. */
+  exhausted: number;
 }
 
 /** What compiling one model has cost so far. */
@@ -45,49 +60,58 @@ function compiledPattern<T extends { readonly memoryBytes: number }>(result: Pat
 
 const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined);
 
-function toNumber(v: unknown): number {
+/** Numeric text is read whole (trimmed and parsed): charged its length like a string test. */
+function toNumber(v: unknown, meter: WorkMeter): number {
   if (typeof v === 'number') return v;
-  if (typeof v === 'string' && v.trim() !== '') return Number(v);
+  if (typeof v === 'string' && meter.charge(v.length + 1) && v.trim() !== '') return Number(v);
   return NaN;
 }
 
 /** A field holding a list matches when any element does. */
 const anyOf =
   (test: ValueTest): ValueTest =>
-  (v) =>
-    Array.isArray(v) ? v.some(test) : test(v);
+  (v, meter) => {
+    if (!Array.isArray(v)) return test(v, meter);
+    for (const item of v as unknown[]) if (test(item, meter)) return true;
+    return false;
+  };
 
-function stringTest(op: 'equals' | 'contains' | 'startswith' | 'endswith', expected: string, ignoreCase: boolean): ValueTest {
-  const want = ignoreCase ? expected.toLowerCase() : expected;
-  const fold = ignoreCase ? (s: string) => s.toLowerCase() : (s: string) => s;
+type StringOp = 'equals' | 'contains' | 'startswith' | 'endswith';
+
+/**
+ * Compares text with what a test expects. Its work is linear in both (folding the case reads the
+ * text once more), so it is charged their lengths.
+ */
+function compareText(op: StringOp, s: string, want: string, ignoreCase: boolean, meter: WorkMeter): boolean {
+  if (!meter.charge(s.length + want.length + 1)) return false;
+  const have = ignoreCase ? s.toLowerCase() : s;
   switch (op) {
     case 'equals':
-      return (v) => {
-        const s = text(v);
-        return s !== undefined && fold(s) === want;
-      };
+      return have === want;
     case 'contains':
-      return (v) => {
-        const s = text(v);
-        return s !== undefined && fold(s).includes(want);
-      };
+      return have.includes(want);
     case 'startswith':
-      return (v) => {
-        const s = text(v);
-        return s !== undefined && fold(s).startsWith(want);
-      };
+      return have.startsWith(want);
     case 'endswith':
-      return (v) => {
-        const s = text(v);
-        return s !== undefined && fold(s).endsWith(want);
-      };
+      return have.endsWith(want);
   }
+}
+
+function stringTest(op: StringOp, expected: string, ignoreCase: boolean): ValueTest {
+  const want = ignoreCase ? expected.toLowerCase() : expected;
+  return (v, meter) => {
+    const s = text(v);
+    return s !== undefined && compareText(op, s, want, ignoreCase, meter);
+  };
 }
 
 function scalarEquals(expected: unknown, ignoreCase: boolean): ValueTest {
   if (expected === null) return (v) => v === null || v === undefined;
-  if (typeof expected === 'number') return (v) => v === expected || (typeof v === 'string' && toNumber(v) === expected);
-  if (typeof expected === 'boolean') return (v) => v === expected || (typeof v === 'string' && v.toLowerCase() === String(expected));
+  if (typeof expected === 'number') return (v, meter) => v === expected || (typeof v === 'string' && toNumber(v, meter) === expected);
+  if (typeof expected === 'boolean') {
+    const want = String(expected);
+    return (v, meter) => v === expected || (typeof v === 'string' && compareText('equals', v, want, true, meter));
+  }
   return stringTest('equals', expected as string, ignoreCase);
 }
 
@@ -103,16 +127,21 @@ function wildcardTest(pattern: string, ignoreCase: boolean, cost: CompileCost): 
   if (parts.length === 2 && star(parts[0]) && literal(parts[1])) return stringTest('endswith', parts[1]?.text as string, ignoreCase);
   if (parts.length === 3 && star(parts[0]) && literal(parts[1]) && star(parts[2])) return stringTest('contains', parts[1]?.text as string, ignoreCase);
   const glob = compiledPattern(compileGlob(pattern, { single: true, escapes: true, ignoreCase }), cost);
-  return (v) => {
+  // The glob matcher's work is at most its size per character of text.
+  const size = glob.size + 1;
+  return (v, meter) => {
     const s = text(v);
-    return s !== undefined && glob.test(s);
+    return s !== undefined && meter.charge(size * (s.length + 1)) && glob.test(s);
   };
 }
 
 /** Parsed addresses, shared by every CIDR test: an event's ip is parsed once, not once per model. */
 const parsedAddresses = new Map<string, ipaddr.IPv4 | ipaddr.IPv6 | null>();
+/** The longest text of an address (an IPv6 address with an embedded IPv4 one and a zone): longer text is none, unparsed and uncached. */
+const ADDRESS_TEXT_MAX = 64;
 
 function addressOf(text: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
+  if (text.length > ADDRESS_TEXT_MAX) return null;
   let addr = parsedAddresses.get(text);
   if (addr === undefined) {
     addr = ipaddr.isValid(text) ? ipaddr.process(text) : null;
@@ -138,7 +167,10 @@ function valueTest(c: FieldCondition, cost: CompileCost): ValueTest {
       return scalarEquals(c.value, ic);
     case 'in': {
       const tests = (c.value as unknown[]).map((x) => scalarEquals(x, ic));
-      return (v) => tests.some((t) => t(v));
+      return (v, meter) => {
+        for (const t of tests) if (t(v, meter)) return true;
+        return false;
+      };
     }
     case 'contains':
     case 'startswith':
@@ -148,21 +180,24 @@ function valueTest(c: FieldCondition, cost: CompileCost): ValueTest {
       return wildcardTest(c.value as string, ic, cost);
     case 'regex': {
       const regex = compiledPattern(compileTenantRegex(c.value as string, `${c.flags ?? ''}${ic ? 'i' : ''}`), cost);
-      return (v) => {
+      // RE2 does at most its program's instructions of work per character: charged before it runs,
+      // since nothing can stop a match once it has started.
+      const perCharacter = regex.instructions;
+      return (v, meter) => {
         const s = text(v);
-        return s !== undefined && regex.test(s);
+        return s !== undefined && meter.charge(perCharacter * (s.length + 1)) && regex.test(s);
       };
     }
     case 'cidr':
       return cidrTest(typeof c.value === 'string' ? [c.value] : (c.value as string[]));
     case 'gt':
-      return (v) => toNumber(v) > (c.value as number);
+      return (v, meter) => toNumber(v, meter) > (c.value as number);
     case 'gte':
-      return (v) => toNumber(v) >= (c.value as number);
+      return (v, meter) => toNumber(v, meter) >= (c.value as number);
     case 'lt':
-      return (v) => toNumber(v) < (c.value as number);
+      return (v, meter) => toNumber(v, meter) < (c.value as number);
     case 'lte':
-      return (v) => toNumber(v) <= (c.value as number);
+      return (v, meter) => toNumber(v, meter) <= (c.value as number);
     case 'exists':
     case 'fieldref':
       throw new Error(`${c.op} reads the whole field`);
@@ -182,16 +217,31 @@ function compileLeaf(c: FieldCondition, cost: CompileCost): Predicate {
     const ic = c.ignore_case === true;
     const compare = c.compare ?? 'equals';
     return (view) => {
-      const ref = text(view.get(other));
-      return ref !== undefined && anyOf(stringTest(compare, ref, ic))(view.get(c.field));
+      const found = text(view.get(other));
+      if (found === undefined) return false;
+      const ref = ic ? found.toLowerCase() : found;
+      const v = view.get(c.field);
+      if (!Array.isArray(v)) {
+        const s = text(v);
+        return s !== undefined && compareText(compare, s, ref, ic, view.meter);
+      }
+      for (const item of v as unknown[]) {
+        const s = text(item);
+        if (s !== undefined && compareText(compare, s, ref, ic, view.meter)) return true;
+      }
+      return false;
     };
   }
   const test = valueTest(c, cost);
   // equals null is "missing or null": a missing field must reach the test itself.
-  if (c.op === 'equals' && c.value === null) return (view) => test(view.get(c.field));
-  if (c.field === '*') return (view) => view.keywordValues().some(test);
+  if (c.op === 'equals' && c.value === null) return (view) => test(view.get(c.field), view.meter);
+  if (c.field === '*')
+    return (view) => {
+      for (const v of view.keywordValues()) if (test(v, view.meter)) return true;
+      return false;
+    };
   const listed = anyOf(test);
-  return (view) => listed(view.get(c.field));
+  return (view) => listed(view.get(c.field), view.meter);
 }
 
 export function compileCondition(c: Condition, cost: CompileCost = { memoryBytes: 0 }): Predicate {
@@ -210,15 +260,17 @@ export function compileCondition(c: Condition, cost: CompileCost = { memoryBytes
   return compileLeaf(c, cost);
 }
 
-/** Event type globs: `*` alone, exact names and `prefix.*` are plain string tests. */
-export function compileTypeGlobs(globs: readonly string[], cost: CompileCost = { memoryBytes: 0 }): (eventType: string) => boolean {
+/** Event type globs: `*` alone, exact names and `prefix.*` are plain string tests; the rest are charged. */
+export function compileTypeGlobs(globs: readonly string[], cost: CompileCost = { memoryBytes: 0 }): (eventType: string, meter: WorkMeter) => boolean {
   if (globs.includes('*')) return () => true;
   const exact = new Set(globs.filter((g) => !g.includes('*')));
   const prefixes = globs.filter((g) => g.endsWith('*') && g.indexOf('*') === g.length - 1).map((g) => g.slice(0, -1));
   const others = globs
     .filter((g) => g.includes('*') && !(g.endsWith('*') && g.indexOf('*') === g.length - 1))
     .map((g) => compiledPattern(compileGlob(g, { single: true, escapes: true }), cost));
-  return (t) => exact.has(t) || prefixes.some((p) => t.startsWith(p)) || others.some((r) => r.test(t));
+  const othersSize = others.reduce((sum, r) => sum + r.size + 1, 0);
+  if (othersSize === 0) return (t) => exact.has(t) || prefixes.some((p) => t.startsWith(p));
+  return (t, meter) => exact.has(t) || prefixes.some((p) => t.startsWith(p)) || (meter.charge(othersSize * (t.length + 1)) && others.some((r) => r.test(t)));
 }
 
 function compileStep(m: MatchSpec, cost: CompileCost): CompiledStep {
@@ -244,9 +296,10 @@ export function compileModel(id: string, version: number, d: ThreatModelDefiniti
     groupBy: d.threshold?.group_by ?? d.sequence?.group_by ?? [],
     distinct: d.threshold?.distinct,
     memoryBytes: MODEL_BASE_BYTES + cost.memoryBytes,
+    usage: { micros: 0, exhausted: 0 },
   };
 }
 
 export function stepMatches(step: CompiledStep, view: EventView): boolean {
-  return step.type(view.type) && (step.where === undefined || step.where(view));
+  return step.type(view.type, view.meter) && (step.where === undefined || step.where(view));
 }

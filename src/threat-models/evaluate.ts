@@ -15,6 +15,7 @@ import type { AlertOpenOp, AlertOpenResult, StateOp, StateResult, StateStore } f
 import type { AlertWrite } from '../storage/types.js';
 import { newId } from '../util/ids.js';
 import type { Clock } from '../util/clock.js';
+import type { WorkMeter } from './budget.js';
 import { stepMatches, type CompiledModel } from './compile.js';
 import type { EventView } from './event-view.js';
 
@@ -82,14 +83,24 @@ function subjectOf(model: CompiledModel, view: EventView, values: Readonly<Recor
   return primarySubject({ actor: str('actor_id'), ip: str('ip'), host: str('host'), accountId });
 }
 
+/** The models whose event globs can match one event type. */
+interface TypeEntry {
+  readonly models: readonly CompiledModel[];
+  /** Work the type tests took (globs beyond exact names and prefixes): every event of the type pays it. */
+  readonly steps: number;
+  /** The model whose type tests took most of it, and how much. */
+  readonly heaviest: CompiledModel | undefined;
+  readonly heaviestSteps: number;
+}
+
 /**
  * Per model list (one per compiled set of an account), the models whose event globs can match a
  * type: an event only meets the models that may fire on it. Bounded, since types are open-ended.
  */
-const typeIndexes = new WeakMap<readonly CompiledModel[], Map<string, readonly CompiledModel[]>>();
+const typeIndexes = new WeakMap<readonly CompiledModel[], Map<string, TypeEntry>>();
 const TYPES_INDEXED = 1_000;
 
-function typeIndexOf(models: readonly CompiledModel[]): Map<string, readonly CompiledModel[]> {
+function typeIndexOf(models: readonly CompiledModel[]): Map<string, TypeEntry> {
   let index = typeIndexes.get(models);
   if (index === undefined) {
     index = new Map();
@@ -98,13 +109,32 @@ function typeIndexOf(models: readonly CompiledModel[]): Map<string, readonly Com
   return index;
 }
 
-function modelsFor(index: Map<string, readonly CompiledModel[]>, models: readonly CompiledModel[], type: string): readonly CompiledModel[] {
-  let list = index.get(type);
-  if (list === undefined) {
-    list = models.filter((m) => m.steps.some((s) => s.type(type)));
-    if (index.size < TYPES_INDEXED) index.set(type, list);
+/**
+ * The models that may fire on the event's type, their type tests charged to its meter whether the
+ * list was indexed already or not, so that an event's budget never depends on what came before it.
+ */
+function modelsFor(index: Map<string, TypeEntry>, models: readonly CompiledModel[], type: string, meter: WorkMeter): TypeEntry {
+  const known = index.get(type);
+  if (known !== undefined) {
+    if (known.steps > 0) meter.spend(known.steps);
+    return known;
   }
-  return list;
+  const list: CompiledModel[] = [];
+  const before = meter.asked;
+  let heaviest: CompiledModel | undefined;
+  let heaviestSteps = 0;
+  for (const model of models) {
+    const asked = meter.asked;
+    if (model.steps.some((s) => s.type(type, meter))) list.push(model);
+    if (meter.asked - asked > heaviestSteps) {
+      heaviest = model;
+      heaviestSteps = meter.asked - asked;
+    }
+    if (meter.exhausted) break;
+  }
+  const entry: TypeEntry = { models: list, steps: meter.asked - before, heaviest, heaviestSteps };
+  if (!meter.exhausted && index.size < TYPES_INDEXED) index.set(type, entry);
+  return entry;
 }
 
 const run = (state: StateStore, ops: readonly StateOp[]): StateResult[] | Promise<StateResult[]> =>
@@ -114,7 +144,9 @@ const run = (state: StateStore, ops: readonly StateOp[]): StateResult[] | Promis
 function queue(ops: StateOp[], scope: AccountScope, model: CompiledModel, view: EventView, event: number, eventId: string | undefined): Pending | undefined {
   const matched: number[] = [];
   for (let s = 0; s < model.steps.length; s++) if (stepMatches(model.steps[s] as (typeof model.steps)[number], view)) matched.push(s);
-  if (matched.length === 0) return undefined;
+  // A model whose tests the budget cut short has no answer (a refused test inside a `not` would
+  // otherwise read as a match): it neither fires nor records a step.
+  if (matched.length === 0 || view.meter.exhausted) return undefined;
   const group = groupOf(model, view);
   if (group === undefined) return undefined;
   const key = (kind: string) => scopedKey(scope, 'tm', model.id, String(model.version), kind, group.key);
@@ -165,9 +197,22 @@ function fires(p: Pending, answers: readonly StateResult[]): boolean {
   }
 }
 
+/** What evaluating an account's models cost, added to by each call that is given it. */
+export interface EvaluationCosts {
+  /** Events evaluated. */
+  events: number;
+  /** Events whose work budget ran out. */
+  exhausted: number;
+  /** Wall time of the models' tests, in microseconds (also added to each model's usage). */
+  micros: number;
+}
+
 /**
  * Evaluates `models` over `inputs` (one request's events, in order); answers one detection per
- * input. Writes only to `state`: a dry run passes a private store.
+ * input. Writes only to `state`: a dry run passes a private store. Each event's evaluation starts
+ * with a full work budget (budget.ts); an event that runs out of it is not matched by the model
+ * that ran out nor by the models after it. With `costs`, the time each model takes is measured and
+ * counted, before the first await: the caller reads them as soon as this returns its promise.
  */
 export async function evaluateModels(
   state: StateStore,
@@ -175,6 +220,7 @@ export async function evaluateModels(
   accountId: string,
   models: readonly CompiledModel[],
   inputs: readonly ModelInput[],
+  costs?: EvaluationCosts,
 ): Promise<ModelDetection[]> {
   if (models.length === 0) return inputs.map(() => NOTHING);
   const byType = typeIndexOf(models);
@@ -183,9 +229,35 @@ export async function evaluateModels(
   const pending: Pending[] = [];
   for (let e = 0; e < inputs.length; e++) {
     const { view, eventId } = inputs[e] as ModelInput;
-    for (const model of modelsFor(byType, models, view.type)) {
-      const p = queue(ops, scope, model, view, e, eventId);
-      if (p) pending.push(p);
+    const meter = view.meter;
+    meter.reset();
+    let started = costs === undefined ? 0 : performance.now();
+    const entry = modelsFor(byType, models, view.type, meter);
+    let heaviest = entry.heaviest;
+    let heaviestSteps = entry.heaviestSteps;
+    if (!meter.exhausted)
+      for (const model of entry.models) {
+        const asked = meter.asked;
+        const p = queue(ops, scope, model, view, e, eventId);
+        if (costs !== undefined) {
+          // One clock read per model: each model is charged the time since the previous read.
+          const now = performance.now();
+          model.usage.micros += (now - started) * 1000;
+          costs.micros += (now - started) * 1000;
+          started = now;
+        }
+        if (meter.asked - asked > heaviestSteps) {
+          heaviest = model;
+          heaviestSteps = meter.asked - asked;
+        }
+        // Out of budget: the rest of the account's models skip this event.
+        if (meter.exhausted) break;
+        if (p) pending.push(p);
+      }
+    if (meter.exhausted && heaviest !== undefined) heaviest.usage.exhausted++;
+    if (costs !== undefined) {
+      costs.events++;
+      if (meter.exhausted) costs.exhausted++;
     }
   }
   // Ops run even when nothing can fire yet: a sequence's first step only records that it happened.

@@ -5,6 +5,7 @@
  */
 import type { EnrichedEvent } from '../event/types.js';
 import { snakeCase, snakeCaseKeys } from '../util/snake-case.js';
+import { WorkMeter } from './budget.js';
 
 type Doc = Readonly<Record<string, unknown>>;
 
@@ -51,6 +52,8 @@ function collect(value: unknown, out: string[], depth: number): void {
 
 export class EventView {
   private keywords: string[] | undefined;
+  /** The work budget of evaluating one account's models over this event; the compiled tests charge it. */
+  readonly meter = new WorkMeter();
 
   constructor(
     readonly type: string,

@@ -8,6 +8,9 @@
  *
  * A copy older than `refreshMs` is also reloaded in the background (the current copy is served
  * meanwhile): that covers a change saved while the shared state store was unreachable.
+ *
+ * Only enabled models that are not suspended are in force. A model this instance suspends stops at
+ * once here (`suspend`), and on the other instances once the suspension is stored and `changed`.
  */
 import type { LastResult, LastSwapOp, StateStore } from '../detection/state/state-store.js';
 import { scopedKey } from '../event/tenancy.js';
@@ -46,6 +49,8 @@ export class ThreatModelRegistry {
   private readonly entries = new Map<string, Entry>();
   private readonly loading = new Map<string, Loading>();
   private readonly compiled = new Map<string, CompiledModel>();
+  /** `account|id|version` of models suspended here whose suspension the store may not show yet. */
+  private readonly suspended = new Set<string>();
   /** The stamp read per account, built once: every request of the account sends it. */
   private readonly stampReads = new Map<string, LastSwapOp>();
   private readonly refreshMs: number;
@@ -74,6 +79,36 @@ export class ThreatModelRegistry {
   async changed(accountId: string): Promise<void> {
     this.entries.delete(accountId);
     await this.state.run([Object.assign({}, this.stampOp(accountId), { value: ulid() })]);
+  }
+
+  /**
+   * Stops one version of a model on this instance at once, before its suspension is stored: the
+   * copy in force drops it, and a load under way leaves it out.
+   */
+  suspend(accountId: string, id: string, version: number): void {
+    this.suspended.add(modelKey(accountId, id, version));
+    const entry = this.entries.get(accountId);
+    if (entry !== undefined)
+      this.entries.set(accountId, { models: entry.models.filter((m) => m.id !== id || m.version !== version), stamp: entry.stamp, loadedAt: entry.loadedAt });
+  }
+
+  /** Undoes `suspend` when the suspension could not be stored: the model runs again here until measured again. */
+  resume(accountId: string, id: string, version: number): void {
+    if (this.suspended.delete(modelKey(accountId, id, version))) this.entries.delete(accountId);
+  }
+
+  /** Estimated heap of every compiled model kept, and of the account keeping most. */
+  memory(): { readonly totalBytes: number; readonly largestAccountBytes: number } {
+    const byAccount = new Map<string, number>();
+    let totalBytes = 0;
+    for (const [key, model] of this.compiled) {
+      const account = key.slice(0, key.indexOf('|'));
+      totalBytes += model.memoryBytes;
+      byAccount.set(account, (byAccount.get(account) ?? 0) + model.memoryBytes);
+    }
+    let largestAccountBytes = 0;
+    for (const bytes of byAccount.values()) largestAccountBytes = Math.max(largestAccountBytes, bytes);
+    return { totalBytes, largestAccountBytes };
   }
 
   private stampOp(accountId: string): LastSwapOp {
@@ -118,9 +153,11 @@ export class ThreatModelRegistry {
   private compileAll(accountId: string, rows: readonly ThreatModelRow[]): CompiledModel[] {
     const out: CompiledModel[] = [];
     const keep = new Set<string>();
+    const suspendedHere = new Set<string>();
     for (const row of rows) {
-      if (!row.enabled) continue;
-      const key = `${row.accountId}|${row.id}|${row.version}`;
+      const key = modelKey(row.accountId, row.id, row.version);
+      if (this.suspended.has(key) && row.suspendedAt === null) suspendedHere.add(key);
+      if (!row.enabled || row.suspendedAt !== null || this.suspended.has(key)) continue;
       keep.add(key);
       let model = this.compiled.get(key);
       if (model === undefined) {
@@ -136,9 +173,13 @@ export class ThreatModelRegistry {
     }
     const prefix = `${accountId}|`;
     for (const key of this.compiled.keys()) if (key.startsWith(prefix) && !keep.has(key)) this.compiled.delete(key);
+    // Once the store shows a suspension (or the model has a new version, or is gone), it decides.
+    for (const key of this.suspended) if (key.startsWith(prefix) && !suspendedHere.has(key)) this.suspended.delete(key);
     return out;
   }
 }
+
+const modelKey = (accountId: string, id: string, version: number): string => `${accountId}|${id}|${version}`;
 
 const stampOf = (result: LastResult | undefined): string | null => {
   const value = result?.previous?.value;

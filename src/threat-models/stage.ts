@@ -4,6 +4,7 @@ import type { StateStore } from '../detection/state/state-store.js';
 import type { Plan } from '../event/account.js';
 import type { Clock } from '../util/clock.js';
 import type { CompiledModel } from './compile.js';
+import type { ModelCostWatch } from './cost-watch.js';
 import { evaluateModels, type ModelDetection } from './evaluate.js';
 import { EventView } from './event-view.js';
 import type { ModelsInForce, ThreatModelRegistry } from './registry.js';
@@ -24,20 +25,33 @@ export interface ThreatModelStage {
   run(models: readonly CompiledModel[], items: readonly BatchItem[], ctx: AccountContext): Promise<readonly ModelDetection[]> | undefined;
 }
 
-export function createThreatModelStage(deps: { state: StateStore; clock: Clock; registry: ThreatModelRegistry }): ThreatModelStage {
+export function createThreatModelStage(deps: {
+  state: StateStore;
+  clock: Clock;
+  registry: ThreatModelRegistry;
+  /** Measures each account's models and suspends the heaviest of an account over budget. */
+  costs?: ModelCostWatch;
+}): ThreatModelStage {
+  const watch = deps.costs;
   return {
     lookup(ctx) {
       return planHasThreatModels(ctx.plan) ? deps.registry.inForce(ctx.account.id) : undefined;
     },
     run(models, items, ctx) {
       if (models.length === 0) return undefined;
-      return evaluateModels(
+      const accountId = ctx.account.id;
+      const window = watch?.costsOf(accountId, models);
+      const detections = evaluateModels(
         deps.state,
         deps.clock,
-        ctx.account.id,
+        accountId,
         models,
         items.map((item) => ({ view: EventView.ofEvent(item.event), ...(item.eventId === undefined ? {} : { eventId: item.eventId }) })),
+        window,
       );
+      // The models have been evaluated and measured by now; only their state round trips remain.
+      if (window !== undefined) watch?.review(accountId, window, models);
+      return detections;
     },
   };
 }

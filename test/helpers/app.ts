@@ -6,6 +6,7 @@ import { createServices, type Services } from '../../src/services.js';
 import type { Store } from '../../src/storage/store.js';
 import type { EnrichmentService } from '../../src/enrichment/index.js';
 import type { DryRunLimits } from '../../src/threat-models/dry-run.js';
+import type { SuspensionPolicy } from '../../src/threat-models/budget.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { GEOIP_FIXTURE } from '../fixtures/geoip/build.js';
 import { deleteKeysWithPrefix, unscopedKeys } from './redis-keys.js';
@@ -72,6 +73,8 @@ export interface TestAppOptions {
   readonly catalog?: Catalog;
   /** In place of DRY_RUN_LIMITS. */
   readonly dryRunLimits?: DryRunLimits;
+  /** In place of parts of SUSPENSION_POLICY. */
+  readonly threatModelBudget?: Partial<SuspensionPolicy>;
 }
 
 /**
@@ -90,7 +93,13 @@ export async function testApp(env: Record<string, string> = {}, options: TestApp
     ...scaleOut?.env,
     ...env,
   });
-  const services = await createServices(config, { clock, store: options.store ?? scaleOut?.store, logger: options.logger, enrichment: options.enrichment });
+  const services = await createServices(config, {
+    clock,
+    store: options.store ?? scaleOut?.store,
+    logger: options.logger,
+    enrichment: options.enrichment,
+    threatModelBudget: options.threatModelBudget,
+  });
   const vigil = await buildApp({
     ...services,
     ...(options.catalog ? { catalog: options.catalog } : {}),

@@ -50,6 +50,8 @@ function modelView(row: ThreatModelRow) {
     ...(source.format === 'sigma' ? { sigma: source.rule } : {}),
     created_at: new Date(row.createdAt).toISOString(),
     updated_at: new Date(row.updatedAt).toISOString(),
+    // Stopped for what it cost to evaluate (threat-models/budget.ts) until a new version is saved.
+    suspended: row.suspendedAt === null ? null : { at: new Date(row.suspendedAt).toISOString(), reason: row.suspendedReason ?? '' },
   };
 }
 

@@ -5,6 +5,7 @@ import * as webhooks from './003-webhooks.js';
 import * as dashboardSessions from './004-dashboard-sessions.js';
 import * as idempotencyDigest from './005-idempotency-digest.js';
 import * as eventHours from './006-event-hours.js';
+import * as threatModelSuspension from './007-threat-model-suspension.js';
 
 /** The one migration set, shared by SQLite and PostgreSQL; listed statically so builds need no file scanning. */
 export const migrationProvider: MigrationProvider = {
@@ -16,6 +17,7 @@ export const migrationProvider: MigrationProvider = {
       '004-dashboard-sessions': dashboardSessions,
       '005-idempotency-digest': idempotencyDigest,
       '006-event-hours': eventHours,
+      '007-threat-model-suspension': threatModelSuspension,
     };
   },
 };
