@@ -184,6 +184,8 @@ export interface ThreatModel {
   readonly sigma?: unknown;
   readonly created_at: string;
   readonly updated_at: string;
+  /** Set while the service has stopped the model for what it costs to evaluate, with what to do. */
+  readonly suspended: null | { readonly at: string; readonly reason: string };
 }
 
 export interface ThreatModelVersion {

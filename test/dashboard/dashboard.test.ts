@@ -330,6 +330,39 @@ describe.runIf(chromiumPresent())('dashboard in headless Chromium against the re
     await expectAccessible(page, 'threat models with a model');
   });
 
+  it('shows a model the service suspended for its cost, with the reason, and re-enables it', async () => {
+    const base = stage.service.base;
+    const created = await api(base, 'POST', '/v1/threat-models', stage.key, {
+      name: 'Digits after an a',
+      match: { event: 'custom.probe', where: { field: 'metadata.x', op: 'regex', value: '(?s)a.{0,998}[0-9]' } },
+      outcome: { alert: 'custom.digits', severity: 'low' },
+    });
+    expect(created.status).toBe(201);
+    const id = created.json.id as string;
+    // Ten requests of events whose text is too long for the regex's budget: sustained, so it is suspended.
+    for (let i = 0; i < 10; i++) {
+      const events = Array.from({ length: 5 }, () => ({ event: 'custom.probe', metadata: { x: `a${'z'.repeat(15_000)}` } }));
+      expect((await api(base, 'POST', '/v1/events/batch', stage.key, { events })).status).toBe(202);
+    }
+    await expect.poll(async () => (await api(base, 'GET', `/v1/threat-models/${id}`, stage.key)).json.suspended).not.toBeNull();
+
+    await section(page, 'Overview').click();
+    await section(page, 'Threat models').click();
+    const list = page.getByRole('table', { name: 'Threat models' });
+    await expect.poll(() => list.getByText('Suspended', { exact: true }).count()).toBe(1);
+    expect(await list.getByText(/over the budget of 1,000 µs/).count()).toBe(1);
+    await expectAccessible(page, 'threat models with a suspended model');
+    await list.getByRole('link', { name: 'Digits after an a' }).click();
+    await expect.poll(() => page.getByTestId('suspension').textContent()).toMatch(/^Suspended Suspended at .*over the budget of 1,000 µs/);
+    await expectAccessible(page, 'editor of a suspended model');
+
+    await page.getByRole('link', { name: '← Threat models' }).click();
+    await page.getByRole('button', { name: 'Re-enable Digits after an a' }).click();
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'Digits after an a enabled (version 2).' }).count()).toBe(1);
+    expect((await api(base, 'GET', `/v1/threat-models/${id}`, stage.key)).json).toMatchObject({ version: 2, enabled: true, suspended: null });
+    await expect.poll(() => list.getByText('Suspended', { exact: true }).count()).toBe(0);
+  });
+
   it('shows a Free account what its plan offers instead of the threat models', async () => {
     const free = await provision(stage.service.base, 'free');
     const freeContext = await stage.browser.newContext({ viewport: { width: 1280, height: 860 } });

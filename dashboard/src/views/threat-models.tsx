@@ -85,7 +85,8 @@ function ModelList() {
     setError('');
     setStatus('');
     try {
-      const saved = await call<ThreatModel>('PATCH', `/v1/threat-models/${encodeURIComponent(m.id)}`, { enabled: !m.enabled });
+      // A suspended model is enabled but does not run: enabling it again (a new version) lifts the suspension.
+      const saved = await call<ThreatModel>('PATCH', `/v1/threat-models/${encodeURIComponent(m.id)}`, { enabled: m.suspended !== null || !m.enabled });
       setStatus(`${saved.name} ${saved.enabled ? 'enabled' : 'disabled'} (version ${saved.version}).`);
       list.reload();
     } catch (err) {
@@ -93,7 +94,15 @@ function ModelList() {
     }
   };
   const columns: Column<ThreatModel>[] = [
-    { label: 'Name', cell: (m) => <a href={href(`/threat-models/${m.id}`)}>{m.name}</a> },
+    {
+      label: 'Name',
+      cell: (m) => (
+        <>
+          <a href={href(`/threat-models/${m.id}`)}>{m.name}</a>
+          {m.suspended && <p class="small muted">{m.suspended.reason}</p>}
+        </>
+      ),
+    },
     { label: 'Alert', cell: (m) => <span class="mono">{m.outcome.alert}</span> },
     { label: 'Severity', cell: (m) => <Severity level={m.outcome.severity} /> },
     { label: 'Format', cell: (m) => (m.format === 'sigma' ? 'Sigma' : 'JSON') },
@@ -101,14 +110,17 @@ function ModelList() {
     { label: 'Updated', cell: (m) => fmtTime(m.updated_at) },
     {
       label: 'State',
-      cell: (m) => (
-        <span class="state">
-          <span>{m.enabled ? 'Enabled' : 'Disabled'}</span>
-          <button type="button" class="secondary small" aria-label={`${m.enabled ? 'Disable' : 'Enable'} ${m.name}`} onClick={() => void toggle(m)}>
-            {m.enabled ? 'Disable' : 'Enable'}
-          </button>
-        </span>
-      ),
+      cell: (m) => {
+        const action = m.suspended ? 'Re-enable' : m.enabled ? 'Disable' : 'Enable';
+        return (
+          <span class="state">
+            {m.suspended ? <SuspendedBadge /> : <span>{m.enabled ? 'Enabled' : 'Disabled'}</span>}
+            <button type="button" class="secondary small" aria-label={`${action} ${m.name}`} onClick={() => void toggle(m)}>
+              {action}
+            </button>
+          </span>
+        );
+      },
     },
   ];
   const data = list.data;
@@ -157,10 +169,12 @@ function ModelList() {
   );
 }
 
+const SuspendedBadge = () => <span class="badge sev-critical">Suspended</span>;
+
 /** What the editor shows of a saved model: its definition without the fields the service manages. */
 function editorText(m: { format: Format; sigma?: unknown } & Record<string, unknown>): string {
   if (m.format === 'sigma') return typeof m.sigma === 'string' ? m.sigma : JSON.stringify(m.sigma, null, 2);
-  const { id: _id, version: _v, format: _f, sigma: _s, created_at: _c, updated_at: _u, enabled: _e, ...definition } = m;
+  const { id: _id, version: _v, format: _f, sigma: _s, created_at: _c, updated_at: _u, enabled: _e, suspended: _p, ...definition } = m;
   return `${JSON.stringify(definition, null, 2)}\n`;
 }
 
@@ -263,6 +277,11 @@ function Editor({ model, saved, onSaved }: { model?: ThreatModel; saved: boolean
   return (
     <>
       <h1>{model ? model.name : 'New threat model'}</h1>
+      {model?.suspended && (
+        <p class="error" data-testid="suspension">
+          <SuspendedBadge /> {model.suspended.reason}
+        </p>
+      )}
       <div class="grid">
         <Card title="Rule" wide>
           <form class="stack" onSubmit={save}>
