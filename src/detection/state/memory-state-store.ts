@@ -168,7 +168,7 @@ const OBJECT = 56;
 
 /** A string: its header and one byte a character (two-byte text is counted as one-byte). */
 const strBytes = (s: string): number => 24 + s.length;
-/** Backing-store slots of an array grown by push to n elements (V8 grows it by half plus 16). */
+/** Backing-store slots of an array grown by push to n elements: V8 grows it by half plus 16, a quarter plus 16 spare on average. */
 const grown = (n: number): number => (n <= 1 ? n : n + (n >> 2) + 16);
 /** Seen-set members up to INTERN_MAX_LENGTH are interned (shared by every record); longer ones are the record's. */
 const memberBytes = (m: string | number): number => (typeof m === 'string' && m.length > INTERN_MAX_LENGTH ? strBytes(m) : 0);
