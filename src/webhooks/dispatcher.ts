@@ -10,6 +10,7 @@ import type { SsrfGuard } from './ssrf.js';
 import type { AttemptOutcome, WebhookStore } from '../storage/webhooks/store.js';
 import type { WebhookDeliveriesTable } from '../storage/schema.js';
 import type { WebhookDelivery, WebhookEndpoint } from '../storage/webhooks/types.js';
+import { StoreRejectedError } from '../storage/store.js';
 
 /** Retries stop this long after the delivery was created; the delivery is then failed. */
 export const RETRY_WINDOW_MS = 24 * 3_600_000;
@@ -44,20 +45,56 @@ export function verdictOf(result: SendResult, now: number): Verdict {
   return { kind: 'fail' };
 }
 
+/** Characters of a receiver's answer quoted in `last_error`. */
+const ANSWER_EXCERPT_CHARS = 200;
+/** Characters of `last_error` at most (an excerpt, or an error about the connection). */
+export const MAX_ERROR_CHARS = 400;
+/** `last_error` of an attempt whose words the database refused even after storableText. */
+const ERROR_NOT_STORED = 'the attempt failed; its description could not be stored';
+
+// eslint-disable-next-line no-control-regex -- control characters are what it finds
+const UNSTORABLE = /[\u0000-\u0008\u000b-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** The first `max` characters of `text`, never ending in half of a surrogate pair. */
+function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const last = text.charCodeAt(max - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
+}
+
+/**
+ * Text that came from a receiver or its connection, as it may be stored: C0 control characters
+ * other than tab and newline, DEL and unpaired surrogates become U+FFFD (PostgreSQL refuses
+ * U+0000 in text; the others garble a listing or a log), and at most `max` characters are kept.
+ */
+export function storableText(text: string, max: number): string {
+  return clip(text, max).replace(UNSTORABLE, '\ufffd');
+}
+
+/**
+ * What an attempt's result leaves in the delivery: the receiver's status, and the error text. Every
+ * word of it that the receiver or its connection chose goes through storableText here, the one
+ * place a result becomes stored text (`last_error`, and an endpoint's `disabled_reason`).
+ */
 function describe(result: SendResult): { status: number | null; error: string | null } {
+  let status: number | null = null;
+  let error: string;
   switch (result.kind) {
     case 'answered': {
-      const redirect = result.status >= 300 && result.status < 400 ? ' (redirects are not followed)' : '';
-      return {
-        status: result.status,
-        error: result.status >= 200 && result.status < 300 ? null : `HTTP ${result.status}${redirect}${result.body ? `: ${result.body.slice(0, 200)}` : ''}`,
-      };
+      status = result.status;
+      if (status >= 200 && status < 300) return { status, error: null };
+      const redirect = status >= 300 && status < 400 ? ' (redirects are not followed)' : '';
+      error = `HTTP ${status}${redirect}${result.body ? `: ${clip(result.body, ANSWER_EXCERPT_CHARS)}` : ''}`;
+      break;
     }
     case 'network':
-      return { status: null, error: result.error };
+      error = result.error;
+      break;
     case 'refused':
-      return { status: null, error: `refused: ${result.reason}` };
+      error = `refused: ${result.reason}`;
+      break;
   }
+  return { status, error: storableText(error, MAX_ERROR_CHARS) };
 }
 
 export interface DispatcherDeps {
@@ -125,11 +162,24 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Claims and attempts the deliveries due now; returns how many it claimed. */
+  /**
+   * Claims and attempts the deliveries due now; returns how many it claimed. An attempt whose
+   * outcome cannot be recorded is logged and does not hold up the others: the delivery keeps
+   * the schedule written before it was sent (see attempt).
+   */
   async runOnce(): Promise<number> {
     const now = this.deps.clock.now();
     const due = await this.deps.webhooks.claimDue(now, this.leaseMs, this.owner, CLAIM_BATCH);
-    await Promise.all(due.map((d) => this.attempt(d)));
+    await Promise.all(
+      due.map((d) =>
+        this.attempt(d).catch((err: unknown) => {
+          this.deps.log?.warn(
+            { err, accountId: d.accountId, deliveryId: d.id },
+            'webhook attempt not recorded; the delivery is due again on the schedule held for it',
+          );
+        }),
+      ),
+    );
     return due.length;
   }
 
@@ -181,16 +231,38 @@ export class WebhookDispatcher {
       );
       return;
     }
+    // Before anything is sent, the delivery is given the schedule of an attempt that fails: if
+    // its outcome is then never recorded (the process dies, the database refuses the write or is
+    // gone), the next claim comes after the back-off and none comes after the retry window,
+    // rather than a new send each time the lease runs out.
+    if (!(await webhooks.holdAttempt(delivery, this.owner, this.outcomeOf(delivery, { kind: 'network', error: '' }, startedAt)))) return;
     this.sent++;
     const result = await this.post(endpoint, delivery, startedAt);
     const at = clock.now();
-    const outcome = this.outcomeOf(delivery, result, at);
-    if (!(await webhooks.finishAttempt(delivery, this.owner, outcome))) return;
+    const outcome = await this.record(delivery, this.outcomeOf(delivery, result, at));
+    if (outcome === undefined) return;
     // A test says how the endpoint answers now; it does not count toward its health.
     if (delivery.event === 'webhook.test') return;
     const delivered = outcome.status === 'delivered';
     const disabled = await webhooks.recordEndpointOutcome(delivery.accountId, endpoint.id, delivered, at, DISABLE_AFTER_MS, outcome.lastError ?? '');
     if (disabled !== undefined) this.deps.log?.warn({ accountId: delivery.accountId, endpointId: endpoint.id }, disabled);
+  }
+
+  /**
+   * Records an attempt's outcome; when the database refuses it for its content, records it again
+   * without the description, so that the delivery's schedule moves on all the same. Undefined
+   * when this instance no longer holds the lease.
+   */
+  private async record(delivery: WebhookDelivery, outcome: AttemptOutcome): Promise<AttemptOutcome | undefined> {
+    const { webhooks } = this.deps;
+    try {
+      return (await webhooks.finishAttempt(delivery, this.owner, outcome)) ? outcome : undefined;
+    } catch (err) {
+      if (!(err instanceof StoreRejectedError)) throw err;
+      this.deps.log?.warn({ err, accountId: delivery.accountId, deliveryId: delivery.id }, 'webhook attempt recorded without its description');
+      const plain = { ...outcome, lastError: outcome.lastError === null ? null : ERROR_NOT_STORED };
+      return (await webhooks.finishAttempt(delivery, this.owner, plain)) ? plain : undefined;
+    }
   }
 
   private post(endpoint: WebhookEndpoint, delivery: WebhookDelivery, now: number): Promise<SendResult> {

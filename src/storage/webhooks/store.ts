@@ -142,6 +142,9 @@ export type EndpointPatch = Partial<
   >
 >;
 
+/** `last_error` of an attempt that left no outcome. */
+const UNRECORDED_ERROR = 'no outcome was recorded for the last attempt';
+
 /** What an attempt left behind. */
 export interface AttemptOutcome {
   readonly status: DeliveryStatus;
@@ -259,13 +262,20 @@ export class WebhookStore {
    * Leases up to `limit` due deliveries to `owner` until now + leaseMs. On PostgreSQL the rows
    * are chosen with FOR UPDATE SKIP LOCKED, so instances claiming at once get disjoint sets;
    * SQLite has one writer, so the statement alone is atomic. A lease that runs out (its
-   * instance died mid-delivery) makes the delivery due again.
+   * instance died mid-delivery) makes the delivery due again once its held schedule allows
+   * (holdAttempt). A delivery still leased to someone when it is claimed again is one whose
+   * last attempt left no outcome: that attempt counts (it may have been sent), so the back-off
+   * keeps growing.
    */
   async claimDue(now: number, leaseMs: number, owner: string, limit: number): Promise<readonly WebhookDelivery[]> {
     const skipLocked = this.postgres ? sql`for update skip locked` : sql``;
     const result = await this.run('claimDue', () =>
       sql<WebhookDeliveriesTable>`
-        update webhook_deliveries set lease_until = ${now + leaseMs}, lease_owner = ${owner}
+        update webhook_deliveries set lease_until = ${now + leaseMs}, lease_owner = ${owner},
+          attempts = case when lease_owner is null then attempts else attempts + 1 end,
+          last_attempt_at = case when lease_owner is null then last_attempt_at else lease_until - ${leaseMs} end,
+          last_status = case when lease_owner is null then last_status else null end,
+          last_error = case when lease_owner is null then last_error else ${UNRECORDED_ERROR} end
         where id in (
           select id from webhook_deliveries
           where status = 'pending' and next_attempt_at <= ${now} and lease_until <= ${now}
@@ -274,6 +284,29 @@ export class WebhookStore {
         returning *`.execute(this.db),
     );
     return result.rows.map(toDelivery);
+  }
+
+  /**
+   * Before an attempt is sent: gives the delivery the status and next attempt it comes to if
+   * the attempt's outcome is never recorded (`failed` when this is its last attempt, which a
+   * listing shows until finishAttempt replaces it with the outcome). False when `owner` no
+   * longer holds the lease.
+   */
+  async holdAttempt(delivery: WebhookDelivery, owner: string, fallback: Pick<AttemptOutcome, 'status' | 'nextAttemptAt' | 'at'>): Promise<boolean> {
+    const result = await this.run('holdAttempt', () =>
+      this.db
+        .updateTable('webhook_deliveries')
+        .set({
+          status: fallback.status,
+          next_attempt_at: fallback.nextAttemptAt,
+          finished_at: fallback.status === 'pending' ? null : fallback.at,
+        })
+        .where('account_id', '=', delivery.accountId)
+        .where('id', '=', delivery.id)
+        .where('lease_owner', '=', owner)
+        .executeTakeFirst(),
+    );
+    return num(result.numUpdatedRows) > 0;
   }
 
   /** Records an attempt's outcome if `owner` still holds the lease; false when it lost it. */
