@@ -126,7 +126,7 @@ function modelsFor(index: Map<string, TypeEntry>, models: readonly CompiledModel
   for (const model of models) {
     const asked = meter.asked;
     if (model.steps.some((s) => s.type(type, meter))) list.push(model);
-    if (meter.asked - asked > heaviestSteps) {
+    if (meter.asked - asked >= heaviestSteps && meter.asked > asked) {
       heaviest = model;
       heaviestSteps = meter.asked - asked;
     }
@@ -246,7 +246,8 @@ export async function evaluateModels(
           costs.micros += (now - started) * 1000;
           started = now;
         }
-        if (meter.asked - asked > heaviestSteps) {
+        // The model that asked for most of the event's work is the one to blame; of equals, the later, which ran out.
+        if (meter.asked - asked >= heaviestSteps && meter.asked > asked) {
           heaviest = model;
           heaviestSteps = meter.asked - asked;
         }

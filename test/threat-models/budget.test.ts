@@ -62,21 +62,23 @@ describe('the per-event work budget', () => {
     await state.close();
   });
 
-  it('refuses a test over the event’s remaining budget even when each one alone is under the per-call cap', async () => {
+  it('refuses a test over the event’s remaining budget even when each one alone is under the per-call cap, and skips the models after it', async () => {
     const state = new MemoryStateStore();
-    // 100 characters: each test about 200,000 steps, under the per-call cap; five of them are not.
-    const conditions = ['0', '1', '2', '3', '4', '5'].map((d) => ({ field: 'metadata.x', op: 'regex', value: `(?s)a.{0,998}${d}` }));
-    const many = model('tm_many', {
-      name: 'Many',
-      match: { event: 'custom.*', where: { any: conditions } },
-      outcome: { alert: 'custom.many', severity: 'low' },
-    });
-    const v = view({ x: `a${'z'.repeat(99)}` });
-    const [detection] = await evaluateModels(state, new ManualClock(T0), 'acc_budget', [many], [{ view: v }]);
+    // 100 characters: each model's regex about 200,000 steps, under the per-call cap; four fit in an event's budget, five do not.
+    const models = ['0', '1', '2', '3', '4', '5'].map((d) =>
+      model(`tm_${d}`, {
+        name: `Digit ${d}`,
+        match: { event: 'custom.*', where: { field: 'metadata.x', op: 'regex', value: `(?s)a.{0,998}${d}` } },
+        outcome: { alert: `custom.digit_${d}`, severity: 'low' },
+      }),
+    );
+    const v = view({ x: `a${'z'.repeat(98)}5` });
+    const [detection] = await evaluateModels(state, new ManualClock(T0), 'acc_budget', models, [{ view: v }]);
     expect(v.meter.exhausted).toBe(true);
-    expect(v.meter.refused).toBeGreaterThanOrEqual(1);
-    expect(v.meter.left).toBeGreaterThanOrEqual(0);
+    expect(v.meter.refused).toBe(1);
     expect(v.meter.left).toBeLessThan(EVALUATION_BUDGET.eventSteps - 4 * 190_000);
+    // The fifth model asked for more than was left; the sixth, which would match, was not evaluated.
+    expect(models.map((m) => m.usage.exhausted)).toEqual([0, 0, 0, 0, 1, 0]);
     expect(detection?.alerts).toEqual([]);
     await state.close();
   });
