@@ -20,6 +20,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
   DRY_RUN_BUSY: 429,
+  THREAT_MODEL_BUSY: 429,
   HEADERS_TOO_LARGE: 431,
   INTERNAL: 500,
   UNAVAILABLE: 503,
@@ -53,6 +54,7 @@ export function errorBody(rejection: Rejection, requestId: string): Record<strin
     body.details = details.length > MAX_ERROR_DETAILS ? details.slice(0, MAX_ERROR_DETAILS) : details;
     if (total > MAX_ERROR_DETAILS) body.details_total = total;
   }
-  if (rejection.code === 'RATE_LIMITED' || rejection.code === 'DRY_RUN_BUSY') body.retry_after = rejection.retryAfter ?? 1;
+  if (rejection.code === 'RATE_LIMITED' || rejection.code === 'DRY_RUN_BUSY' || rejection.code === 'THREAT_MODEL_BUSY')
+    body.retry_after = rejection.retryAfter ?? 1;
   return body;
 }

@@ -1,6 +1,4 @@
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { SqliteBatchWriter, type SqliteWrites } from './sqlite-writes.js';
 import type { WriterReply, WriterRequest, WriterThreadData } from './sqlite-writer-thread.js';
@@ -8,6 +6,7 @@ import type { CheckpointThreadData } from './sqlite-checkpoint-thread.js';
 import type { SqliteSynchronous } from './sqlite-pragmas.js';
 import { SHARED_BYTES } from './sqlite-shared.js';
 import { youngGenerationLimits } from './thread-heap.js';
+import { startModuleThread } from '../util/module-thread.js';
 
 /** Where commit groups are written: on the request thread, or on a writer thread. */
 export interface SqliteCommitWriter {
@@ -42,17 +41,8 @@ interface Waiting {
 
 const codedError = (message: string, code?: string): Error => Object.assign(new Error(message), code === undefined ? {} : { code });
 
-/**
- * Builds run the compiled thread module. Source checkouts (tests, tsx) run the TypeScript one
- * through tsx's require hook: Node 20 applies `--import` loader hooks to the main thread only.
- */
 function startThread(name: ThreadName, workerData: WriterThreadData | CheckpointThreadData): Worker {
-  const resourceLimits = youngGenerationLimits(THREAD_YOUNG_GENERATION_MB[name]);
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL(`./${name}.js`, import.meta.url), { workerData, resourceLimits });
-  const require = createRequire(import.meta.url);
-  const thread = fileURLToPath(new URL(`./${name}.ts`, import.meta.url));
-  const code = `require(${JSON.stringify(require.resolve('tsx/cjs/api'))}).register(); require(${JSON.stringify(thread)});`;
-  return new Worker(code, { eval: true, workerData, resourceLimits });
+  return startModuleThread(import.meta.url, name, { workerData, resourceLimits: youngGenerationLimits(THREAD_YOUNG_GENERATION_MB[name]) });
 }
 
 type ThreadName = 'sqlite-writer-thread' | 'sqlite-checkpoint-thread';

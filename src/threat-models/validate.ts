@@ -167,7 +167,8 @@ class Checker {
         break;
       case 'regex':
         if (typeof value !== 'string' || value.length === 0) this.fail(at, 'must be a regular expression (RE2 syntax)');
-        else if (this.pattern(value, at)) {
+        // Past the model's instruction limit (already reported) the rest are not compiled: compiling is the cost being bounded.
+        else if (this.pattern(value, at) && this.instructions <= LIMITS.modelInstructions) {
           const compiled = compileTenantRegex(value, (v.flags as string | undefined) ?? '');
           if (!compiled.ok) this.fail(at, compiled.message);
           else {

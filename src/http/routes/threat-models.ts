@@ -1,20 +1,19 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AccountContext } from '../../event/account.js';
 import type { Store } from '../../storage/store.js';
 import type { ThreatModelRow, ThreatModelVersionRow } from '../../storage/types.js';
 import type { Clock } from '../../util/clock.js';
 import { ulid } from '../../util/ids.js';
-import { compileModel } from '../../threat-models/compile.js';
-import { DryRunner, type DryRunLimits } from '../../threat-models/dry-run.js';
+import { DryRunner, type DryRunLimits, type DryRunModel } from '../../threat-models/dry-run.js';
 import { DEFAULT_SIGMA_FIELDS, validateFieldMapping, type FieldMapping } from '../../threat-models/field-mapping.js';
-import { parseModelInput, type ModelInputValue } from '../../threat-models/input.js';
+import { ModelChecker, type CheckOutcome } from '../../threat-models/checker.js';
+import type { ModelInputValue } from '../../threat-models/input.js';
 import { accountMemoryProblem } from '../../threat-models/memory-budget.js';
 import { LIMITS } from '../../threat-models/model.js';
 import type { ThreatModelRegistry } from '../../threat-models/registry.js';
 import { storedDefinition, storedSource, toStored } from '../../threat-models/stored.js';
 import { planHasThreatModels } from '../../threat-models/stage.js';
-import { validateModel } from '../../threat-models/validate.js';
 import { ApiError } from '../errors.js';
 import { NoFilters } from '../list-filter.js';
 import { type ErrorDetail } from '../../event/rejection.js';
@@ -113,16 +112,32 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
     return row;
   }
 
-  function accept(result: ReturnType<typeof parseModelInput>): ModelInputValue {
-    if (!result.ok) throw invalid(result.errors);
-    return result.value;
+  const checker = new ModelChecker();
+  app.addHook('onClose', () => checker.close());
+
+  /** The model a check answered, or the refusal: the input is tenant text, read on the checker's thread. */
+  function accept(outcome: CheckOutcome, reply: FastifyReply): ModelInputValue {
+    if (!outcome.ran) {
+      reply.header('Retry-After', '1');
+      throw new ApiError({
+        code: 'THREAT_MODEL_BUSY',
+        message: 'A threat model of this account is being checked; retry when it has been answered.',
+        retryAfter: 1,
+      });
+    }
+    if (!outcome.result.ok) throw invalid(outcome.result.errors);
+    return outcome.result.value;
   }
 
   /** Saves a new version over `row`; a concurrent change is re-read and the change applied again. */
-  async function saveVersion(ctx: AccountContext, id: string, next: (current: ThreatModelRow) => ModelInputValue): Promise<ThreatModelRow> {
+  async function saveVersion(
+    ctx: AccountContext,
+    id: string,
+    next: (current: ThreatModelRow) => ModelInputValue | Promise<ModelInputValue>,
+  ): Promise<ThreatModelRow> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const current = await load(ctx, id);
-      const value = next(current);
+      const value = await next(current);
       const problem = accountMemoryProblem(await deps.store.listThreatModels(ctx.account.id), value.definition, id);
       if (problem !== undefined) throw invalid([problem]);
       const saved = await deps.store.updateThreatModel(ctx.account.id, id, current.version, {
@@ -150,7 +165,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
     schema: { ...route('Create a threat model (native or Sigma)'), body: ModelBody },
     handler: async (request, reply) => {
       const ctx = contextOf(request);
-      const value = accept(parseModelInput(request.body, fieldsOf(ctx)));
+      const value = accept(await checker.input(ctx.account.id, request.body, fieldsOf(ctx)), reply);
       const existing = await deps.store.listThreatModels(ctx.account.id);
       if (existing.length >= LIMITS.modelsPerAccount)
         throw invalid([{ field: '(account)', message: `an account has at most ${LIMITS.modelsPerAccount} threat models; delete one first` }]);
@@ -229,13 +244,14 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
       const from = parseTime(body.from, 'from', to - DAY_MS);
       if (from >= to || to - from > MAX_RANGE_MS)
         throw new ApiError({ code: 'INVALID_REQUEST', message: 'the range must have from before to and span at most 31 days' });
-      let model;
+      // Compiled on the dry run's thread: compiling large patterns would take the request thread's time too.
+      let model: DryRunModel;
       if (typeof body.id === 'string') {
         const row = await load(ctx, body.id);
-        model = compileModel(row.id, row.version, storedDefinition(row));
+        model = { id: row.id, version: row.version, definition: storedDefinition(row) };
       } else {
-        const value = accept(parseModelInput(body.model, fieldsOf(ctx)));
-        model = compileModel('dry_run', 0, value.definition);
+        const value = accept(await checker.input(ctx.account.id, body.model, fieldsOf(ctx)), reply);
+        model = { id: 'dry_run', version: 0, definition: value.definition };
       }
       const outcome = await dryRuns.run(ctx.account.id, model, { from, to });
       if (!outcome.ok) {
@@ -297,9 +313,9 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
     config: { access: 'read' },
     validatorCompiler: noValidation,
     schema: { ...route('Replace a threat model (a new version)'), params: IdParams, body: ModelBody },
-    handler: async (request) => {
+    handler: async (request, reply) => {
       const ctx = contextOf(request);
-      const value = accept(parseModelInput(request.body, fieldsOf(ctx)));
+      const value = accept(await checker.input(ctx.account.id, request.body, fieldsOf(ctx)), reply);
       return modelView(await saveVersion(ctx, request.params.id, () => value));
     },
   });
@@ -308,24 +324,23 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
     config: { access: 'read' },
     validatorCompiler: noValidation,
     schema: { ...route('Change parts of a threat model (a new version); null removes threshold, sequence or description'), params: IdParams, body: ModelBody },
-    handler: async (request) => {
+    handler: async (request, reply) => {
       const ctx = contextOf(request);
       const patch = request.body;
       if (patch === null || typeof patch !== 'object' || Array.isArray(patch))
         throw invalid([{ field: '(body)', message: 'a PATCH body is an object of model fields; send a Sigma rule with PUT' }]);
       if ('format' in patch) throw invalid([{ field: 'format', message: 'replace the rule with PUT to change its format or its Sigma text' }]);
-      const saved = await saveVersion(ctx, request.params.id, (current) => {
+      const saved = await saveVersion(ctx, request.params.id, async (current) => {
         const merged: Record<string, unknown> = { ...(current.definition as Record<string, unknown>) };
         for (const [k, v] of Object.entries(patch as Record<string, unknown>)) {
           if (v === null) delete merged[k];
           else merged[k] = v;
         }
-        const checked = validateModel(merged);
-        if (!checked.ok) throw invalid(checked.errors);
+        const checked = accept(await checker.native(ctx.account.id, merged), reply);
         // A Sigma model stays one while only its name, state, description or outcome change.
         const keepsSource = Object.keys(patch).every((k) => ['enabled', 'name', 'description', 'outcome'].includes(k));
         const source = keepsSource ? storedSource(current) : ({ format: 'native' } as const);
-        return { definition: checked.value, source };
+        return { definition: checked.definition, source };
       });
       return modelView(saved);
     },
