@@ -181,7 +181,7 @@ function reasonFor(at: number, policy: SuspensionPolicy, window: CostWindow, ave
   const ranOut =
     window.exhausted === 0
       ? ''
-      : ` ${whole.format(window.exhausted)} of the events (${whole.format(exhausted)} of them in this model) ran out of the per-event work budget and count as ${whole.format(policy.exhaustedEventMicros)} µs each.`;
+      : ` ${whole.format(window.exhausted)} of these events ran out of the per-event work budget (${whole.format(exhausted)} of them in this model) and count as ${whole.format(policy.exhaustedEventMicros)} µs each.`;
   return (
     `Suspended at ${when}: the account's threat models took ${whole.format(average)} µs per event on average over ${whole.format(window.events)} events, ` +
     `over the budget of ${whole.format(policy.eventMicros)} µs, and this model took the largest share (${whole.format(share)} µs per event).${ranOut} ` +
