@@ -2,7 +2,7 @@
  * The dry-run thread: evaluates one model over the rows the request thread read for it, so a
  * heavy model over thousands of events never holds up the event loop that serves every account.
  *
- * Messages in, per run: `start` (the model's definition, compiled here with the request thread's
+ * The thread says `ready` once its modules are loaded. Messages in, per run: `start` (the model's definition, compiled here with the request thread's
  * compile function), `rows` (one per page read), then `evaluate` (the deadline). Messages out:
  * `progress` every few events or milliseconds and one `done`, each a plain object holding the
  * counts and lists so far, so a thread stopped from outside still leaves the last of them behind.
@@ -75,6 +75,8 @@ export interface DryRunTally {
 }
 
 export type DryRunReply =
+  /** Once, when the thread has loaded its modules and takes runs. */
+  | { readonly kind: 'ready' }
   | ({ readonly kind: 'progress' } & DryRunTally)
   /** `stopped`: 'time' when the deadline came before the last event, else null. */
   | ({ readonly kind: 'done'; readonly stopped: 'time' | null } & DryRunTally)
@@ -194,4 +196,5 @@ if (port) {
       fail(err);
     }
   });
+  port.postMessage({ kind: 'ready' } satisfies DryRunReply);
 }

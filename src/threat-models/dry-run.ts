@@ -17,15 +17,14 @@
  * cannot start within `waitMs` is refused as busy.
  */
 import { availableParallelism } from 'node:os';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Store } from '../storage/store.js';
 import type { EventRow } from '../storage/types.js';
 import { youngGenerationLimits } from '../storage/thread-heap.js';
 import type { Clock } from '../util/clock.js';
-import type { CompiledModel } from './compile.js';
+import { startModuleThread } from '../util/module-thread.js';
 import { wallNow, type DryRunReply, type DryRunRequest, type DryRunRow, type DryRunTally } from './dry-run-thread.js';
+import type { ThreatModelDefinition } from './model.js';
 
 export interface DryRunLimits {
   /** Events read from the range at most. */
@@ -47,11 +46,12 @@ const DEFAULT_CONCURRENCY = Math.max(1, Math.min(4, availableParallelism() - 1))
 
 export const DRY_RUN_LIMITS: DryRunLimits = { maxRows: 10_000, maxMs: 2_000, listed: 100, concurrency: DEFAULT_CONCURRENCY, waitMs: 1_000, graceMs: 500 };
 
-const PAGE = 500;
+/** Rows per read: parsing a page and cloning it to the thread is one stretch of the request thread's time. */
+const PAGE = 200;
 /** The thread reports its counts this often, so a thread terminated at the hard stop still leaves them. */
 const PROGRESS_EVENTS = 200;
 const PROGRESS_MS = 100;
-/** An idle thread is kept this long for the next dry run (starting one takes a noticeable part of the time bound). */
+/** An idle thread is kept this long for the next dry run: starting one loads the evaluator's modules again. */
 const IDLE_MS = 60_000;
 /** The thread's garbage is one event's view and state ops at a time. */
 const THREAD_YOUNG_GENERATION_MB = 16;
@@ -69,22 +69,18 @@ export interface DryRunResult {
   readonly alerts: DryRunTally['alerts'];
 }
 
+/** The model to run: a saved version, or a definition that validateModel accepted. The dry run's thread compiles it. */
+export interface DryRunModel {
+  readonly id: string;
+  readonly version: number;
+  readonly definition: ThreatModelDefinition;
+}
+
 /** A dry run either ran, or could not start within the wait: `retryAfter` seconds is when a slot should be free. */
 export type DryRunOutcome = { readonly ok: true; readonly result: DryRunResult } | { readonly ok: false; readonly retryAfter: number };
 
-/**
- * Builds run the compiled thread module. Source checkouts (tests, tsx) run the TypeScript one
- * through tsx's require hook, as the SQLite writer thread does (src/storage/sqlite-writer.ts):
- * Node 20 applies `--import` loader hooks to the main thread only.
- */
-function startThread(): Worker {
-  const resourceLimits = youngGenerationLimits(THREAD_YOUNG_GENERATION_MB);
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./dry-run-thread.js', import.meta.url), { resourceLimits });
-  const require = createRequire(import.meta.url);
-  const thread = fileURLToPath(new URL('./dry-run-thread.ts', import.meta.url));
-  const code = `require(${JSON.stringify(require.resolve('tsx/cjs/api'))}).register(); require(${JSON.stringify(thread)});`;
-  return new Worker(code, { eval: true, resourceLimits });
-}
+/** Builds run the compiled thread module, source checkouts the TypeScript one (module-thread.ts). */
+const newThread = (): Worker => startModuleThread(import.meta.url, 'dry-run-thread', { resourceLimits: youngGenerationLimits(THREAD_YOUNG_GENERATION_MB) });
 
 const EMPTY: DryRunTally = Object.freeze({ evaluated: 0, matched: 0, alerts_raised: 0, events: [], alerts: [] });
 
@@ -119,7 +115,7 @@ class Session {
   private readonly onMessage = (reply: DryRunReply): void => {
     if (reply.kind === 'progress') this.last = reply;
     else if (reply.kind === 'failed') this.end({ error: new Error(`dry run thread failed: ${reply.message}`) });
-    else {
+    else if (reply.kind === 'done') {
       this.answered = true;
       this.end({ finished: { tally: reply, stopped: reply.stopped, terminated: false } });
     }
@@ -191,6 +187,7 @@ export class DryRunner {
   private readonly queue: Waiter[] = [];
   private readonly idle: Worker[] = [];
   private readonly sessions = new Set<Session>();
+  private readonly starting = new Set<Worker>();
   private idleTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -200,7 +197,7 @@ export class DryRunner {
     private readonly limits: DryRunLimits = DRY_RUN_LIMITS,
   ) {}
 
-  async run(accountId: string, model: CompiledModel, range: { from: number; to: number }): Promise<DryRunOutcome> {
+  async run(accountId: string, model: DryRunModel, range: { from: number; to: number }): Promise<DryRunOutcome> {
     if (!(await this.acquire(accountId))) return { ok: false, retryAfter: this.retryAfter(accountId) };
     try {
       return { ok: true, result: await this.evaluate(accountId, model, range) };
@@ -218,14 +215,16 @@ export class DryRunner {
       w.start(false);
     }
     for (const s of this.sessions) s.stop();
+    for (const w of this.starting) void w.terminate();
     await Promise.all(this.idle.splice(0).map((w) => w.terminate()));
   }
 
-  private async evaluate(accountId: string, model: CompiledModel, range: { from: number; to: number }): Promise<DryRunResult> {
+  private async evaluate(accountId: string, model: DryRunModel, range: { from: number; to: number }): Promise<DryRunResult> {
     const { limits } = this;
-    const deadline = wallNow() + limits.maxMs;
-    const worker = this.idle.pop() ?? startThread();
+    const worker = this.idle.pop() ?? (await this.startThread());
     worker.ref();
+    // The bound starts once a thread is ready: starting one is neither reading nor evaluation.
+    const deadline = wallNow() + limits.maxMs;
     const session = new Session(worker);
     this.sessions.add(session);
     try {
@@ -270,6 +269,46 @@ export class DryRunner {
       if (session.answered) this.keep(worker);
       else void worker.terminate();
     }
+  }
+
+  /** A new thread, once it has loaded its modules. */
+  private async startThread(): Promise<Worker> {
+    const worker = newThread();
+    // During a run its Session reports a failure; an idle thread that fails is only dropped.
+    worker.on('error', () => undefined);
+    worker.on('exit', () => {
+      const at = this.idle.indexOf(worker);
+      if (at !== -1) this.idle.splice(at, 1);
+    });
+    this.starting.add(worker);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const onMessage = (reply: DryRunReply) => {
+          if (reply.kind !== 'ready') return;
+          detach();
+          resolve();
+        };
+        const onError = (err: Error) => {
+          detach();
+          reject(new Error(`dry run thread failed to start: ${err.message}`));
+        };
+        const onExit = (code: number) => {
+          detach();
+          reject(new Error(`dry run thread exited (${code}) while starting`));
+        };
+        const detach = () => {
+          worker.off('message', onMessage);
+          worker.off('error', onError);
+          worker.off('exit', onExit);
+        };
+        worker.on('message', onMessage);
+        worker.on('error', onError);
+        worker.on('exit', onExit);
+      });
+    } finally {
+      this.starting.delete(worker);
+    }
+    return worker;
   }
 
   private keep(worker: Worker): void {
