@@ -139,8 +139,12 @@ async function evaluate(port: MessagePort, run: Run, request: Extract<DryRunRequ
         return;
       }
       const view = EventView.ofDoc(row.type, row.occurredAt, row.doc);
-      // An event no step matches queues no state op and raises nothing: the evaluator is skipped.
-      if (model.steps.some((s) => stepMatches(s, view))) {
+      // As the evaluator decides: every step is tested, and an event whose work budget ran out
+      // matches nothing. An event no step matches queues no state op and raises nothing, so the
+      // evaluator is skipped for it.
+      let matches = false;
+      for (const step of model.steps) if (stepMatches(step, view)) matches = true;
+      if (matches && !view.meter.exhausted) {
         tally.match(row);
         const [detection] = await evaluateModels(state, run.clock, run.accountId, models, [{ view, eventId: row.id }]);
         for (const w of detection?.writes ?? [])
