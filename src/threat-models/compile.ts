@@ -156,7 +156,9 @@ function cidrTest(list: readonly string[]): ValueTest {
   return (v) => {
     if (typeof v !== 'string') return false;
     const addr = addressOf(v);
-    return addr !== null && ranges.some(([net, bits]) => addr.kind() === net.kind() && addr.match(net, bits));
+    if (addr === null) return false;
+    for (const [net, bits] of ranges) if (addr.kind() === net.kind() && addr.match(net, bits)) return true;
+    return false;
   };
 }
 
@@ -245,13 +247,20 @@ function compileLeaf(c: FieldCondition, cost: CompileCost): Predicate {
 }
 
 export function compileCondition(c: Condition, cost: CompileCost = { memoryBytes: 0 }): Predicate {
+  // Plain loops: a callback passed to every() or some() would be a closure made per event.
   if ('all' in c) {
     const parts = c.all.map((part) => compileCondition(part, cost));
-    return (view) => parts.every((p) => p(view));
+    return (view) => {
+      for (const p of parts) if (!p(view)) return false;
+      return true;
+    };
   }
   if ('any' in c) {
     const parts = c.any.map((part) => compileCondition(part, cost));
-    return (view) => parts.some((p) => p(view));
+    return (view) => {
+      for (const p of parts) if (p(view)) return true;
+      return false;
+    };
   }
   if ('not' in c) {
     const inner = compileCondition(c.not, cost);
@@ -268,9 +277,17 @@ export function compileTypeGlobs(globs: readonly string[], cost: CompileCost = {
   const others = globs
     .filter((g) => g.includes('*') && !(g.endsWith('*') && g.indexOf('*') === g.length - 1))
     .map((g) => compiledPattern(compileGlob(g, { single: true, escapes: true }), cost));
-  const othersSize = others.reduce((sum, r) => sum + r.size + 1, 0);
-  if (othersSize === 0) return (t) => exact.has(t) || prefixes.some((p) => t.startsWith(p));
-  return (t, meter) => exact.has(t) || prefixes.some((p) => t.startsWith(p)) || (meter.charge(othersSize * (t.length + 1)) && others.some((r) => r.test(t)));
+  const plain = (t: string): boolean => {
+    if (exact.has(t)) return true;
+    for (const p of prefixes) if (t.startsWith(p)) return true;
+    return false;
+  };
+  if (others.length === 0) return plain;
+  return (t, meter) => {
+    if (plain(t)) return true;
+    for (const r of others) if (meter.charge((r.size + 1) * (t.length + 1)) && r.test(t)) return true;
+    return false;
+  };
 }
 
 function compileStep(m: MatchSpec, cost: CompileCost): CompiledStep {
