@@ -25,8 +25,8 @@ import { registerReadRoutes } from './http/routes/read.js';
 import { registerSettingsRoutes } from './http/routes/settings.js';
 import { registerWebhookRoutes } from './http/routes/webhooks.js';
 import { registerThreatModelRoutes } from './http/routes/threat-models.js';
-import { registerThreatModelMetrics } from './http/threat-model-metrics.js';
 import { registerStateStoreMetrics } from './http/state-store-metrics.js';
+import { registerThreatModelMetrics } from './http/threat-model-metrics.js';
 import { trackRoutesFor405 } from './http/method-not-allowed.js';
 import { sameSecret } from './http/secrets.js';
 import { SessionAuthenticator } from './http/session-auth.js';
@@ -308,6 +308,8 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
       store: deps.store,
       clock: deps.clock,
       registry: deps.threatModels,
+      limiter: deps.limiter,
+      changesPerMinute: config.threatModelChangesPerMinute,
       settingsChanged: () => authenticator.invalidate(),
       ...(deps.dryRunLimits ? { dryRunLimits: deps.dryRunLimits } : {}),
     });

@@ -45,6 +45,8 @@ export interface Config {
   readonly sqliteSynchronous: 'full' | 'normal';
   readonly logLevel: string;
   readonly retentionEnabled: boolean;
+  /** Threat-model saves and deletions per account and minute. */
+  readonly threatModelChangesPerMinute: number;
   readonly webhooks: WebhookConfig;
 }
 
@@ -234,6 +236,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxEventBytes: integer(env, 'VIGIL_MAX_EVENT_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
     maxBatchBytes: integer(env, 'VIGIL_MAX_BATCH_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     commitWindowMs: integer(env, 'VIGIL_COMMIT_WINDOW_MS', 0, 0, 1000),
+    threatModelChangesPerMinute: integer(env, 'VIGIL_THREAT_MODEL_CHANGES_PER_MINUTE', 30, 1, 1_000_000),
     commitMaxEvents: integer(env, 'VIGIL_COMMIT_MAX_EVENTS', 1000, 1, 100_000),
     ingestInFlightBytes: integer(env, 'VIGIL_INGEST_IN_FLIGHT_BYTES', 128 * 1024, 1024, 1024 * 1024 * 1024),
     sqliteSynchronous: oneOf(env, 'VIGIL_SQLITE_SYNCHRONOUS', ['full', 'normal'] as const, 'full'),

@@ -5,6 +5,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import type { FieldMapping } from './field-mapping.js';
+import { compileModel } from './compile.js';
 import { parseModelInput, type ModelInputValue } from './input.js';
 import { validateModel, type Validation } from './validate.js';
 
@@ -13,12 +14,24 @@ export type CheckRequest =
   | { readonly id: number; readonly kind: 'native'; readonly body: unknown };
 
 /** `ready` once the thread has loaded its modules (the time bound covers checks, not start-up). */
-export type CheckReply = { readonly kind: 'ready' } | { readonly kind: 'checked'; readonly id: number; readonly result: Validation<ModelInputValue> };
+export type CheckReply = { readonly kind: 'ready' } | { readonly kind: 'checked'; readonly id: number; readonly result: Validation<CheckedModel> };
 
-function check(request: CheckRequest): Validation<ModelInputValue> {
+/** A valid model and the heap its compiled form keeps (compiled here, so the request thread need not). */
+export interface CheckedModel extends ModelInputValue {
+  readonly memoryBytes: number;
+}
+
+function read(request: CheckRequest): Validation<ModelInputValue> {
   if (request.kind === 'input') return parseModelInput(request.body, request.fields);
   const checked = validateModel(request.body);
   return checked.ok ? { ok: true, value: { definition: checked.value, source: { format: 'native' } } } : checked;
+}
+
+function check(request: CheckRequest): Validation<CheckedModel> {
+  const result = read(request);
+  if (!result.ok) return result;
+  const { definition, source } = result.value;
+  return { ok: true, value: { definition, source, memoryBytes: compileModel('check', 0, definition).memoryBytes } };
 }
 
 parentPort?.on('message', (request: CheckRequest) => {

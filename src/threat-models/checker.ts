@@ -11,9 +11,8 @@
  */
 import type { Worker } from 'node:worker_threads';
 import { startModuleThread } from '../util/module-thread.js';
-import type { CheckReply, CheckRequest } from './check-thread.js';
+import type { CheckedModel, CheckReply, CheckRequest } from './check-thread.js';
 import type { FieldMapping } from './field-mapping.js';
-import type { ModelInputValue } from './input.js';
 import type { Validation } from './validate.js';
 
 export interface CheckerLimits {
@@ -28,7 +27,7 @@ export interface CheckerLimits {
 export const CHECKER_LIMITS: CheckerLimits = { maxMs: 2_000, heapMb: 128, idleMs: 60_000 };
 
 /** A check either ran (and the input is valid or not), or the account already has one waiting or running. */
-export type CheckOutcome = { readonly ran: true; readonly result: Validation<ModelInputValue> } | { readonly ran: false; readonly busy: true };
+export type CheckOutcome = { readonly ran: true; readonly result: Validation<CheckedModel> } | { readonly ran: false; readonly busy: true };
 
 type Pending = { readonly request: CheckRequest; readonly accountId: string; readonly resolve: (outcome: CheckOutcome) => void };
 

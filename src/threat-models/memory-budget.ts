@@ -27,11 +27,16 @@ export function modelMemoryBytes(id: string, version: number, definition: Threat
 
 /**
  * The refusal for saving `candidate` (as model `candidateId`, or a new model) next to the
- * account's other enabled models, or undefined when they fit together.
+ * account's other enabled models, or undefined when they fit together. The candidate's size
+ * comes from its check; the saved models' sizes are computed once per version.
  */
-export function accountMemoryProblem(rows: readonly ThreatModelRow[], candidate: ThreatModelDefinition, candidateId?: string): ErrorDetail | undefined {
-  if (!candidate.enabled) return undefined;
-  let total = compileModel(candidateId ?? 'new', 0, candidate).memoryBytes;
+export function accountMemoryProblem(
+  rows: readonly ThreatModelRow[],
+  candidate: { readonly definition: ThreatModelDefinition; readonly memoryBytes: number },
+  candidateId?: string,
+): ErrorDetail | undefined {
+  if (!candidate.definition.enabled) return undefined;
+  let total = candidate.memoryBytes;
   for (const row of rows) if (row.enabled && row.id !== candidateId) total += modelMemoryBytes(row.id, row.version, storedDefinition(row));
   if (total <= LIMITS.accountMemoryBytes) return undefined;
   return {

@@ -74,6 +74,7 @@ const BAD: [string, string, string][] = [
   ['VIGIL_WEBHOOK_TIMEOUT_MS', '50', '100 to 60000'],
   ['VIGIL_WEBHOOK_POLL_MS', 'often', '10 to 60000'],
   ['VIGIL_WEBHOOK_MAX_ENDPOINTS', '0', '1 to 1000'],
+  ['VIGIL_THREAT_MODEL_CHANGES_PER_MINUTE', '0', '1 to 1000000'],
   ['VIGIL_WEBHOOK_RATE_PER_MINUTE', '1.5', '1 to 1000000'],
 ];
 

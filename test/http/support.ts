@@ -18,7 +18,10 @@ export function highLimitPlansFile(): string {
 
 /** The real app with rate limits out of the way (for tests that send many requests). */
 export function roomyApp(env: Record<string, string> = {}, options: Parameters<typeof testApp>[1] = {}): Promise<TestApp> {
-  return testApp({ VIGIL_PLANS_FILE: highLimitPlansFile(), VIGIL_IP_LIMITS: '127.0.0.0/8=100000000', ...env }, options);
+  return testApp(
+    { VIGIL_PLANS_FILE: highLimitPlansFile(), VIGIL_IP_LIMITS: '127.0.0.0/8=100000000', VIGIL_THREAT_MODEL_CHANGES_PER_MINUTE: '1000000', ...env },
+    options,
+  );
 }
 
 export async function postEvent(

@@ -167,3 +167,24 @@ describe('tenant patterns stay bounded', () => {
     expect((await t.vigil.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
   });
 });
+
+describe('threat-model changes per account', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await roomyApp({ VIGIL_THREAT_MODEL_CHANGES_PER_MINUTE: '3' });
+  });
+  afterAll(() => t.close());
+
+  it('are bounded per minute, each account on its own', async () => {
+    const [a, b] = [await t.account('pro'), await t.account('pro')];
+    const model = (name: string) => ({ name, match: { event: ['custom.*'] }, outcome: { alert: 'custom.rated', severity: 'low' } });
+    const create = (key: string, name: string) => t.vigil.app.inject({ method: 'POST', url: '/v1/threat-models', headers: bearer(key), payload: model(name) });
+    for (let i = 0; i < 3; i++) expect((await create(a.secret, `m${i}`)).statusCode).toBe(201);
+    const refused = await create(a.secret, 'one too many');
+    expect(expectError(refused, 429, 'RATE_LIMITED').message).toMatch(/at most 3 times a minute/);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect((await create(b.secret, 'other account')).statusCode).toBe(201);
+    // Reading is not a change.
+    expect((await t.vigil.app.inject({ method: 'GET', url: '/v1/threat-models', headers: bearer(a.secret) })).statusCode).toBe(200);
+  });
+});

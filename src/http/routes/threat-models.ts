@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AccountContext } from '../../event/account.js';
+import type { RateLimiter } from '../../limits/types.js';
 import type { Store } from '../../storage/store.js';
 import type { ThreatModelRow, ThreatModelVersionRow } from '../../storage/types.js';
 import type { Clock } from '../../util/clock.js';
@@ -8,7 +9,7 @@ import { ulid } from '../../util/ids.js';
 import { DryRunner, type DryRunLimits, type DryRunModel } from '../../threat-models/dry-run.js';
 import { DEFAULT_SIGMA_FIELDS, validateFieldMapping, type FieldMapping } from '../../threat-models/field-mapping.js';
 import { ModelChecker, type CheckOutcome } from '../../threat-models/checker.js';
-import type { ModelInputValue } from '../../threat-models/input.js';
+import type { CheckedModel } from '../../threat-models/check-thread.js';
 import { accountMemoryProblem } from '../../threat-models/memory-budget.js';
 import { LIMITS } from '../../threat-models/model.js';
 import type { ThreatModelRegistry } from '../../threat-models/registry.js';
@@ -24,6 +25,13 @@ export interface ThreatModelRouteDeps {
   readonly store: Store;
   readonly clock: Clock;
   readonly registry: ThreatModelRegistry;
+  /** Counts each account's changes, shared by every instance. */
+  readonly limiter: RateLimiter;
+  /**
+   * Saves and deletions per account and minute: every change recompiles the model on every
+   * instance, on the request thread, so their rate is bounded along with their size.
+   */
+  readonly changesPerMinute: number;
   /** Called after the account's settings change (the key cache holds the account). */
   readonly settingsChanged: () => void;
   /** Bounds of dry runs (default DRY_RUN_LIMITS). */
@@ -112,11 +120,23 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
     return row;
   }
 
+  /** Refuses a change past the account's per-minute budget of changes. */
+  async function changeAllowed(ctx: AccountContext, reply: FastifyReply): Promise<void> {
+    const decision = await deps.limiter.hitIp(`threat-model changes ${ctx.account.id}`, deps.changesPerMinute, deps.clock.now());
+    if (decision.allowed) return;
+    reply.header('Retry-After', String(decision.retryAfter));
+    throw new ApiError({
+      code: 'RATE_LIMITED',
+      message: `An account changes its threat models at most ${deps.changesPerMinute} times a minute. Retry in ${decision.retryAfter} second${decision.retryAfter === 1 ? '' : 's'}.`,
+      retryAfter: decision.retryAfter,
+    });
+  }
+
   const checker = new ModelChecker();
   app.addHook('onClose', () => checker.close());
 
   /** The model a check answered, or the refusal: the input is tenant text, read on the checker's thread. */
-  function accept(outcome: CheckOutcome, reply: FastifyReply): ModelInputValue {
+  function accept(outcome: CheckOutcome, reply: FastifyReply): CheckedModel {
     if (!outcome.ran) {
       reply.header('Retry-After', '1');
       throw new ApiError({
@@ -133,12 +153,12 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
   async function saveVersion(
     ctx: AccountContext,
     id: string,
-    next: (current: ThreatModelRow) => ModelInputValue | Promise<ModelInputValue>,
+    next: (current: ThreatModelRow) => CheckedModel | Promise<CheckedModel>,
   ): Promise<ThreatModelRow> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const current = await load(ctx, id);
       const value = await next(current);
-      const problem = accountMemoryProblem(await deps.store.listThreatModels(ctx.account.id), value.definition, id);
+      const problem = accountMemoryProblem(await deps.store.listThreatModels(ctx.account.id), value, id);
       if (problem !== undefined) throw invalid([problem]);
       const saved = await deps.store.updateThreatModel(ctx.account.id, id, current.version, {
         enabled: value.definition.enabled,
@@ -156,7 +176,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
   app.get(BASE, { config: { access: 'read' }, schema: { ...route('List the account’s threat models'), querystring: NoFilters } }, async (request) => {
     const ctx = contextOf(request);
     const rows = await deps.store.listThreatModels(ctx.account.id);
-    return { data: rows.map(modelView), limits: LIMITS };
+    return { data: rows.map(modelView), limits: Object.assign({}, LIMITS, { changesPerMinute: deps.changesPerMinute }) };
   });
 
   app.post(BASE, {
@@ -165,11 +185,12 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
     schema: { ...route('Create a threat model (native or Sigma)'), body: ModelBody },
     handler: async (request, reply) => {
       const ctx = contextOf(request);
+      await changeAllowed(ctx, reply);
       const value = accept(await checker.input(ctx.account.id, request.body, fieldsOf(ctx)), reply);
       const existing = await deps.store.listThreatModels(ctx.account.id);
       if (existing.length >= LIMITS.modelsPerAccount)
         throw invalid([{ field: '(account)', message: `an account has at most ${LIMITS.modelsPerAccount} threat models; delete one first` }]);
-      const problem = accountMemoryProblem(existing, value.definition);
+      const problem = accountMemoryProblem(existing, value);
       if (problem !== undefined) throw invalid([problem]);
       const now = deps.clock.now();
       const row = await deps.store.createThreatModel({
@@ -315,6 +336,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
     schema: { ...route('Replace a threat model (a new version)'), params: IdParams, body: ModelBody },
     handler: async (request, reply) => {
       const ctx = contextOf(request);
+      await changeAllowed(ctx, reply);
       const value = accept(await checker.input(ctx.account.id, request.body, fieldsOf(ctx)), reply);
       return modelView(await saveVersion(ctx, request.params.id, () => value));
     },
@@ -330,6 +352,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
       if (patch === null || typeof patch !== 'object' || Array.isArray(patch))
         throw invalid([{ field: '(body)', message: 'a PATCH body is an object of model fields; send a Sigma rule with PUT' }]);
       if ('format' in patch) throw invalid([{ field: 'format', message: 'replace the rule with PUT to change its format or its Sigma text' }]);
+      await changeAllowed(ctx, reply);
       const saved = await saveVersion(ctx, request.params.id, async (current) => {
         const merged: Record<string, unknown> = { ...(current.definition as Record<string, unknown>) };
         for (const [k, v] of Object.entries(patch as Record<string, unknown>)) {
@@ -340,7 +363,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
         // A Sigma model stays one while only its name, state, description or outcome change.
         const keepsSource = Object.keys(patch).every((k) => ['enabled', 'name', 'description', 'outcome'].includes(k));
         const source = keepsSource ? storedSource(current) : ({ format: 'native' } as const);
-        return { definition: checked.definition, source };
+        return { definition: checked.definition, source, memoryBytes: checked.memoryBytes };
       });
       return modelView(saved);
     },
@@ -351,6 +374,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
     { config: { access: 'read' }, schema: { ...route('Delete a threat model and its versions'), params: IdParams } },
     async (request, reply) => {
       const ctx = contextOf(request);
+      await changeAllowed(ctx, reply);
       const deleted = await deps.store.deleteThreatModel(ctx.account.id, request.params.id);
       if (!deleted) throw new ApiError({ code: 'NOT_FOUND', message: `No threat model ${request.params.id}.` });
       await deps.registry.changed(ctx.account.id);
