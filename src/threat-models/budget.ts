@@ -26,6 +26,12 @@ export const EVALUATION_BUDGET = Object.freeze({
    * ordinary tests each over short fields use a few percent of it.
    */
   eventSteps: 1_000_000,
+  /**
+   * Steps the models of one account may take for all the events of one request together, about
+   * 20 ms: a batch of a hundred events gets twice one event's budget, not a hundred times, so no
+   * request holds the thread for more than that whatever its size.
+   */
+  requestSteps: 2_000_000,
 });
 
 /**
@@ -47,7 +53,7 @@ export class WorkMeter {
     readonly callSteps: number = EVALUATION_BUDGET.callSteps,
     readonly eventSteps: number = EVALUATION_BUDGET.eventSteps,
   ) {
-    this.left = eventSteps;
+    this.left = this.granted = eventSteps;
   }
 
   /** Answers whether a test of `steps` may run, and counts it; false leaves the test unrun. */
@@ -77,9 +83,12 @@ export class WorkMeter {
     return true;
   }
 
-  /** A fresh budget: each evaluation of an event starts with the whole of it. */
-  reset(): void {
-    this.left = this.eventSteps;
+  /** Steps this event was given (what `left` started from). */
+  granted: number;
+
+  /** A fresh budget for the next event: the whole of it, or what its request has left if less. */
+  reset(requestLeft: number = this.eventSteps): void {
+    this.left = this.granted = Math.min(this.eventSteps, requestLeft);
     this.asked = 0;
     this.refused = 0;
     this.exhausted = false;

@@ -15,7 +15,7 @@ import type { AlertOpenOp, AlertOpenResult, StateOp, StateResult, StateStore } f
 import type { AlertWrite } from '../storage/types.js';
 import { newId } from '../util/ids.js';
 import type { Clock } from '../util/clock.js';
-import type { WorkMeter } from './budget.js';
+import { EVALUATION_BUDGET, type WorkMeter } from './budget.js';
 import { stepMatches, type CompiledModel } from './compile.js';
 import type { EventView } from './event-view.js';
 
@@ -227,10 +227,11 @@ export async function evaluateModels(
   const scope = state.scope(accountId);
   const ops: StateOp[] = [];
   const pending: Pending[] = [];
+  let requestLeft = EVALUATION_BUDGET.requestSteps;
   for (let e = 0; e < inputs.length; e++) {
     const { view, eventId } = inputs[e] as ModelInput;
     const meter = view.meter;
-    meter.reset();
+    meter.reset(requestLeft);
     let started = costs === undefined ? 0 : performance.now();
     const entry = modelsFor(byType, models, view.type, meter);
     let heaviest = entry.heaviest;
@@ -255,6 +256,7 @@ export async function evaluateModels(
         if (meter.exhausted) break;
         if (p) pending.push(p);
       }
+    requestLeft -= meter.granted - meter.left;
     if (meter.exhausted && heaviest !== undefined) heaviest.usage.exhausted++;
     if (costs !== undefined) {
       costs.events++;

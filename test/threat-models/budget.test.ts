@@ -83,6 +83,44 @@ describe('the per-event work budget', () => {
     await state.close();
   });
 
+  it('shares one budget among the events of a request: a batch never costs more than twice one event', async () => {
+    const state = new MemoryStateStore();
+    // Each event: four regex tests of about 200,000 steps, most of an event's budget; a request
+    // has room for two such events and part of a third, so the rest of a batch of ten is not evaluated.
+    const models = ['0', '1', '2', '3'].map((d) =>
+      model(`tm_${d}`, {
+        name: `Digit ${d}`,
+        match: { event: 'custom.*', where: { field: 'metadata.x', op: 'regex', value: `(?s)a.{0,998}${d}` } },
+        outcome: { alert: `custom.digit_${d}`, severity: 'low' },
+      }),
+    );
+    const views = Array.from({ length: 10 }, () => view({ x: `a${'z'.repeat(98)}3` }));
+    const costs: EvaluationCosts = { events: 0, exhausted: 0, micros: 0 };
+    const detections = await evaluateModels(
+      state,
+      new ManualClock(T0),
+      'acc_budget',
+      models,
+      views.map((v) => ({ view: v })),
+      costs,
+    );
+    const spent = views.reduce((sum, v) => sum + (v.meter.granted - v.meter.left), 0);
+    expect(spent).toBeLessThanOrEqual(EVALUATION_BUDGET.requestSteps);
+    expect(views.slice(0, 2).map((v) => v.meter.exhausted)).toEqual([false, false]);
+    expect(views.slice(2).every((v) => v.meter.exhausted)).toBe(true);
+    // Past the third event nothing is left for a whole test: nothing more runs.
+    expect(views.slice(3).every((v) => v.meter.left === v.meter.granted && v.meter.granted < 250_000)).toBe(true);
+    expect(detections[0]?.alerts.map((a) => a.type)).toEqual(['custom.digit_3']);
+    expect(detections[9]?.alerts).toEqual([]);
+    // The next request starts with a whole budget again.
+    const next = view({ x: `a${'z'.repeat(98)}3` });
+    const [again] = await evaluateModels(state, new ManualClock(T0), 'acc_budget', models, [{ view: next }]);
+    expect(next.meter.granted).toBe(EVALUATION_BUDGET.eventSteps);
+    expect(again?.alerts.map((a) => a.type)).toEqual(['custom.digit_3']);
+    expect(costs.exhausted).toBeGreaterThanOrEqual(7);
+    await state.close();
+  });
+
   it('does not let a refused test inside a not read as a match', async () => {
     const state = new MemoryStateStore();
     const negated = model('tm_not', {
