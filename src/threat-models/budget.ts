@@ -32,6 +32,11 @@ export const EVALUATION_BUDGET = Object.freeze({
    * request holds the thread for more than that whatever its size.
    */
   requestSteps: 2_000_000,
+  /**
+   * Milliseconds a request's models run before the evaluation gives other requests their turn
+   * (between two events): about what one ordinary event's whole pipeline takes.
+   */
+  sliceMs: 2,
 });
 
 /**

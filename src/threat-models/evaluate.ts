@@ -197,6 +197,8 @@ function fires(p: Pending, answers: readonly StateResult[]): boolean {
   }
 }
 
+const yieldToOtherRequests = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /** What evaluating an account's models cost, added to by each call that is given it. */
 export interface EvaluationCosts {
   /** Events evaluated. */
@@ -211,8 +213,9 @@ export interface EvaluationCosts {
  * Evaluates `models` over `inputs` (one request's events, in order); answers one detection per
  * input. Writes only to `state`: a dry run passes a private store. Each event's evaluation starts
  * with a full work budget (budget.ts); an event that runs out of it is not matched by the model
- * that ran out nor by the models after it. With `costs`, the time each model takes is measured and
- * counted, before the first await: the caller reads them as soon as this returns its promise.
+ * that ran out nor by the models after it. The events of one request share a budget too. With
+ * `costs`, the time each model takes is measured and counted, and a request whose models have run
+ * for a slice lets other requests run between two of its events.
  */
 export async function evaluateModels(
   state: StateStore,
@@ -228,7 +231,14 @@ export async function evaluateModels(
   const ops: StateOp[] = [];
   const pending: Pending[] = [];
   let requestLeft = EVALUATION_BUDGET.requestSteps;
+  let sliceStarted = costs === undefined ? 0 : performance.now();
   for (let e = 0; e < inputs.length; e++) {
+    // A request whose models have held the thread for a slice lets other requests run before its
+    // next event: one account's heavy batch delays another's request by a slice, not by the batch.
+    if (costs !== undefined && e > 0 && performance.now() - sliceStarted > EVALUATION_BUDGET.sliceMs) {
+      await yieldToOtherRequests();
+      sliceStarted = performance.now();
+    }
     const { view, eventId } = inputs[e] as ModelInput;
     const meter = view.meter;
     meter.reset(requestLeft);

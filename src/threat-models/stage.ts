@@ -49,9 +49,12 @@ export function createThreatModelStage(deps: {
         items.map((item) => ({ view: EventView.ofEvent(item.event), ...(item.eventId === undefined ? {} : { eventId: item.eventId }) })),
         window,
       );
-      // The models have been evaluated and measured by now; only their state round trips remain.
-      if (window !== undefined) watch?.review(accountId, window, models);
-      return detections;
+      if (window === undefined || watch === undefined) return detections;
+      // Reviewed once every event has been measured (a long request's evaluation yields between slices).
+      return detections.then((found) => {
+        watch.review(accountId, window, models);
+        return found;
+      });
     },
   };
 }

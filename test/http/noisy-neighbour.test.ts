@@ -1,13 +1,14 @@
 /**
  * One account runs each attack of test/helpers/noisy-neighbour.ts in a loop while another sends
  * single events one at a time. The victim's p99 under each attack stays within 3× its p99 next
- * to a neighbour sending ordinary events in the same loops: whatever the attacker sends, it costs
- * the others no more than an ordinary customer's traffic does. (The same attacks measured
+ * to a neighbour sending ordinary traffic of the same shape in the same loops (single events, or
+ * valid batches of the same size for the attacks made of batches): whatever the attacker sends,
+ * it costs the others no more than an ordinary customer's traffic does. (The same attacks measured
  * against the built service on a real port: bench/noisy-neighbour.ts.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, type TestApp } from '../helpers/app.js';
-import { ATTACKS, ORDINARY, percentile, victimLatencies, whileAttacking, type Environment, type Send } from '../helpers/noisy-neighbour.js';
+import { ATTACKS, ORDINARY, ORDINARY_BATCHES, percentile, victimLatencies, whileAttacking, type Environment, type Send } from '../helpers/noisy-neighbour.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { roomyApp } from './support.js';
 
@@ -20,7 +21,7 @@ describe('a noisy neighbour', () => {
   let receiver: WebhookReceiver;
   let env: Environment;
   let victim: string;
-  let ordinaryP99 = 0;
+  const baselineP99 = { events: 0, batches: 0 };
 
   beforeAll(async () => {
     t = await roomyApp({ VIGIL_WEBHOOK_ALLOW_CIDRS: '127.0.0.1/32', VIGIL_WEBHOOK_POLL_MS: '20' });
@@ -35,12 +36,17 @@ describe('a noisy neighbour', () => {
         ...(r.body === undefined ? {} : { payload: typeof r.body === 'string' ? r.body : JSON.stringify(r.body) }),
         ...(r.remoteAddress === undefined ? {} : { remoteAddress: r.remoteAddress }),
       });
+      // A request over a socket arrives in a turn of the event loop of its own; a loop of injected
+      // requests otherwise never leaves the microtask queue, and the immediates each request
+      // leaves behind (its streams' clean-up) pile up until the loop reaches its check phase.
+      await new Promise((resolve) => setImmediate(resolve));
       return { status: res.statusCode, body: res.body };
     };
     env = { send, attacker: { secret: attacker.secret, publishable: attacker.publishable, origin: ORIGIN }, adminToken: ADMIN_TOKEN, webhookUrl: receiver.url };
     // Warm every path once, then measure the baseline.
     await victimLatencies(send, victim, 50);
-    ordinaryP99 = percentile(await whileAttacking(env, ORDINARY, LOOPS, () => victimLatencies(send, victim, SAMPLES)), 99);
+    baselineP99.events = percentile(await whileAttacking(env, ORDINARY, LOOPS, () => victimLatencies(send, victim, SAMPLES)), 99);
+    baselineP99.batches = percentile(await whileAttacking(env, ORDINARY_BATCHES, LOOPS, () => victimLatencies(send, victim, SAMPLES)), 99);
   }, 120_000);
   afterAll(async () => {
     await receiver.stop();
@@ -52,7 +58,10 @@ describe('a noisy neighbour', () => {
       await attack.setup?.(env);
       const latencies = await whileAttacking(env, attack, LOOPS, () => victimLatencies(env.send, victim, SAMPLES));
       const p99 = percentile(latencies, 99);
-      expect(p99, `victim p99 ${p99.toFixed(1)} ms under attack, ${ordinaryP99.toFixed(1)} ms next to ordinary traffic`).toBeLessThanOrEqual(3 * ordinaryP99);
+      const ordinary = baselineP99[attack.baseline];
+      expect(p99, `victim p99 ${p99.toFixed(1)} ms under attack, ${ordinary.toFixed(1)} ms next to ordinary ${attack.baseline}`).toBeLessThanOrEqual(
+        3 * ordinary,
+      );
     });
   }
 });
