@@ -7,7 +7,7 @@
  */
 import ipaddr from 'ipaddr.js';
 import { compileGlob, compileTenantRegex, wildcardParts, type PatternResult } from '../util/tenant-pattern.js';
-import { DEFAULT_ALERT_WINDOW_SECONDS, type Condition, type FieldCondition, type MatchSpec, type ThreatModelDefinition } from './model.js';
+import { DEFAULT_ALERT_WINDOW_SECONDS, LIMITS, type Condition, type FieldCondition, type MatchSpec, type ThreatModelDefinition } from './model.js';
 import type { WorkMeter } from './budget.js';
 import type { EventView } from './event-view.js';
 
@@ -49,12 +49,24 @@ export interface ModelUsage {
 /** What compiling one model has cost so far. */
 interface CompileCost {
   memoryBytes: number;
+  /** RE2 instructions of the model's regular expressions so far. */
+  instructions: number;
 }
 
-/** A pattern that passed validation; one that does not compile here is a defect, not an input error. */
-function compiledPattern<T extends { readonly memoryBytes: number }>(result: PatternResult<T>, cost: CompileCost): T {
+const newCost = (): CompileCost => ({ memoryBytes: 0, instructions: 0 });
+
+/**
+ * A pattern that passed validation; one that does not compile here is a defect, not an input
+ * error. A model stored under looser limits than today's (an older version of the service) stops
+ * compiling once its regular expressions pass the per-model instruction limit: the registry then
+ * skips it rather than spend the request thread on it.
+ */
+function compiledPattern<T extends { readonly memoryBytes: number; readonly instructions?: number }>(result: PatternResult<T>, cost: CompileCost): T {
   if (!result.ok) throw new Error(result.message);
   cost.memoryBytes += result.pattern.memoryBytes;
+  cost.instructions += result.pattern.instructions ?? 0;
+  if (cost.instructions > LIMITS.modelInstructions)
+    throw new Error(`the model's regular expressions compile to more than ${LIMITS.modelInstructions} RE2 instructions, over the limit per model`);
   return result.pattern;
 }
 
@@ -246,7 +258,7 @@ function compileLeaf(c: FieldCondition, cost: CompileCost): Predicate {
   return (view) => listed(view.get(c.field), view.meter);
 }
 
-export function compileCondition(c: Condition, cost: CompileCost = { memoryBytes: 0 }): Predicate {
+export function compileCondition(c: Condition, cost: CompileCost = newCost()): Predicate {
   // Plain loops: a callback passed to every() or some() would be a closure made per event.
   if ('all' in c) {
     const parts = c.all.map((part) => compileCondition(part, cost));
@@ -270,7 +282,7 @@ export function compileCondition(c: Condition, cost: CompileCost = { memoryBytes
 }
 
 /** Event type globs: `*` alone, exact names and `prefix.*` are plain string tests; the rest are charged. */
-export function compileTypeGlobs(globs: readonly string[], cost: CompileCost = { memoryBytes: 0 }): (eventType: string, meter: WorkMeter) => boolean {
+export function compileTypeGlobs(globs: readonly string[], cost: CompileCost = newCost()): (eventType: string, meter: WorkMeter) => boolean {
   if (globs.includes('*')) return () => true;
   const exact = new Set(globs.filter((g) => !g.includes('*')));
   const prefixes = globs.filter((g) => g.endsWith('*') && g.indexOf('*') === g.length - 1).map((g) => g.slice(0, -1));
@@ -298,7 +310,7 @@ function compileStep(m: MatchSpec, cost: CompileCost): CompiledStep {
 const MODEL_BASE_BYTES = 4 * 1024;
 
 export function compileModel(id: string, version: number, d: ThreatModelDefinition): CompiledModel {
-  const cost: CompileCost = { memoryBytes: 0 };
+  const cost = newCost();
   const steps = [d.match, ...(d.sequence?.then ?? [])].map((step) => compileStep(step, cost));
   const seconds = d.threshold?.window_seconds ?? d.sequence?.window_seconds ?? DEFAULT_ALERT_WINDOW_SECONDS;
   const kind = d.sequence ? (d.sequence.ordered ? 'sequence' : 'unordered') : d.threshold ? (d.threshold.distinct ? 'distinct' : 'count') : 'single';

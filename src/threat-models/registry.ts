@@ -18,6 +18,7 @@ import type { Store } from '../storage/store.js';
 import type { ThreatModelRow } from '../storage/types.js';
 import { ulid } from '../util/ids.js';
 import { compileModel, type CompiledModel } from './compile.js';
+import { LIMITS } from './model.js';
 import { storedDefinition } from './stored.js';
 
 /** The models in force: at once when this instance's copy is current, else once reloaded. */
@@ -154,6 +155,7 @@ export class ThreatModelRegistry {
     const out: CompiledModel[] = [];
     const keep = new Set<string>();
     const suspendedHere = new Set<string>();
+    let accountBytes = 0;
     for (const row of rows) {
       const key = modelKey(row.accountId, row.id, row.version);
       if (this.suspended.has(key) && row.suspendedAt === null) suspendedHere.add(key);
@@ -169,6 +171,17 @@ export class ThreatModelRegistry {
         }
         this.compiled.set(key, model);
       }
+      // Saves keep an account within its limit; rows stored under an older, looser limit may not be.
+      if (accountBytes + model.memoryBytes > LIMITS.accountMemoryBytes) {
+        this.compiled.delete(key);
+        keep.delete(key);
+        this.options.onCompileError?.(
+          row,
+          new Error(`the account's enabled models are over the limit of ${LIMITS.accountMemoryBytes / 1024 / 1024} MiB compiled`),
+        );
+        continue;
+      }
+      accountBytes += model.memoryBytes;
       out.push(model);
     }
     const prefix = `${accountId}|`;
