@@ -50,6 +50,8 @@ export class ThreatModelRegistry {
   private readonly entries = new Map<string, Entry>();
   private readonly loading = new Map<string, Loading>();
   private readonly compiled = new Map<string, CompiledModel>();
+  /** Versions that did not compile: at most one entry per stored version, dropped once that version is no longer stored. */
+  private readonly failed = new Set<string>();
   /** `account|id|version` of models suspended here whose suspension the store may not show yet. */
   private readonly suspended = new Set<string>();
   /** The stamp read per account, built once: every request of the account sends it. */
@@ -161,11 +163,14 @@ export class ThreatModelRegistry {
       if (this.suspended.has(key) && row.suspendedAt === null) suspendedHere.add(key);
       if (!row.enabled || row.suspendedAt !== null || this.suspended.has(key)) continue;
       keep.add(key);
+      // A version that failed to compile fails again: it is not retried (nor logged) at each reload.
+      if (this.failed.has(key)) continue;
       let model = this.compiled.get(key);
       if (model === undefined) {
         try {
           model = compileModel(row.id, row.version, storedDefinition(row));
         } catch (err) {
+          this.failed.add(key);
           this.options.onCompileError?.(row, err);
           continue;
         }
@@ -186,6 +191,8 @@ export class ThreatModelRegistry {
     }
     const prefix = `${accountId}|`;
     for (const key of this.compiled.keys()) if (key.startsWith(prefix) && !keep.has(key)) this.compiled.delete(key);
+    for (const key of this.failed)
+      if (key.startsWith(prefix) && !rows.some((row) => modelKey(row.accountId, row.id, row.version) === key)) this.failed.delete(key);
     // Once the store shows a suspension (or the model has a new version, or is gone), it decides.
     for (const key of this.suspended) if (key.startsWith(prefix) && !suspendedHere.has(key)) this.suspended.delete(key);
     return out;
