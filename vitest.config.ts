@@ -16,6 +16,7 @@ const retry = process.env.CI === 'true' ? 1 : 0;
 // files run at once than there are cores: Vitest's default (one fewer than the cores) runs one
 // file at a time on a 2-core machine, which leaves most of both cores idle.
 const workers = Math.max(3, availableParallelism() - 1);
+const NOISY_NEIGHBOUR = 'test/http/noisy-neighbour.test.ts';
 
 export default defineConfig({
   test: {
@@ -29,7 +30,7 @@ export default defineConfig({
           name: 'embedded',
           retry,
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, 'test/dashboard/**'],
+          exclude: [...configDefaults.exclude, 'test/dashboard/**', NOISY_NEIGHBOUR],
           testTimeout: 30_000,
           hookTimeout: 30_000,
         },
@@ -50,10 +51,36 @@ export default defineConfig({
           name: 'scaleout',
           retry,
           include: ['test/http/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, NOISY_NEIGHBOUR],
           env: { VIGIL_TEST_MODE: 'scaleout' },
           setupFiles: ['test/helpers/scaleout-setup.ts'],
           testTimeout: 30_000,
           hookTimeout: 30_000,
+        },
+      },
+      // The noisy-neighbour test compares one account's latency with and without another's
+      // attacks: it runs after every other file (groupOrder), alone on the machine, each mode in
+      // turn, so that other test files' load does not read as the attacks' cost.
+      {
+        test: {
+          name: 'noisy-neighbour',
+          retry,
+          include: [NOISY_NEIGHBOUR],
+          sequence: { groupOrder: 1 },
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        test: {
+          name: 'noisy-neighbour-scaleout',
+          retry,
+          include: [NOISY_NEIGHBOUR],
+          env: { VIGIL_TEST_MODE: 'scaleout' },
+          setupFiles: ['test/helpers/scaleout-setup.ts'],
+          sequence: { groupOrder: 2 },
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
         },
       },
       {
