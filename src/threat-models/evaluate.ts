@@ -233,16 +233,16 @@ export async function evaluateModels(
   let requestLeft = EVALUATION_BUDGET.requestSteps;
   let sliceStarted = costs === undefined ? 0 : performance.now();
   for (let e = 0; e < inputs.length; e++) {
+    let started = costs === undefined ? 0 : performance.now();
     // A request whose models have held the thread for a slice lets other requests run before its
     // next event: one account's heavy batch delays another's request by a slice, not by the batch.
-    if (costs !== undefined && e > 0 && performance.now() - sliceStarted > EVALUATION_BUDGET.sliceMs) {
+    if (costs !== undefined && e > 0 && started - sliceStarted > EVALUATION_BUDGET.sliceMs) {
       await yieldToOtherRequests();
-      sliceStarted = performance.now();
+      started = sliceStarted = performance.now();
     }
     const { view, eventId } = inputs[e] as ModelInput;
     const meter = view.meter;
     meter.reset(requestLeft);
-    let started = costs === undefined ? 0 : performance.now();
     const entry = modelsFor(byType, models, view.type, meter);
     let heaviest = entry.heaviest;
     let heaviestSteps = entry.heaviestSteps;
