@@ -3,7 +3,7 @@
  * event and every 202 carries one or two, and they nearly all fall on the current day. The
  * date part is formatted once per day; the time of day is plain arithmetic.
  */
-const DAY_MS = 86_400_000;
+import { DAY_MS } from './duration.js';
 const TIME_LENGTH = 'HH:MM:SS.mmmZ'.length;
 
 let dayStart = NaN;
