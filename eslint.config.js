@@ -24,7 +24,7 @@ export default tseslint.config(
   },
   {
     // Node 20's V8 takes a slow path when an object made by a leading spread then gains a member
-    // (docs/performance.md, "Node 20's slow paths"): on the path every event takes, members are
+    // (docs/internals/performance.md, "Node 20's slow paths"): on the path every event takes, members are
     // listed, put before the spread, or added with Object.assign.
     files: [
       'src/pipeline/**/*.ts',
@@ -45,7 +45,7 @@ export default tseslint.config(
         {
           selector: 'ObjectExpression > SpreadElement:first-child ~ *',
           message:
-            'On Node 20 an object that starts with a spread and then gains members takes a slow path (docs/performance.md, "Node 20\'s slow paths"): list the members, put them before the spread, or use Object.assign({}, ...).',
+            'On Node 20 an object that starts with a spread and then gains members takes a slow path (docs/internals/performance.md, "Node 20\'s slow paths"): list the members, put them before the spread, or use Object.assign({}, ...).',
         },
       ],
     },

@@ -18,7 +18,7 @@ const NOTHING: QuotaDecision = Object.freeze({ accepted: 0, dropped: 0 });
 
 /**
  * Every member is written here in one fixed order: a reservation made by spreading the decision
- * and adding members takes a slow path on Node 20 (docs/performance.md, "Node 20's slow paths").
+ * and adding members takes a slow path on Node 20 (docs/internals/performance.md, "Node 20's slow paths").
  */
 class Reservation implements QuotaReservation {
   readonly accepted: number;

@@ -12,7 +12,7 @@
  * `restartFrames` or longer asks the writer to catch up: after its next commit (once that
  * commit's requests have their answer) the writer runs a PASSIVE checkpoint itself, which finds
  * only the frames appended since this pass to copy, and its following commit starts the WAL
- * over. That, with `journal_size_limit`, bounds the WAL on disk (docs/performance.md,
+ * over. That, with `journal_size_limit`, bounds the WAL on disk (docs/internals/performance.md,
  * "Checkpoints off the commit path"). Message: { close }, after which it runs a TRUNCATE
  * checkpoint, closes its connection and exits. Losing this thread loses nothing: committed
  * transactions are in the WAL, which the next checkpoint (or the last connection to close)

@@ -1,6 +1,6 @@
 /**
  * What custom threat models may cost the request thread, and what happens to a model that costs
- * more: the one place that holds the numbers (docs/threat-models.md, "Limits" and "Cost").
+ * more: the one place that holds the numbers (docs/guides/threat-models.md, "Limits" and "Cost").
  *
  * Two bounds, at two time scales:
  *   - per event, deterministic: evaluating an account's models over one event carries a WorkMeter.
@@ -126,7 +126,7 @@ export const SUSPENSION_POLICY: SuspensionPolicy = Object.freeze({
   minRequests: 10,
   /**
    * A millisecond per event is several times what a hundred models of ordinary shapes cost
-   * (docs/performance.md), and at that rate one account's models alone hold a core to a thousand
+   * (docs/internals/performance.md), and at that rate one account's models alone hold a core to a thousand
    * events a second.
    */
   eventMicros: 1_000,

@@ -104,7 +104,7 @@ export interface ThreatModelVersion {
   readonly createdAt: number;
 }
 
-/** Documented limits (docs/threat-models.md). */
+/** Documented limits (docs/guides/threat-models.md). */
 export const LIMITS = Object.freeze({
   modelsPerAccount: 100,
   conditionsPerModel: 64,

@@ -4,10 +4,10 @@ import { EventSchema, RequestSchema } from '../../src/pipeline/event-schema.js';
 
 type Schema = Readonly<Record<string, unknown>>;
 
-/** The rows of the field table in docs/fields.md: field -> [type, limits, meaning]. */
+/** The rows of the field table in docs/reference/fields.md: field -> [type, limits, meaning]. */
 function documentedFields(): Map<string, string[]> {
   const rows = new Map<string, string[]>();
-  for (const line of readFileSync(new URL('../../docs/fields.md', import.meta.url), 'utf8').split('\n')) {
+  for (const line of readFileSync(new URL('../../docs/reference/fields.md', import.meta.url), 'utf8').split('\n')) {
     const match = /^\| `([a-z0-9_.]+)` +\|(.*)\|$/.exec(line);
     if (match)
       rows.set(
@@ -31,7 +31,7 @@ const schemaFields = (): [string, Schema][] => [
   ...Object.entries(RequestSchema.properties).map(([name, schema]): [string, Schema] => [`request.${name}`, schema]),
 ];
 
-describe('docs/fields.md: the field reference matches the event schema', () => {
+describe('docs/reference/fields.md: the field reference matches the event schema', () => {
   const documented = documentedFields();
 
   it('documents every field of the schema, and no other', () => {

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { FLOORS, upwardImports } from './layers.js';
 
-it('no module of src/ imports from a higher floor (the picture in docs/architecture.md)', () => {
+it('no module of src/ imports from a higher floor (the picture in docs/internals/architecture.md)', () => {
   expect(upwardImports()).toEqual([]);
 });
 

@@ -1,5 +1,5 @@
 /**
- * The examples of the README and docs/ run as written: every shell block after an
+ * The examples of the README and of every page under docs/ (guides, reference, internals) run as written: every shell block after an
  * `<!-- example: status N -->` marker is run with sh and curl against the real service on a port,
  * and its answer must have the status of the marker and, when a JSON block follows, that block's
  * shape and values (ids and timestamps by format only, since they differ on every run).
@@ -98,14 +98,15 @@ export function differences(actual: unknown, shown: unknown, path = '$'): string
 
 const DOCS = [
   'README.md',
-  ...readdirSync(`${ROOT}docs`)
+  ...readdirSync(`${ROOT}docs`, { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith('.md'))
+    .sort()
     .map((f) => `docs/${f}`),
 ];
 const byFile = DOCS.map((file) => ({ file, examples: examplesIn(file, readFileSync(ROOT + file, 'utf8')) })).filter((f) => f.examples.length > 0);
 
 it('the README and the quick-start have examples that run', () => {
-  expect(byFile.map((f) => f.file)).toEqual(expect.arrayContaining(['README.md', 'docs/quick-start.md']));
+  expect(byFile.map((f) => f.file)).toEqual(expect.arrayContaining(['README.md', 'docs/guides/quick-start.md']));
 });
 
 it('the comparison reports what differs', () => {

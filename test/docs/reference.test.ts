@@ -29,8 +29,8 @@ function tableRows(text: string, firstHeader: string): string[][] {
 
 const unquote = (cell: string) => cell.replace(/^`|`$/g, '');
 
-describe('docs/api.md error table', () => {
-  const rows = tableRows(read('docs/api.md'), 'Status');
+describe('docs/reference/api.md error table', () => {
+  const rows = tableRows(read('docs/reference/api.md'), 'Status');
 
   it('lists every error code the API answers with, once, with its status', () => {
     const documented = rows.map(([status, code]) => [unquote(code ?? ''), Number(status)]);
@@ -61,8 +61,8 @@ function variablesInSources(): string[] {
   return [...names].sort();
 }
 
-describe('docs/configuration.md', () => {
-  const rows = tableRows(read('docs/configuration.md'), 'Variable');
+describe('docs/reference/configuration.md', () => {
+  const rows = tableRows(read('docs/reference/configuration.md'), 'Variable');
   const documented = rows.map((r) => unquote(r[0] ?? ''));
 
   it('documents every variable the service reads, and no other', () => {

@@ -415,7 +415,7 @@ describe.skipIf(SCALE_OUT)('12. detection state per distinct actor stays under i
     }
     expect(peak).toBeGreaterThan(900);
     expect(peak).toBeLessThanOrEqual(1_000);
-    // The shipped heap limit (688 MB) keeps about 229 MB of estimated state, as docs/deployment.md says.
+    // The shipped heap limit (688 MB) keeps about 229 MB of estimated state, as docs/guides/deployment.md says.
     expect(bytesForHeap(688 * 1024 * 1024)).toBe(240_473_429);
   });
 });

@@ -90,8 +90,8 @@ describe('event types a publishable key may send', () => {
     expect((await alerts()).map((a) => a.type)).toContain('host.log_tampering');
   });
 
-  it('docs/api.md names the same families as the code', () => {
-    const api = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
+  it('docs/reference/api.md names the same families as the code', () => {
+    const api = readFileSync(new URL('../../docs/reference/api.md', import.meta.url), 'utf8');
     const families = PUBLISHABLE_KEY_EVENT_FAMILIES.map((f) => `\`${f}.*\``);
     const list = families.length === 1 ? families[0] : `${families.slice(0, -1).join(', ')} and ${families.at(-1)}`;
     expect(api.replace(/\s+/g, ' ')).toContain(`send only ${list} events`);

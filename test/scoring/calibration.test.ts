@@ -1,7 +1,7 @@
 /**
  * Score calibration on labelled sets, through the real service over HTTP (real catalog, enrichment,
  * detection and scoring): what action attacks and real benign traffic end up with. The table it
- * prints is the one published in docs/detection.md.
+ * prints is the one published in docs/internals/detection.md.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/util/clock.js';
