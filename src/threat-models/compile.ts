@@ -5,7 +5,7 @@
  * event's WorkMeter before it runs (budget.ts): a test the meter refuses is not run and does not
  * match.
  */
-import ipaddr from 'ipaddr.js';
+import { cidrContains, parseAddress, parseCidr } from '../util/ip.js';
 import { compileGlob, compileTenantRegex, wildcardParts, type PatternResult } from '../util/tenant-pattern.js';
 import { DEFAULT_ALERT_WINDOW_SECONDS, LIMITS, type Condition, type FieldCondition, type MatchSpec, type ThreatModelDefinition } from './model.js';
 import type { WorkMeter } from './budget.js';
@@ -147,29 +147,21 @@ function wildcardTest(pattern: string, ignoreCase: boolean, cost: CompileCost): 
   };
 }
 
-/** Parsed addresses, shared by every CIDR test: an event's ip is parsed once, not once per model. */
-const parsedAddresses = new Map<string, ipaddr.IPv4 | ipaddr.IPv6 | null>();
-/** The longest text of an address (an IPv6 address with an embedded IPv4 one and a zone): longer text is none, unparsed and uncached. */
-const ADDRESS_TEXT_MAX = 64;
-
-function addressOf(text: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
-  if (text.length > ADDRESS_TEXT_MAX) return null;
-  let addr = parsedAddresses.get(text);
-  if (addr === undefined) {
-    addr = ipaddr.isValid(text) ? ipaddr.process(text) : null;
-    if (parsedAddresses.size >= 10_000) parsedAddresses.clear();
-    parsedAddresses.set(text, addr);
-  }
-  return addr;
-}
-
+/**
+ * Addresses and ranges are read by the service's one IP parser, as allowlists and limits read
+ * them: `010.0.0.1`, `10.1` and `0x0a.0.0.1` are no addresses, so they match no range.
+ */
 function cidrTest(list: readonly string[]): ValueTest {
-  const ranges = list.map((c) => ipaddr.parseCIDR(c));
+  const ranges = list.map((c) => {
+    const range = parseCidr(c);
+    if (range === undefined) throw new Error(`"${c}" is not a CIDR`);
+    return range;
+  });
   return (v) => {
     if (typeof v !== 'string') return false;
-    const addr = addressOf(v);
-    if (addr === null) return false;
-    for (const [net, bits] of ranges) if (addr.kind() === net.kind() && addr.match(net, bits)) return true;
+    const address = parseAddress(v);
+    if (address === undefined) return false;
+    for (const range of ranges) if (cidrContains(range, address)) return true;
     return false;
   };
 }

@@ -3,9 +3,10 @@
  * path in the body (`match.where.all[2].value`) and what is wrong there. A model that passes
  * compiles (regexes on the linear-time engine, CIDRs, globs) and stays inside LIMITS.
  */
-import ipaddr from 'ipaddr.js';
 import type { Severity } from '../event/classification.js';
 import type { ErrorDetail } from '../event/rejection.js';
+import { SEVERITY_WEIGHTS } from '../scoring/weights.js';
+import { parseCidr } from '../util/ip.js';
 import { compileTenantRegex } from '../util/tenant-pattern.js';
 import { compileModel } from './compile.js';
 import {
@@ -188,7 +189,8 @@ class Checker {
           this.fail(at, 'must be a CIDR such as "10.0.0.0/8" or a list of them');
         else
           list.forEach((c, i) => {
-            if (typeof c !== 'string' || !isCidr(c)) this.fail(Array.isArray(value) ? `${at}[${i}]` : at, `"${String(c)}" is not a CIDR (address/prefix)`);
+            if (typeof c !== 'string' || !isCidr(c))
+              this.fail(Array.isArray(value) ? `${at}[${i}]` : at, `"${String(c)}" is not a CIDR (address/prefix, such as 10.0.0.0/8 or 2001:db8::/32)`);
           });
         break;
       }
@@ -263,7 +265,8 @@ class Checker {
       this.fail(join(path, 'severity'), `must be one of ${SEVERITIES.join(', ')}`);
       ok = false;
     }
-    const points = v.points === undefined ? DEFAULT_POINTS[v.severity as Severity] : this.integer(v.points, join(path, 'points'), 0, LIMITS.points);
+    // An outcome that names no points adds what a built-in alert of its severity adds.
+    const points = v.points === undefined ? SEVERITY_WEIGHTS[v.severity as Severity] : this.integer(v.points, join(path, 'points'), 0, LIMITS.points);
     const tags = v.tags ?? [];
     if (!Array.isArray(tags) || tags.length > LIMITS.tags) {
       this.fail(join(path, 'tags'), `must be a list of at most ${LIMITS.tags} tags`);
@@ -280,19 +283,13 @@ class Checker {
   }
 }
 
-/** Score points of an outcome that names none: what a built-in alert of that severity adds. */
-export const DEFAULT_POINTS: Readonly<Record<Severity, number>> = { low: 10, medium: 20, high: 35, critical: 50 };
-
 const join = (path: string, key: string): string => (path === '' ? key : `${path}.${key}`);
 
-export function isCidr(text: string): boolean {
-  try {
-    ipaddr.parseCIDR(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/**
+ * An address and a prefix length, read by the service's one IP parser (as allowlists read them):
+ * `010.0.0.0/8`, `10.1/16` and `0x0a.0.0.0/8` are refused. A bare address is not a CIDR here.
+ */
+export const isCidr = (text: string): boolean => text.includes('/') && parseCidr(text) !== undefined;
 
 /** Validates a native model body; the answer is the normalised definition or every problem found. */
 export function validateModel(body: unknown): Validation<ThreatModelDefinition> {

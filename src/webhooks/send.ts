@@ -1,7 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { isIP } from 'node:net';
-import { forbiddenAddress, ForbiddenAddressError, guardedLookup, hostOf, type SsrfGuard } from './ssrf.js';
+import { forbiddenAddress, ForbiddenAddressError, guardedLookup, hostOf, isAddress, type SsrfGuard } from './ssrf.js';
 import { errorCode } from '../util/caught.js';
 
 /** What one POST came to. */
@@ -19,7 +18,7 @@ const ANSWER_BYTES = 512;
  */
 export function send(url: URL, headers: Record<string, string>, body: string, timeoutMs: number, guard: SsrfGuard): Promise<SendResult> {
   const host = hostOf(url);
-  if (isIP(host) !== 0) {
+  if (isAddress(host)) {
     const why = forbiddenAddress(host, guard.allowed);
     if (why !== undefined) return Promise.resolve({ kind: 'refused', reason: `${host} is ${why}` });
   }
@@ -38,7 +37,7 @@ export function send(url: URL, headers: Record<string, string>, body: string, ti
         method: 'POST',
         agent: false,
         headers: { 'content-type': 'application/json', 'user-agent': 'Vigil-Webhooks/1', 'content-length': String(Buffer.byteLength(body)), ...headers },
-        ...(isIP(host) === 0 ? { lookup: guardedLookup(guard) } : {}),
+        ...(isAddress(host) ? {} : { lookup: guardedLookup(guard) }),
       },
       (response) => {
         const chunks: Buffer[] = [];

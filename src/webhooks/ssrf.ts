@@ -7,10 +7,11 @@
  * elsewhere (DNS rebinding) is refused at delivery time.
  */
 import { lookup as dnsLookup } from 'node:dns';
-import { isIP, type LookupFunction } from 'node:net';
+import type { LookupFunction } from 'node:net';
 // ipaddr.js classifies an address by the IANA special-purpose registries (unique local, NAT64,
-// broadcast, ...), finer than the scopes the enrichment needs; addresses and the operator's allowed
-// ranges are parsed by the service's one IP module.
+// broadcast, ...), finer than the scopes the enrichment needs. It only classifies: every address
+// is parsed by the service's one IP module first and reaches ipaddr.js as bytes, never as text
+// (an architecture test holds this file to ipaddr.fromByteArray).
 import ipaddr from 'ipaddr.js';
 import { cidrContains, formatAddress, parseAddress, type Address, type Cidr } from '../util/ip.js';
 
@@ -74,16 +75,21 @@ function embeddedReason(a: Address): string | undefined {
   return `a reserved address (${embedding.form}) embedding ${ipv4}${inner === undefined ? '' : `, ${inner}`}`;
 }
 
+/** The address's bytes, most significant first: 4 for IPv4 (and IPv4-mapped IPv6), 16 for IPv6. */
+function bytesOf(a: Address): number[] {
+  const words = a.version === 4 ? [a.w3] : [a.w0, a.w1, a.w2, a.w3];
+  return words.flatMap((w) => [w >>> 24, (w >>> 16) & 255, (w >>> 8) & 255, w & 255]);
+}
+
 /** Why this address may not be reached, or undefined when it may. */
 export function forbiddenAddress(address: string, allowed: readonly AllowedRange[]): string | undefined {
   const parsed = parseAddress(address);
-  if (parsed === undefined || !ipaddr.isValid(address)) return 'not an IP address';
+  if (parsed === undefined) return 'not an IP address';
   if (allowed.some((range) => cidrContains(range, parsed))) return undefined;
   const embedded = embeddedReason(parsed);
   if (embedded !== undefined) return embedded;
-  const ip = ipaddr.process(address);
-  if (METADATA.has(ip.toNormalizedString()) || METADATA.has(ip.toString())) return 'a cloud metadata address';
-  const range = ip.range();
+  if (METADATA.has(formatAddress(parsed))) return 'a cloud metadata address';
+  const range = ipaddr.fromByteArray(bytesOf(parsed)).range();
   if (range === 'unicast') return undefined;
   return `a ${RANGE_NAMES[range] ?? `reserved (${range})`} address`;
 }
@@ -91,6 +97,9 @@ export function forbiddenAddress(address: string, allowed: readonly AllowedRange
 export type UrlCheck = { readonly ok: true; readonly url: URL } | { readonly ok: false; readonly reason: string };
 
 const bareHost = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, '$1');
+
+/** Whether a URL's host is an address rather than a name (the URL parser has already made it canonical). */
+export const isAddress = (host: string): boolean => parseAddress(host) !== undefined;
 
 /** Checks a URL's form and every address its host resolves to. */
 export async function checkUrl(text: string, guard: SsrfGuard): Promise<UrlCheck> {
@@ -104,7 +113,7 @@ export async function checkUrl(text: string, guard: SsrfGuard): Promise<UrlCheck
   if (url.username !== '' || url.password !== '') return { ok: false, reason: 'must not carry credentials' };
   const host = bareHost(url);
   let addresses: readonly { address: string }[];
-  if (isIP(host) !== 0) addresses = [{ address: host }];
+  if (isAddress(host)) addresses = [{ address: host }];
   else {
     try {
       addresses = await guard.resolve(host);
