@@ -10,6 +10,7 @@
 import type { LastSwapOp, StateOp, ResultOf, StateResult } from './state/state-store.js';
 import type { EventFacts } from './facts.js';
 import type { CompiledSettings } from './settings.js';
+import type { AlertDecision, DetectorFamily, Severity } from '../event/classification.js';
 
 /** Index of an op in a batch, typed by the op's answer. */
 export type Slot<R> = number & { readonly __answer?: R };
@@ -57,17 +58,66 @@ export interface DetectContext {
   raise(type: string, subject: string, details?: Readonly<Record<string, unknown>>): void;
 }
 
-export type Thresholds = Readonly<Record<string, number>>;
 export type Judge = (answers: Answers) => void;
 
-export interface Detector {
-  readonly name: string;
-  detect(ctx: DetectContext, t: Thresholds): Judge | void;
+/** A per-account tunable number: its default and the range an account may set it to. */
+export interface ThresholdDecl {
+  readonly default: number;
+  readonly min: number;
+  readonly max: number;
+  readonly description: string;
 }
 
-export const MINUTE = 60_000;
-export const HOUR = 60 * MINUTE;
-export const DAY = 24 * HOUR;
+/** An alert type as its detector declares it. */
+export interface AlertDecl {
+  readonly severity: Severity;
+  /** MITRE ATT&CK technique ids, e.g. T1110.001. */
+  readonly mitre: readonly string[];
+  /** Deduplication window: a new sighting within this time of the last one updates the open alert. */
+  readonly windowMs: number;
+  readonly description: string;
+  /**
+   * The decision the alert imposes when it is not the one its severity implies (high: challenge,
+   * critical: block); null for none whatever the severity.
+   */
+  readonly decision?: AlertDecision | null;
+}
 
-/** Reads a threshold that the spec documents (every documented name is present after compile). */
-export const th = (t: Thresholds, name: string): number => t[name] as number;
+/** Threshold values as a detector reads them: every declared name, and no other. */
+export type ThresholdValues<T extends string> = Readonly<Record<T, number>>;
+
+/** What every detector module declares next to its logic; the catalogue, settings and docs are derived from it. */
+export interface Declaration<T extends string = string, A extends string = string> {
+  readonly name: string;
+  /** The catalogue dispatches an event only to detectors whose families it has. */
+  readonly families: readonly DetectorFamily[];
+  readonly description: string;
+  /** Runs on every event, `custom.*` included. */
+  readonly generic?: boolean;
+  /**
+   * False when the composite score counts the detector's signal on a line of its own (threat
+   * intel, request scanning): its alerts add no points and put no standing on the actor.
+   */
+  readonly scored?: boolean;
+  /** Settings under `settings.detectors.<name>`, in the order they are documented. */
+  readonly thresholds?: { readonly [K in T]: ThresholdDecl };
+  /** The alert types it raises, in the order they are documented. */
+  readonly alerts: { readonly [K in A]: AlertDecl };
+}
+
+/** A detector of single events: its declaration and its two-step logic. */
+export interface Detector<T extends string = string, A extends string = string> extends Declaration<T, A> {
+  detect(ctx: DetectContext, t: ThresholdValues<T>): Judge | void;
+  /** Its thresholds under an account's settings, for a detector that follows another one's window. */
+  thresholdsIn(settings: CompiledSettings): ThresholdValues<T>;
+}
+
+/**
+ * Declares a detector. The threshold names `detect` may read are the keys of `thresholds`, so
+ * reading an undeclared one does not compile.
+ */
+export function defineDetector<const T extends string = never, const A extends string = never>(
+  d: Declaration<T, A> & { detect(ctx: DetectContext, t: ThresholdValues<T>): Judge | void },
+): Detector<T, A> {
+  return Object.assign({}, d, { thresholdsIn: (settings: CompiledSettings) => settings.thresholds(d.name) as ThresholdValues<T> });
+}

@@ -14,9 +14,9 @@ import { newId } from '../util/ids.js';
 import type { Clock } from '../util/clock.js';
 import type { AlertHit, StandingAlert } from '../event/alert.js';
 import { Answers, OpBatch, type DetectContext, type Judge, type Raised, type Slot } from './detector.js';
-import { DETECTORS, KILL_CHAIN_DETECTOR } from './detectors/index.js';
+import { DETECTORS } from './detectors/index.js';
 import { eventFacts, type EventFacts } from './facts.js';
-import { ChainRun } from './kill-chains.js';
+import { ChainRun, killChain } from './kill-chains.js';
 import { compileSettings, isSilenced, type CompiledSettings } from './settings.js';
 import { alertSpec } from './specs.js';
 import { liftStanding, Standing } from './standing.js';
@@ -135,8 +135,8 @@ export class EventDetection {
     for (let i = 0; i < names.length; i++) {
       const name = names[i] as string;
       if (!settings.enabled(name) || isSilenced(silenced, name)) continue;
-      if (name === KILL_CHAIN_DETECTOR) {
-        chains = new ChainRun(this.run, settings.thresholds(name));
+      if (name === killChain.name) {
+        chains = new ChainRun(this.run, killChain.thresholdsIn(settings));
         continue;
       }
       const judge = DETECTORS.get(name)?.detect(this.run, settings.thresholds(name));

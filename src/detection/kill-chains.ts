@@ -4,16 +4,19 @@
  * burst counted in state. Type stages are marked in the first batch; alert and burst stages, and
  * the type stages after them, in the second; so most events need one round trip.
  */
-import type { KillChainSpec } from '../event/classification.js';
-import { MINUTE, th, type Answers, type DetectContext, type OpBatch, type Raised, type Slot, type Thresholds } from './detector.js';
+import { DETECTOR_FAMILIES, type Severity } from '../event/classification.js';
+import { HOUR_MS, MINUTE_MS } from '../util/duration.js';
+import type { AlertDecl, Answers, DetectContext, Declaration, OpBatch, Raised, Slot, ThresholdDecl, ThresholdValues } from './detector.js';
 import { SENSITIVE_CHANGE_TYPES } from './detectors/account-takeover-signals.js';
 import { isExport } from './detectors/bulk-export.js';
 import { isRoleChange } from './detectors/session-anomaly.js';
 import type { EventFacts } from './facts.js';
-import { KILL_CHAINS } from './specs.js';
+import type { CompiledSettings } from './settings.js';
 import type { SequenceResult, SequenceStep, WindowResult } from './state/state-store.js';
 
-interface StageDef {
+interface StageDecl {
+  readonly name: string;
+  readonly description: string;
   /** Met by the event itself. */
   readonly when?: (f: EventFacts) => boolean;
   /** Met when this event raised one of these alerts. */
@@ -26,9 +29,15 @@ interface StageDef {
   readonly laterEvent?: boolean;
 }
 
-interface ChainDef {
-  readonly spec: KillChainSpec;
-  readonly stages: readonly StageDef[];
+/** A kill chain: the alert it raises, the subject it follows, its window and its ordered stages. */
+interface ChainDecl {
+  readonly type: string;
+  readonly subject: 'actor' | 'host';
+  readonly windowMs: number;
+  readonly severity: Severity;
+  readonly mitre: readonly string[];
+  readonly description: string;
+  readonly stages: readonly StageDecl[];
 }
 
 const set = (...xs: string[]): ReadonlySet<string> => new Set(xs);
@@ -65,64 +74,176 @@ const COMPROMISE_ALERTS = set(
   'host.sensitive_file_change',
   'host.container_escape',
 );
-const ACCESS_BURST_WINDOW_MS = 10 * MINUTE;
+const ACCESS_BURST_WINDOW_MS = 10 * MINUTE_MS;
 
-const DEFS: Readonly<Record<string, readonly StageDef[]>> = {
-  'chain.account_takeover': [
-    { alerts: CREDENTIAL_ATTACK_ALERTS },
-    { when: (f) => f.loginSuccess },
-    { when: (f) => SENSITIVE_CHANGE_TYPES.has(f.type) && f.type !== 'auth.mfa.enabled' },
-  ],
-  'chain.privilege_escalation': [
-    { loginAlerts: RISKY_LOGIN_ALERTS },
-    { when: (f) => isRoleChange(f) || f.type === 'admin.user.impersonated' },
-    {
-      when: types(
-        'admin.config.changed',
-        'admin.settings.updated',
-        'admin.api_key.created',
-        'admin.user.created',
-        'admin.role.created',
-        'admin.integration.added',
-      ),
-    },
-  ],
-  'chain.data_exfiltration': [
-    { loginAlerts: RISKY_LOGIN_ALERTS, when: isRoleChange, alerts: set('privilege.escalation') },
-    { burst: true, alerts: set('data.bulk_export') },
-    { when: isExport, laterEvent: true },
-  ],
-  'chain.host_compromise': [
-    { alerts: set('host.ssh_brute_force') },
-    { alerts: set('host.ssh_login_after_failures') },
-    { when: types('server.user.sudo', 'server.user.su', 'server.user.created') },
-    { alerts: set('host.persistence', 'host.suspicious_process') },
-  ],
-  'chain.cover_tracks': [{ alerts: COMPROMISE_ALERTS }, { when: types('server.log.cleared', 'server.log.tampered', 'server.firewall.rule_removed') }],
-};
+const CHAINS: readonly ChainDecl[] = [
+  {
+    type: 'chain.account_takeover',
+    subject: 'actor',
+    windowMs: HOUR_MS,
+    severity: 'critical',
+    mitre: ['T1110', 'T1078', 'T1098'],
+    description:
+      'Kill chain: a credential attack or risky login, then a successful login, then a sensitive account change (MFA, email, phone or password) within an hour. The account is very probably taken over.',
+    stages: [
+      {
+        name: 'credential_attack_or_risky_login',
+        description:
+          'Brute force, spray, distributed or stuffing attack on the actor, or a login from Tor, a blocklisted address, a new country or impossible travel.',
+        alerts: CREDENTIAL_ATTACK_ALERTS,
+      },
+      { name: 'login_success', description: 'A successful login of the actor.', when: (f) => f.loginSuccess },
+      {
+        name: 'sensitive_change',
+        description: 'MFA disabled, email, phone or password changed.',
+        when: (f) => SENSITIVE_CHANGE_TYPES.has(f.type) && f.type !== 'auth.mfa.enabled',
+      },
+    ],
+  },
+  {
+    type: 'chain.privilege_escalation',
+    subject: 'actor',
+    windowMs: HOUR_MS,
+    severity: 'critical',
+    mitre: ['T1078', 'T1098'],
+    description:
+      'Kill chain: a risky login, then a role change or impersonation, then an administrative change (configuration, API key, new user) within an hour.',
+    stages: [
+      {
+        name: 'risky_login',
+        description: 'A successful login that raised a risk alert (new country or device, impossible travel, Tor, blocklisted address, stuffing).',
+        loginAlerts: RISKY_LOGIN_ALERTS,
+      },
+      {
+        name: 'role_change_or_impersonation',
+        description: 'A role or permission change, or impersonation.',
+        when: (f) => isRoleChange(f) || f.type === 'admin.user.impersonated',
+      },
+      {
+        name: 'admin_change',
+        description: 'Configuration or settings changed, an API key or a user created, a role created.',
+        when: types(
+          'admin.config.changed',
+          'admin.settings.updated',
+          'admin.api_key.created',
+          'admin.user.created',
+          'admin.role.created',
+          'admin.integration.added',
+        ),
+      },
+    ],
+  },
+  {
+    type: 'chain.data_exfiltration',
+    subject: 'actor',
+    windowMs: HOUR_MS,
+    severity: 'critical',
+    mitre: ['T1078', 'T1530', 'T1567'],
+    description: 'Kill chain: a risky login or privilege change, then a burst of data access, then a bulk export or download within an hour.',
+    stages: [
+      {
+        name: 'risky_login_or_privilege_change',
+        description: 'A risky login, or a role or permission change.',
+        loginAlerts: RISKY_LOGIN_ALERTS,
+        when: isRoleChange,
+        alerts: set('privilege.escalation'),
+      },
+      {
+        name: 'data_access_burst',
+        description: 'Data accesses reaching the access_burst threshold within 10 minutes, or a large export (data.bulk_export).',
+        burst: true,
+        alerts: set('data.bulk_export'),
+      },
+      { name: 'bulk_export', description: 'An export or download in a later event.', when: isExport, laterEvent: true },
+    ],
+  },
+  {
+    type: 'chain.host_compromise',
+    subject: 'host',
+    windowMs: 2 * HOUR_MS,
+    severity: 'critical',
+    mitre: ['T1110.001', 'T1021.004', 'T1548.003', 'T1053.003'],
+    description:
+      'Kill chain on one host: SSH brute force, a login from the same address, privilege use (sudo, su, new user), then persistence or a suspicious process within two hours.',
+    stages: [
+      { name: 'ssh_brute_force', description: 'SSH brute force against the host.', alerts: set('host.ssh_brute_force') },
+      { name: 'ssh_login_same_ip', description: 'An SSH login from an address that was brute-forcing the host.', alerts: set('host.ssh_login_after_failures') },
+      {
+        name: 'privilege_use',
+        description: 'sudo, su or a user created on the host.',
+        when: types('server.user.sudo', 'server.user.su', 'server.user.created'),
+      },
+      {
+        name: 'persistence_or_suspicious_process',
+        description: 'Persistence added or a suspicious process run on the host.',
+        alerts: set('host.persistence', 'host.suspicious_process'),
+      },
+    ],
+  },
+  {
+    type: 'chain.cover_tracks',
+    subject: 'host',
+    windowMs: HOUR_MS,
+    severity: 'critical',
+    mitre: ['T1070.002', 'T1562.004'],
+    description: 'Kill chain on one host: a compromise indicator followed within an hour by cleared or tampered logs or a removed firewall rule.',
+    stages: [
+      {
+        name: 'compromise_indicator',
+        description:
+          'A host alert that indicates compromise (login after brute force, suspicious process, persistence, sensitive file change, container escape, host compromise chain).',
+        alerts: COMPROMISE_ALERTS,
+      },
+      {
+        name: 'cover_tracks',
+        description: 'Logs cleared or tampered, or a firewall rule removed.',
+        when: types('server.log.cleared', 'server.log.tampered', 'server.firewall.rule_removed'),
+      },
+    ],
+  },
+];
 
-const CHAINS: readonly ChainDef[] = KILL_CHAINS.map((spec) => {
-  const stages = DEFS[spec.type];
-  if (stages === undefined || stages.length !== spec.stages.length) throw new Error(`kill chain ${spec.type}: stages do not match its spec`);
-  return { spec, stages };
+/** The kill_chain detector: its declaration, with one alert type per chain, and the chains it follows. */
+export interface KillChains<T extends string> extends Declaration<T, string> {
+  readonly chains: readonly ChainDecl[];
+  thresholdsIn(settings: CompiledSettings): ThresholdValues<T>;
+}
+
+function defineKillChains<const T extends string>(
+  d: Omit<Declaration<T, never>, 'alerts'> & { readonly thresholds: { readonly [K in T]: ThresholdDecl }; readonly chains: readonly ChainDecl[] },
+): KillChains<T> {
+  const alerts: Record<string, AlertDecl> = Object.fromEntries(
+    d.chains.map((c) => [c.type, { severity: c.severity, mitre: c.mitre, windowMs: c.windowMs, description: c.description }]),
+  );
+  return Object.assign({}, d, { alerts, thresholdsIn: (settings: CompiledSettings) => settings.thresholds(d.name) as ThresholdValues<T> });
+}
+
+export const killChain = defineKillChains({
+  name: 'kill_chain',
+  families: DETECTOR_FAMILIES,
+  description: 'Follows the ordered stages of the five kill chains per actor or host within their windows.',
+  thresholds: {
+    access_burst: { default: 30, min: 2, max: 100_000, description: 'Data accesses by one actor within 10 minutes that make the "data access burst" stage.' },
+  },
+  chains: CHAINS,
 });
 
 interface Mark {
-  readonly chain: ChainDef;
+  readonly chain: ChainDecl;
   readonly stage: number;
   readonly slot: Slot<SequenceResult>;
 }
 
 /** One event's progress through the chains, between the batches. */
 export class ChainRun {
-  private readonly typeStages: { chain: ChainDef; subject: string; stages: number[] }[] = [];
+  private readonly typeStages: { chain: ChainDecl; subject: string; stages: number[] }[] = [];
   private readonly firstMarks: Mark[] = [];
   private secondMarks: Mark[] = [];
   private burst: Slot<WindowResult> | undefined;
 
   constructor(
     private readonly ctx: DetectContext,
-    private readonly t: Thresholds,
+    private readonly t: ThresholdValues<'access_burst'>,
   ) {}
 
   /** First batch: marks for stages the event's type meets, and the access counter. */
@@ -138,7 +259,7 @@ export class ChainRun {
       });
     }
     for (const { chain, stages } of typeStagesOf(f)) {
-      const subject = subjectOf(chain.spec, f);
+      const subject = subjectOf(chain, f);
       if (subject === undefined) continue;
       this.typeStages.push({ chain, subject, stages });
       for (const stage of stages) this.firstMarks.push(this.mark(this.ctx.ops, chain, subject, stage, []));
@@ -147,15 +268,15 @@ export class ChainRun {
 
   /** Whether alerts or the access burst can meet a stage, so the second batch has chain work. */
   needsSecondBatch(answers: Answers, raisedAny: boolean): boolean {
-    return raisedAny || (this.burst !== undefined && answers.get(this.burst).sum >= th(this.t, 'access_burst'));
+    return raisedAny || (this.burst !== undefined && answers.get(this.burst).sum >= this.t.access_burst);
   }
 
   /** Second batch: stages met by this event's alerts or by the burst, then the type stages after them again. */
   afterJudges(answers: Answers, raised: readonly Raised[], batch: OpBatch): void {
     const f = this.ctx.facts;
-    const burst = this.burst !== undefined && answers.get(this.burst).sum >= th(this.t, 'access_burst');
+    const burst = this.burst !== undefined && answers.get(this.burst).sum >= this.t.access_burst;
     for (const chain of CHAINS) {
-      const subject = subjectOf(chain.spec, f);
+      const subject = subjectOf(chain, f);
       if (subject === undefined) continue;
       const dynamic = new Map<number, string[]>();
       chain.stages.forEach((stage, i) => {
@@ -178,8 +299,8 @@ export class ChainRun {
       if (m.stage !== m.chain.stages.length - 1) continue;
       const steps = answers.get(m.slot).steps;
       if (steps === null) continue;
-      const subject = subjectOf(m.chain.spec, this.ctx.facts) as string;
-      this.ctx.raise(m.chain.spec.type, subject, { window_minutes: m.chain.spec.windowMs / MINUTE, stages: steps.map((s) => describeStep(m.chain.spec, s)) });
+      const subject = subjectOf(m.chain, this.ctx.facts) as string;
+      this.ctx.raise(m.chain.type, subject, { window_minutes: m.chain.windowMs / MINUTE_MS, stages: steps.map((s) => describeStep(m.chain, s)) });
     }
   }
 
@@ -192,16 +313,16 @@ export class ChainRun {
     return this.firstMarks.length > 0;
   }
 
-  private mark(batch: OpBatch, chain: ChainDef, subject: string, stage: number, alerts: readonly string[]): Mark {
+  private mark(batch: OpBatch, chain: ChainDecl, subject: string, stage: number, alerts: readonly string[]): Mark {
     const f = this.ctx.facts;
     const ref = { event_id: f.eventId ?? null, type: f.type, alerts: [...alerts] };
     const slot = batch.add({
       kind: 'sequence.mark',
       key: this.ctx.key('c', subject),
-      field: chain.spec.type,
+      field: chain.type,
       stage,
       at: f.at,
-      windowMs: chain.spec.windowMs,
+      windowMs: chain.windowMs,
       ref,
     });
     return { chain, stage, slot };
@@ -212,15 +333,15 @@ export class ChainRun {
  * The stages each chain's type predicates meet for an event. They read only the type and the
  * inferred types, so the answer is kept per (type, inferred) pair; the table is bounded.
  */
-const typeStageCache = new Map<string, readonly { chain: ChainDef; stages: number[] }[]>();
+const typeStageCache = new Map<string, readonly { chain: ChainDecl; stages: number[] }[]>();
 const TYPE_STAGE_CACHE_MAX = 4096;
 
-function typeStagesOf(f: EventFacts): readonly { chain: ChainDef; stages: number[] }[] {
+function typeStagesOf(f: EventFacts): readonly { chain: ChainDecl; stages: number[] }[] {
   const inferred = f.event.classification.inferred;
   const cacheKey = inferred.length === 0 ? f.type : `${f.type}|${inferred.join(',')}`;
   const hit = typeStageCache.get(cacheKey);
   if (hit !== undefined) return hit;
-  const out: { chain: ChainDef; stages: number[] }[] = [];
+  const out: { chain: ChainDecl; stages: number[] }[] = [];
   for (const chain of CHAINS) {
     const stages: number[] = [];
     chain.stages.forEach((stage, i) => {
@@ -233,12 +354,12 @@ function typeStagesOf(f: EventFacts): readonly { chain: ChainDef; stages: number
   return out;
 }
 
-function subjectOf(spec: KillChainSpec, f: EventFacts): string | undefined {
+function subjectOf(spec: ChainDecl, f: EventFacts): string | undefined {
   if (spec.subject === 'host') return f.host === undefined ? undefined : `host:${f.host}`;
   return f.actor === undefined ? undefined : f.actorSubject;
 }
 
-function describeStep(spec: KillChainSpec, step: SequenceStep) {
+function describeStep(spec: ChainDecl, step: SequenceStep) {
   const ref = (step.ref ?? {}) as { event_id?: string | null; type?: string; alerts?: string[] };
   return {
     stage: spec.stages[step.stage]?.name ?? String(step.stage),

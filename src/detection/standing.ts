@@ -5,13 +5,14 @@
  * written, when the event raised a carrying alert, with its alert updates.
  */
 import type { StandingAlert } from '../event/alert.js';
-import { HOUR, type Answers, type DetectContext, type OpBatch, type Raised, type Slot } from './detector.js';
+import { type Answers, type DetectContext, type OpBatch, type Raised, type Slot } from './detector.js';
 import { alertSpec } from './specs.js';
 import type { LastResult, StateStore } from './state/state-store.js';
 import { scopedKey } from '../event/tenancy.js';
+import { HOUR_MS } from '../util/duration.js';
 
 /** Longer than any alert window, so a marker outlives what it records. */
-const MARKER_TTL_MS = 3 * HOUR;
+const MARKER_TTL_MS = 3 * HOUR_MS;
 const FIELD = 'standing';
 
 interface Marker {
@@ -71,7 +72,7 @@ export class Standing {
     for (let i = from; i < raised.length; i++) {
       const spec = alertSpec((raised[i] as Raised).type);
       if (spec.carries !== true) continue;
-      const until = f.at + (spec.windowMs ?? HOUR);
+      const until = f.at + (spec.windowMs ?? HOUR_MS);
       if (strongest === undefined || until > strongest.until) strongest = { until, type: spec.type };
     }
     if (strongest === undefined) return;

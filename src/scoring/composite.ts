@@ -3,7 +3,8 @@ import type { DetectedEvent } from '../event/types.js';
 import { actionOf, levelOf, type RiskThresholds } from './thresholds.js';
 import type { BreakdownLine, Risk } from '../event/risk.js';
 import type { InjectionClass } from '../event/enrichment.js';
-import { INJECTION_ORDER, SCORE_WEIGHTS as W, SEVERITY_WEIGHTS, UNSCORED_DETECTORS } from './weights.js';
+import { INJECTION_ORDER, SCORE_WEIGHTS as W, SEVERITY_WEIGHTS } from './weights.js';
+import { UNSCORED_DETECTORS } from '../detection/specs.js';
 
 /** The network line of each injection class, made once. */
 const NETWORK_SOURCE = Object.fromEntries(INJECTION_ORDER.map((cls) => [cls, `network.${cls}`])) as Record<InjectionClass, string>;

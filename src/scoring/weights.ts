@@ -18,8 +18,5 @@ export const SCORE_WEIGHTS = Object.freeze({
 
 export const SEVERITY_WEIGHTS: Readonly<Record<Severity, number>> = Object.freeze({ low: 10, medium: 20, high: 35, critical: 50 });
 
-/** Their signals are already counted by the threat-intel and network lines. */
-export const UNSCORED_DETECTORS: ReadonlySet<string> = new Set(['threat_intel', 'request_scanner']);
-
 /** Order of the network lines when several classes are found. */
 export const INJECTION_ORDER: readonly InjectionClass[] = ['sql_injection', 'command_injection', 'path_traversal', 'xss'];

@@ -207,7 +207,7 @@ describe('catalog document', () => {
     expect(doc.inferred_types.every((t: { trigger: string }) => t.trigger.length > 10)).toBe(true);
     expect(doc.families).toHaveLength(10);
     expect(doc.families.find((f: { name: string }) => f.name === 'host').detectors).toContain('ssh_brute_force');
-    expect(doc.detectors).toHaveLength(21);
+    expect(doc.detectors).toHaveLength(FIXTURE_INPUT.detectors.length);
     expect(doc.alert_types[0]).toEqual({
       type: 'auth.brute_force.account',
       detector: 'brute_force',

@@ -1,4 +1,5 @@
-import type { Detector } from '../detector.js';
+import { HOUR_MS } from '../../util/duration.js';
+import { defineDetector } from '../detector.js';
 import { hostSubject } from '../facts.js';
 
 const HOST_EXPOSING_MOUNTS = ['/var/run/docker.sock', '/run/containerd/containerd.sock', '/proc/sys', '/dev/mem'];
@@ -17,8 +18,18 @@ function mountsOf(meta: Readonly<Record<string, unknown>>): string[] {
 }
 
 /** host.container_escape: an escape attempt, or a privileged container started with the host root, runtime socket or host PID namespace. */
-export const containerSecurity: Detector = {
+export const containerSecurity = defineDetector({
   name: 'container_security',
+  families: ['host'],
+  description: 'Container escape attempts and containers started with the host exposed.',
+  alerts: {
+    'host.container_escape': {
+      severity: 'critical',
+      mitre: ['T1611'],
+      windowMs: HOUR_MS,
+      description: 'A container tried to break out to its host (privileged mounts, host namespaces, runtime exploits).',
+    },
+  },
   detect(ctx) {
     const f = ctx.facts;
     const meta = f.event.metadata;
@@ -40,4 +51,4 @@ export const containerSecurity: Detector = {
       });
     }
   },
-};
+});

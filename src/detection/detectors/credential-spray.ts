@@ -1,9 +1,10 @@
-import { MINUTE, th, type DetectContext, type Detector, type Slot } from '../detector.js';
+import { MINUTE_MS } from '../../util/duration.js';
+import { defineDetector, type DetectContext, type Slot } from '../detector.js';
 import { networkKind, networkPrefix } from '../network-kinds.js';
-import { alertSpec } from '../specs.js';
 import type { AlertPeekResult, DistinctResult } from '../state/state-store.js';
 
 const SPRAY = 'auth.credential_spray';
+const SPRAY_WINDOW_MS = 10 * MINUTE_MS;
 
 /**
  * Where a login is counted: the address itself, its /24 or /48, and its autonomous system when
@@ -28,30 +29,59 @@ function spraySubjects(ctx: DetectContext): { subject: string; threshold: 'disti
  * address are not a spray); auth.credential_stuffing_success: a success from an address, network
  * or hosting ASN with an open spray alert.
  */
-export const credentialSpray: Detector = {
+export const credentialSpray = defineDetector({
   name: 'credential_spray',
+  families: ['authentication', 'credential'],
+  description:
+    'Counts distinct actors failing from one IP, from one /24 (IPv4) or /48 (IPv6) network, and from one hosting ASN; flags a later success from any of them.',
+  thresholds: {
+    distinct_actors: { default: 10, min: 2, max: 100_000, description: 'Distinct actors failing from one IP within the window.' },
+    network_distinct_actors: {
+      default: 20,
+      min: 2,
+      max: 100_000,
+      description: 'Distinct actors failing from one /24 or /48 network, or one hosting ASN, within the window.',
+    },
+    window_minutes: { default: 10, min: 1, max: 1440, description: 'Sliding window length in minutes.' },
+  },
+  alerts: {
+    'auth.credential_spray': {
+      severity: 'high',
+      mitre: ['T1110.003'],
+      windowMs: SPRAY_WINDOW_MS,
+      description:
+        'One IP address, one /24 (/48) network or one hosting provider network failed to log in to many different accounts in a short window: password spraying, a few common passwords tried against many users, possibly spread over a few addresses.',
+    },
+    'auth.credential_stuffing_success': {
+      severity: 'critical',
+      mitre: ['T1110.004', 'T1078'],
+      windowMs: 10 * MINUTE_MS,
+      description:
+        'A login succeeded for an account under an open brute-force alert, or from an IP address that is failing against many accounts: guessed, sprayed or stuffed credentials worked. Treat the account as compromised until the user confirms the login.',
+    },
+  },
   detect(ctx, t) {
     const f = ctx.facts;
     if (f.ip === undefined || (!f.loginFailure && !f.loginSuccess)) return;
-    const windowMs = th(t, 'window_minutes') * MINUTE;
+    const windowMs = t.window_minutes * MINUTE_MS;
     const subjects = spraySubjects(ctx);
     if (f.loginFailure) {
       if (f.actor === undefined) return;
       const counts: { subject: string; threshold: number; slot: Slot<DistinctResult> }[] = subjects.map(({ subject, threshold }) => ({
         subject,
-        threshold: th(t, threshold),
+        threshold: t[threshold],
         slot: ctx.ops.add({ kind: 'distinct.add', key: ctx.key('w', subject), field: 'spray', at: f.at, windowMs, member: f.actor }),
       }));
       return (answers) => {
         for (const { subject, threshold, slot } of counts) {
           const actors = answers.get(slot).distinct;
-          if (actors >= threshold) ctx.raise(SPRAY, subject, { distinct_actors: actors, threshold, window_minutes: th(t, 'window_minutes'), ip: f.ip });
+          if (actors >= threshold) ctx.raise(SPRAY, subject, { distinct_actors: actors, threshold, window_minutes: t.window_minutes, ip: f.ip });
         }
       };
     }
     const peeks: Slot<AlertPeekResult>[] = [];
     for (const { subject } of subjects) {
-      peeks.push(ctx.ops.add({ kind: 'alert.peek', key: ctx.alertKey(subject), field: SPRAY, at: f.at, windowMs: alertSpec(SPRAY).windowMs ?? windowMs }));
+      peeks.push(ctx.ops.add({ kind: 'alert.peek', key: ctx.alertKey(subject), field: SPRAY, at: f.at, windowMs: SPRAY_WINDOW_MS }));
       if (f.actor !== undefined)
         ctx.ops.add({ kind: 'distinct.add', key: ctx.key('w', subject), field: 'spray', at: f.at, windowMs, member: f.actor, remove: true });
     }
@@ -68,4 +98,4 @@ export const credentialSpray: Detector = {
       }
     };
   },
-};
+});

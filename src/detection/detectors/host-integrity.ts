@@ -1,4 +1,5 @@
-import type { Detector } from '../detector.js';
+import { HOUR_MS } from '../../util/duration.js';
+import { defineDetector } from '../detector.js';
 import { hostSubject } from '../facts.js';
 import { PATH_KEYS, textOf } from '../metadata.js';
 
@@ -32,8 +33,30 @@ export function isSensitivePath(path: string): boolean {
 const isPersistencePath = (path: string): boolean => PERSISTENCE_PREFIXES.some((p) => path.startsWith(p));
 
 /** host.log_tampering, host.sensitive_file_change, host.persistence (cron, new listener, kernel module, boot/cron files). */
-export const hostIntegrity: Detector = {
+export const hostIntegrity = defineDetector({
   name: 'host_integrity',
+  families: ['host'],
+  description: 'Log tampering, changes to sensitive files and persistence mechanisms on a host.',
+  alerts: {
+    'host.log_tampering': {
+      severity: 'high',
+      mitre: ['T1070.002'],
+      windowMs: HOUR_MS,
+      description: 'System logs were cleared or modified outside normal rotation: a way to hide what happened on the host.',
+    },
+    'host.sensitive_file_change': {
+      severity: 'high',
+      mitre: ['T1098.004', 'T1003.008', 'T1548.003'],
+      windowMs: HOUR_MS,
+      description: 'A security-sensitive file changed (/etc/passwd, /etc/shadow, sudoers, SSH authorized_keys, ...).',
+    },
+    'host.persistence': {
+      severity: 'medium',
+      mitre: ['T1053.003', 'T1547.006', 'T1205'],
+      windowMs: HOUR_MS,
+      description: 'A way to survive reboots or come back later was added: a cron job, a new listening port or a kernel module.',
+    },
+  },
   detect(ctx) {
     const f = ctx.facts;
     const subject = hostSubject(f);
@@ -54,4 +77,4 @@ export const hostIntegrity: Detector = {
     if (isSensitivePath(path)) ctx.raise('host.sensitive_file_change', subject, { path, action: f.type });
     else if (f.type !== 'server.file.deleted' && isPersistencePath(path)) ctx.raise('host.persistence', subject, { mechanism: 'startup_or_cron_file', path });
   },
-};
+});

@@ -1,4 +1,5 @@
-import { DAY, th, type Detector, type Thresholds } from '../detector.js';
+import { HOUR_MS, DAY_MS } from '../../util/duration.js';
+import { defineDetector, type ThresholdValues } from '../detector.js';
 import { haversineKm } from '../geo.js';
 import { DEVICE_KEYS, textOf } from '../metadata.js';
 import { networkKind } from '../network-kinds.js';
@@ -17,7 +18,7 @@ interface Fix {
   readonly session: string;
   readonly device: string;
 }
-const LOCATION_TTL_MS = 90 * DAY;
+const LOCATION_TTL_MS = 90 * DAY_MS;
 
 // Stored as one short string: a million actors' last locations must stay small. The first six
 // fields are the place; two fixes with the same place text are no distance apart.
@@ -49,10 +50,10 @@ function decode(text: string): Fix | undefined {
  * proxy or mobile carrier network at least gateway_radius_km, since such an address is placed
  * where the gateway is, not where its user is.
  */
-function uncertaintyKm(x: Fix, t: Thresholds): number {
+function uncertaintyKm(x: Fix, t: ThresholdValues<'gateway_radius_km'>): number {
   const kind = x.asn >= 0 ? networkKind(x.asn) : undefined;
   const radius = Math.max(0, x.radius);
-  return kind === 'proxy' || kind === 'mobile' ? Math.max(radius, th(t, 'gateway_radius_km')) : radius;
+  return kind === 'proxy' || kind === 'mobile' ? Math.max(radius, t.gateway_radius_km) : radius;
 }
 
 /**
@@ -78,8 +79,36 @@ function sameOrigin(a: Fix, b: Fix): string | undefined {
  * network counts as imprecise (uncertaintyKm). Allowlisted addresses never reach
  * here, so a corporate VPN is neither compared nor remembered.
  */
-export const impossibleTravel: Detector = {
+export const impossibleTravel = defineDetector({
   name: 'impossible_travel',
+  families: ['authentication'],
+  description:
+    'Compares successive successful logins of an actor by great-circle distance and time, allowing for both accuracy radii and for proxy and mobile carrier gateways; logins sharing a session, a device or a proxy or carrier network are not compared.',
+  thresholds: {
+    max_speed_kmh: { default: 900, min: 100, max: 100_000, description: 'Speed above which travel between two logins is impossible.' },
+    min_distance_km: {
+      default: 500,
+      min: 1,
+      max: 20_000,
+      description: 'Distance (after subtracting both accuracy radii) below which travel is never flagged.',
+    },
+    max_accuracy_radius_km: { default: 200, min: 1, max: 20_000, description: 'Locations less precise than this are not compared.' },
+    gateway_radius_km: {
+      default: 1000,
+      min: 0,
+      max: 20_000,
+      description: 'Least uncertainty of a location on a known proxy or mobile carrier network, subtracted like an accuracy radius.',
+    },
+  },
+  alerts: {
+    'auth.impossible_travel': {
+      severity: 'high',
+      mitre: ['T1078'],
+      windowMs: HOUR_MS,
+      description:
+        'Two successful logins of the same user are further apart than anyone could travel in the time between them, even allowing for the precision of both locations. One of the sessions is probably not the user.',
+    },
+  },
   detect(ctx, t) {
     const f = ctx.facts;
     const geo = f.event.enrichment.geo;
@@ -110,16 +139,16 @@ export const impossibleTravel: Detector = {
       if (prev.value.startsWith(here) && prev.value.charCodeAt(here.length) === COMMA) return;
       const before = decode(prev.value);
       if (before === undefined) return;
-      const maxRadius = th(t, 'max_accuracy_radius_km');
+      const maxRadius = t.max_accuracy_radius_km;
       if (fix.anonymising || before.anonymising) return;
       if (fix.radius > maxRadius || before.radius > maxRadius) return;
       if (sameOrigin(before, fix) !== undefined) return;
       const distanceKm = haversineKm(before.lat, before.lon, fix.lat, fix.lon);
       const effectiveKm = distanceKm - uncertaintyKm(before, t) - uncertaintyKm(fix, t);
-      if (effectiveKm <= th(t, 'min_distance_km')) return;
+      if (effectiveKm <= t.min_distance_km) return;
       const hours = Math.abs(f.at - prev.at) / 3_600_000;
       const speedKmh = hours === 0 ? Infinity : effectiveKm / hours;
-      if (speedKmh <= th(t, 'max_speed_kmh')) return;
+      if (speedKmh <= t.max_speed_kmh) return;
       const [first, second] =
         prev.at <= f.at
           ? [
@@ -137,11 +166,11 @@ export const impossibleTravel: Detector = {
         effective_distance_km: Math.round(effectiveKm),
         hours: Math.round(hours * 100) / 100,
         speed_kmh: Number.isFinite(speedKmh) ? Math.round(speedKmh) : null,
-        max_speed_kmh: th(t, 'max_speed_kmh'),
+        max_speed_kmh: t.max_speed_kmh,
       });
     };
   },
-};
+});
 
 const place = (fix: Fix, at: number) => ({
   country: fix.country || null,

@@ -1,4 +1,5 @@
 import type { Detector } from '../detector.js';
+import { killChain } from '../kill-chains.js';
 import { accountTakeoverSignals } from './account-takeover-signals.js';
 import { apiAbuse } from './api-abuse.js';
 import { breachedPassword } from './breached-password.js';
@@ -20,30 +21,36 @@ import { sshBruteForce } from './ssh-brute-force.js';
 import { suspiciousProcess } from './suspicious-process.js';
 import { threatIntel } from './threat-intel.js';
 
-/** The 20 event detectors by name; the 21st, kill_chain, follows their alerts (kill-chains.ts). */
-export const DETECTORS: ReadonlyMap<string, Detector> = new Map(
-  [
-    bruteForce,
-    credentialSpray,
-    distributedAttack,
-    impossibleTravel,
-    geoDeviceAnomaly,
-    sessionAnomaly,
-    mfaTampering,
-    accountTakeoverSignals,
-    privilegeEscalation,
-    bulkExport,
-    disposableEmail,
-    breachedPassword,
-    threatIntel,
-    requestScanner,
-    apiAbuse,
-    sshBruteForce,
-    hostIntegrity,
-    suspiciousProcess,
-    containerSecurity,
-    perimeter,
-  ].map((d) => [d.name, d]),
-);
+/** A detector module: a detector of single events, or the kill chains that follow their alerts. */
+export type DetectorModule = Detector | typeof killChain;
 
-export const KILL_CHAIN_DETECTOR = 'kill_chain';
+/**
+ * Every detector, in the order the catalogue lists them. Registering a detector is adding its
+ * module here; the catalogue, the settings, the scoring and the reference are derived from this list.
+ */
+export const DETECTOR_MODULES: readonly DetectorModule[] = [
+  bruteForce,
+  credentialSpray,
+  distributedAttack,
+  impossibleTravel,
+  geoDeviceAnomaly,
+  sessionAnomaly,
+  mfaTampering,
+  accountTakeoverSignals,
+  privilegeEscalation,
+  bulkExport,
+  disposableEmail,
+  breachedPassword,
+  threatIntel,
+  requestScanner,
+  apiAbuse,
+  sshBruteForce,
+  hostIntegrity,
+  suspiciousProcess,
+  containerSecurity,
+  perimeter,
+  killChain,
+];
+
+/** The detectors of single events by name; kill_chain follows their alerts (kill-chains.ts). */
+export const DETECTORS: ReadonlyMap<string, Detector> = new Map(DETECTOR_MODULES.flatMap((d) => ('detect' in d ? [[d.name, d] as const] : [])));

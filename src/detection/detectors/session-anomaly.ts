@@ -1,4 +1,5 @@
-import { HOUR, th, type Detector } from '../detector.js';
+import { HOUR_MS } from '../../util/duration.js';
+import { defineDetector } from '../detector.js';
 import type { EventFacts } from '../facts.js';
 import type { Slot } from '../detector.js';
 import type { LastResult, SeenResult } from '../state/state-store.js';
@@ -11,12 +12,32 @@ export const isRoleChange = (f: EventFacts): boolean => ROLE_CHANGE_TYPES.has(f.
  * session.privilege_change: a role or permission change inside a session that began with a
  * login from a new country or device (marked by geo_device_anomaly).
  */
-export const sessionAnomaly: Detector = {
+export const sessionAnomaly = defineDetector({
   name: 'session_anomaly',
+  families: ['authentication', 'credential', 'session', 'account', 'privilege', 'data', 'admin', 'api'],
+  description: 'Tracks each session id: countries and user-agent families it is used from, and privilege changes within a session begun from a new place.',
+  thresholds: {
+    session_hours: { default: 24, min: 1, max: 720, description: 'How long a session id is tracked after it was last used.' },
+  },
+  alerts: {
+    'session.hijack_suspected': {
+      severity: 'high',
+      mitre: ['T1185', 'T1550.004'],
+      windowMs: HOUR_MS,
+      description:
+        'The same session id was used from two countries or two different user-agent families: the session token was probably copied to another machine.',
+    },
+    'session.privilege_change': {
+      severity: 'high',
+      mitre: ['T1078', 'T1098'],
+      windowMs: HOUR_MS,
+      description: 'Roles or permissions were changed within a session that began from a new country or device.',
+    },
+  },
   detect(ctx, t) {
     const f = ctx.facts;
     if (f.session === undefined) return;
-    const sessionMs = th(t, 'session_hours') * HOUR;
+    const sessionMs = t.session_hours * HOUR_MS;
     const key = ctx.key('s', f.session);
     let country: Slot<SeenResult> | undefined;
     let device: Slot<SeenResult> | undefined;
@@ -54,4 +75,4 @@ export const sessionAnomaly: Detector = {
         });
     };
   },
-};
+});

@@ -1,4 +1,5 @@
-import type { Detector } from '../detector.js';
+import { HOUR_MS } from '../../util/duration.js';
+import { defineDetector } from '../detector.js';
 import { hostSubject } from '../facts.js';
 import { COMMAND_KEYS, textOf } from '../metadata.js';
 
@@ -37,8 +38,18 @@ export function classifyCommand(command: string): string | undefined {
 }
 
 /** host.suspicious_process: reverse shells, download-and-execute, miners, encoded commands; or the agent's own verdict. */
-export const suspiciousProcess: Detector = {
+export const suspiciousProcess = defineDetector({
   name: 'suspicious_process',
+  families: ['host'],
+  description: 'Reverse shells, download-and-execute, crypto miners and encoded commands.',
+  alerts: {
+    'host.suspicious_process': {
+      severity: 'high',
+      mitre: ['T1059.004', 'T1105', 'T1496', 'T1027'],
+      windowMs: HOUR_MS,
+      description: 'A process ran that looks like an attack tool: reverse shell, download piped to a shell, crypto miner or encoded command.',
+    },
+  },
   detect(ctx) {
     const f = ctx.facts;
     if (f.type !== 'server.process.executed' && f.type !== 'server.process.suspicious') return;
@@ -51,4 +62,4 @@ export const suspiciousProcess: Detector = {
       user: f.actor ?? null,
     });
   },
-};
+});
