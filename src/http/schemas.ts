@@ -1,6 +1,7 @@
 import { Type, type TInteger } from '@sinclair/typebox';
 import type { FastifySchemaCompiler } from 'fastify';
 import { mismatchMessage } from '../util/schema-text.js';
+import type { TimeReading } from '../util/time-text.js';
 import { ApiError } from './errors.js';
 
 export const ErrorSchema = Type.Object(
@@ -49,6 +50,16 @@ export function integerQuery(value: number | undefined, field: string, schema: T
   if (Number.isSafeInteger(value) && value >= (schema.minimum ?? -Infinity) && value <= (schema.maximum ?? Infinity)) return value;
   const message = mismatchMessage(field, schema);
   throw new ApiError({ code: 'INVALID_REQUEST', message, details: [{ field, message }] });
+}
+
+/** A time a request names (a query filter, a dry-run range), read by util/time-text.ts: its Unix milliseconds, or a 400 naming the field. */
+export function requestTime(reading: TimeReading, field: string): number {
+  if (reading.ms !== undefined) return reading.ms;
+  throw new ApiError({
+    code: 'INVALID_REQUEST',
+    message: `${field} must be an ISO 8601 date-time or Unix milliseconds`,
+    details: [{ field, message: 'not a time' }],
+  });
 }
 
 /** OpenAPI security requirement of key-authenticated routes. */

@@ -2,9 +2,11 @@ import { hash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ValueErrorType } from '@sinclair/typebox/errors';
+import { DAY_MS } from '../util/duration.js';
 import { formatAddress, parseAddress } from '../util/ip.js';
 import { canonicalJson } from '../util/json-text.js';
 import { fieldOfPointer, mismatchMessage, requiredMessage } from '../util/schema-text.js';
+import { readTime } from '../util/time-text.js';
 import { MAX_ERROR_DETAILS, reject, type Rejection, type ErrorDetail } from '../event/rejection.js';
 import { EVENT_TYPE_RULE, EventSchema, RequestSchema, type EventBody } from './event-schema.js';
 import { FieldSuggester, fieldWarning, MAX_FIELD_NAME_LENGTH, SuggestionBudget, type FieldWarning } from './unknown-fields.js';
@@ -30,11 +32,9 @@ const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 const MAX_METADATA_DEPTH = 32;
 const MAX_METADATA_BYTES = 16 * 1024;
 const MAX_UNKNOWN_FIELDS = 100;
-const FUTURE_TOLERANCE_MS = 24 * 60 * 60 * 1000;
+const FUTURE_TOLERANCE_MS = DAY_MS;
 /** Earlier than this, a number is almost certainly Unix seconds sent by mistake. */
 const EARLIEST_TIMESTAMP_MS = Date.UTC(2000, 0, 1);
-/** ISO 8601 date or date-time as events and query parameters accept it. */
-export const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 
 export type ValidationResult =
@@ -263,20 +263,20 @@ function mergeExtra(into: unknown, unknown: UnknownFields): { extra: Record<stri
 
 function parseTimestamp(value: string | number | undefined, receivedAt: number): number | ErrorDetail {
   if (value === undefined) return receivedAt;
-  let ms: number;
+  const time = readTime(value);
   if (typeof value === 'number') {
-    if (!Number.isFinite(value)) return { field: 'timestamp', message: 'timestamp must be a finite number of Unix milliseconds' };
-    ms = Math.trunc(value);
+    if (time.problem === 'form') return { field: 'timestamp', message: 'timestamp must be a finite number of Unix milliseconds' };
+    // Beyond the times a Date holds is before 2000 or more than a day ahead: said as such below.
+    const ms = time.ms ?? Math.trunc(value);
     if (ms < EARLIEST_TIMESTAMP_MS) return { field: 'timestamp', message: 'timestamp must be Unix milliseconds after 2000-01-01 (this looks like seconds)' };
-  } else {
-    if (!ISO_8601.test(value))
-      return { field: 'timestamp', message: 'timestamp must be an ISO 8601 date-time such as 2026-01-31T12:00:00Z, or Unix milliseconds' };
-    ms = Date.parse(value);
-    if (Number.isNaN(ms)) return { field: 'timestamp', message: 'timestamp is not a valid date' };
-    if (ms < EARLIEST_TIMESTAMP_MS) return { field: 'timestamp', message: 'timestamp must be after 2000-01-01' };
+    return ms > receivedAt + FUTURE_TOLERANCE_MS ? { field: 'timestamp', message: 'timestamp must not be more than 24 hours in the future' } : ms;
   }
-  if (ms > receivedAt + FUTURE_TOLERANCE_MS) return { field: 'timestamp', message: 'timestamp must not be more than 24 hours in the future' };
-  return ms;
+  if (time.problem === 'form')
+    return { field: 'timestamp', message: 'timestamp must be an ISO 8601 date-time such as 2026-01-31T12:00:00Z, or Unix milliseconds' };
+  if (time.ms === undefined) return { field: 'timestamp', message: 'timestamp is not a valid date' };
+  if (time.ms < EARLIEST_TIMESTAMP_MS) return { field: 'timestamp', message: 'timestamp must be after 2000-01-01' };
+  if (time.ms > receivedAt + FUTURE_TOLERANCE_MS) return { field: 'timestamp', message: 'timestamp must not be more than 24 hours in the future' };
+  return time.ms;
 }
 
 function normaliseIp(value: string): string | undefined {

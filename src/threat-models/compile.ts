@@ -5,6 +5,7 @@
  * event's WorkMeter before it runs (budget.ts): a test the meter refuses is not run and does not
  * match.
  */
+import { SECOND_MS } from '../util/duration.js';
 import { cidrContains, parseAddress, parseCidr } from '../util/ip.js';
 import { compileGlob, compileTenantRegex, wildcardParts, type PatternResult } from '../util/tenant-pattern.js';
 import { DEFAULT_ALERT_WINDOW_SECONDS, LIMITS, type Condition, type FieldCondition, type MatchSpec, type ThreatModelDefinition } from './model.js';
@@ -313,7 +314,7 @@ export function compileModel(id: string, version: number, d: ThreatModelDefiniti
     steps,
     kind,
     count: d.threshold?.count ?? steps.length,
-    windowMs: seconds * 1000,
+    windowMs: seconds * SECOND_MS,
     groupBy: d.threshold?.group_by ?? d.sequence?.group_by ?? [],
     distinct: d.threshold?.distinct,
     memoryBytes: MODEL_BASE_BYTES + cost.memoryBytes,

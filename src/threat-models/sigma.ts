@@ -16,6 +16,8 @@ import type { Severity } from '../event/classification.js';
 import type { ErrorDetail } from '../event/rejection.js';
 import { mapSigmaField, type FieldMapping } from './field-mapping.js';
 import { LIMITS, type Condition, type FieldCondition } from './model.js';
+import { SECOND_MS } from '../util/duration.js';
+import { readDuration } from '../util/time-text.js';
 import { compileGlob, compileTenantRegex, escapeWildcards, wildcardParts, type WildcardPart } from '../util/tenant-pattern.js';
 
 class Refusal extends Error {
@@ -435,11 +437,10 @@ class ConditionParser {
   }
 }
 
+/** A Sigma `timespan` is a duration as everywhere (util/time-text.ts): `5m`, `1h`, `2d`, or seconds. */
 function timespanSeconds(v: Json, at: string): number {
-  const m = typeof v === 'string' ? /^(\d+)([smhdwMy])$/.exec(v.trim()) : null;
-  if (!m) return refuse(at, 'timespan must be a number and a unit: s, m, h, d or w (e.g. 5m)');
-  const unit = { s: 1, m: 60, h: 3600, d: 86400, w: 604800, M: 2_592_000, y: 31_536_000 }[m[2] as 's'];
-  return Number(m[1]) * unit;
+  const ms = readDuration(v);
+  return ms === undefined ? refuse(at, 'timespan must be a duration: a number and a unit s, m, h, d or w (e.g. 5m), or seconds') : ms / SECOND_MS;
 }
 
 const slug = (s: string): string =>

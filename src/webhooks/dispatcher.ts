@@ -3,6 +3,8 @@ import { randomBytes } from 'node:crypto';
 import type { WebhookConfig } from '../config/config.js';
 import type { AlertRow } from '../storage/types.js';
 import type { Clock } from '../util/clock.js';
+import { DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS } from '../util/duration.js';
+import { readHttpDate } from '../util/time-text.js';
 import { deliveryBody } from './formats.js';
 import { send, type SendResult } from './send.js';
 import { signedHeaders } from './signing.js';
@@ -13,11 +15,11 @@ import type { WebhookDelivery, WebhookEndpoint } from '../storage/webhooks/types
 import { StoreRejectedError } from '../storage/store.js';
 
 /** Retries stop this long after the delivery was created; the delivery is then failed. */
-export const RETRY_WINDOW_MS = 24 * 3_600_000;
+export const RETRY_WINDOW_MS = DAY_MS;
 /** An endpoint whose every attempt failed for this long is disabled. */
-export const DISABLE_AFTER_MS = 24 * 3_600_000;
-export const FIRST_RETRY_MS = 30_000;
-export const MAX_RETRY_MS = 3_600_000;
+export const DISABLE_AFTER_MS = DAY_MS;
+export const FIRST_RETRY_MS = 30 * SECOND_MS;
+export const MAX_RETRY_MS = HOUR_MS;
 /** Each back-off is scaled by a random factor in [1 - JITTER, 1 + JITTER]. */
 export const JITTER = 0.2;
 
@@ -28,9 +30,9 @@ export const backoffMs = (attempt: number): number => Math.min(FIRST_RETRY_MS * 
 export function retryAfterMs(value: string | undefined, now: number): number | undefined {
   if (value === undefined) return undefined;
   const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const date = Date.parse(trimmed);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * SECOND_MS;
+  const date = readHttpDate(trimmed);
+  return date === undefined ? undefined : Math.max(0, date - now);
 }
 
 type Verdict = { readonly kind: 'delivered' } | { readonly kind: 'retry'; readonly waitMs?: number } | { readonly kind: 'fail' };
@@ -198,10 +200,10 @@ export class WebhookDispatcher {
   }
 
   private overRate(accountId: string, now: number): number | undefined {
-    const minute = Math.floor(now / 60_000);
+    const minute = Math.floor(now / MINUTE_MS);
     if (this.window.minute !== minute) this.window = { minute, counts: new Map() };
     const used = this.window.counts.get(accountId) ?? 0;
-    if (used >= this.deps.config.deliveriesPerMinute) return (minute + 1) * 60_000;
+    if (used >= this.deps.config.deliveriesPerMinute) return (minute + 1) * MINUTE_MS;
     this.window.counts.set(accountId, used + 1);
     return undefined;
   }
@@ -275,7 +277,7 @@ export class WebhookDispatcher {
     });
     const secrets = [endpoint.secret];
     if (endpoint.previousSecret !== null && (endpoint.previousSecretUntil ?? 0) > now) secrets.push(endpoint.previousSecret);
-    const headers = signedHeaders(secrets, delivery.id, Math.floor(now / 1000), body);
+    const headers = signedHeaders(secrets, delivery.id, Math.floor(now / SECOND_MS), body);
     return send(new URL(endpoint.url), headers, body, this.deps.config.timeoutMs, this.deps.guard);
   }
 

@@ -1,7 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorCode, errorMessage } from '../../util/caught.js';
+import { SECOND_MS } from '../../util/duration.js';
 import { memberOf } from '../../util/member-of.js';
+import { readDuration } from '../../util/time-text.js';
 
 export type FeedKind = 'tor' | 'blocklist' | 'hosting_asn';
 export const FEED_KINDS: readonly FeedKind[] = ['tor', 'blocklist', 'hosting_asn'];
@@ -30,16 +32,10 @@ export function kindFromName(file: string): FeedKind | undefined {
   return undefined;
 }
 
-const INTERVAL = /^(\d+)\s*([smhd]?)$/;
-const UNIT_SECONDS: Record<string, number> = { '': 1, s: 1, m: 60, h: 3600, d: 86400 };
-
+/** Whole seconds of a positive duration as everywhere (util/time-text.ts): `6h`, `30m`, `600`. */
 function parseInterval(value: unknown): number | undefined {
-  if (typeof value === 'number' && Number.isInteger(value) && value > 0) return value;
-  if (typeof value !== 'string') return undefined;
-  const m = INTERVAL.exec(value.trim());
-  if (!m) return undefined;
-  const seconds = Number(m[1]) * (UNIT_SECONDS[m[2] as string] as number);
-  return seconds > 0 ? seconds : undefined;
+  const ms = readDuration(value);
+  return ms === undefined || ms < SECOND_MS ? undefined : ms / SECOND_MS;
 }
 
 /** A plain file name inside the feeds folder: no folders, no hidden files. */

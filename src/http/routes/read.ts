@@ -7,9 +7,9 @@ import type { AlertStatus, EventRow } from '../../storage/types.js';
 import type { Clock } from '../../util/clock.js';
 import { alertView } from '../../storage/alert-view.js';
 import { ApiError } from '../errors.js';
-import { ISO_8601 } from '../../pipeline/validate.js';
 import { snakeCaseKeys } from '../../util/snake-case.js';
-import { ErrorResponses, integerQuery, KeyAuth, PageLimit, PageQuery } from '../schemas.js';
+import { readQueryTime } from '../../util/time-text.js';
+import { ErrorResponses, integerQuery, KeyAuth, PageLimit, PageQuery, requestTime } from '../schemas.js';
 import { NameFilterParam, parseNameFilter } from '../list-filter.js';
 import { usageReport } from '../usage-report.js';
 import { requestAccount } from '../context.js';
@@ -53,25 +53,9 @@ const AlertsQuery = Type.Object(
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 
-/** The largest time a JavaScript Date (and so every store) holds: 275760-09-13. */
-const MAX_TIME_MS = 8.64e15;
-
-/**
- * A query time, parsed as strictly as an event's timestamp: Unix milliseconds (at most 16
- * digits) or an ISO 8601 date-time. Anything else, or a time no Date can hold, is a 400 here
- * rather than an error in the database.
- */
-function parseTime(value: string | undefined, field: string): number | undefined {
-  if (value === undefined) return undefined;
-  const ms = /^\d{1,16}$/.test(value) ? Number(value) : ISO_8601.test(value) ? Date.parse(value) : NaN;
-  if (!Number.isSafeInteger(ms) || Math.abs(ms) > MAX_TIME_MS)
-    throw new ApiError({
-      code: 'INVALID_REQUEST',
-      message: `${field} must be an ISO 8601 date-time or Unix milliseconds`,
-      details: [{ field, message: 'not a time' }],
-    });
-  return ms;
-}
+/** A query time; a time no Date can hold is a 400 here rather than an error in the database. */
+const parseTime = (value: string | undefined, field: string): number | undefined =>
+  value === undefined ? undefined : requestTime(readQueryTime(value), field);
 
 const pageLimit = (value: number | undefined): number => integerQuery(value, 'limit', PageLimit) ?? 50;
 

@@ -6,6 +6,7 @@ import type { Store } from '../../storage/store.js';
 import type { ThreatModelRow, ThreatModelVersionRow } from '../../storage/types.js';
 import type { Clock } from '../../util/clock.js';
 import { ulid } from '../../util/ids.js';
+import { readTime } from '../../util/time-text.js';
 import { DryRunner, type DryRunLimits, type DryRunModel } from '../../threat-models/dry-run.js';
 import { DEFAULT_SIGMA_FIELDS, validateFieldMapping, type FieldMapping } from '../../threat-models/field-mapping.js';
 import { ModelChecker, type CheckOutcome } from '../../threat-models/checker.js';
@@ -18,7 +19,7 @@ import { planHasThreatModels } from '../../threat-models/stage.js';
 import { ApiError } from '../errors.js';
 import { NoFilters } from '../list-filter.js';
 import { type ErrorDetail } from '../../event/rejection.js';
-import { ErrorResponses, KeyAuth, noValidation } from '../schemas.js';
+import { ErrorResponses, KeyAuth, noValidation, requestTime } from '../schemas.js';
 import { requestAccount } from '../context.js';
 
 export interface ThreatModelRouteDeps {
@@ -85,13 +86,8 @@ function contextOf(request: FastifyRequest): AccountContext {
 
 const fieldsOf = (ctx: AccountContext): FieldMapping => (ctx.account.settings[SIGMA_FIELDS_SETTING] as FieldMapping | undefined) ?? {};
 
-function parseTime(value: unknown, field: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  const t = typeof value === 'string' ? Date.parse(value) : NaN;
-  if (!Number.isFinite(t))
-    throw new ApiError({ code: 'INVALID_REQUEST', message: `${field} must be an ISO 8601 time`, details: [{ field, message: 'not an ISO 8601 time' }] });
-  return t;
-}
+/** A dry run's `from` or `to`: a time as everywhere (util/time-text.ts), else `fallback` when absent. */
+const parseTime = (value: unknown, field: string, fallback: number): number => (value === undefined ? fallback : requestTime(readTime(value), field));
 
 /**
  * Custom threat models (Pro and Business): CRUD with versions, Sigma import, dry run, and the
