@@ -101,9 +101,11 @@ export function vigilEnv(port: number, plansFile: string, extra: Record<string, 
   };
 }
 
-/** A plan ("bench") that no benchmark reaches the limits of. */
+/** A plan ("bench") that no benchmark reaches the limits of, with threat models (their lookup is on every request's path). */
 export const BENCH_PLANS = JSON.stringify({
-  plans: { bench: { rpm: 1_000_000_000, eps: 1_000_000_000, batch_max: 100, monthly_cap: 1_000_000_000, overage: 'bill' } },
+  plans: {
+    bench: { rpm: 1_000_000_000, eps: 1_000_000_000, batch_max: 100, monthly_cap: 1_000_000_000, overage: 'bill', threat_models: true, retention_days: 30 },
+  },
 });
 
 /**

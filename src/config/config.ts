@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseAddress, parseCidr, type Cidr } from '../util/ip.js';
 import type { IpLimitOverride } from '../limits/ip-limits.js';
-import { loadPlans, PlanFileError, planNamed, type PlanTable } from '../limits/plans.js';
+import { ENTRY_PLAN, loadPlans, PlanFileError, planNamed, type PlanTable } from '../limits/plans.js';
 import { errorCode } from '../util/caught.js';
 import { memberOf } from '../util/member-of.js';
 
@@ -202,7 +202,7 @@ export function loadConfig(env: Env = process.env): Config {
     if (err instanceof PlanFileError) throw new ConfigError('VIGIL_PLANS_FILE', err.message);
     throw err;
   }
-  const initialPlan = optional(env, 'VIGIL_INITIAL_PLAN') ?? 'free';
+  const initialPlan = optional(env, 'VIGIL_INITIAL_PLAN') ?? ENTRY_PLAN;
   if (!planNamed(plans, initialPlan)) throw new ConfigError('VIGIL_INITIAL_PLAN', `must name a plan (${Object.keys(plans).join(', ')}), got "${initialPlan}"`);
   const adminToken = optional(env, 'VIGIL_ADMIN_TOKEN');
   if (adminToken !== undefined && adminToken.length < 16) throw new ConfigError('VIGIL_ADMIN_TOKEN', 'must be at least 16 characters long');

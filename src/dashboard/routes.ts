@@ -7,7 +7,7 @@ import { CSRF_HEADER, SESSION_COOKIE, hashSessionId, randomToken, sessionIdFrom 
 import type { RateLimiter } from '../limits/types.js';
 import type { Store } from '../storage/store.js';
 import type { AlertRow, AlertStatus } from '../storage/types.js';
-import type { Account } from '../event/account.js';
+import type { AccountContext } from '../event/account.js';
 import type { Clock } from '../util/clock.js';
 import { newId } from '../util/ids.js';
 import type { StaticFile } from './static-files.js';
@@ -83,8 +83,8 @@ const accountIdOf = (request: FastifyRequest): string => {
   return id;
 };
 
-/** Threat models come with the Pro and Business plans. */
-const accountView = (account: Account) => ({ id: account.id, name: account.name, plan: account.plan, pro: ['pro', 'business'].includes(account.plan) });
+/** `pro`: the plan has threat models, which the dashboard's threat-model views offer. */
+const accountView = ({ account, plan }: AccountContext) => ({ id: account.id, name: account.name, plan: account.plan, pro: plan.capabilities.threatModels });
 
 const chainView = (a: AlertRow) => ({ ...alertView(a), stages: Array.isArray(a.details.stages) ? a.details.stages : [] });
 
@@ -126,7 +126,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
       });
       setSessionCookie(request, reply, id, SESSION_TTL_MS / 1000);
       reply.code(201);
-      return { account: accountView(auth.ctx.account), csrf_token: csrf, expires_at: new Date(expiresAt).toISOString() };
+      return { account: accountView(auth.ctx), csrf_token: csrf, expires_at: new Date(expiresAt).toISOString() };
     },
   });
 
@@ -139,7 +139,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
       const auth = found && (await deps.authenticator.authenticateHash(found.keyHash));
       if (!found || !auth?.ok) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Not signed in.' });
       return {
-        account: accountView(auth.ctx.account),
+        account: accountView(auth.ctx),
         csrf_token: found.session.csrfToken,
         expires_at: new Date(found.session.expiresAt).toISOString(),
       };

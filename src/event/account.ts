@@ -24,7 +24,17 @@ export interface Plan {
   readonly overage: 'drop' | 'bill';
   readonly priceUsdMonth: number;
   readonly overageUsdPer1000: number | null;
+  /** What the plan includes beyond its limits (threat models, retention, …). */
+  readonly capabilities: PlanCapabilities;
 }
+
+/**
+ * What a plan includes beyond its limits, asked of the plan and never read from its name. Each
+ * capability is declared once, in limits/plans.ts (its plans-file field, schema, least value and
+ * the built-in plans' values), which adds its member to this interface.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- limits/plans.ts declares the members
+export interface PlanCapabilities {}
 
 /** Who sent the request, resolved once by authentication and read by every later stage. */
 export interface AccountContext {

@@ -1,4 +1,4 @@
-import { planNamed, type PlanTable } from '../limits/plans.js';
+import { planOf, type PlanTable } from '../limits/plans.js';
 import type { AccountContext } from '../event/account.js';
 import type { Store } from '../storage/store.js';
 import type { Clock } from '../util/clock.js';
@@ -100,8 +100,7 @@ export class Authenticator {
     if (!found || !sameHash(found.hash, hash)) return { ok: false, message: 'Invalid API key.' };
     // A revoked key answers like an unknown one: the answer must not confirm that a key existed.
     if (found.key.revokedAt !== null) return { ok: false, message: 'Invalid API key.' };
-    const plan = planNamed(this.plans, found.account.plan) ?? planNamed(this.plans, 'free');
-    if (!plan) return { ok: false, message: 'The account has no valid plan.' };
+    const plan = planOf(this.plans, found.account.plan);
     return {
       ok: true,
       ctx: { account: found.account, plan, keyId: found.key.id, keyKind: found.key.kind },

@@ -1,14 +1,75 @@
 import { readFileSync } from 'node:fs';
-import type { Plan } from '../event/account.js';
+import { Type, type TSchema } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { ValueErrorType } from '@sinclair/typebox/errors';
+import type { Plan, PlanCapabilities } from '../event/account.js';
 import { errorCode, errorMessage } from '../util/caught.js';
 
-/** The four plans and their limits, prices and overage rules. */
-export const DEFAULT_PLANS: Readonly<Record<string, Plan>> = Object.freeze({
-  free: { name: 'free', rpm: 30, eps: 5, batchMax: 0, monthlyCap: 2_500, overage: 'drop', priceUsdMonth: 0, overageUsdPer1000: null },
-  starter: { name: 'starter', rpm: 500, eps: 25, batchMax: 50, monthlyCap: 25_000, overage: 'bill', priceUsdMonth: 12, overageUsdPer1000: 0.4 },
-  pro: { name: 'pro', rpm: 1_000, eps: 100, batchMax: 100, monthlyCap: 100_000, overage: 'bill', priceUsdMonth: 0, overageUsdPer1000: null },
-  business: { name: 'business', rpm: 2_000, eps: 1_000, batchMax: 100, monthlyCap: 500_000, overage: 'bill', priceUsdMonth: 0, overageUsdPer1000: null },
+declare module '../event/account.js' {
+  interface PlanCapabilities {
+    /** Custom threat models: the `/v1/threat-models` routes, their evaluation at ingestion, and the dashboard's `pro` flag. */
+    readonly threatModels: boolean;
+    /** Days of event history the retention pass keeps. */
+    readonly retentionDays: number;
+  }
+}
+
+/**
+ * The four built-in plans: limits, prices, overage rules and capabilities. The plans file
+ * (VIGIL_PLANS_FILE) overrides any field of these and adds plans.
+ */
+export const DEFAULT_PLANS: Readonly<Record<'free' | 'starter' | 'pro' | 'business', Plan>> = Object.freeze({
+  free: {
+    name: 'free',
+    rpm: 30,
+    eps: 5,
+    batchMax: 0,
+    monthlyCap: 2_500,
+    overage: 'drop',
+    priceUsdMonth: 0,
+    overageUsdPer1000: null,
+    capabilities: { threatModels: false, retentionDays: 7 },
+  },
+  starter: {
+    name: 'starter',
+    rpm: 500,
+    eps: 25,
+    batchMax: 50,
+    monthlyCap: 25_000,
+    overage: 'bill',
+    priceUsdMonth: 12,
+    overageUsdPer1000: 0.4,
+    capabilities: { threatModels: false, retentionDays: 30 },
+  },
+  pro: {
+    name: 'pro',
+    rpm: 1_000,
+    eps: 100,
+    batchMax: 100,
+    monthlyCap: 100_000,
+    overage: 'bill',
+    priceUsdMonth: 0,
+    overageUsdPer1000: null,
+    capabilities: { threatModels: true, retentionDays: 90 },
+  },
+  business: {
+    name: 'business',
+    rpm: 2_000,
+    eps: 1_000,
+    batchMax: 100,
+    monthlyCap: 500_000,
+    overage: 'bill',
+    priceUsdMonth: 0,
+    overageUsdPer1000: null,
+    capabilities: { threatModels: true, retentionDays: 365 },
+  },
 });
+
+/**
+ * The entry plan: the first account's unless VIGIL_INITIAL_PLAN names another, and the plan of an
+ * account whose plan the table no longer has.
+ */
+export const ENTRY_PLAN = 'free';
 
 export type PlanTable = Readonly<Record<string, Plan>>;
 
@@ -21,19 +82,102 @@ export function planNamed(table: PlanTable, name: string): Plan | undefined {
   return Object.hasOwn(table, name) ? table[name] : undefined;
 }
 
+/** An account's plan: the plan of that name, or the entry plan when the plans file no longer has it. */
+export function planOf(table: PlanTable, name: string): Plan {
+  return planNamed(table, name) ?? planNamed(table, ENTRY_PLAN) ?? DEFAULT_PLANS[ENTRY_PLAN];
+}
+
 export class PlanFileError extends Error {}
 
-const NUMERIC_FIELDS = [
-  ['rpm', 'rpm'],
-  ['eps', 'eps'],
-  ['batch_max', 'batchMax'],
-  ['monthly_cap', 'monthlyCap'],
-  ['price_usd_month', 'priceUsdMonth'],
-] as const;
+/** A field of a plan in the plans file. */
+interface Field<T> {
+  /** Its name in the plans file. */
+  readonly field: string;
+  readonly schema: TSchema & { readonly static: T };
+  /** What the schema accepts, as the error message says it: "plans.<name>.<field> must be <accepts>". */
+  readonly accepts: string;
+}
 
-type NumericProp = (typeof NUMERIC_FIELDS)[number][1];
+/** A limit or price: a plan added by the plans file must state it, unless it has `whenNew`. */
+interface Limit<T> extends Field<T> {
+  readonly whenNew?: T;
+}
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** A capability: a plan added by the plans file without the field gets `least`, the least it offers. */
+interface Capability<T> extends Field<T> {
+  readonly least: T;
+}
+
+type Limits = Omit<Plan, 'name' | 'capabilities'>;
+
+const wholeNumber = (minimum: number) => ({ schema: Type.Integer({ minimum }), accepts: `a whole number >= ${minimum}` });
+
+const LIMITS: { readonly [K in keyof Limits]-?: Limit<Limits[K]> } = {
+  rpm: { field: 'rpm', ...wholeNumber(1) },
+  eps: { field: 'eps', ...wholeNumber(1) },
+  batchMax: { field: 'batch_max', ...wholeNumber(0) },
+  monthlyCap: { field: 'monthly_cap', ...wholeNumber(0) },
+  overage: { field: 'overage', schema: Type.Union([Type.Literal('drop'), Type.Literal('bill')]), accepts: '"drop" or "bill"', whenNew: 'bill' },
+  priceUsdMonth: { field: 'price_usd_month', schema: Type.Number({ minimum: 0 }), accepts: 'a number >= 0', whenNew: 0 },
+  overageUsdPer1000: {
+    field: 'overage_usd_per_1000',
+    schema: Type.Union([Type.Number({ minimum: 0 }), Type.Null()]),
+    accepts: 'a number >= 0 or null',
+    whenNew: null,
+  },
+};
+
+/** A century: past it a cut-off date leaves the range every backend stores. */
+const MAX_RETENTION_DAYS = 36_500;
+
+const CAPABILITIES: { readonly [K in keyof PlanCapabilities]-?: Capability<PlanCapabilities[K]> } = {
+  threatModels: { field: 'threat_models', schema: Type.Boolean(), accepts: 'true or false', least: false },
+  retentionDays: {
+    field: 'retention_days',
+    schema: Type.Integer({ minimum: 1, maximum: MAX_RETENTION_DAYS }),
+    accepts: `a whole number of days from 1 to ${MAX_RETENTION_DAYS}`,
+    // The Free plan's.
+    least: 7,
+  },
+};
+
+const FIELDS: readonly Field<unknown>[] = [...Object.values(LIMITS), ...Object.values(CAPABILITIES)];
+
+const PlanFile = TypeCompiler.Compile(Type.Object({ plans: Type.Record(Type.String(), Type.Unknown()) }));
+const PlanName = TypeCompiler.Compile(Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$' }));
+const PlanEntry = TypeCompiler.Compile(Type.Object(Object.fromEntries(FIELDS.map((f) => [f.field, Type.Optional(f.schema)])), { additionalProperties: false }));
+
+/** The first problem of a plan's entry in the plans file, naming the plan and the field; undefined when it has none. */
+function entryProblem(name: string, entry: unknown): string | undefined {
+  const error = PlanEntry.Errors(entry).First();
+  if (error === undefined) return undefined;
+  const field = error.path.split('/')[1]?.replaceAll('~1', '/').replaceAll('~0', '~');
+  if (!field) return `plan "${name}" must be an object`;
+  const declared = FIELDS.find((f) => f.field === field);
+  if (error.type === ValueErrorType.ObjectAdditionalProperties || declared === undefined)
+    return `plans.${name}.${field} is not a plan field (${FIELDS.map((f) => f.field).join(', ')})`;
+  return `plans.${name}.${field} must be ${declared.accepts}, got ${JSON.stringify(error.value)}`;
+}
+
+/** The plan an entry of the plans file makes: what it states, else what the plan had, else the value for a new plan. */
+function planFrom(name: string, entry: Readonly<Record<string, unknown>>, prev: Plan | undefined): Plan {
+  const valueOf = (field: Field<unknown>, had: unknown, whenNew: unknown): unknown => {
+    if (Object.hasOwn(entry, field.field)) return entry[field.field];
+    if (had !== undefined) return had;
+    if (whenNew !== undefined) return whenNew;
+    throw new PlanFileError(`new plan "${name}" needs ${field.field}`);
+  };
+  // Each value passed its field's schema, whose static type the tables tie to the property's.
+  const limits = Object.fromEntries(
+    Object.entries(LIMITS).map(([key, field]) => [key, valueOf(field, prev?.[key as keyof Limits], field.whenNew)]),
+  ) as unknown as Limits;
+  const capabilities = Object.fromEntries(
+    Object.entries(CAPABILITIES).map(([key, field]) => [key, valueOf(field, prev?.capabilities[key as keyof PlanCapabilities], field.least)]),
+  ) as unknown as PlanCapabilities;
+  // A batch counts each event per minute: one larger than the RPM could never be accepted (429 forever).
+  if (limits.batchMax > limits.rpm) throw new PlanFileError(`plans.${name}: batch_max (${limits.batchMax}) must not exceed rpm (${limits.rpm})`);
+  return Object.freeze(Object.assign({ name }, limits, { capabilities: Object.freeze(capabilities) }));
+}
 
 /** Parses `VIGIL_PLANS_FILE` content over the defaults. Throws PlanFileError with the exact problem. */
 export function parsePlans(json: string, base: PlanTable = DEFAULT_PLANS): PlanTable {
@@ -43,42 +187,13 @@ export function parsePlans(json: string, base: PlanTable = DEFAULT_PLANS): PlanT
   } catch (err) {
     throw new PlanFileError(`is not valid JSON (${errorMessage(err)})`);
   }
-  const plans = isObject(doc) ? doc.plans : undefined;
-  if (!isObject(plans)) throw new PlanFileError('must be an object {"plans": {"<name>": {...}}}');
+  if (!PlanFile.Check(doc)) throw new PlanFileError('must be an object {"plans": {"<name>": {...}}}');
   const table: Record<string, Plan> = { ...base };
-  for (const [name, spec] of Object.entries(plans)) {
-    if (!/^[a-z][a-z0-9_-]{0,31}$/.test(name)) throw new PlanFileError(`plan name "${name}" must be lowercase letters, digits, - or _`);
-    if (!isObject(spec)) throw new PlanFileError(`plan "${name}" must be an object`);
-    const prev = planNamed(table, name);
-    const numbers: { [P in NumericProp]?: number } = { ...prev };
-    for (const [field, prop] of NUMERIC_FIELDS) {
-      const v = spec[field];
-      if (v === undefined) continue;
-      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new PlanFileError(`plans.${name}.${field} must be a number >= 0`);
-      if (field !== 'price_usd_month' && !Number.isInteger(v)) throw new PlanFileError(`plans.${name}.${field} must be a whole number`);
-      numbers[prop] = v;
-    }
-    let overage = prev?.overage ?? 'bill';
-    if (spec.overage !== undefined) {
-      if (spec.overage !== 'drop' && spec.overage !== 'bill') throw new PlanFileError(`plans.${name}.overage must be "drop" or "bill"`);
-      overage = spec.overage;
-    }
-    let overageUsdPer1000 = prev?.overageUsdPer1000 ?? null;
-    if (spec.overage_usd_per_1000 !== undefined) {
-      const v = spec.overage_usd_per_1000;
-      if (v !== null && (typeof v !== 'number' || !Number.isFinite(v) || v < 0))
-        throw new PlanFileError(`plans.${name}.overage_usd_per_1000 must be a number >= 0 or null`);
-      overageUsdPer1000 = v;
-    }
-    const { rpm, eps, batchMax, monthlyCap, priceUsdMonth = 0 } = numbers;
-    if (rpm === undefined) throw new PlanFileError(`new plan "${name}" needs rpm`);
-    if (eps === undefined) throw new PlanFileError(`new plan "${name}" needs eps`);
-    if (batchMax === undefined) throw new PlanFileError(`new plan "${name}" needs batch_max`);
-    if (monthlyCap === undefined) throw new PlanFileError(`new plan "${name}" needs monthly_cap`);
-    if (rpm < 1 || eps < 1) throw new PlanFileError(`plans.${name}: rpm and eps must be at least 1`);
-    // A batch counts each event per minute: one larger than the RPM could never be accepted (429 forever).
-    if (batchMax > rpm) throw new PlanFileError(`plans.${name}: batch_max (${batchMax}) must not exceed rpm (${rpm})`);
-    table[name] = Object.freeze({ name, rpm, eps, batchMax, monthlyCap, overage, priceUsdMonth, overageUsdPer1000 });
+  for (const [name, entry] of Object.entries(doc.plans)) {
+    if (!PlanName.Check(name)) throw new PlanFileError(`plan name "${name}" must be lowercase letters, digits, - or _`);
+    const problem = entryProblem(name, entry);
+    if (problem !== undefined) throw new PlanFileError(problem);
+    table[name] = planFrom(name, entry as Readonly<Record<string, unknown>>, planNamed(table, name));
   }
   return Object.freeze(table);
 }

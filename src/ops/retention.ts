@@ -1,16 +1,12 @@
-import type { PlanTable } from '../limits/plans.js';
+import { planOf, type PlanTable } from '../limits/plans.js';
 import type { Store } from '../storage/store.js';
 import type { Clock } from '../util/clock.js';
 
 const DAY = 86_400_000;
 
-/** Days of event history kept per plan; plans added by VIGIL_PLANS_FILE default to 30. */
-export const RETENTION_DAYS: Readonly<Record<string, number>> = { free: 7, starter: 30, pro: 90, business: 365 };
 export const IDEMPOTENCY_DAYS = 7;
 /** Finished webhook deliveries (delivered or failed) stay listed this long. */
 export const WEBHOOK_DELIVERY_DAYS = 30;
-
-export const retentionDaysOf = (plan: string): number => (Object.hasOwn(RETENTION_DAYS, plan) ? (RETENTION_DAYS[plan] as number) : 30);
 
 export interface RetentionReport {
   readonly partitionsDropped: number;
@@ -26,11 +22,11 @@ export interface RetentionReport {
  */
 export async function pruneOnce(store: Store, plans: PlanTable, now: number): Promise<RetentionReport> {
   await store.maintain(now);
-  const longest = Math.max(...Object.keys(plans).map(retentionDaysOf));
+  const longest = Math.max(...Object.values(plans).map((plan) => plan.capabilities.retentionDays));
   const dropped = await store.dropEventsBefore(now - longest * DAY);
   let rowsDeleted = dropped.rowsDeleted;
   for (const account of await store.listAccounts()) {
-    rowsDeleted += await store.pruneEvents(account.id, now - retentionDaysOf(account.plan) * DAY);
+    rowsDeleted += await store.pruneEvents(account.id, now - planOf(plans, account.plan).capabilities.retentionDays * DAY);
   }
   const idempotencyDeleted = await store.pruneIdempotency(now - IDEMPOTENCY_DAYS * DAY);
   const deliveriesDeleted = await store.webhooks.pruneFinishedDeliveries(now - WEBHOOK_DELIVERY_DAYS * DAY);

@@ -1,18 +1,12 @@
 import type { AccountContext } from '../event/account.js';
 import type { BatchItem } from '../detection/pipelined-batch.js';
 import type { StateStore } from '../detection/state/state-store.js';
-import type { Plan } from '../event/account.js';
 import type { Clock } from '../util/clock.js';
 import type { CompiledModel } from './compile.js';
 import type { ModelCostWatch } from './cost-watch.js';
 import { evaluateModels, type ModelDetection } from './evaluate.js';
 import { EventView } from './event-view.js';
 import type { ModelsInForce, ThreatModelRegistry } from './registry.js';
-
-/** Plans without custom threat models; every other plan (Pro, Business and custom plans) has them. */
-const PLANS_WITHOUT_MODELS: ReadonlySet<string> = new Set(['free', 'starter']);
-
-export const planHasThreatModels = (plan: Plan): boolean => !PLANS_WITHOUT_MODELS.has(plan.name);
 
 /** Evaluates an account's custom models after the built-in detectors, in the same request. */
 export interface ThreatModelStage {
@@ -35,7 +29,7 @@ export function createThreatModelStage(deps: {
   const watch = deps.costs;
   return {
     lookup(ctx) {
-      return planHasThreatModels(ctx.plan) ? deps.registry.inForce(ctx.account.id) : undefined;
+      return ctx.plan.capabilities.threatModels ? deps.registry.inForce(ctx.account.id) : undefined;
     },
     run(models, items, ctx) {
       if (models.length === 0) return undefined;

@@ -14,14 +14,14 @@ export async function deleteKeysWithPrefix(client: Redis, prefix: string): Promi
  * Every key layout the service writes under its prefix. Detection records and quota counters
  * carry the account id; a rate-limit window belongs to one API key (ids are unique and bound to
  * one account) or, for the per-address caps that hold across accounts by design, to an address
- * (`public <ip>` is the window of the routes outside /v1); an account's window of threat-model
- * changes carries its account id.
+ * (`public <ip>` is the window of the routes outside /v1, `dashboard sign-in <ip>` that of the
+ * dashboard's sign-in); an account's window of threat-model changes carries its account id.
  */
 const KEY_LAYOUTS: readonly RegExp[] = [
   /^st:\{acc_[0-9A-Za-z]+\|[^|{}]+\|[^{}]*\}(?::[wdt]:[^:]+|:a)?$/,
   /^quota:\{acc_[0-9A-Za-z]+\}:\d{4}-\d{2}$/,
   /^rl:k:\{key_[0-9A-Za-z]+\}$/,
-  /^rl:ip:\{(?:public )?[0-9a-fA-F.:]+\}$/,
+  /^rl:ip:\{(?:public |dashboard sign-in )?[0-9a-fA-F.:]+\}$/,
   /^rl:ip:\{threat-model changes acc_[0-9A-Za-z]+\}$/,
 ];
 const POISON = /\[object|undefined|null/;

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PLANS } from '../../src/limits/plans.js';
+import { DEFAULT_PLANS, parsePlans } from '../../src/limits/plans.js';
 import { pruneOnce } from '../../src/ops/retention.js';
 import { openSqliteStore } from '../../src/storage/sqlite.js';
+import type { Store } from '../../src/storage/store.js';
 import type { EventRow } from '../../src/storage/types.js';
 import { idempotencyOf } from '../contract/store-fixtures.js';
+import { adminPool, describePostgres, dropSchema, openTestStore } from '../storage/pg-helpers.js';
 
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 5, 15);
@@ -92,5 +94,78 @@ describe('retention of webhook deliveries', () => {
     expect(report.deliveriesDeleted).toBe(2);
     expect((await store.webhooks.listDeliveries('acc_pro', 'whk_1', 10)).items.map((d) => d.id).sort()).toEqual(['whd_pending', 'whd_recent']);
     await store.close();
+  });
+});
+
+/**
+ * Each account keeps its plan's `retention_days` from the plans file: a plan without the field
+ * keeps the least (7 days), an account whose plan the file no longer has keeps the entry plan's,
+ * and the whole-partition pass spares what the longest retention of any plan keeps.
+ */
+function retentionFollowsThePlansFile(open: () => Promise<{ store: Store; close(): Promise<void> }>): void {
+  it('keeps each account its plan’s retention_days', async () => {
+    const { store, close } = await open();
+    try {
+      const limits = { rpm: 100, eps: 10, batch_max: 10, monthly_cap: 1_000 };
+      const plans = parsePlans(
+        JSON.stringify({
+          plans: {
+            short: Object.assign({ retention_days: 3 }, limits),
+            unstated: limits,
+            archive: Object.assign({ retention_days: 500 }, limits),
+            free: { retention_days: 2 },
+          },
+        }),
+      );
+      for (const [id, plan] of [
+        ['acc_short', 'short'],
+        ['acc_unstated', 'unstated'],
+        ['acc_archive', 'archive'],
+        ['acc_retired', 'retired'],
+      ] as const)
+        await store.createAccount({ id, name: id, plan, createdAt: 0 });
+      await store.commit({
+        events: [
+          event('evt_short_old', 'acc_short', NOW - 4 * DAY),
+          event('evt_short_new', 'acc_short', NOW - 2 * DAY),
+          event('evt_unstated_old', 'acc_unstated', NOW - 8 * DAY),
+          event('evt_unstated_new', 'acc_unstated', NOW - 6 * DAY),
+          event('evt_archive_old', 'acc_archive', NOW - 501 * DAY),
+          event('evt_archive_new', 'acc_archive', NOW - 400 * DAY),
+          event('evt_retired_old', 'acc_retired', NOW - 3 * DAY),
+          event('evt_retired_new', 'acc_retired', NOW - DAY),
+        ],
+        alerts: [],
+        usage: [],
+        idempotency: [],
+      });
+      await pruneOnce(store, plans, NOW);
+      for (const account of ['short', 'unstated', 'archive', 'retired'])
+        expect((await store.listEvents(`acc_${account}`, {}, 10)).items.map((e) => e.id)).toEqual([`evt_${account}_new`]);
+    } finally {
+      await close();
+    }
+  });
+}
+
+describe('retention follows the plans file (SQLite)', () => {
+  retentionFollowsThePlansFile(async () => {
+    const store = openSqliteStore({ dataDir: ':memory:', synchronous: 'normal' });
+    await store.migrate();
+    return { store, close: () => store.close() };
+  });
+});
+
+describePostgres('retention follows the plans file (PostgreSQL)', () => {
+  retentionFollowsThePlansFile(async () => {
+    const { store, schema } = await openTestStore();
+    return {
+      store,
+      async close() {
+        await store.close();
+        const admin = adminPool();
+        await dropSchema(admin, schema).finally(() => admin.end());
+      },
+    };
   });
 });

@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { AccountContext } from '../../src/event/account.js';
 import type { ValidatedEvent } from '../../src/event/types.js';
+import { DEFAULT_PLANS } from '../../src/limits/plans.js';
 import { createIngestPipeline, type IngestStages } from '../../src/pipeline/ingest-pipeline.js';
 import { StoreUnavailableError } from '../../src/storage/store.js';
 import { ManualClock } from '../../src/util/clock.js';
 
 const ctx = {
   account: { id: 'acc_1', name: 'a', plan: 'pro', createdAt: 0, settings: {} },
-  plan: { name: 'pro', rpm: 1000, eps: 100, batchMax: 100, monthlyCap: 100_000, overage: 'bill', priceUsdMonth: 0, overageUsdPer1000: null },
+  plan: DEFAULT_PLANS.pro,
   keyId: 'key_1',
   keyKind: 'secret',
 } satisfies AccountContext;

@@ -15,7 +15,6 @@ import { accountMemoryProblem } from '../../threat-models/memory-budget.js';
 import { LIMITS } from '../../threat-models/model.js';
 import type { ThreatModelRegistry } from '../../threat-models/registry.js';
 import { storedDefinition, storedSource, toStored } from '../../threat-models/stored.js';
-import { planHasThreatModels } from '../../threat-models/stage.js';
 import { ApiError } from '../errors.js';
 import { NoFilters } from '../list-filter.js';
 import { type ErrorDetail } from '../../event/rejection.js';
@@ -76,7 +75,7 @@ function versionView(row: ThreatModelVersionRow) {
 
 function contextOf(request: FastifyRequest): AccountContext {
   const ctx = requestAccount(request);
-  if (!planHasThreatModels(ctx.plan))
+  if (!ctx.plan.capabilities.threatModels)
     throw new ApiError({
       code: 'PLAN_UPGRADE_REQUIRED',
       message: `Custom threat models are available on the Pro and Business plans; this account is on ${ctx.plan.name}.`,
