@@ -42,6 +42,19 @@ it('every page of the documentation names only paths that exist', () => {
   expect(missing).toEqual([]);
 });
 
+it('the architecture page names only paths that exist, in backticks or not (its pictures too)', () => {
+  const missing: string[] = [];
+  readFileSync(`${ROOT}docs/internals/architecture.md`, 'utf8')
+    .split('\n')
+    .forEach((line, i) => {
+      for (const m of line.matchAll(/(?<![\w/.-])((?:src|test|bench)\/[\w./<>*-]*[\w>*])/g)) {
+        const part = checkedPart(m[1] as string);
+        if (part !== undefined && !existsSync(ROOT + part)) missing.push(`architecture.md:${i + 1}: ${m[1] as string}`);
+      }
+    });
+  expect(missing).toEqual([]);
+});
+
 it('the architecture page is among them, and names paths', () => {
   expect(PAGES).toContain('docs/internals/architecture.md');
   const named = [...readFileSync(`${ROOT}docs/internals/architecture.md`, 'utf8').matchAll(PATH)];
