@@ -1,5 +1,7 @@
 /**
- * The shape every detector has, and the per-event context it works in.
+ * The shape every detector module has, and the per-event context it works in. A module is one
+ * `defineDetector({...})`: its declaration (families, thresholds, alert types with severity,
+ * MITRE ids, window and decision) next to its logic; detectors/index.ts lists the modules.
  *
  * A detector runs in two steps so one event's state operations travel as one batch:
  *   detect(ctx, thresholds)  queues state ops on `ctx.ops` and returns a judge (or nothing);
