@@ -16,14 +16,16 @@
  */
 import { readFileSync, rmSync } from 'node:fs';
 import type { DetectStage } from '../src/pipeline/detect.js';
-import type { IngestStages } from '../src/pipeline/ingest-pipeline.js';
+import type { IngestStages } from '../src/pipeline/compose.js';
 import { bodies, inProcessEnv, newEventId } from './lib.js';
 
 const dist = new URL('../dist/src/', import.meta.url);
 const { loadConfig } = (await import(new URL('config/config.js', dist).href)) as typeof import('../src/config/config.js');
 const { createServices } = (await import(new URL('services.js', dist).href)) as typeof import('../src/services.js');
 const { CommitGroup } = (await import(new URL('pipeline/commit-group.js', dist).href)) as typeof import('../src/pipeline/commit-group.js');
-const { composeStages } = (await import(new URL('pipeline/compose.js', dist).href)) as typeof import('../src/pipeline/compose.js');
+const { composeStages, inOrder } = (await import(new URL('pipeline/compose.js', dist).href)) as typeof import('../src/pipeline/compose.js');
+const { detectStage } = (await import(new URL('pipeline/detect.js', dist).href)) as typeof import('../src/pipeline/detect.js');
+const { storeStage } = (await import(new URL('pipeline/store.js', dist).href)) as typeof import('../src/pipeline/store.js');
 const { createIngestPipeline } = (await import(new URL('pipeline/ingest-pipeline.js', dist).href)) as typeof import('../src/pipeline/ingest-pipeline.js');
 const { NO_DETECTION } = (await import(new URL('detection/engine.js', dist).href)) as typeof import('../src/detection/engine.js');
 const { newId } = (await import(new URL('util/ids.js', dist).href)) as typeof import('../src/util/ids.js');
@@ -67,10 +69,10 @@ async function measure(kind: 'single' | 'batch', variant: string): Promise<numbe
   const real = composeStages(services, commits);
   const stages: IngestStages = {
     ...real,
-    store: variant === 'full' ? real.store : async () => undefined,
-    detect: variant === 'no-detect' ? noDetection : real.detect,
+    store: variant === 'full' ? real.store : storeStage(async () => undefined),
+    detect: variant === 'no-detect' ? detectStage(noDetection) : real.detect,
   };
-  const pipeline = createIngestPipeline(stages, { clock: services.clock });
+  const pipeline = createIngestPipeline(inOrder(stages), { clock: services.clock });
   const perRequest = kind === 'batch' ? 100 : 1;
   const payloads = bodies(kind === 'batch' ? 200 : 5000, perRequest);
   let next = 0;

@@ -1,5 +1,5 @@
 /**
- * Detect stage with custom threat models: the built-in detectors plus 0, 10 and 100 enabled models
+ * The detect and model stages: the built-in detectors, then 0, 10 and 100 enabled threat models
  * per account, on the in-memory state store, one core; µs per event.
  *
  *   npx tsx bench/threat-models.ts [--events 200000]
@@ -12,6 +12,7 @@
  */
 import { MemoryStateStore } from '../src/detection/state/memory-state-store.js';
 import { createDetectStage } from '../src/pipeline/detect.js';
+import type { AccountContext } from '../src/event/account.js';
 import type { EnrichedEvent } from '../src/event/types.js';
 import { openSqliteStore } from '../src/storage/sqlite.js';
 import { parseModelInput } from '../src/threat-models/input.js';
@@ -183,7 +184,17 @@ async function run(models: number, events: readonly EnrichedEvent[]) {
   }
   const state = new MemoryStateStore({ sweepIntervalMs: 0 });
   const registry = new ThreatModelRegistry(store, state, { refreshMs: Number.POSITIVE_INFINITY });
-  const detect = createDetectStage({ state, threatModels: createThreatModelStage({ state, clock: systemClock, registry }) });
+  const builtIn = createDetectStage({ state });
+  const threatModels = createThreatModelStage({ state, clock: systemClock, registry });
+  // As the pipeline's lookUp, detect and model stages run them: the models' alerts after the detectors'.
+  const detect = async (event: EnrichedEvent, ctx: AccountContext, eventId: string) => {
+    const lookup = threatModels.lookup(ctx);
+    const found = await builtIn(event, ctx, eventId);
+    const inForce = lookup instanceof Promise ? await lookup : lookup;
+    const more = inForce === undefined ? undefined : await threatModels.run(inForce, [event], [eventId], ctx);
+    const extra = more?.[0]?.alerts ?? [];
+    return extra.length === 0 ? found : { alerts: [...found.alerts, ...extra] };
+  };
   let alerts = 0;
   let custom = 0;
   for (let i = 0; i < WARMUP; i++) await detect(events[i] as EnrichedEvent, ctx, `evt_w${i}`);

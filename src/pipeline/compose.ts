@@ -1,7 +1,10 @@
 /**
  * The composition root of the ingestion pipeline: every stage is built here, from the backends the
- * service opened (store, limiter, quota, catalog, enrichment, detection state), and nowhere else.
- * ingest-pipeline.ts fixes their order.
+ * service opened (store, limiter, quota, catalog, enrichment, detection state, threat models), and
+ * nowhere else; `inOrder` fixes the order they run in, and says why.
+ *
+ * Authentication and the per-IP cap run earlier, in the HTTP layer (src/http/guards.ts), because
+ * they apply to every /v1 request, including ones whose body is never read.
  */
 import type { Catalog } from '../catalog/catalog.js';
 import type { StateStore } from '../detection/state/state-store.js';
@@ -11,17 +14,21 @@ import { createThreatModelStage } from '../threat-models/stage.js';
 import type { QuotaCounter, RateLimiter } from '../limits/types.js';
 import type { Store } from '../storage/store.js';
 import type { Clock } from '../util/clock.js';
-import { createClassifyStage } from './classify.js';
+import { classifyStage, createClassifyStage } from './classify.js';
 import { CommitGroup, type CommitGroupOptions } from './commit-group.js';
-import { createDedupeStage } from './dedupe.js';
-import { createDetectStage } from './detect.js';
-import { createEnrichStage, type EnrichStage } from './enrich.js';
-import { createIngestPipeline, type IngestHooks, type IngestPipeline, type IngestStages } from './ingest-pipeline.js';
-import { createLimitStage } from './limit.js';
-import { createQuotaStage } from './quota.js';
-import { createScoreStage } from './score.js';
-import { createStoreStage } from './store.js';
-import { validateRequest } from './validate.js';
+import { checkEventIds, dedupeStage } from './dedupe.js';
+import { createDetectStage, detectStage } from './detect.js';
+import { enrichStage, type EnrichStage } from './enrich.js';
+import { createIngestPipeline, type IngestHooks, type IngestPipeline } from './ingest-pipeline.js';
+import { keyWindows, limitStage } from './limit.js';
+import { lookUpStage, modelStage } from './model.js';
+import type { Answered } from './outcome.js';
+import { quotaStage, reserveIn } from './quota.js';
+import type { Classified, Deduplicated, Detected, Enriched, Limited, LookedUp, Modelled, Received, Reserved, Scored, Validated } from './request.js';
+import { createScoreStage, scoreStage } from './score.js';
+import { StageList, type Stage } from './stage.js';
+import { commitIn, storeStage } from './store.js';
+import { validateStage } from './validate.js';
 
 /** What the stages run on. */
 export interface PipelineBackends {
@@ -39,29 +46,67 @@ export interface PipelineBackends {
   readonly clock: Clock;
 }
 
+/** What the stages report to the service, besides the events' outcomes. */
+export interface StageHooks {
+  /** One unknown field in an accepted request, by family (the field it most likely meant, or `unrecognised`). */
+  readonly onUnknownField?: (family: string) => void;
+  /** True while shared state is unreachable and local fallbacks serve limits and detection. */
+  readonly degraded?: () => boolean;
+}
+
+/** Every stage, by name: the request's type after each is in request.ts. */
+export interface IngestStages {
+  readonly validate: Stage<Received, Validated>;
+  readonly limit: Stage<Validated, Limited>;
+  readonly dedupe: Stage<Limited, Deduplicated>;
+  readonly quota: Stage<Deduplicated, Reserved>;
+  readonly classify: Stage<Reserved, Classified>;
+  readonly enrich: Stage<Classified, Enriched>;
+  readonly lookUp: Stage<Enriched, LookedUp>;
+  readonly detect: Stage<LookedUp, Detected>;
+  readonly model: Stage<Detected, Modelled>;
+  readonly score: Stage<Modelled, Scored>;
+  readonly store: Stage<Scored, Answered>;
+}
+
+/** The order the stages run in, and why each stands where it does. */
+export function inOrder(s: IngestStages): StageList<Received, Answered> {
+  return StageList.of(s.validate) // cheapest; a bad request consumes no events (one request of the key's per-second window)
+    .and(s.limit) // the key's windows: a 429 is decided before any work
+    .and(s.dedupe) // a repeated event_id answers with the first result; it must not reach the quota
+    .and(s.quota) // accept or drop before enrichment and detection are spent on an event
+    .and(s.classify) // catalog lookup: base score, inferred types, and which detectors may fire
+    .and(s.enrich) // GeoIP, ASN, threat intel, user agent, email, password, request scan
+    .and(s.lookUp) // the account's threat models, asked before detect: a remote state store answers with detect's first batch
+    .and(s.detect) // needs enrichment (locations, feeds) and updates shared window state
+    .and(s.model) // threat models on the same state after the built-in detectors; their alerts feed the score
+    .and(s.score) // needs every alert
+    .and(s.store); // group commit; the 202 is sent only after the event's transaction committed
+}
+
 /** Every stage, built from the backends; `commits` batches the store stage's transactions. */
-export function composeStages(backends: PipelineBackends, commits: CommitGroup): IngestStages {
-  return {
-    validate: validateRequest,
-    limit: createLimitStage(backends.limiter),
-    dedupe: createDedupeStage(backends.store),
-    quota: createQuotaStage(backends.quota),
-    classify: createClassifyStage(backends.catalog),
-    enrich: createEnrichStage(backends.enrichment),
-    detect: createDetectStage({
+export function composeStages(backends: PipelineBackends, commits: CommitGroup, hooks: StageHooks = {}): IngestStages {
+  const windows = keyWindows(backends.limiter);
+  const threatModels =
+    backends.threatModels &&
+    createThreatModelStage({
       state: backends.state,
       clock: backends.clock,
-      threatModels:
-        backends.threatModels &&
-        createThreatModelStage({
-          state: backends.state,
-          clock: backends.clock,
-          registry: backends.threatModels,
-          ...(backends.threatModelCosts ? { costs: backends.threatModelCosts } : {}),
-        }),
-    }),
-    score: createScoreStage(),
-    store: createStoreStage(commits),
+      registry: backends.threatModels,
+      ...(backends.threatModelCosts ? { costs: backends.threatModelCosts } : {}),
+    });
+  return {
+    validate: validateStage(windows, hooks.onUnknownField),
+    limit: limitStage(windows),
+    dedupe: dedupeStage(checkEventIds(backends.store)),
+    quota: quotaStage(reserveIn(backends.quota)),
+    classify: classifyStage(createClassifyStage(backends.catalog)),
+    enrich: enrichStage(backends.enrichment.enrich),
+    lookUp: lookUpStage(threatModels),
+    detect: detectStage(createDetectStage({ state: backends.state, clock: backends.clock })),
+    model: modelStage(threatModels),
+    score: scoreStage(createScoreStage()),
+    store: storeStage(commitIn(commits), hooks.degraded),
   };
 }
 
@@ -74,9 +119,9 @@ export interface ComposedPipeline {
 
 export function composeIngestPipeline(
   backends: PipelineBackends,
-  options: { commits: CommitGroupOptions; hooks?: Omit<IngestHooks, 'clock'> },
+  options: { commits: CommitGroupOptions; hooks?: Omit<IngestHooks, 'clock'> & StageHooks },
 ): ComposedPipeline {
   const commits = new CommitGroup(backends.store, options.commits);
-  const stages = composeStages(backends, commits);
-  return { pipeline: createIngestPipeline(stages, { clock: backends.clock, ...options.hooks }), stages, commits };
+  const stages = composeStages(backends, commits, options.hooks);
+  return { pipeline: createIngestPipeline(inOrder(stages), { clock: backends.clock, onEvents: options.hooks?.onEvents }), stages, commits };
 }

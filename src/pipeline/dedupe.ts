@@ -1,7 +1,11 @@
 import type { AccountContext } from '../event/account.js';
 import type { ValidatedEvent } from '../event/types.js';
+import { reject } from '../event/rejection.js';
 import type { Store } from '../storage/store.js';
 import type { ConflictResult, EventResult } from './answer.js';
+import { answered } from './outcome.js';
+import type { Deduplicated, Limited } from './request.js';
+import { Exit, type Stage } from './stage.js';
 
 /** How long an `event_id` is remembered: a retry within it answers with the first result. */
 export const IDEMPOTENCY_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
@@ -69,7 +73,7 @@ class InFlightEvents {
   }
 }
 
-export interface Deduplicated {
+export interface Seen {
   /**
    * Answers of events seen before (by `event_id`), at their request index: the first result for
    * the same payload, a conflict for another one; the rest are undefined.
@@ -92,9 +96,9 @@ export interface Deduplicated {
  * claimed by another request; otherwise it first waits for those, holding nothing, since a
  * request that waited with claims of its own could wait for one that waits for it.
  */
-export type DedupeStage = (events: readonly ValidatedEvent[], ctx: AccountContext, now: number) => Promise<Deduplicated>;
+export type CheckEventIds = (events: readonly ValidatedEvent[], ctx: AccountContext, now: number) => Promise<Seen>;
 
-export function createDedupeStage(store: Store): DedupeStage {
+export function checkEventIds(store: Pick<Store, 'findIdempotency'>): CheckEventIds {
   const inFlight = new InFlightEvents();
 
   return async (events, ctx, now) => {
@@ -176,5 +180,35 @@ export function createDedupeStage(store: Store): DedupeStage {
         for (const { i, key, claim } of claimed) inFlight.end(key, claim, committed ? results[i] : undefined);
       },
     };
+  };
+}
+
+/** Every event's answer once the new ones have theirs: a repeat inside the request answers with its first occurrence's. */
+export function answersOf(seen: Seen, events: readonly ValidatedEvent[]): EventResult[] {
+  const { results } = seen;
+  for (let i = 0; i < events.length; i++) {
+    if (results[i] === undefined) results[i] = results[seen.firstIndexOf.get((events[i] as ValidatedEvent).eventId as string) as number];
+  }
+  return results as EventResult[];
+}
+
+/**
+ * Events sent before (by event_id) are answered here and never reach the quota. A request with
+ * nothing new ends here: a replay answers with the first results; a single event whose event_id
+ * came with another payload is refused (a batch answers the conflict in that event's place).
+ * The claims on the new event ids are the request's to settle.
+ */
+export function dedupeStage(check: CheckEventIds): Stage<Limited, Deduplicated> {
+  return async (request) => {
+    const { events } = request;
+    const seen = await check(events, request.account, request.now);
+    if (seen.fresh.length === 0) {
+      const only = seen.results[0];
+      if (request.kind === 'single' && only?.status === 'rejected')
+        return new Exit({ ok: false, rejection: reject(only.error, only.message), limit: request.limit }, 'rejected_conflict', 1);
+      if (seen.conflicts === 0) return new Exit(answered(answersOf(seen, events), request, true), 'duplicate', events.length);
+    }
+    request.held.claims = seen;
+    return Object.assign(request, { seen });
   };
 }

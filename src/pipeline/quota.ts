@@ -1,6 +1,9 @@
 import type { AccountContext } from '../event/account.js';
 import { dayOf, monthOf, type QuotaCounter, type QuotaDecision } from '../limits/types.js';
 import type { UsageDelta } from '../storage/types.js';
+import { newId } from '../util/ids.js';
+import type { Deduplicated, Reserved } from './request.js';
+import type { Stage } from './stage.js';
 
 export interface QuotaReservation extends QuotaDecision {
   readonly period: string;
@@ -11,7 +14,7 @@ export interface QuotaReservation extends QuotaDecision {
 }
 
 /** Reserves a request's new events in the account's month: the first `accepted` go on, the rest are dropped. */
-export type QuotaStage = (ctx: AccountContext, events: number, now: number) => Promise<QuotaReservation>;
+export type Reserve = (ctx: AccountContext, events: number, now: number) => Promise<QuotaReservation>;
 
 const NO_USAGE: readonly UsageDelta[] = Object.freeze([]);
 const NOTHING: QuotaDecision = Object.freeze({ accepted: 0, dropped: 0 });
@@ -46,11 +49,30 @@ class Reservation implements QuotaReservation {
   }
 }
 
-export function createQuotaStage(quota: QuotaCounter): QuotaStage {
+export function reserveIn(quota: QuotaCounter): Reserve {
   return async (ctx, events, now) => {
     const accountId = ctx.account.id;
     const period = monthOf(now);
     const decision = events > 0 ? await quota.reserve(accountId, period, events, ctx.plan) : NOTHING;
     return new Reservation(quota, accountId, period, now, decision);
+  };
+}
+
+/**
+ * The month's quota decides which new events go on before any work is spent on them: the first
+ * `accepted` are admitted, each under the id it is stored with; the rest are answered `dropped`
+ * (counted once the request's commit succeeded). The reservation is the request's to give back.
+ */
+export function quotaStage(reserve: Reserve): Stage<Deduplicated, Reserved> {
+  return async (request) => {
+    const { seen, now } = request;
+    const { fresh, results } = seen;
+    const quota = await reserve(request.account, fresh.length, now);
+    request.held.reservation = quota;
+    for (let n = quota.accepted; n < fresh.length; n++) results[fresh[n] as number] = { status: 'dropped' };
+    const admitted = quota.accepted === fresh.length ? fresh : fresh.slice(0, quota.accepted);
+    const ids: string[] = [];
+    for (let n = 0; n < admitted.length; n++) ids.push(newId('evt', now));
+    return Object.assign(request, { quota, admitted, ids });
   };
 }

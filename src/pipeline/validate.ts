@@ -9,10 +9,13 @@ import { fieldOfPointer, mismatchMessage, requiredMessage } from '../util/schema
 import { readTime } from '../util/time-text.js';
 import { MAX_ERROR_DETAILS, reject, type Rejection, type ErrorDetail } from '../event/rejection.js';
 import { EVENT_TYPE_RULE, EventSchema, RequestSchema, type EventBody } from './event-schema.js';
-import { FieldSuggester, fieldWarning, MAX_FIELD_NAME_LENGTH, SuggestionBudget, type FieldWarning } from './unknown-fields.js';
+import { familyOf, FieldSuggester, fieldWarning, MAX_FIELD_NAME_LENGTH, SuggestionBudget, type FieldWarning } from './unknown-fields.js';
 import { keyMaySend, publishableFamiliesText } from '../catalog/key-kinds.js';
 import type { RequestInfo, ValidatedEvent } from '../event/types.js';
 import type { AccountContext } from '../event/account.js';
+import type { KeyWindows } from './limit.js';
+import { IngestRequest, type Received, type Validated } from './request.js';
+import { Exit, type Stage } from './stage.js';
 
 /**
  * The event schema as checked: `metadata` is only required to be an object (below). TypeBox's
@@ -400,13 +403,13 @@ export type ValidatedRequest =
 /** What the HTTP layer hands the pipeline: one event's body, or a batch body. */
 export type IngestInput = { readonly kind: 'single'; readonly body: unknown } | { readonly kind: 'batch'; readonly body: unknown };
 
-export type ValidateStage = (input: IngestInput, ctx: AccountContext, connectingIp: string, receivedAt: number) => ValidatedRequest;
+export type RequestValidator = (input: IngestInput, ctx: AccountContext, connectingIp: string, receivedAt: number) => ValidatedRequest;
 
 /**
  * Validates a single event or a whole batch (shape, plan's batch size, every event): a batch with
  * one invalid event is refused whole, naming each problem by index.
  */
-export const validateRequest: ValidateStage = (input, ctx, connectingIp, receivedAt) => {
+export const validateRequest: RequestValidator = (input, ctx, connectingIp, receivedAt) => {
   const eventCtx: ValidateContext = {
     receivedAt,
     clientIp: ctx.keyKind === 'publishable' ? connectingIp : undefined,
@@ -487,3 +490,27 @@ export const validateRequest: ValidateStage = (input, ctx, connectingIp, receive
   if (events.some((event) => !keyMaySend(ctx.keyKind, event.type))) return { ok: false, rejection: notAllowedForKey(events, true) };
   return warnings ? { ok: true, events, warnings } : { ok: true, events };
 };
+
+/**
+ * The cheapest stage, and a bad request consumes no events (minute window, quota). It still takes
+ * one request from the key's per-second window: a key, publishable ones included, cannot have
+ * invalid bodies checked faster than its plan's requests per second; over that window the answer
+ * is the 429. An accepted request's unknown fields are counted by the field each most likely meant.
+ */
+export function validateStage(windows: KeyWindows, onUnknownField?: (family: string) => void): Stage<Received, Validated> {
+  async function refuse(rejection: Rejection, { account, now }: Received): Promise<Exit> {
+    const limit = await windows(account, 0, now);
+    if (!limit.ok) return new Exit({ ok: false, limit: limit.status, rejection: limit.rejection }, 'rejected_rate_limited', 1);
+    return new Exit({ ok: false, rejection, limit: limit.status }, 'rejected_invalid', 1);
+  }
+  return (received) => {
+    const { input, account, now, held } = received;
+    const validated = validateRequest(input, account, received.connectingIp, now);
+    if (!validated.ok) return refuse(validated.rejection, received);
+    const { events, warnings } = validated;
+    if (warnings !== undefined && onUnknownField !== undefined)
+      for (const list of warnings) for (const warning of list ?? []) onUnknownField(familyOf(warning));
+    held.events = events.length;
+    return new IngestRequest(input.kind, account, now, events, warnings, held);
+  };
+}

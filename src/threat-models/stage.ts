@@ -1,6 +1,6 @@
 import type { AccountContext } from '../event/account.js';
-import type { BatchItem } from '../detection/pipelined-batch.js';
 import type { StateStore } from '../detection/state/state-store.js';
+import type { EnrichedEvent } from '../event/types.js';
 import type { Clock } from '../util/clock.js';
 import type { CompiledModel } from './compile.js';
 import type { ModelCostWatch } from './cost-watch.js';
@@ -8,15 +8,26 @@ import { evaluateModels, type ModelDetection } from './evaluate.js';
 import { EventView } from './event-view.js';
 import type { ModelsInForce, ThreatModelRegistry } from './registry.js';
 
-/** Evaluates an account's custom models after the built-in detectors, in the same request. */
+/**
+ * Evaluates an account's custom models after the built-in detectors, in the same request: the
+ * pipeline's lookUp and model stages (src/pipeline/model.ts) run it.
+ */
 export interface ThreatModelStage {
   /**
    * The account's models in force, looked up before the built-in detectors run (a remote state
    * store answers the lookup alongside their first batch); undefined when the plan has none.
    */
   lookup(ctx: AccountContext): ModelsInForce | undefined;
-  /** Undefined (synchronously) when no model is in force: the common case costs no promise. */
-  run(models: readonly CompiledModel[], items: readonly BatchItem[], ctx: AccountContext): Promise<readonly ModelDetection[]> | undefined;
+  /**
+   * The models over the request's events, each with the id it is stored under. Undefined
+   * (synchronously) when no model is in force: the common case costs no promise.
+   */
+  run(
+    models: readonly CompiledModel[],
+    events: readonly EnrichedEvent[],
+    eventIds: readonly (string | undefined)[],
+    ctx: AccountContext,
+  ): Promise<readonly ModelDetection[]> | undefined;
 }
 
 export function createThreatModelStage(deps: {
@@ -31,7 +42,7 @@ export function createThreatModelStage(deps: {
     lookup(ctx) {
       return ctx.plan.capabilities.threatModels ? deps.registry.inForce(ctx.account.id) : undefined;
     },
-    run(models, items, ctx) {
+    run(models, events, eventIds, ctx) {
       if (models.length === 0) return undefined;
       const accountId = ctx.account.id;
       const window = watch?.costsOf(accountId, models);
@@ -40,7 +51,10 @@ export function createThreatModelStage(deps: {
         deps.clock,
         accountId,
         models,
-        items.map((item) => ({ view: EventView.ofEvent(item.event), ...(item.eventId === undefined ? {} : { eventId: item.eventId }) })),
+        events.map((event, n) => {
+          const eventId = eventIds[n];
+          return eventId === undefined ? { view: EventView.ofEvent(event) } : { view: EventView.ofEvent(event), eventId };
+        }),
         window,
       );
       if (window === undefined || watch === undefined) return detections;
