@@ -5,6 +5,7 @@ import { openStore } from '../services.js';
 import { StoreUnavailableError, type Store } from '../storage/store.js';
 import type { ApiKeyRecord } from '../storage/types.js';
 import type { KeyKind } from '../event/account.js';
+import { planFileEntry } from '../limits/plans.js';
 import { systemClock } from '../util/clock.js';
 import { updateFeeds } from '../enrichment/feeds/update.js';
 import { prepareFeedsDir } from '../enrichment/feeds/defaults.js';
@@ -191,19 +192,7 @@ const COMMANDS: readonly Command[] = [
     synopsis: '',
     summary: 'the plan table in force (VIGIL_PLANS_FILE applied)',
     async run({ config, out }) {
-      out(
-        table(
-          Object.values(config?.plans ?? {}).map((p) => ({
-            plan: p.name,
-            rpm: p.rpm,
-            eps: p.eps,
-            batch_max: p.batchMax || 'unavailable',
-            monthly_cap: p.monthlyCap,
-            overage: p.overage,
-            overage_usd_per_1000: p.overageUsdPer1000 ?? '',
-          })),
-        ),
-      );
+      out(table(Object.values(config?.plans ?? {}).map((p) => Object.assign({ plan: p.name }, planFileEntry(p), { batch_max: p.batchMax || 'unavailable' }))));
       return 0;
     },
   },

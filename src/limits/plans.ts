@@ -4,6 +4,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ValueErrorType } from '@sinclair/typebox/errors';
 import type { Plan, PlanCapabilities } from '../event/account.js';
 import { errorCode, errorMessage } from '../util/caught.js';
+import { fieldOfPointer, mismatchMessage, unknownMemberMessage } from '../util/schema-text.js';
 
 declare module '../event/account.js' {
   interface PlanCapabilities {
@@ -93,9 +94,8 @@ export class PlanFileError extends Error {}
 interface Field<T> {
   /** Its name in the plans file. */
   readonly field: string;
+  /** What it accepts; a problem's message is worded from it. */
   readonly schema: TSchema & { readonly static: T };
-  /** What the schema accepts, as the error message says it: "plans.<name>.<field> must be <accepts>". */
-  readonly accepts: string;
 }
 
 /** A limit or price: a plan added by the plans file must state it, unless it has `whenNew`. */
@@ -110,53 +110,40 @@ interface Capability<T> extends Field<T> {
 
 type Limits = Omit<Plan, 'name' | 'capabilities'>;
 
-const wholeNumber = (minimum: number) => ({ schema: Type.Integer({ minimum }), accepts: `a whole number >= ${minimum}` });
-
 const LIMITS: { readonly [K in keyof Limits]-?: Limit<Limits[K]> } = {
-  rpm: { field: 'rpm', ...wholeNumber(1) },
-  eps: { field: 'eps', ...wholeNumber(1) },
-  batchMax: { field: 'batch_max', ...wholeNumber(0) },
-  monthlyCap: { field: 'monthly_cap', ...wholeNumber(0) },
-  overage: { field: 'overage', schema: Type.Union([Type.Literal('drop'), Type.Literal('bill')]), accepts: '"drop" or "bill"', whenNew: 'bill' },
-  priceUsdMonth: { field: 'price_usd_month', schema: Type.Number({ minimum: 0 }), accepts: 'a number >= 0', whenNew: 0 },
-  overageUsdPer1000: {
-    field: 'overage_usd_per_1000',
-    schema: Type.Union([Type.Number({ minimum: 0 }), Type.Null()]),
-    accepts: 'a number >= 0 or null',
-    whenNew: null,
-  },
+  rpm: { field: 'rpm', schema: Type.Integer({ minimum: 1 }) },
+  eps: { field: 'eps', schema: Type.Integer({ minimum: 1 }) },
+  batchMax: { field: 'batch_max', schema: Type.Integer({ minimum: 0 }) },
+  monthlyCap: { field: 'monthly_cap', schema: Type.Integer({ minimum: 0 }) },
+  overage: { field: 'overage', schema: Type.Union([Type.Literal('drop'), Type.Literal('bill')]), whenNew: 'bill' },
+  priceUsdMonth: { field: 'price_usd_month', schema: Type.Number({ minimum: 0 }), whenNew: 0 },
+  overageUsdPer1000: { field: 'overage_usd_per_1000', schema: Type.Union([Type.Number({ minimum: 0 }), Type.Null()]), whenNew: null },
 };
 
 /** A century: past it a cut-off date leaves the range every backend stores. */
 const MAX_RETENTION_DAYS = 36_500;
 
 const CAPABILITIES: { readonly [K in keyof PlanCapabilities]-?: Capability<PlanCapabilities[K]> } = {
-  threatModels: { field: 'threat_models', schema: Type.Boolean(), accepts: 'true or false', least: false },
-  retentionDays: {
-    field: 'retention_days',
-    schema: Type.Integer({ minimum: 1, maximum: MAX_RETENTION_DAYS }),
-    accepts: `a whole number of days from 1 to ${MAX_RETENTION_DAYS}`,
-    // The Free plan's.
-    least: 7,
-  },
+  threatModels: { field: 'threat_models', schema: Type.Boolean(), least: false },
+  // The least retention is the Free plan's.
+  retentionDays: { field: 'retention_days', schema: Type.Integer({ minimum: 1, maximum: MAX_RETENTION_DAYS }), least: 7 },
 };
 
 const FIELDS: readonly Field<unknown>[] = [...Object.values(LIMITS), ...Object.values(CAPABILITIES)];
 
 const PlanFile = TypeCompiler.Compile(Type.Object({ plans: Type.Record(Type.String(), Type.Unknown()) }));
 const PlanName = TypeCompiler.Compile(Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$' }));
-const PlanEntry = TypeCompiler.Compile(Type.Object(Object.fromEntries(FIELDS.map((f) => [f.field, Type.Optional(f.schema)])), { additionalProperties: false }));
+const PLAN_ENTRY = Type.Object(Object.fromEntries(FIELDS.map((f) => [f.field, Type.Optional(f.schema)])), { additionalProperties: false });
+const PlanEntry = TypeCompiler.Compile(PLAN_ENTRY);
 
 /** The first problem of a plan's entry in the plans file, naming the plan and the field; undefined when it has none. */
 function entryProblem(name: string, entry: unknown): string | undefined {
   const error = PlanEntry.Errors(entry).First();
   if (error === undefined) return undefined;
-  const field = error.path.split('/')[1]?.replaceAll('~1', '/').replaceAll('~0', '~');
-  if (!field) return `plan "${name}" must be an object`;
-  const declared = FIELDS.find((f) => f.field === field);
-  if (error.type === ValueErrorType.ObjectAdditionalProperties || declared === undefined)
-    return `plans.${name}.${field} is not a plan field (${FIELDS.map((f) => f.field).join(', ')})`;
-  return `plans.${name}.${field} must be ${declared.accepts}, got ${JSON.stringify(error.value)}`;
+  if (error.path === '') return `plan "${name}" must be an object`;
+  const field = fieldOfPointer(error.path);
+  if (error.type === ValueErrorType.ObjectAdditionalProperties) return unknownMemberMessage(`plans.${name}.${field}`, PLAN_ENTRY);
+  return `${mismatchMessage(`plans.${name}.${field}`, PLAN_ENTRY.properties[field] ?? {})}, got ${JSON.stringify(error.value)}`;
 }
 
 /** The plan an entry of the plans file makes: what it states, else what the plan had, else the value for a new plan. */
@@ -177,6 +164,14 @@ function planFrom(name: string, entry: Readonly<Record<string, unknown>>, prev: 
   // A batch counts each event per minute: one larger than the RPM could never be accepted (429 forever).
   if (limits.batchMax > limits.rpm) throw new PlanFileError(`plans.${name}: batch_max (${limits.batchMax}) must not exceed rpm (${limits.rpm})`);
   return Object.freeze(Object.assign({ name }, limits, { capabilities: Object.freeze(capabilities) }));
+}
+
+/** A plan as its entry in the plans file states it: every field, in the order of the tables above. */
+export function planFileEntry(plan: Plan): Readonly<Record<string, unknown>> {
+  return Object.fromEntries([
+    ...Object.entries(LIMITS).map(([key, field]) => [field.field, plan[key as keyof Limits]]),
+    ...Object.entries(CAPABILITIES).map(([key, field]) => [field.field, plan.capabilities[key as keyof PlanCapabilities]]),
+  ]);
 }
 
 /** Parses `VIGIL_PLANS_FILE` content over the defaults. Throws PlanFileError with the exact problem. */

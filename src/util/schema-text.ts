@@ -60,6 +60,8 @@ export function expectation(schema: Schema): string {
     }
     case 'boolean':
       return 'true or false';
+    case 'null':
+      return 'null';
     case 'array':
       return `an array${range(schema.minItems, schema.maxItems, ' items')}`;
     case 'object':

@@ -112,16 +112,19 @@ describe('vigil CLI', () => {
   it('plans show: the plan table in force', async () => {
     const out = (await cli('plans', 'show')).join('\n');
     expect(out).toMatch(/^free\s+30\s+5\s+unavailable\s+2500\s+drop/m);
-    expect(out).toMatch(/^starter\s+500\s+25\s+50\s+25000\s+bill\s+0\.4$/m);
-    expect(out).toMatch(/^pro\s+1000\s+100\s+100\s+100000/m);
+    expect(out).toMatch(/^plan\s+rpm\s+eps\s+batch_max\s+monthly_cap\s+overage\s+price_usd_month\s+overage_usd_per_1000\s+threat_models\s+retention_days$/m);
+    expect(out).toMatch(/^starter\s+500\s+25\s+50\s+25000\s+bill\s+12\s+0\.4\s+false\s+30$/m);
+    expect(out).toMatch(/^pro\s+1000\s+100\s+100\s+100000\s+bill\s+0\s+true\s+90$/m);
     expect(out).toMatch(/^business\s+2000\s+1000\s+100\s+500000/m);
   });
 
   it('plans show applies VIGIL_PLANS_FILE', async () => {
     const file = join(dataDir, 'plans.json');
-    writeFileSync(file, JSON.stringify({ plans: { pro: { rpm: 4321 } } }));
+    writeFileSync(file, JSON.stringify({ plans: { pro: { rpm: 4321 }, team: { rpm: 10, eps: 1, batch_max: 0, monthly_cap: 100, threat_models: true } } }));
     process.env.VIGIL_PLANS_FILE = file;
-    expect((await cli('plans', 'show')).join('\n')).toMatch(/^pro\s+4321\s/m);
+    const out = (await cli('plans', 'show')).join('\n');
+    expect(out).toMatch(/^pro\s+4321\s/m);
+    expect(out).toMatch(/^team\s+10\s+1\s+unavailable\s+100\s+bill\s+0\s+true\s+7$/m);
   });
 
   it('accounts set-plan changes the plan, and the service applies it', async () => {

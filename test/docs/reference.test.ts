@@ -5,6 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../src/event/rejection.js';
 import { ERROR_STATUS } from '../../src/http/errors.js';
 import { loadConfig } from '../../src/config/config.js';
+import type { Plan } from '../../src/event/account.js';
+import { DEFAULT_PLANS, parsePlans, planFileEntry } from '../../src/limits/plans.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const read = (file: string) => readFileSync(ROOT + file, 'utf8');
@@ -98,5 +100,32 @@ describe('docs/reference/configuration.md', () => {
     expect(String(defaults.webhooks.timeoutMs)).toBe(shown.VIGIL_WEBHOOK_TIMEOUT_MS);
     expect(String(defaults.webhooks.pollMs)).toBe(shown.VIGIL_WEBHOOK_POLL_MS);
     expect(String(defaults.webhooks.maxEndpointsPerAccount)).toBe(shown.VIGIL_WEBHOOK_MAX_ENDPOINTS);
+  });
+});
+
+describe('docs/reference/configuration.md plans-file table', () => {
+  const rows = tableRows(read('docs/reference/configuration.md'), 'Field');
+  const BUILT_IN = Object.values(DEFAULT_PLANS);
+  const cell = (value: unknown) => (value === null ? 'null' : String(value));
+  const shown = (text: string | undefined) => unquote(text ?? '').replace(/^"|"$/g, '');
+  const REQUIRED = { rpm: 1, eps: 1, batch_max: 0, monthly_cap: 0 };
+
+  it('lists every field of a plan with each built-in plan’s value', () => {
+    expect(rows.map((r) => shown(r[0]))).toEqual(Object.keys(planFileEntry(DEFAULT_PLANS.free)));
+    for (const row of rows) {
+      const field = shown(row[0]);
+      expect(row.slice(3, 3 + BUILT_IN.length).map(shown), field).toEqual(BUILT_IN.map((plan) => cell(planFileEntry(plan)[field])));
+    }
+  });
+
+  it('gives what a new plan without the field gets, or says the field is required', () => {
+    for (const row of rows) {
+      const field = shown(row[0]);
+      const spec: Record<string, unknown> = Object.assign({}, REQUIRED);
+      delete spec[field];
+      const made = () => planFileEntry(parsePlans(JSON.stringify({ plans: { fresh: spec } })).fresh as Plan)[field];
+      if (shown(row[row.length - 1]) === 'required') expect(made, field).toThrow(`new plan "fresh" needs ${field}`);
+      else expect(cell(made()), field).toBe(shown(row[row.length - 1]));
+    }
   });
 });

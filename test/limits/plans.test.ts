@@ -25,8 +25,8 @@ describe('parsePlans', () => {
   });
 
   it('refuses rpm or eps below 1', () => {
-    expect(() => plans({ free: { eps: 0 } })).toThrow('plans.free.eps must be a whole number >= 1, got 0');
-    expect(() => plans({ free: { rpm: 0 } })).toThrow('plans.free.rpm must be a whole number >= 1, got 0');
+    expect(() => plans({ free: { eps: 0 } })).toThrow('plans.free.eps must be an integer of at least 1, got 0');
+    expect(() => plans({ free: { rpm: 0 } })).toThrow('plans.free.rpm must be an integer of at least 1, got 0');
   });
 });
 
@@ -68,19 +68,19 @@ describe('plans file errors name the plan and the field', () => {
   it.each([
     [{ team: Object.assign({ threat_models: 'yes' }, TEAM) }, 'plans.team.threat_models must be true or false, got "yes"'],
     [{ team: Object.assign({ threat_models: 1 }, TEAM) }, 'plans.team.threat_models must be true or false, got 1'],
-    [{ pro: { retention_days: 0 } }, 'plans.pro.retention_days must be a whole number of days from 1 to 36500, got 0'],
-    [{ pro: { retention_days: 1.5 } }, 'plans.pro.retention_days must be a whole number of days from 1 to 36500, got 1.5'],
-    [{ pro: { retention_days: 40_000 } }, 'plans.pro.retention_days must be a whole number of days from 1 to 36500, got 40000'],
-    [{ pro: { retention_days: '30' } }, 'plans.pro.retention_days must be a whole number of days from 1 to 36500, got "30"'],
-    [{ pro: { rpm: -5 } }, 'plans.pro.rpm must be a whole number >= 1, got -5'],
-    [{ pro: { batch_max: 2.5 } }, 'plans.pro.batch_max must be a whole number >= 0, got 2.5'],
-    [{ pro: { monthly_cap: null } }, 'plans.pro.monthly_cap must be a whole number >= 0, got null'],
-    [{ pro: { price_usd_month: -1 } }, 'plans.pro.price_usd_month must be a number >= 0, got -1'],
-    [{ pro: { overage: 'refuse' } }, 'plans.pro.overage must be "drop" or "bill", got "refuse"'],
-    [{ pro: { overage_usd_per_1000: 'free' } }, 'plans.pro.overage_usd_per_1000 must be a number >= 0 or null, got "free"'],
+    [{ pro: { retention_days: 0 } }, 'plans.pro.retention_days must be an integer from 1 to 36500, got 0'],
+    [{ pro: { retention_days: 1.5 } }, 'plans.pro.retention_days must be an integer from 1 to 36500, got 1.5'],
+    [{ pro: { retention_days: 40_000 } }, 'plans.pro.retention_days must be an integer from 1 to 36500, got 40000'],
+    [{ pro: { retention_days: '30' } }, 'plans.pro.retention_days must be an integer from 1 to 36500, got "30"'],
+    [{ pro: { rpm: -5 } }, 'plans.pro.rpm must be an integer of at least 1, got -5'],
+    [{ pro: { batch_max: 2.5 } }, 'plans.pro.batch_max must be an integer of at least 0, got 2.5'],
+    [{ pro: { monthly_cap: null } }, 'plans.pro.monthly_cap must be an integer of at least 0, got null'],
+    [{ pro: { price_usd_month: -1 } }, 'plans.pro.price_usd_month must be a number of at least 0, got -1'],
+    [{ pro: { overage: 'refuse' } }, 'plans.pro.overage must be one of: drop, bill, got "refuse"'],
+    [{ pro: { overage_usd_per_1000: 'free' } }, 'plans.pro.overage_usd_per_1000 must be a number of at least 0, or null, got "free"'],
     [
       { pro: { threat_model: true } },
-      'plans.pro.threat_model is not a plan field (rpm, eps, batch_max, monthly_cap, overage, price_usd_month, overage_usd_per_1000, threat_models, retention_days)',
+      'plans.pro.threat_model is not allowed here (allowed: rpm, eps, batch_max, monthly_cap, overage, price_usd_month, overage_usd_per_1000, threat_models, retention_days)',
     ],
     [{ pro: [] }, 'plan "pro" must be an object'],
     [{ pro: 'big' }, 'plan "pro" must be an object'],
