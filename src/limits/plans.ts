@@ -120,13 +120,17 @@ const LIMITS: { readonly [K in keyof Limits]-?: Limit<Limits[K]> } = {
   overageUsdPer1000: { field: 'overage_usd_per_1000', schema: Type.Union([Type.Number({ minimum: 0 }), Type.Null()]), whenNew: null },
 };
 
-/** A century: past it a cut-off date leaves the range every backend stores. */
+/** A century: a longer retention keeps every event anyway, and the pass's cut-off stays a date every backend reads. */
 const MAX_RETENTION_DAYS = 36_500;
 
 const CAPABILITIES: { readonly [K in keyof PlanCapabilities]-?: Capability<PlanCapabilities[K]> } = {
   threatModels: { field: 'threat_models', schema: Type.Boolean(), least: false },
   // The least retention is the Free plan's.
-  retentionDays: { field: 'retention_days', schema: Type.Integer({ minimum: 1, maximum: MAX_RETENTION_DAYS }), least: 7 },
+  retentionDays: {
+    field: 'retention_days',
+    schema: Type.Integer({ minimum: 1, maximum: MAX_RETENTION_DAYS }),
+    least: DEFAULT_PLANS.free.capabilities.retentionDays,
+  },
 };
 
 const FIELDS: readonly Field<unknown>[] = [...Object.values(LIMITS), ...Object.values(CAPABILITIES)];
