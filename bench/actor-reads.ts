@@ -37,17 +37,17 @@ try {
   const started = Date.now();
   await store.migrate();
   console.log(`${checkout} on a copy of ${source} (migrated in ${Date.now() - started} ms)`);
-  const accounts = await store.listAccounts();
+  const accounts = await store.accounts.listAccounts();
   let account = accounts[0]?.id ?? '';
-  for (const a of accounts) if ((await store.countEvents(a.id)) > (await store.countEvents(account))) account = a.id;
-  const recent = (await store.listEvents(account, {}, 2000)).items;
+  for (const a of accounts) if ((await store.events.countEvents(a.id)) > (await store.events.countEvents(account))) account = a.id;
+  const recent = (await store.events.listEvents(account, {}, 2000)).items;
   const distinct = (values: (string | null)[]) => [...new Set(values.filter((v): v is string => v !== null))].slice(0, VALUES);
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
   const time = async (filter: EventFilter, pages: number): Promise<number> => {
     const t0 = process.hrtime.bigint();
     let cursor: string | undefined;
     for (let p = 0; p < pages; p++) {
-      const page = await store.listEvents(account, filter, PAGE, cursor);
+      const page = await store.events.listEvents(account, filter, PAGE, cursor);
       if (page.nextCursor === null) break;
       cursor = page.nextCursor;
     }

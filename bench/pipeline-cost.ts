@@ -61,7 +61,7 @@ async function measure(kind: 'single' | 'batch', variant: string): Promise<numbe
   const { dir, env } = inProcessEnv('pipeline-cost');
   const config = loadConfig(env);
   const services = await createServices(config);
-  const account = await services.store.createAccount({ id: newId('acc', Date.now()), name: 'bench', plan: 'bench', createdAt: Date.now() });
+  const account = await services.store.accounts.createAccount({ id: newId('acc', Date.now()), name: 'bench', plan: 'bench', createdAt: Date.now() });
   const plan = config.plans.bench;
   if (plan === undefined) throw new Error('the bench plan is missing');
   const req = { account: { account, plan, keyId: 'key_bench', keyKind: 'secret' as const }, connectingIp: '127.0.0.1' };

@@ -33,7 +33,7 @@ const SWEEP_EVERY_MS = 5_000; // the store's background sweep period
 
 const clock = new ManualClock(Date.now());
 const services = await createServices(loadConfig({ VIGIL_DATA_DIR: ':memory:', VIGIL_LOG_LEVEL: 'silent' }), { clock });
-const account = await services.store.createAccount({ id: 'acc_soak', name: 'soak', plan: 'business', createdAt: clock.now() });
+const account = await services.store.accounts.createAccount({ id: 'acc_soak', name: 'soak', plan: 'business', createdAt: clock.now() });
 const ctx = { account, plan: services.config.plans.business!, keyId: 'key_soak', keyKind: 'secret' as const };
 const classify = createClassifyStage(services.catalog);
 const state = new MemoryStateStore({ clock, sweepIntervalMs: 0 });

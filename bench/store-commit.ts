@@ -76,7 +76,7 @@ async function sqlite(synchronous: 'full' | 'normal'): Promise<Subject> {
     store,
     ms: [],
     diskPerEvent: async () =>
-      `${(statSync(join(dir, 'vigil.db')).size / (await store.countEvents('acc_bench'))).toFixed(0)} bytes (db file, WAL not checkpointed)`,
+      `${(statSync(join(dir, 'vigil.db')).size / (await store.events.countEvents('acc_bench'))).toFixed(0)} bytes (db file, WAL not checkpointed)`,
     close: async () => {
       await store.close();
       rmSync(dir, { recursive: true, force: true });
@@ -117,7 +117,7 @@ const subjects = [await sqlite('full'), await sqlite('normal'), await postgres()
 try {
   for (const s of subjects) {
     await s.store.migrate();
-    await s.store.createAccount({ id: 'acc_bench', name: 'bench', plan: 'pro', createdAt: Date.now() });
+    await s.store.accounts.createAccount({ id: 'acc_bench', name: 'bench', plan: 'pro', createdAt: Date.now() });
     for (let i = 0; i < 3; i++) await s.store.commit(group('acc_bench')); // warm-up
   }
   // Round-robin, so a noisy neighbour slows every backend alike and the ratios hold.

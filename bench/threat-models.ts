@@ -173,7 +173,7 @@ async function run(models: number, events: readonly EnrichedEvent[]) {
   for (let n = 0; n < models; n++) {
     const parsed = parseModelInput(modelBody(n), {});
     if (!parsed.ok) throw new Error(`model ${n}: ${JSON.stringify(parsed.errors)}`);
-    await store.createThreatModel({
+    await store.threatModels.createThreatModel({
       id: `tm_${String(n).padStart(4, '0')}`,
       accountId: ctx.account.id,
       enabled: true,
@@ -183,7 +183,7 @@ async function run(models: number, events: readonly EnrichedEvent[]) {
     });
   }
   const state = new MemoryStateStore({ sweepIntervalMs: 0 });
-  const registry = new ThreatModelRegistry(store, state, { refreshMs: Number.POSITIVE_INFINITY });
+  const registry = new ThreatModelRegistry(store.threatModels, state, { refreshMs: Number.POSITIVE_INFINITY });
   const builtIn = createDetectStage({ state });
   const threatModels = createThreatModelStage({ state, clock: systemClock, registry });
   // As the pipeline's lookUp, detect and model stages run them: the models' alerts after the detectors'.

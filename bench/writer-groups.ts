@@ -68,7 +68,7 @@ function group(accountId: string, size: number): CommitBatch {
 const dataDir = mkdtempSync(join(tmpdir(), 'vigil-writer-groups-'));
 const store = openSqliteStore({ dataDir, synchronous: 'full' });
 await store.migrate();
-const { id: accountId } = await store.createAccount({ id: 'acc_bench', name: 'bench', plan: 'pro', createdAt: Date.now() });
+const { id: accountId } = await store.accounts.createAccount({ id: 'acc_bench', name: 'bench', plan: 'pro', createdAt: Date.now() });
 for (let done = 0; done < WARMUP; done += 100) await store.commit(group(accountId, 100));
 
 const perSize = new Map<number, number[]>(SIZES.map((size) => [size, []]));

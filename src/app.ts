@@ -156,8 +156,8 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   app.server.headersTimeout = 10_000;
   const connections = limitConnectionsPerIp(app.server, { maxPerIp: config.maxConnectionsPerIp, exempt: config.trustProxy });
 
-  const accounts = new Accounts(deps.store, config.plans, deps.clock);
-  const authenticator = new Authenticator(deps.store, config.plans, deps.clock);
+  const accounts = new Accounts(deps.store.accounts, config.plans, deps.clock);
+  const authenticator = new Authenticator(deps.store.accounts, config.plans, deps.clock);
   const { pipeline, commits } = composeIngestPipeline(deps, {
     commits: {
       windowMs: config.commitWindowMs,
@@ -278,11 +278,11 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     checkAdminToken: (presented) => config.adminToken !== undefined && presented !== undefined && sameSecret(presented, config.adminToken),
     adminFailures: new FailureThrottle(ADMIN_FAILURE_LIMITS),
     onAdminFailure: (outcome) => metrics.adminAuthFailures.inc({ outcome }),
-    sessions: new SessionAuthenticator(deps.store, authenticator, deps.clock),
+    sessions: new SessionAuthenticator(deps.store.sessions, authenticator, deps.clock),
   });
   registerNulGuard(app);
   // Before the 405 tracker so OPTIONS stays out of the Allow lists.
-  const allowedOrigins = new AllowedOrigins(deps.store, deps.clock);
+  const allowedOrigins = new AllowedOrigins(deps.store.accounts, deps.clock);
   registerCorsPreflight(app, allowedOrigins);
   const add405Routes = trackRoutesFor405(app);
   registerIngestRoutes(app, {

@@ -61,7 +61,7 @@ export async function createServices(
   const clock = options.clock ?? systemClock;
   const store = options.store ?? (await openStore(config, options.logger));
   await store.migrate();
-  const seed = (accountId: string, period: string) => store.getUsage(accountId, period);
+  const seed = (accountId: string, period: string) => store.stats.getUsage(accountId, period);
   const memoryLimiter = new MemoryRateLimiter();
   const memoryQuota = new MemoryQuotaCounter(seed);
   const memoryState = new MemoryStateStore({ clock });
@@ -85,11 +85,11 @@ export async function createServices(
   const webhookGuard = { allowed: config.webhooks.allowCidrs, resolve: systemResolver };
   const webhookDispatcher = new WebhookDispatcher({ webhooks: store.webhooks, clock, config: config.webhooks, guard: webhookGuard, log: options.logger });
   webhookDispatcher.start();
-  const threatModels = new ThreatModelRegistry(store, state, {
+  const threatModels = new ThreatModelRegistry(store.threatModels, state, {
     onCompileError: (row, err) => options.logger?.error({ err, model: row.id, version: row.version }, 'threat model does not compile; skipped'),
   });
   const threatModelCosts = new ModelCostWatch({
-    store,
+    store: store.threatModels,
     registry: threatModels,
     clock,
     ...(options.threatModelBudget ? { policy: options.threatModelBudget } : {}),

@@ -1,5 +1,5 @@
 import { planNamed, type PlanTable } from '../limits/plans.js';
-import type { Store } from '../storage/store.js';
+import type { AccountStore } from '../storage/store.js';
 import type { ApiKeyRecord } from '../storage/types.js';
 import type { Account, KeyKind } from '../event/account.js';
 import { generateKey } from './keys.js';
@@ -40,7 +40,7 @@ export function originsProblem(origins: readonly string[]): string | undefined {
 /** Accounts and keys, shared by the admin API, the CLI and first start. */
 export class Accounts {
   constructor(
-    private readonly store: Store,
+    private readonly store: AccountStore,
     private readonly plans: PlanTable,
     private readonly clock: Clock,
   ) {}

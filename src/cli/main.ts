@@ -67,7 +67,7 @@ async function withAccounts<T>(config: Config | undefined, fn: (accounts: Accoun
   const store = await openStore(config);
   try {
     await store.migrate();
-    return await fn(new Accounts(store, config.plans, systemClock), store);
+    return await fn(new Accounts(store.accounts, config.plans, systemClock), store);
   } finally {
     await store.close();
   }
@@ -104,7 +104,7 @@ const COMMANDS: readonly Command[] = [
     synopsis: '',
     summary: 'list accounts',
     async run({ config, out }) {
-      const list = await withAccounts(config, (_accounts, store) => store.listAccounts());
+      const list = await withAccounts(config, (_accounts, store) => store.accounts.listAccounts());
       out(table(list.map((a) => ({ id: a.id, name: a.name, plan: a.plan, created: new Date(a.createdAt).toISOString() }))));
       return 0;
     },
@@ -151,7 +151,7 @@ const COMMANDS: readonly Command[] = [
     options: { account: { type: 'string' } },
     async run({ values, config, out }) {
       const account = typeof values.account === 'string' ? values.account : undefined;
-      const list = await withAccounts(config, (_accounts, store) => store.listKeys(account));
+      const list = await withAccounts(config, (_accounts, store) => store.accounts.listKeys(account));
       out(table(list.map(keyRow)));
       return 0;
     },

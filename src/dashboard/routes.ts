@@ -115,8 +115,8 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
       const csrf = randomToken();
       const expiresAt = now + SESSION_TTL_MS;
       // Sign-in is where expired sessions are swept (the fresh id matches no row).
-      await store.deleteDashboardSession(hashSessionId(id), now);
-      await store.createDashboardSession({
+      await store.sessions.deleteDashboardSession(hashSessionId(id), now);
+      await store.sessions.createDashboardSession({
         idHash: hashSessionId(id),
         accountId: auth.ctx.account.id,
         keyId: auth.ctx.keyId,
@@ -135,7 +135,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
     handler: async (request, reply) => {
       reply.header('Cache-Control', 'no-store');
       const id = sessionIdFrom(request.headers.cookie);
-      const found = id === undefined ? undefined : await store.findDashboardSession(hashSessionId(id), clock.now());
+      const found = id === undefined ? undefined : await store.sessions.findDashboardSession(hashSessionId(id), clock.now());
       const auth = found && (await deps.authenticator.authenticateHash(found.keyHash));
       if (!found || !auth?.ok) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Not signed in.' });
       return {
@@ -154,7 +154,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
       reply.header('Cache-Control', 'no-store');
       const id = sessionIdFrom(request.headers.cookie);
       if (id === undefined || request.headers[CSRF_HEADER] === undefined) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Not signed in.' });
-      await store.deleteDashboardSession(hashSessionId(id), clock.now());
+      await store.sessions.deleteDashboardSession(hashSessionId(id), clock.now());
       setSessionCookie(request, reply, '', 0);
       reply.code(204);
       return null;
@@ -174,7 +174,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
       const range = RANGES[request.query.range ?? '24h'];
       const now = clock.now();
       const since = Math.floor((now - range.ms) / range.bucket + 1) * range.bucket;
-      const o = await store.overview(accountIdOf(request), since, range.bucket);
+      const o = await store.stats.overview(accountIdOf(request), since, range.bucket);
       return {
         since: new Date(since).toISOString(),
         bucket_ms: range.bucket,
@@ -199,8 +199,8 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
     },
     handler: async (request) => {
       const accountId = accountIdOf(request);
-      if (!(await store.getAlert(accountId, request.params.id))) throw new ApiError({ code: 'NOT_FOUND', message: `No alert ${request.params.id}.` });
-      const notes = await store.listAlertNotes(accountId, request.params.id);
+      if (!(await store.alerts.getAlert(accountId, request.params.id))) throw new ApiError({ code: 'NOT_FOUND', message: `No alert ${request.params.id}.` });
+      const notes = await store.alerts.listAlertNotes(accountId, request.params.id);
       return { data: notes.map((n) => ({ id: n.id, status: n.status, note: n.note, created_at: new Date(n.createdAt).toISOString() })) };
     },
   });
@@ -217,7 +217,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
     },
     handler: async (request, reply) => {
       const accountId = accountIdOf(request);
-      if (!(await store.getAlert(accountId, request.params.id))) throw new ApiError({ code: 'NOT_FOUND', message: `No alert ${request.params.id}.` });
+      if (!(await store.alerts.getAlert(accountId, request.params.id))) throw new ApiError({ code: 'NOT_FOUND', message: `No alert ${request.params.id}.` });
       const now = clock.now();
       const note = {
         id: newId('not', now),
@@ -227,7 +227,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
         note: request.body.note,
         createdAt: now,
       };
-      await store.addAlertNote(note);
+      await store.alerts.addAlertNote(note);
       reply.code(201);
       return { id: note.id, status: note.status, note: note.note, created_at: new Date(now).toISOString() };
     },

@@ -1,6 +1,6 @@
 import { planOf, type PlanTable } from '../limits/plans.js';
 import type { AccountContext } from '../event/account.js';
-import type { Store } from '../storage/store.js';
+import type { AccountStore } from '../storage/store.js';
 import type { Clock } from '../util/clock.js';
 import { hashKey, looksLikeKey, sameHash } from '../accounts/keys.js';
 
@@ -59,7 +59,7 @@ export class Authenticator {
   private readonly byKey = new Map<string, CacheEntry>();
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Pick<AccountStore, 'findKeyByHash'>,
     private readonly plans: PlanTable,
     private readonly clock: Clock,
     private readonly ttlMs = 2_000,

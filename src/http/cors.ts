@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { Store } from '../storage/store.js';
+import type { AccountStore } from '../storage/store.js';
 import type { Clock } from '../util/clock.js';
 
 /** Headers a browser script may read on an ingestion answer (rate-limit state, retry hints). */
@@ -24,7 +24,7 @@ export class AllowedOrigins {
   private expiresAt = 0;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Pick<AccountStore, 'listKeys'>,
     private readonly clock: Clock,
     private readonly ttlMs = 2_000,
   ) {}

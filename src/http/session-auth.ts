@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import type { Store } from '../storage/store.js';
+import type { SessionStore } from '../storage/store.js';
 import type { Clock } from '../util/clock.js';
 import type { AuthResult, Authenticator } from './authenticator.js';
 import { ApiError } from './errors.js';
@@ -45,7 +45,7 @@ function sameToken(presented: string | string[] | undefined, expected: string): 
  */
 export class SessionAuthenticator {
   constructor(
-    private readonly store: Store,
+    private readonly store: Pick<SessionStore, 'findDashboardSession'>,
     private readonly authenticator: Authenticator,
     private readonly clock: Clock,
   ) {}

@@ -23,12 +23,12 @@ export interface RetentionReport {
 export async function pruneOnce(store: Store, plans: PlanTable, now: number): Promise<RetentionReport> {
   await store.maintain(now);
   const longest = Math.max(...Object.values(plans).map((plan) => plan.capabilities.retentionDays));
-  const dropped = await store.dropEventsBefore(now - longest * DAY);
+  const dropped = await store.events.dropEventsBefore(now - longest * DAY);
   let rowsDeleted = dropped.rowsDeleted;
-  for (const account of await store.listAccounts()) {
-    rowsDeleted += await store.pruneEvents(account.id, now - planOf(plans, account.plan).capabilities.retentionDays * DAY);
+  for (const account of await store.accounts.listAccounts()) {
+    rowsDeleted += await store.events.pruneEvents(account.id, now - planOf(plans, account.plan).capabilities.retentionDays * DAY);
   }
-  const idempotencyDeleted = await store.pruneIdempotency(now - IDEMPOTENCY_DAYS * DAY);
+  const idempotencyDeleted = await store.events.pruneIdempotency(now - IDEMPOTENCY_DAYS * DAY);
   const deliveriesDeleted = await store.webhooks.pruneFinishedDeliveries(now - WEBHOOK_DELIVERY_DAYS * DAY);
   return { partitionsDropped: dropped.partitionsDropped, rowsDeleted, idempotencyDeleted, deliveriesDeleted };
 }

@@ -98,7 +98,7 @@ export function composeStages(backends: PipelineBackends, commits: CommitGroup, 
   return {
     validate: validateStage(windows, hooks.onUnknownField),
     limit: limitStage(windows),
-    dedupe: dedupeStage(checkEventIds(backends.store)),
+    dedupe: dedupeStage(checkEventIds(backends.store.events)),
     quota: quotaStage(reserveIn(backends.quota)),
     classify: classifyStage(createClassifyStage(backends.catalog)),
     enrich: enrichStage(backends.enrichment.enrich),

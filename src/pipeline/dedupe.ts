@@ -1,7 +1,7 @@
 import type { AccountContext } from '../event/account.js';
 import type { ValidatedEvent } from '../event/types.js';
 import { reject } from '../event/rejection.js';
-import type { Store } from '../storage/store.js';
+import type { EventStore } from '../storage/store.js';
 import type { ConflictResult, EventResult } from './answer.js';
 import { answered } from './outcome.js';
 import type { Deduplicated, Limited } from './request.js';
@@ -98,7 +98,7 @@ export interface Seen {
  */
 export type CheckEventIds = (events: readonly ValidatedEvent[], ctx: AccountContext, now: number) => Promise<Seen>;
 
-export function checkEventIds(store: Pick<Store, 'findIdempotency'>): CheckEventIds {
+export function checkEventIds(store: Pick<EventStore, 'findIdempotency'>): CheckEventIds {
   const inFlight = new InFlightEvents();
 
   return async (events, ctx, now) => {

@@ -1,17 +1,36 @@
-import { Kysely, PostgresDialect, sql, type DatabaseIntrospector, type RawBuilder, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, sql, type DatabaseIntrospector, type Transaction } from 'kysely';
 import pg from 'pg';
 import { systemClock, type Clock } from '../util/clock.js';
 import { unnestInsert } from './event-insert.js';
-import { KyselyStore, translate } from './kysely-store.js';
-import { dropMonthPartitionsBefore, ensureMonthPartitions, listMonthPartitions, partitionsFor, type MonthPartition } from './postgres-partitions.js';
+import { KyselyAccess, translate } from './kysely/access.js';
+import { KyselyAccountStore } from './kysely/accounts.js';
+import { KyselyAlertStore } from './kysely/alerts.js';
+import { runMigrations } from './kysely/migrate.js';
+import { alertWriteOutbox, insertDeliveries, type EndpointCache } from './kysely/outbox.js';
+import { KyselySessionStore } from './kysely/sessions.js';
+import { KyselyStatsStore } from './kysely/stats.js';
+import { KyselyThreatModelStore } from './kysely/threat-models.js';
+import { KyselyWebhookStore } from './kysely/webhooks.js';
+import { PostgresEventStore } from './postgres-events.js';
+import { ensureMonthPartitions, listMonthPartitions, partitionsFor, type MonthPartition } from './postgres-partitions.js';
 import { planCommit } from './commit-plan.js';
 import { isLostConnection } from './errors.js';
 import type { AlertsTable, Database } from './schema.js';
 import type { AlertRow, CommitBatch } from './types.js';
-import { StoreRejectedError, StoreUnavailableError } from './store.js';
+import {
+  StoreRejectedError,
+  StoreUnavailableError,
+  type AccountStore,
+  type AlertStore,
+  type EventStore,
+  type SessionStore,
+  type StatsStore,
+  type Store,
+  type ThreatModelStore,
+} from './store.js';
+import type { WebhookStore } from './webhooks/store.js';
 import { jsonOf } from '../util/json-text.js';
 import { commitTime } from './webhooks/outbox.js';
-import { alertWriteOutbox, insertDeliveries, type EndpointCache } from './webhooks/store.js';
 
 export interface PostgresOptions {
   /**
@@ -70,18 +89,42 @@ const types = {
 };
 
 /**
- * The scale-out Store: the same KyselyStore over a pg Pool. The pool replaces dead
+ * The scale-out Store: the same Kysely aggregate stores over a pg Pool. The pool replaces dead
  * connections by itself, so after a server restart or failover the store recovers with no
  * restart of Vigil; until then calls throw StoreUnavailableError (503).
  */
-export class PostgresStore extends KyselyStore {
+export class PostgresStore implements Store {
+  readonly kind = 'postgres';
+  readonly accounts: AccountStore;
+  readonly events: EventStore;
+  readonly alerts: AlertStore;
+  readonly stats: StatsStore;
+  readonly sessions: SessionStore;
+  readonly threatModels: ThreatModelStore;
+  readonly webhooks: WebhookStore;
+  private readonly x: KyselyAccess;
   private resolvedSchema: string | undefined;
 
   constructor(
-    db: Kysely<Database>,
+    private readonly db: Kysely<Database>,
     private readonly settings: { schema?: string; monthsAhead: number; clock: Clock; poolSize: number },
   ) {
-    super('postgres', db, async () => {}, { staleConnectionAttempts: settings.poolSize + 1 });
+    this.x = new KyselyAccess(db, 'postgres', { staleConnectionAttempts: settings.poolSize + 1 });
+    this.accounts = new KyselyAccountStore(this.x);
+    this.events = new PostgresEventStore(this.x, () => this.schema());
+    this.alerts = new KyselyAlertStore(this.x);
+    this.stats = new KyselyStatsStore(this.x);
+    this.sessions = new KyselySessionStore(this.x);
+    this.threatModels = new KyselyThreatModelStore(this.x);
+    this.webhooks = new KyselyWebhookStore(this.x);
+  }
+
+  async ping(): Promise<void> {
+    await this.x.read('ping', () => sql`select 1`.execute(this.db));
+  }
+
+  async close(): Promise<void> {
+    await this.db.destroy();
   }
 
   /** The schema the tables live in. */
@@ -91,12 +134,14 @@ export class PostgresStore extends KyselyStore {
         const name = this.settings.schema;
         // Instances starting together race here; `if not exists` can still fail on the catalogue's
         // unique index, and then the schema exists, which is all we need.
-        await this.guard('createSchema', () => sql`create schema if not exists ${sql.id(name)}`.execute(this.db)).catch((err: unknown) => {
-          if (!(err instanceof StoreRejectedError)) throw err;
-        });
+        await this.x
+          .guard('createSchema', () => sql`create schema if not exists ${sql.id(name)}`.execute(this.db))
+          .catch((err: unknown) => {
+            if (!(err instanceof StoreRejectedError)) throw err;
+          });
         this.resolvedSchema = name;
       } else {
-        const { rows } = await this.read('currentSchema', () => sql<{ name: string | null }>`select current_schema() as name`.execute(this.db));
+        const { rows } = await this.x.read('currentSchema', () => sql<{ name: string | null }>`select current_schema() as name`.execute(this.db));
         const name = rows[0]?.name;
         if (!name) throw new StoreUnavailableError('PostgreSQL has no current schema for this user: set a schema or search_path');
         this.resolvedSchema = name;
@@ -105,9 +150,9 @@ export class PostgresStore extends KyselyStore {
     return this.resolvedSchema;
   }
 
-  override async migrate(): Promise<void> {
+  async migrate(): Promise<void> {
     const schema = await this.schema();
-    await this.guard('migrate', () => this.runMigrations(schema));
+    await this.x.guard('migrate', () => runMigrations(this.migrationDb(schema), schema));
     await this.maintain(this.settings.clock.now());
   }
 
@@ -116,17 +161,17 @@ export class PostgresStore extends KyselyStore {
    * introspector reads the columns of every table in every schema: slow in a shared database
    * and failing when another schema is dropped meanwhile. This one looks in our schema only.
    */
-  protected override migrationDb(schema?: string): Kysely<Database> {
+  private migrationDb(schema: string): Kysely<Database> {
     const db = this.db;
     const introspection: DatabaseIntrospector = {
       getSchemas: async () => {
-        const { rows } = await sql<{ name: string }>`select nspname as name from pg_namespace where nspname = ${schema ?? ''}`.execute(db);
+        const { rows } = await sql<{ name: string }>`select nspname as name from pg_namespace where nspname = ${schema}`.execute(db);
         return rows;
       },
       getTables: async () => {
         const { rows } = await sql<{ name: string; schema: string }>`
           select c.relname as name, n.nspname as schema from pg_class c join pg_namespace n on n.oid = c.relnamespace
-          where n.nspname = coalesce(${schema ?? null}, current_schema()) and c.relkind in ('r', 'p', 'v')`.execute(db);
+          where n.nspname = coalesce(${schema}, current_schema()) and c.relkind in ('r', 'p', 'v')`.execute(db);
         return rows.map((r) => ({ name: r.name, schema: r.schema, isView: false, columns: [] }));
       },
       getMetadata: async () => ({ tables: await introspection.getTables() }),
@@ -140,23 +185,18 @@ export class PostgresStore extends KyselyStore {
     });
   }
 
-  override async maintain(now: number): Promise<void> {
+  async maintain(now: number): Promise<void> {
     const schema = await this.schema();
-    await this.guard('maintain', () => ensureMonthPartitions(this.db as unknown as Kysely<unknown>, schema, partitionsFor(now, this.settings.monthsAhead)));
-  }
-
-  override async dropEventsBefore(before: number): Promise<{ readonly partitionsDropped: number; readonly rowsDeleted: number }> {
-    const schema = await this.schema();
-    return this.guard('dropEventsBefore', () => dropMonthPartitionsBefore(this.db as unknown as Kysely<unknown>, schema, before));
+    await this.x.guard('maintain', () => ensureMonthPartitions(this.db as unknown as Kysely<unknown>, schema, partitionsFor(now, this.settings.monthsAhead)));
   }
 
   /** The month partitions of the events table, oldest first. */
   async eventPartitions(): Promise<MonthPartition[]> {
     const schema = await this.schema();
-    return this.read('eventPartitions', () => listMonthPartitions(this.db as unknown as Kysely<unknown>, schema));
+    return this.x.read('eventPartitions', () => listMonthPartitions(this.db as unknown as Kysely<unknown>, schema));
   }
 
-  override async commit(batch: CommitBatch): Promise<void> {
+  async commit(batch: CommitBatch): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       let begun = false;
       try {
@@ -168,7 +208,7 @@ export class PostgresStore extends KyselyStore {
       } catch (err) {
         // Only a connection that died before BEGIN (stale in the pool) is retried: a session lost
         // mid-transaction is a real outage, and one lost during COMMIT may have committed.
-        if (begun || attempt >= this.attempts || !isLostConnection(err)) throw translate('commit', err);
+        if (begun || attempt >= this.x.attempts || !isLostConnection(err)) throw translate('commit', err);
       }
     }
   }
@@ -202,7 +242,7 @@ export class PostgresStore extends KyselyStore {
     for (const write of plan.alerts) {
       const cols = alertColumns(write.alert);
       const update = { count: cols.count, last_seen: cols.last_seen, event_ids: cols.event_ids, details: cols.details, severity: cols.severity };
-      const deliveries = await alertWriteOutbox(trx, this.kind === 'postgres', { opened: write.opened, row: cols, update }, at, endpoints);
+      const deliveries = await alertWriteOutbox(trx, true, { opened: write.opened, row: cols, update }, at, endpoints);
       if (write.opened) {
         await trx.insertInto('alerts').values(cols).execute();
       } else {
@@ -232,17 +272,6 @@ export class PostgresStore extends KyselyStore {
         )
         .execute();
     }
-  }
-
-  /** PostgreSQL text cannot contain U+0000, so no row matches a value that does. */
-  protected override unmatchable(...values: (string | undefined)[]): boolean {
-    for (const v of values) if (v !== undefined && v.includes('\u0000')) return true;
-    return false;
-  }
-
-  /** Served by the GIN index on `tags::jsonb`. */
-  protected override hasTag(tag: string): RawBuilder<boolean> {
-    return sql<boolean>`(tags::jsonb) @> ${JSON.stringify([tag])}::jsonb`;
   }
 }
 

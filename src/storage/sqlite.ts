@@ -2,20 +2,22 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, sql, SqliteDialect } from 'kysely';
-import { hourOf, SUMMARY_HOUR_MS } from './event-hours.js';
-import { KyselyStore, toIdempotency, translate } from './kysely-store.js';
-import type { CommitOptions } from './store.js';
-import type { Database, EventsTable, IdempotencyTable } from './schema.js';
+import { KyselyAccess, translate } from './kysely/access.js';
+import { KyselyAccountStore } from './kysely/accounts.js';
+import { KyselyAlertStore } from './kysely/alerts.js';
+import { runMigrations } from './kysely/migrate.js';
+import { KyselySessionStore } from './kysely/sessions.js';
+import { KyselyStatsStore } from './kysely/stats.js';
+import { KyselyThreatModelStore } from './kysely/threat-models.js';
+import { KyselyWebhookStore } from './kysely/webhooks.js';
+import type { Database } from './schema.js';
+import { SqliteEventStore } from './sqlite-events.js';
 import { configureSqlite, type SqliteSynchronous } from './sqlite-pragmas.js';
 import { InlineSqliteWriter, ThreadSqliteWriter, type SqliteCommitWriter } from './sqlite-writer.js';
 import { toSqliteWrites } from './sqlite-writes.js';
-import type { CommitBatch, EventFilter, IdempotencyRow } from './types.js';
-
-const FIND_IDEMPOTENCY =
-  'select account_id, event_id, response, created_at, payload_digest from idempotency where account_id = ? and event_id = ? and created_at >= ?';
-
-/** Events deleted per retention transaction (see deleteEvents). */
-const RETENTION_CHUNK = 2_000;
+import type { AccountStore, AlertStore, CommitOptions, EventStore, SessionStore, StatsStore, Store, ThreatModelStore } from './store.js';
+import type { CommitBatch } from './types.js';
+import type { WebhookStore } from './webhooks/store.js';
 
 export interface SqliteOptions {
   /** A directory (the file is `vigil.db` inside) or `:memory:`. */
@@ -28,119 +30,49 @@ export interface SqliteOptions {
  * request thread; commit groups (the ingestion writes) go to a SqliteCommitWriter, which for a
  * database file is a writer thread with its own connection.
  */
-export class SqliteStore extends KyselyStore {
-  /** Prepared on first use (the table exists only after migrate()). */
-  private findIdempotencyStatement: SqliteDatabase.Statement<unknown[], IdempotencyTable> | undefined;
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite';
+  readonly accounts: AccountStore;
+  readonly events: EventStore;
+  readonly alerts: AlertStore;
+  readonly stats: StatsStore;
+  readonly sessions: SessionStore;
+  readonly threatModels: ThreatModelStore;
+  readonly webhooks: WebhookStore;
+  private readonly x: KyselyAccess;
 
   constructor(
-    db: Kysely<Database>,
+    private readonly db: Kysely<Database>,
     private readonly writer: SqliteCommitWriter,
-    private readonly database: SqliteDatabase.Database,
+    database: SqliteDatabase.Database,
   ) {
-    super('sqlite', db);
+    this.x = new KyselyAccess(db, 'sqlite');
+    this.accounts = new KyselyAccountStore(this.x);
+    this.events = new SqliteEventStore(this.x, database);
+    this.alerts = new KyselyAlertStore(this.x);
+    this.stats = new KyselyStatsStore(this.x);
+    this.sessions = new KyselySessionStore(this.x);
+    this.threatModels = new KyselyThreatModelStore(this.x);
+    this.webhooks = new KyselyWebhookStore(this.x);
   }
 
   get coalescesCommits(): boolean {
     return this.writer.coalesces;
   }
 
-  /**
-   * The ingestion hot path asks this for every request whose events carry an event_id: a
-   * statement prepared once costs a few µs per id, where building, compiling and preparing the
-   * query through Kysely cost several times the lookup itself.
-   */
-  override async findIdempotency(accountId: string, eventIds: readonly string[], since: number): Promise<ReadonlyMap<string, IdempotencyRow>> {
-    const found = new Map<string, IdempotencyRow>();
-    try {
-      this.findIdempotencyStatement ??= this.database.prepare<unknown[], IdempotencyTable>(FIND_IDEMPOTENCY);
-      for (const eventId of eventIds) {
-        const row = this.findIdempotencyStatement.get(accountId, eventId, since);
-        if (row) found.set(eventId, toIdempotency(row));
-      }
-    } catch (err) {
-      throw translate('findIdempotency', err);
-    }
-    return found;
+  async migrate(): Promise<void> {
+    await this.x.guard('migrate', () => runMigrations(this.db));
   }
 
-  /**
-   * Events has no actor or address index (each cost the writer a random page per event): a
-   * read by actor or address walks that value's hours from its summary and reads each hour
-   * through the (account_id, received_at, actor_id, ip) index, which filters the hour's events
-   * without reading their rows. CROSS JOIN keeps the summary the outer loop,
-   * so the planner cannot choose to scan the whole account in id order instead.
-   */
-  protected override eventPage(accountId: string, filter: EventFilter, limit: number, cursor: string | undefined): Promise<EventsTable[]> {
-    const hours =
-      filter.actorId !== undefined
-        ? sql`select hour from event_actor_hours where account_id = ${accountId} and actor = ${filter.actorId}`
-        : filter.ip !== undefined
-          ? sql`select hour from event_ip_hours where account_id = ${accountId} and address = ${filter.ip}`
-          : undefined;
-    if (hours === undefined) return super.eventPage(accountId, filter, limit, cursor);
-    const query = sql<EventsTable>`select events.* from (${hours}) as h cross join events
-      where events.account_id = ${accountId}
-        and events.received_at >= h.hour * ${sql.lit(SUMMARY_HOUR_MS)} and events.received_at < (h.hour + 1) * ${sql.lit(SUMMARY_HOUR_MS)}
-        and ${this.eventConditions(filter, cursor)}
-      order by events.id desc limit ${limit}`;
-    return query.execute(this.db).then((r) => r.rows);
+  async ping(): Promise<void> {
+    await this.x.read('ping', () => sql`select 1`.execute(this.db));
   }
 
-  /** Deletes the events and the summary hours that lie wholly before `before`. */
-  override async pruneEvents(accountId: string, before: number): Promise<number> {
-    if (this.unmatchable(accountId)) return 0;
-    return this.guard('pruneEvents', () => this.deleteEvents(before, accountId));
+  async maintain(now: number): Promise<void> {
+    void now;
   }
 
-  /**
-   * SQLite has no partitions, and a delete by time alone would scan the whole events table
-   * (its index on time starts with the account): the accounts holding events are found one
-   * index seek each, and each one's rows go through that index.
-   */
-  override async dropEventsBefore(before: number): Promise<{ readonly partitionsDropped: number; readonly rowsDeleted: number }> {
-    let rowsDeleted = 0;
-    const nextAccount = (after: string) =>
-      this.db.selectFrom('events').select('account_id').where('account_id', '>', after).orderBy('account_id').limit(1).executeTakeFirst();
-    for (let row = await this.guard('dropEventsBefore', () => nextAccount('')); row !== undefined;) {
-      const accountId = row.account_id;
-      rowsDeleted += await this.guard('dropEventsBefore', () => this.deleteEvents(before, accountId));
-      row = await this.guard('dropEventsBefore', () => nextAccount(accountId));
-    }
-    return { partitionsDropped: 0, rowsDeleted };
-  }
-
-  /**
-   * Deletes an account's events before `before` in transactions of at most RETENTION_CHUNK rows,
-   * letting requests run between them (the request thread's connection does this, and one
-   * transaction over an hour's or a day's events would stop it for as long); then, in one
-   * transaction, the summary hours wholly before it, moving the summaries' epoch, which tells the
-   * writer that summary rows it remembers writing may be gone.
-   */
-  private async deleteEvents(before: number, accountId: string): Promise<number> {
-    let deleted = 0;
-    for (;;) {
-      const chunk = await sql`delete from events where rowid in (
-          select rowid from events where account_id = ${accountId} and received_at < ${before} limit ${RETENTION_CHUNK})`.execute(this.db);
-      const rows = Number(chunk.numAffectedRows ?? 0);
-      deleted += rows;
-      if (rows < RETENTION_CHUNK) break;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    const hour = hourOf(before);
-    await this.db.transaction().execute(async (trx) => {
-      const actors = await trx.deleteFrom('event_actor_hours').where('account_id', '=', accountId).where('hour', '<', hour).executeTakeFirst();
-      const addresses = await trx.deleteFrom('event_ip_hours').where('account_id', '=', accountId).where('hour', '<', hour).executeTakeFirst();
-      if (Number(actors.numDeletedRows) + Number(addresses.numDeletedRows) > 0)
-        await trx
-          .updateTable('event_hours_epoch')
-          .set((eb) => ({ epoch: eb('epoch', '+', 1) }))
-          .where('id', '=', 1)
-          .execute();
-    });
-    return deleted;
-  }
-
-  override async commit(batch: CommitBatch, options: CommitOptions = {}): Promise<void> {
+  async commit(batch: CommitBatch, options: CommitOptions = {}): Promise<void> {
     try {
       await this.writer.write(toSqliteWrites(batch), options.alone ?? false);
     } catch (err) {
@@ -148,7 +80,7 @@ export class SqliteStore extends KyselyStore {
     }
   }
 
-  override async close(): Promise<void> {
+  async close(): Promise<void> {
     // The writer first: its last commits must land before the file is let go.
     await this.writer.close();
     await this.db.destroy();

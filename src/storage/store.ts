@@ -18,13 +18,6 @@ import type {
 import type { Account, KeyKind } from '../event/account.js';
 import type { WebhookStore } from './webhooks/store.js';
 
-/**
- * Durable records. One implementation per database (SQLite, PostgreSQL), one contract
- * suite (test/contract/store.contract.ts) that every implementation passes.
- * Methods throw on infrastructure failure (StoreUnavailableError) and when the database refuses
- * a write for its content, e.g. a duplicate id or key hash (StoreRejectedError); "not found" is
- * undefined, and a lookup by a value no row can hold (such as U+0000 on PostgreSQL) is not found.
- */
 /** A key as stored: only its hash and display prefix, never the key itself. */
 export interface NewKey {
   readonly id: string;
@@ -41,15 +34,17 @@ export interface CommitOptions {
   readonly alone?: boolean;
 }
 
-export interface Store {
-  readonly kind: 'sqlite' | 'postgres';
-  /** Outbound webhook endpoints and their deliveries. */
-  readonly webhooks: WebhookStore;
-  migrate(): Promise<void>;
-  /** Throws StoreUnavailableError when the database cannot be reached. */
-  ping(): Promise<void>;
-  close(): Promise<void>;
+/*
+ * Durable records, one interface per aggregate. One implementation per database (SQLite,
+ * PostgreSQL) composed of one Kysely class per aggregate (src/storage/kysely/), and one contract
+ * suite per aggregate (test/contract/store/) that both pass.
+ * Methods throw on infrastructure failure (StoreUnavailableError) and when the database refuses
+ * a write for its content, e.g. a duplicate id or key hash (StoreRejectedError); "not found" is
+ * undefined, and a lookup by a value no row can hold (such as U+0000 on PostgreSQL) is not found.
+ */
 
+/** Accounts and their API keys. */
+export interface AccountStore {
   createAccount(input: { id: string; name: string; plan: string; createdAt: number }): Promise<Account>;
   getAccount(id: string): Promise<Account | undefined>;
   listAccounts(): Promise<readonly Account[]>;
@@ -64,20 +59,10 @@ export interface Store {
   revokeKey(id: string, at: number): Promise<boolean>;
   /** Replaces the key's allowed browser origins; undefined when no such key exists. */
   setKeyOrigins(id: string, allowedOrigins: readonly string[]): Promise<ApiKeyRecord | undefined>;
+}
 
-  /**
-   * Writes one commit group in one transaction; all or nothing. A store that coalesces
-   * (coalescesCommits) may write commits queued together in one transaction, and then a
-   * failure fails them all; `alone` asks for a transaction of the group's own, which is how a
-   * caller isolates one bad group from its neighbours.
-   */
-  commit(batch: CommitBatch, options?: CommitOptions): Promise<void>;
-  /**
-   * The store writes commits that queued behind a transaction together in the next one (the
-   * SQLite writer thread), so a failed commit may have failed for a neighbour's row.
-   */
-  readonly coalescesCommits?: boolean;
-
+/** Stored events and the idempotency rows of their event ids (written by Store.commit). */
+export interface EventStore {
   getEvent(accountId: string, id: string): Promise<EventRow | undefined>;
   listEvents(accountId: string, filter: EventFilter, limit: number, cursor?: string): Promise<Page<EventRow>>;
   countEvents(accountId: string): Promise<number>;
@@ -86,27 +71,6 @@ export interface Store {
    * asks once for all of its event ids (one query, one round trip on a database server).
    */
   findIdempotency(accountId: string, eventIds: readonly string[], since: number): Promise<ReadonlyMap<string, IdempotencyRow>>;
-
-  getAlert(accountId: string, id: string): Promise<AlertRow | undefined>;
-  listAlerts(accountId: string, filter: AlertFilter, limit: number, cursor?: string): Promise<Page<AlertRow>>;
-  setAlertStatus(accountId: string, id: string, status: AlertStatus, at: number): Promise<AlertRow | undefined>;
-
-  getUsage(accountId: string, period: string): Promise<UsageRow>;
-  /** Daily accepted counts for the dashboard chart, `YYYY-MM-DD` -> count. */
-  dailyCounts(accountId: string, since: number): Promise<readonly { day: string; count: number }[]>;
-
-  /** Counts for the dashboard overview: events and alerts per `bucketMs` since `since`, open alerts, top actors and addresses. */
-  overview(accountId: string, since: number, bucketMs: number): Promise<Overview>;
-
-  addAlertNote(note: AlertNote): Promise<void>;
-  /** An alert's notes, oldest first. */
-  listAlertNotes(accountId: string, alertId: string): Promise<readonly AlertNote[]>;
-
-  createDashboardSession(session: DashboardSession): Promise<void>;
-  /** The session with this id hash and the hash of the key it was opened with, unless it expired by `now`. */
-  findDashboardSession(idHash: string, now: number): Promise<{ session: DashboardSession; keyHash: string } | undefined>;
-  /** Ends one session; also removes every session that expired before `now`. */
-  deleteDashboardSession(idHash: string, now: number): Promise<void>;
 
   /** Retention: deletes events and idempotency rows older than the cut-off; returns rows deleted. */
   pruneEvents(accountId: string, before: number): Promise<number>;
@@ -119,14 +83,40 @@ export interface Store {
    * deletes the few older rows left in the partition that straddles it; SQLite deletes rows.
    */
   dropEventsBefore(before: number): Promise<{ readonly partitionsDropped: number; readonly rowsDeleted: number }>;
+}
 
-  /**
-   * Periodic upkeep, safe to call from every instance at any time (start-up, then e.g. hourly):
-   * PostgreSQL creates the event partitions for the month of `now` and the months ahead, and
-   * moves into them any rows that fell into the default partition. A no-op on SQLite.
-   */
-  maintain(now: number): Promise<void>;
+/** Alerts (opened and updated by Store.commit) and their analysts' notes. */
+export interface AlertStore {
+  getAlert(accountId: string, id: string): Promise<AlertRow | undefined>;
+  listAlerts(accountId: string, filter: AlertFilter, limit: number, cursor?: string): Promise<Page<AlertRow>>;
+  /** Sets the status and, in the same transaction, writes the webhook deliveries of the change. */
+  setAlertStatus(accountId: string, id: string, status: AlertStatus, at: number): Promise<AlertRow | undefined>;
 
+  addAlertNote(note: AlertNote): Promise<void>;
+  /** An alert's notes, oldest first. */
+  listAlertNotes(accountId: string, alertId: string): Promise<readonly AlertNote[]>;
+}
+
+/** Counts over time: usage per period and per day (written by Store.commit) and the dashboard overview. */
+export interface StatsStore {
+  getUsage(accountId: string, period: string): Promise<UsageRow>;
+  /** Daily accepted counts for the dashboard chart, `YYYY-MM-DD` -> count. */
+  dailyCounts(accountId: string, since: number): Promise<readonly { day: string; count: number }[]>;
+  /** Counts for the dashboard overview: events and alerts per `bucketMs` since `since`, open alerts, top actors and addresses. */
+  overview(accountId: string, since: number, bucketMs: number): Promise<Overview>;
+}
+
+/** Dashboard sessions, each tied to the key it was opened with. */
+export interface SessionStore {
+  createDashboardSession(session: DashboardSession): Promise<void>;
+  /** The session with this id hash and the hash of the key it was opened with, unless it expired by `now`. */
+  findDashboardSession(idHash: string, now: number): Promise<{ session: DashboardSession; keyHash: string } | undefined>;
+  /** Ends one session; also removes every session that expired before `now`. */
+  deleteDashboardSession(idHash: string, now: number): Promise<void>;
+}
+
+/** Threat models and their saved versions. */
+export interface ThreatModelStore {
   /** The account's threat models (current versions), oldest first. */
   listThreatModels(accountId: string): Promise<readonly ThreatModelRow[]>;
   getThreatModel(accountId: string, id: string): Promise<ThreatModelRow | undefined>;
@@ -153,6 +143,45 @@ export interface Store {
   deleteThreatModel(accountId: string, id: string): Promise<boolean>;
   /** Every saved version, newest first. */
   listThreatModelVersions(accountId: string, id: string): Promise<readonly ThreatModelVersionRow[]>;
+}
+
+/** A database: its aggregates, the ingestion commit that writes across them, and its upkeep. */
+export interface Store {
+  readonly kind: 'sqlite' | 'postgres';
+  readonly accounts: AccountStore;
+  readonly events: EventStore;
+  readonly alerts: AlertStore;
+  readonly stats: StatsStore;
+  readonly sessions: SessionStore;
+  readonly threatModels: ThreatModelStore;
+  /** Outbound webhook endpoints and their deliveries (the outbox). */
+  readonly webhooks: WebhookStore;
+
+  migrate(): Promise<void>;
+  /** Throws StoreUnavailableError when the database cannot be reached. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+
+  /**
+   * Writes one commit group in one transaction; all or nothing: what it writes is planned once
+   * (commit-plan.ts). A store that coalesces (coalescesCommits) may write commits queued
+   * together in one transaction, and then a failure fails them all; `alone` asks for a
+   * transaction of the group's own, which is how a caller isolates one bad group from its
+   * neighbours.
+   */
+  commit(batch: CommitBatch, options?: CommitOptions): Promise<void>;
+  /**
+   * The store writes commits that queued behind a transaction together in the next one (the
+   * SQLite writer thread), so a failed commit may have failed for a neighbour's row.
+   */
+  readonly coalescesCommits?: boolean;
+
+  /**
+   * Periodic upkeep, safe to call from every instance at any time (start-up, then e.g. hourly):
+   * PostgreSQL creates the event partitions for the month of `now` and the months ahead, and
+   * moves into them any rows that fell into the default partition. A no-op on SQLite.
+   */
+  maintain(now: number): Promise<void>;
 }
 
 /**

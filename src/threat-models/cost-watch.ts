@@ -13,7 +13,7 @@
  * Each instance judges the events it evaluates; the store suspends a version once, whichever
  * instance asks first.
  */
-import type { Store } from '../storage/store.js';
+import type { ThreatModelStore } from '../storage/store.js';
 import type { Clock } from '../util/clock.js';
 import { SUSPENSION_POLICY, type SuspensionPolicy } from './budget.js';
 import type { CompiledModel } from './compile.js';
@@ -77,7 +77,7 @@ export interface CostWatchLog {
 }
 
 export interface CostWatchOptions {
-  readonly store: Pick<Store, 'suspendThreatModel'>;
+  readonly store: Pick<ThreatModelStore, 'suspendThreatModel'>;
   readonly registry: Pick<ThreatModelRegistry, 'suspend' | 'resume' | 'changed'>;
   /** Wall time of the suspension as stored and shown. */
   readonly clock: Clock;

@@ -18,7 +18,7 @@
  */
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
-import type { Store } from '../storage/store.js';
+import type { EventStore } from '../storage/store.js';
 import type { EventRow } from '../storage/types.js';
 import { youngGenerationLimits } from '../storage/thread-heap.js';
 import type { Clock } from '../util/clock.js';
@@ -192,7 +192,7 @@ export class DryRunner {
   private closed = false;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Pick<EventStore, 'listEvents'>,
     private readonly clock: Clock,
     private readonly limits: DryRunLimits = DRY_RUN_LIMITS,
   ) {}

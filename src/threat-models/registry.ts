@@ -14,7 +14,7 @@
  */
 import type { LastResult, LastSwapOp, StateStore } from '../detection/state/state-store.js';
 import { scopedKey } from '../event/tenancy.js';
-import type { Store } from '../storage/store.js';
+import type { ThreatModelStore } from '../storage/store.js';
 import type { ThreatModelRow } from '../storage/types.js';
 import { ulid } from '../util/ids.js';
 import { compileModel, type CompiledModel } from './compile.js';
@@ -60,7 +60,7 @@ export class ThreatModelRegistry {
   private readonly now: () => number;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Pick<ThreatModelStore, 'listThreatModels'>,
     private readonly state: StateStore,
     private readonly options: RegistryOptions = {},
   ) {

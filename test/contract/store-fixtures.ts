@@ -54,7 +54,7 @@ export function usage(accountId: string, used: number, dropped = 0, at = T0): Us
 
 /** One event id's idempotency row through the store's lookup of many (undefined when there is none). */
 export async function idempotencyOf(store: Store, accountId: string, eventId: string, since: number): Promise<IdempotencyRow | undefined> {
-  return (await store.findIdempotency(accountId, [eventId], since)).get(eventId);
+  return (await store.events.findIdempotency(accountId, [eventId], since)).get(eventId);
 }
 
 export function idempotency(accountId: string, eventId: string, createdAt = T0): IdempotencyRow {

@@ -26,9 +26,9 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
       await sut.dispose();
     });
 
-    const account = (id: string, createdAt = T0) => store.createAccount({ id, name: `name of ${id}`, plan: 'starter', createdAt });
+    const account = (id: string, createdAt = T0) => store.accounts.createAccount({ id, name: `name of ${id}`, plan: 'starter', createdAt });
     const key = (accountId: string, hash: string, kind: 'secret' | 'publishable' = 'secret') =>
-      store.createKey({
+      store.accounts.createKey({
         id: nextId('key'),
         accountId,
         kind,
@@ -42,7 +42,7 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
       const out: EventRow[] = [];
       let cursor: string | undefined;
       for (let guard = 0; guard < 1000; guard++) {
-        const page = await store.listEvents(accountId, filter, limit, cursor);
+        const page = await store.events.listEvents(accountId, filter, limit, cursor);
         expect(page.items.length).toBeLessThanOrEqual(limit);
         out.push(...page.items);
         if (page.nextCursor === null) return out;
@@ -57,7 +57,7 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         await account('acc_a');
         await store.migrate();
         await store.ping();
-        expect(await store.countAccounts()).toBe(1);
+        expect(await store.accounts.countAccounts()).toBe(1);
       });
 
       it('maintain is repeatable and leaves every row readable', async () => {
@@ -68,45 +68,45 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         await store.maintain(T0);
         await store.maintain(T0 + 65 * DAY);
         await store.commit(batch({ events: [eventRow('acc_a', { receivedAt: T0 + 66 * DAY })] }));
-        expect(await store.countEvents('acc_a')).toBe(4);
-        for (const row of rows) expect(await store.getEvent('acc_a', row.id)).toEqual(row);
+        expect(await store.events.countEvents('acc_a')).toBe(4);
+        for (const row of rows) expect(await store.events.getEvent('acc_a', row.id)).toEqual(row);
       });
     });
 
     describe('accounts', () => {
       it('creates, reads, lists in creation order, counts and updates', async () => {
-        expect(await store.countAccounts()).toBe(0);
+        expect(await store.accounts.countAccounts()).toBe(0);
         const created = await account('acc_b', T0 + 1);
         expect(created).toEqual({ id: 'acc_b', name: 'name of acc_b', plan: 'starter', createdAt: T0 + 1, settings: {} });
         await account('acc_a', T0 + 2);
         await account('acc_c', T0 + 1);
-        expect(await store.getAccount('acc_b')).toEqual(created);
-        expect((await store.listAccounts()).map((a) => a.id)).toEqual(['acc_b', 'acc_c', 'acc_a']);
-        expect(await store.countAccounts()).toBe(3);
+        expect(await store.accounts.getAccount('acc_b')).toEqual(created);
+        expect((await store.accounts.listAccounts()).map((a) => a.id)).toEqual(['acc_b', 'acc_c', 'acc_a']);
+        expect(await store.accounts.countAccounts()).toBe(3);
 
         const settings = { thresholds: { challenge: 40 }, allowlist: { ips: ['10.0.0.0/8'] }, note: 'it\'s "quoted" %_' };
-        const updated = await store.updateAccount('acc_b', { plan: 'pro', settings });
+        const updated = await store.accounts.updateAccount('acc_b', { plan: 'pro', settings });
         expect(updated).toEqual({ ...created, plan: 'pro', settings });
-        expect(await store.updateAccount('acc_b', { name: 'renamed' })).toEqual({ ...created, plan: 'pro', settings, name: 'renamed' });
-        expect(await store.updateAccount('acc_b', {})).toEqual({ ...created, plan: 'pro', settings, name: 'renamed' });
+        expect(await store.accounts.updateAccount('acc_b', { name: 'renamed' })).toEqual({ ...created, plan: 'pro', settings, name: 'renamed' });
+        expect(await store.accounts.updateAccount('acc_b', {})).toEqual({ ...created, plan: 'pro', settings, name: 'renamed' });
       });
 
       it('answers undefined for unknown accounts', async () => {
-        expect(await store.getAccount('acc_missing')).toBeUndefined();
-        expect(await store.updateAccount('acc_missing', { plan: 'pro' })).toBeUndefined();
+        expect(await store.accounts.getAccount('acc_missing')).toBeUndefined();
+        expect(await store.accounts.updateAccount('acc_missing', { plan: 'pro' })).toBeUndefined();
       });
 
       it('refuses a duplicate id with StoreRejectedError', async () => {
         await account('acc_a');
         await expect(account('acc_a')).rejects.toBeInstanceOf(StoreRejectedError);
-        expect(await store.countAccounts()).toBe(1);
+        expect(await store.accounts.countAccounts()).toBe(1);
       });
 
       it('keeps timestamps exact and numeric', async () => {
         const big = 8_640_000_000_000_000; // the largest Date, far beyond 32 bits
-        const a = await store.createAccount({ id: 'acc_big', name: 'n', plan: 'free', createdAt: big });
+        const a = await store.accounts.createAccount({ id: 'acc_big', name: 'n', plan: 'free', createdAt: big });
         expect(a.createdAt).toBe(big);
-        const read = await store.getAccount('acc_big');
+        const read = await store.accounts.getAccount('acc_big');
         expect(typeof read?.createdAt).toBe('number');
         expect(read?.createdAt).toBe(big);
       });
@@ -117,18 +117,18 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         const acc = await account('acc_a');
         const k = await key('acc_a', 'hash_1');
         await key('acc_a', 'hash_2', 'publishable');
-        const found = await store.findKeyByHash('hash_1');
+        const found = await store.accounts.findKeyByHash('hash_1');
         expect(found).toEqual({ key: k, hash: 'hash_1', account: acc });
         expect(found?.key.allowedOrigins).toEqual(['https://a.example', "https://o'k.example"]);
         expect(typeof found?.key.createdAt).toBe('number');
         expect(found?.key.revokedAt).toBeNull();
-        expect((await store.findKeyByHash('hash_2'))?.key.kind).toBe('publishable');
+        expect((await store.accounts.findKeyByHash('hash_2'))?.key.kind).toBe('publishable');
       });
 
       it('answers undefined for unknown hashes, hostile ones included', async () => {
         await account('acc_a');
         await key('acc_a', 'hash_1');
-        for (const h of [...HOSTILE, 'hash_%', 'hash__', 'HASH_1', '']) expect(await store.findKeyByHash(h)).toBeUndefined();
+        for (const h of [...HOSTILE, 'hash_%', 'hash__', 'HASH_1', '']) expect(await store.accounts.findKeyByHash(h)).toBeUndefined();
       });
 
       it('lists keys, all or per account', async () => {
@@ -137,25 +137,25 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         const k1 = await key('acc_a', 'h1');
         const k2 = await key('acc_b', 'h2');
         const k3 = await key('acc_a', 'h3');
-        expect(await store.listKeys('acc_a')).toEqual([k1, k3]);
-        expect(await store.listKeys('acc_b')).toEqual([k2]);
-        expect((await store.listKeys()).map((k) => k.id).sort()).toEqual([k1.id, k2.id, k3.id].sort());
-        expect(await store.listKeys('acc_%')).toEqual([]);
+        expect(await store.accounts.listKeys('acc_a')).toEqual([k1, k3]);
+        expect(await store.accounts.listKeys('acc_b')).toEqual([k2]);
+        expect((await store.accounts.listKeys()).map((k) => k.id).sort()).toEqual([k1.id, k2.id, k3.id].sort());
+        expect(await store.accounts.listKeys('acc_%')).toEqual([]);
       });
 
       it('revokes: the key is still found, with revokedAt; a second revoke keeps the first time', async () => {
         await account('acc_a');
         const k = await key('acc_a', 'h1');
-        expect(await store.revokeKey(k.id, T0 + 5)).toBe(true);
-        expect((await store.findKeyByHash('h1'))?.key.revokedAt).toBe(T0 + 5);
-        expect(await store.revokeKey(k.id, T0 + 9)).toBe(true);
-        expect((await store.findKeyByHash('h1'))?.key.revokedAt).toBe(T0 + 5);
-        expect((await store.listKeys('acc_a'))[0]?.revokedAt).toBe(T0 + 5);
+        expect(await store.accounts.revokeKey(k.id, T0 + 5)).toBe(true);
+        expect((await store.accounts.findKeyByHash('h1'))?.key.revokedAt).toBe(T0 + 5);
+        expect(await store.accounts.revokeKey(k.id, T0 + 9)).toBe(true);
+        expect((await store.accounts.findKeyByHash('h1'))?.key.revokedAt).toBe(T0 + 5);
+        expect((await store.accounts.listKeys('acc_a'))[0]?.revokedAt).toBe(T0 + 5);
       });
 
       it('answers false when revoking an unknown key', async () => {
-        expect(await store.revokeKey('key_missing', T0)).toBe(false);
-        expect(await store.revokeKey("' or 1=1 --", T0)).toBe(false);
+        expect(await store.accounts.revokeKey('key_missing', T0)).toBe(false);
+        expect(await store.accounts.revokeKey("' or 1=1 --", T0)).toBe(false);
       });
 
       it('replaces allowed origins; the key is otherwise unchanged and found with them; unknown keys answer undefined', async () => {
@@ -163,20 +163,20 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         const k = await key('acc_a', 'h1', 'publishable');
         const other = await key('acc_a', 'h2', 'publishable');
         const origins = ['https://a.example', "https://o'k.example", '*'];
-        expect(await store.setKeyOrigins(k.id, origins)).toEqual({ ...k, allowedOrigins: origins });
-        expect((await store.findKeyByHash('h1'))?.key.allowedOrigins).toEqual(origins);
-        expect(await store.listKeys('acc_a')).toEqual([{ ...k, allowedOrigins: origins }, other]);
-        expect((await store.setKeyOrigins(k.id, []))?.allowedOrigins).toEqual([]);
-        expect(await store.setKeyOrigins('key_missing', origins)).toBeUndefined();
-        expect(await store.setKeyOrigins("' or 1=1 --", origins)).toBeUndefined();
-        expect((await store.listKeys('acc_a')).map((x) => x.allowedOrigins)).toEqual([[], other.allowedOrigins]);
+        expect(await store.accounts.setKeyOrigins(k.id, origins)).toEqual({ ...k, allowedOrigins: origins });
+        expect((await store.accounts.findKeyByHash('h1'))?.key.allowedOrigins).toEqual(origins);
+        expect(await store.accounts.listKeys('acc_a')).toEqual([{ ...k, allowedOrigins: origins }, other]);
+        expect((await store.accounts.setKeyOrigins(k.id, []))?.allowedOrigins).toEqual([]);
+        expect(await store.accounts.setKeyOrigins('key_missing', origins)).toBeUndefined();
+        expect(await store.accounts.setKeyOrigins("' or 1=1 --", origins)).toBeUndefined();
+        expect((await store.accounts.listKeys('acc_a')).map((x) => x.allowedOrigins)).toEqual([[], other.allowedOrigins]);
       });
 
       it('refuses a duplicate hash with StoreRejectedError', async () => {
         await account('acc_a');
         await key('acc_a', 'h1');
         await expect(key('acc_a', 'h1')).rejects.toBeInstanceOf(StoreRejectedError);
-        expect(await store.listKeys('acc_a')).toHaveLength(1);
+        expect(await store.accounts.listKeys('acc_a')).toHaveLength(1);
       });
     });
 
@@ -188,25 +188,25 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         await store.commit(
           batch({ events: [e], alerts: [{ alert: a, opened: true }], usage: [usage('acc_a', 1)], idempotency: [idempotency('acc_a', 'client-1')] }),
         );
-        const read = await store.getEvent('acc_a', e.id);
+        const read = await store.events.getEvent('acc_a', e.id);
         expect(read).toEqual(e);
         for (const n of [read?.occurredAt, read?.receivedAt, read?.riskScore]) expect(typeof n).toBe('number');
-        expect(await store.getAlert('acc_a', a.id)).toEqual(a);
-        expect(await store.getUsage('acc_a', '2026-01')).toEqual({ accountId: 'acc_a', period: '2026-01', used: 1, dropped: 0 });
+        expect(await store.alerts.getAlert('acc_a', a.id)).toEqual(a);
+        expect(await store.stats.getUsage('acc_a', '2026-01')).toEqual({ accountId: 'acc_a', period: '2026-01', used: 1, dropped: 0 });
         expect(await idempotencyOf(store, 'acc_a', 'client-1', T0 - DAY)).toEqual(idempotency('acc_a', 'client-1'));
-        expect(await store.countEvents('acc_a')).toBe(1);
+        expect(await store.events.countEvents('acc_a')).toBe(1);
       });
 
       it('accepts an empty batch', async () => {
         await store.commit(batch({}));
-        expect(await store.countAccounts()).toBe(0);
+        expect(await store.accounts.countAccounts()).toBe(0);
       });
 
       it('writes a group larger than one insert statement', async () => {
         await account('acc_a');
         const rows = Array.from({ length: 1203 }, () => eventRow('acc_a'));
         await store.commit(batch({ events: rows }));
-        expect(await store.countEvents('acc_a')).toBe(1203);
+        expect(await store.events.countEvents('acc_a')).toBe(1203);
       });
 
       it('writes nothing when one row fails: a duplicate event in the group', async () => {
@@ -216,8 +216,8 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         await expect(
           store.commit(batch({ events: [...rows, dup], usage: [usage('acc_a', 6)], idempotency: [idempotency('acc_a', 'k1')] })),
         ).rejects.toBeInstanceOf(StoreRejectedError);
-        expect(await store.countEvents('acc_a')).toBe(0);
-        expect((await store.getUsage('acc_a', '2026-01')).used).toBe(0);
+        expect(await store.events.countEvents('acc_a')).toBe(0);
+        expect((await store.stats.getUsage('acc_a', '2026-01')).used).toBe(0);
         expect(await idempotencyOf(store, 'acc_a', 'k1', 0)).toBeUndefined();
       });
 
@@ -229,10 +229,10 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         await expect(
           store.commit(batch({ events: rows, usage: [usage('acc_a', 1100)], alerts: [{ alert: { ...existing, count: 99 }, opened: true }] })),
         ).rejects.toBeInstanceOf(StoreRejectedError);
-        expect(await store.countEvents('acc_a')).toBe(0);
-        expect(await store.getUsage('acc_a', '2026-01')).toEqual({ accountId: 'acc_a', period: '2026-01', used: 0, dropped: 0 });
-        expect(await store.getAlert('acc_a', existing.id)).toEqual(existing);
-        expect(await store.dailyCounts('acc_a', 0)).toEqual([]);
+        expect(await store.events.countEvents('acc_a')).toBe(0);
+        expect(await store.stats.getUsage('acc_a', '2026-01')).toEqual({ accountId: 'acc_a', period: '2026-01', used: 0, dropped: 0 });
+        expect(await store.alerts.getAlert('acc_a', existing.id)).toEqual(existing);
+        expect(await store.stats.dailyCounts('acc_a', 0)).toEqual([]);
       });
 
       it('keeps working after a failed commit', async () => {
@@ -241,7 +241,7 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         await store.commit(batch({ events: [e] }));
         await expect(store.commit(batch({ events: [e] }))).rejects.toBeInstanceOf(StoreRejectedError);
         await store.commit(batch({ events: [eventRow('acc_a')] }));
-        expect(await store.countEvents('acc_a')).toBe(2);
+        expect(await store.events.countEvents('acc_a')).toBe(2);
       });
 
       it('adds usage up across commits and within one, per period and per day', async () => {
@@ -250,20 +250,20 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         await store.commit(batch({ usage: [usage('acc_a', 3, 1), usage('acc_a', 2, 0), usage('acc_b', 7)] }));
         await store.commit(batch({ usage: [usage('acc_a', 5, 2, T0 + DAY)] }));
         await store.commit(batch({ usage: [usage('acc_a', 4, 0, Date.UTC(2026, 1, 3))] }));
-        expect(await store.getUsage('acc_a', '2026-01')).toEqual({ accountId: 'acc_a', period: '2026-01', used: 10, dropped: 3 });
-        expect(await store.getUsage('acc_a', '2026-02')).toEqual({ accountId: 'acc_a', period: '2026-02', used: 4, dropped: 0 });
-        expect(await store.getUsage('acc_b', '2026-01')).toEqual({ accountId: 'acc_b', period: '2026-01', used: 7, dropped: 0 });
-        expect(await store.getUsage('acc_a', '2025-12')).toEqual({ accountId: 'acc_a', period: '2025-12', used: 0, dropped: 0 });
-        expect(await store.dailyCounts('acc_a', T0)).toEqual([
+        expect(await store.stats.getUsage('acc_a', '2026-01')).toEqual({ accountId: 'acc_a', period: '2026-01', used: 10, dropped: 3 });
+        expect(await store.stats.getUsage('acc_a', '2026-02')).toEqual({ accountId: 'acc_a', period: '2026-02', used: 4, dropped: 0 });
+        expect(await store.stats.getUsage('acc_b', '2026-01')).toEqual({ accountId: 'acc_b', period: '2026-01', used: 7, dropped: 0 });
+        expect(await store.stats.getUsage('acc_a', '2025-12')).toEqual({ accountId: 'acc_a', period: '2025-12', used: 0, dropped: 0 });
+        expect(await store.stats.dailyCounts('acc_a', T0)).toEqual([
           { day: '2026-01-15', count: 5 },
           { day: '2026-01-16', count: 5 },
           { day: '2026-02-03', count: 4 },
         ]);
-        expect(await store.dailyCounts('acc_a', T0 + DAY)).toEqual([
+        expect(await store.stats.dailyCounts('acc_a', T0 + DAY)).toEqual([
           { day: '2026-01-16', count: 5 },
           { day: '2026-02-03', count: 4 },
         ]);
-        expect(await store.dailyCounts('acc_b', Date.UTC(2026, 0, 16))).toEqual([]);
+        expect(await store.stats.dailyCounts('acc_b', Date.UTC(2026, 0, 16))).toEqual([]);
       });
 
       it('writes groups touching the same rows in opposite orders concurrently', async () => {
@@ -292,16 +292,16 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
             return store.commit(batch({ events: [eventRow('acc_a')], usage: forward ? u : u.reverse(), alerts: forward ? a : a.reverse() }));
           }),
         );
-        expect((await store.getUsage('acc_a', '2026-01')).used).toBe(12);
-        expect((await store.getUsage('acc_b', '2026-01')).used).toBe(12);
-        expect(await store.countEvents('acc_a')).toBe(12);
+        expect((await store.stats.getUsage('acc_a', '2026-01')).used).toBe(12);
+        expect((await store.stats.getUsage('acc_b', '2026-01')).used).toBe(12);
+        expect(await store.events.countEvents('acc_a')).toBe(12);
       });
 
       it('counts usage in the billions exactly', async () => {
         await account('acc_a');
         await store.commit(batch({ usage: [usage('acc_a', 3_000_000_000, 2_500_000_000)] }));
         await store.commit(batch({ usage: [usage('acc_a', 3_000_000_000, 0)] }));
-        const u = await store.getUsage('acc_a', '2026-01');
+        const u = await store.stats.getUsage('acc_a', '2026-01');
         expect(u).toEqual({ accountId: 'acc_a', period: '2026-01', used: 6_000_000_000, dropped: 2_500_000_000 });
         expect(typeof u.used).toBe('number');
       });
@@ -334,11 +334,11 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         const many = Array.from({ length: 1_205 }, (_, i) => idempotency('acc_a', `many-${i}`, T0));
         await store.commit(batch({ idempotency: [...many, idempotency('acc_a', 'early', T0 - 10), idempotency('acc_b', 'other-account', T0)] }));
         const asked = [...many.map((r) => r.eventId), 'early', 'other-account', 'never-sent', 'many-7'];
-        const found = await store.findIdempotency('acc_a', asked, T0);
+        const found = await store.events.findIdempotency('acc_a', asked, T0);
         expect(found.size).toBe(many.length);
         expect(found.get('many-1204')).toEqual(many[1204]);
         expect(found.has('early') || found.has('other-account') || found.has('never-sent')).toBe(false);
-        expect((await store.findIdempotency('acc_a', [], 0)).size).toBe(0);
+        expect((await store.events.findIdempotency('acc_a', [], 0)).size).toBe(0);
       });
 
       it('two rows for one event_id in the same group: the last one wins', async () => {
@@ -347,7 +347,7 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         const last = { ...idempotency('acc_a', 'same', T0 + 1), response: { status: 'accepted', id: 'evt_last' } };
         await store.commit(batch({ events: [eventRow('acc_a')], idempotency: [first, idempotency('acc_a', 'other', T0), last] }));
         expect(await idempotencyOf(store, 'acc_a', 'same', 0)).toEqual(last);
-        expect(await store.countEvents('acc_a')).toBe(1);
+        expect(await store.events.countEvents('acc_a')).toBe(1);
       });
 
       it('a second write for the same event_id replaces the first', async () => {
@@ -364,10 +364,10 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         await store.commit(
           batch({ idempotency: [idempotency('acc_a', 'old', T0 - 8 * DAY), idempotency('acc_b', 'old', T0 - 8 * DAY), idempotency('acc_a', 'new', T0)] }),
         );
-        expect(await store.pruneIdempotency(T0 - 7 * DAY)).toBe(2);
+        expect(await store.events.pruneIdempotency(T0 - 7 * DAY)).toBe(2);
         expect(await idempotencyOf(store, 'acc_a', 'old', 0)).toBeUndefined();
         expect(await idempotencyOf(store, 'acc_a', 'new', 0)).toBeDefined();
-        expect(await store.pruneIdempotency(T0 - 7 * DAY)).toBe(0);
+        expect(await store.events.pruneIdempotency(T0 - 7 * DAY)).toBe(0);
       });
     });
 
@@ -451,10 +451,10 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
             const got = (await allPages('acc_a', f, 50)).map((e) => e.id);
             expect({ f, got }).toEqual({ f, got: expected(rows, 'acc_a', f) });
           }
-          const page = await store.listEvents('acc_a', {}, 5, s);
+          const page = await store.events.listEvents('acc_a', {}, 5, s);
           expect(page.items.every((e) => e.id < s)).toBe(true);
         }
-        expect(await store.countEvents('acc_a')).toBe(rows.filter((e) => e.accountId === 'acc_a').length);
+        expect(await store.events.countEvents('acc_a')).toBe(rows.filter((e) => e.accountId === 'acc_a').length);
       });
 
       it('combines filters and pages through them exactly once (property)', async () => {
@@ -484,25 +484,25 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         await seed();
         const nul = 'a\u0000b';
         await key('acc_a', 'h1');
-        expect(await store.getAccount(nul)).toBeUndefined();
-        expect(await store.updateAccount(nul, { plan: 'pro' })).toBeUndefined();
-        expect(await store.findKeyByHash(`h1${nul}`)).toBeUndefined();
-        expect(await store.listKeys(nul)).toEqual([]);
-        expect(await store.revokeKey(nul, T0)).toBe(false);
-        expect(await store.setKeyOrigins(nul, [])).toBeUndefined();
-        expect(await store.getEvent('acc_a', nul)).toBeUndefined();
-        expect(await store.getEvent(nul, 'evt_x')).toBeUndefined();
+        expect(await store.accounts.getAccount(nul)).toBeUndefined();
+        expect(await store.accounts.updateAccount(nul, { plan: 'pro' })).toBeUndefined();
+        expect(await store.accounts.findKeyByHash(`h1${nul}`)).toBeUndefined();
+        expect(await store.accounts.listKeys(nul)).toEqual([]);
+        expect(await store.accounts.revokeKey(nul, T0)).toBe(false);
+        expect(await store.accounts.setKeyOrigins(nul, [])).toBeUndefined();
+        expect(await store.events.getEvent('acc_a', nul)).toBeUndefined();
+        expect(await store.events.getEvent(nul, 'evt_x')).toBeUndefined();
         for (const f of [{ type: nul }, { typePrefix: nul }, { actorId: nul }, { ip: nul }, { tag: nul }] as EventFilter[]) {
-          expect(await store.listEvents('acc_a', f, 10)).toEqual({ items: [], nextCursor: null });
+          expect(await store.events.listEvents('acc_a', f, 10)).toEqual({ items: [], nextCursor: null });
         }
-        expect(await store.countEvents(nul)).toBe(0);
+        expect(await store.events.countEvents(nul)).toBe(0);
         expect(await idempotencyOf(store, 'acc_a', nul, 0)).toBeUndefined();
-        expect(await store.getAlert('acc_a', nul)).toBeUndefined();
-        expect(await store.listAlerts('acc_a', { actorId: nul }, 10)).toEqual({ items: [], nextCursor: null });
-        expect(await store.setAlertStatus('acc_a', nul, 'resolved', T0)).toBeUndefined();
-        expect(await store.getUsage(nul, '2026-01')).toEqual({ accountId: nul, period: '2026-01', used: 0, dropped: 0 });
-        expect(await store.dailyCounts(nul, 0)).toEqual([]);
-        expect(await store.pruneEvents(nul, T0 + DAY)).toBe(0);
+        expect(await store.alerts.getAlert('acc_a', nul)).toBeUndefined();
+        expect(await store.alerts.listAlerts('acc_a', { actorId: nul }, 10)).toEqual({ items: [], nextCursor: null });
+        expect(await store.alerts.setAlertStatus('acc_a', nul, 'resolved', T0)).toBeUndefined();
+        expect(await store.stats.getUsage(nul, '2026-01')).toEqual({ accountId: nul, period: '2026-01', used: 0, dropped: 0 });
+        expect(await store.stats.dailyCounts(nul, 0)).toEqual([]);
+        expect(await store.events.pruneEvents(nul, T0 + DAY)).toBe(0);
       });
 
       it('an event with U+0000 in a text column is stored or rejected whole, never an outage', async () => {
@@ -513,24 +513,24 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
           (err: unknown) => err,
         );
         if (outcome === 'stored') {
-          expect(await store.getEvent('acc_a', e.id)).toEqual(e);
+          expect(await store.events.getEvent('acc_a', e.id)).toEqual(e);
         } else {
           expect(outcome).toBeInstanceOf(StoreRejectedError);
-          expect(await store.countEvents('acc_a')).toBe(0);
-          expect((await store.getUsage('acc_a', '2026-01')).used).toBe(0);
+          expect(await store.events.countEvents('acc_a')).toBe(0);
+          expect((await store.stats.getUsage('acc_a', '2026-01')).used).toBe(0);
         }
       });
 
       it('isolates accounts: another account id reads as not found', async () => {
         const rows = await seed();
         const ofB = rows.find((e) => e.accountId === 'acc_b') as EventRow;
-        expect(await store.getEvent('acc_b', ofB.id)).toEqual(ofB);
-        expect(await store.getEvent('acc_a', ofB.id)).toBeUndefined();
-        expect(await store.getEvent('acc_a', 'evt_missing')).toBeUndefined();
+        expect(await store.events.getEvent('acc_b', ofB.id)).toEqual(ofB);
+        expect(await store.events.getEvent('acc_a', ofB.id)).toBeUndefined();
+        expect(await store.events.getEvent('acc_a', 'evt_missing')).toBeUndefined();
         expect((await allPages('acc_b', {}, 100)).every((e) => e.accountId === 'acc_b')).toBe(true);
-        expect(await store.countEvents('acc_b')).toBe(rows.filter((e) => e.accountId === 'acc_b').length);
-        expect(await store.countEvents('acc_%')).toBe(0);
-        expect((await store.listEvents('acc_%', {}, 10)).items).toEqual([]);
+        expect(await store.events.countEvents('acc_b')).toBe(rows.filter((e) => e.accountId === 'acc_b').length);
+        expect(await store.events.countEvents('acc_%')).toBe(0);
+        expect((await store.events.listEvents('acc_%', {}, 10)).items).toEqual([]);
       });
     });
 
@@ -539,7 +539,7 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         await account('acc_a');
         const a = alertRow('acc_a', { eventIds: ['evt_1'] });
         await store.commit(batch({ alerts: [{ alert: a, opened: true }] }));
-        await store.setAlertStatus('acc_a', a.id, 'acknowledged', T0 + 1);
+        await store.alerts.setAlertStatus('acc_a', a.id, 'acknowledged', T0 + 1);
         const next = {
           ...a,
           count: 3,
@@ -551,7 +551,7 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
           firstSeen: T0 + 999,
         };
         await store.commit(batch({ alerts: [{ alert: next, opened: false }] }));
-        expect(await store.getAlert('acc_a', a.id)).toEqual({ ...next, status: 'acknowledged', firstSeen: T0 });
+        expect(await store.alerts.getAlert('acc_a', a.id)).toEqual({ ...next, status: 'acknowledged', firstSeen: T0 });
       });
 
       it('many writes of one alert in a group store its furthest state, inserted if any write opened it', async () => {
@@ -572,8 +572,8 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
             ],
           }),
         );
-        expect(await store.getAlert('acc_a', opened.id)).toEqual(step(opened, 3));
-        expect(await store.getAlert('acc_a', existing.id)).toEqual(step(existing, 7));
+        expect(await store.alerts.getAlert('acc_a', opened.id)).toEqual(step(opened, 3));
+        expect(await store.alerts.getAlert('acc_a', existing.id)).toEqual(step(existing, 7));
       });
 
       it('several writes of one alert in one group leave its last state; a second insert of an id still fails', async () => {
@@ -601,8 +601,8 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
             ],
           }),
         );
-        expect(await store.getAlert('acc_a', a.id)).toEqual(step(3));
-        expect(await store.getAlert('acc_a', b.id)).toEqual({ ...b, count: 3, details: { seen: 3 } });
+        expect(await store.alerts.getAlert('acc_a', a.id)).toEqual(step(3));
+        expect(await store.alerts.getAlert('acc_a', b.id)).toEqual({ ...b, count: 3, details: { seen: 3 } });
         const c = alertRow('acc_a', { subject: 'user_3' });
         await expect(
           store.commit(
@@ -615,8 +615,8 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
             }),
           ),
         ).rejects.toBeInstanceOf(StoreRejectedError);
-        expect(await store.getAlert('acc_a', a.id)).toEqual(step(3));
-        expect(await store.getAlert('acc_a', c.id)).toBeUndefined();
+        expect(await store.alerts.getAlert('acc_a', a.id)).toEqual(step(3));
+        expect(await store.alerts.getAlert('acc_a', c.id)).toBeUndefined();
       });
 
       it('sets status, per account only', async () => {
@@ -624,13 +624,13 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         await account('acc_b');
         const a = alertRow('acc_a');
         await store.commit(batch({ alerts: [{ alert: a, opened: true }] }));
-        expect(await store.setAlertStatus('acc_b', a.id, 'resolved', T0)).toBeUndefined();
-        expect((await store.getAlert('acc_a', a.id))?.status).toBe('open');
-        expect(await store.getAlert('acc_b', a.id)).toBeUndefined();
+        expect(await store.alerts.setAlertStatus('acc_b', a.id, 'resolved', T0)).toBeUndefined();
+        expect((await store.alerts.getAlert('acc_a', a.id))?.status).toBe('open');
+        expect(await store.alerts.getAlert('acc_b', a.id)).toBeUndefined();
         for (const status of ['acknowledged', 'resolved', 'false_positive', 'open'] as const) {
-          expect(await store.setAlertStatus('acc_a', a.id, status, T0)).toEqual({ ...a, status });
+          expect(await store.alerts.setAlertStatus('acc_a', a.id, status, T0)).toEqual({ ...a, status });
         }
-        expect(await store.setAlertStatus('acc_a', 'alr_missing', 'resolved', T0)).toBeUndefined();
+        expect(await store.alerts.setAlertStatus('acc_a', 'alr_missing', 'resolved', T0)).toBeUndefined();
       });
 
       it('lists with filters and pages through every alert exactly once', async () => {
@@ -666,7 +666,7 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
             const got: string[] = [];
             let cursor: string | undefined;
             do {
-              const page = await store.listAlerts('acc_a', f, limit, cursor);
+              const page = await store.alerts.listAlerts('acc_a', f, limit, cursor);
               got.push(...page.items.map((x) => x.id));
               cursor = page.nextCursor ?? undefined;
             } while (cursor !== undefined);
@@ -709,7 +709,7 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         const other = alertRow('acc_b', { type: 'chain.account_takeover', severity: 'critical' });
         await store.commit(batch({ events, alerts: [chain, closedChain, high, other].map((alert) => ({ alert, opened: true })) }));
         const since = T0 - (T0 % HOUR);
-        const o = await store.overview('acc_a', since, HOUR);
+        const o = await store.stats.overview('acc_a', since, HOUR);
         expect(o.events).toEqual([
           { at: since, count: 2 },
           { at: since + HOUR, count: 2 },
@@ -728,7 +728,14 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
           { value: '198.51.100.2', count: 1, maxRisk: 40 },
         ]);
         expect(o.chains.map((c) => c.id)).toEqual([chain.id]);
-        expect(await store.overview('acc_none', since, HOUR)).toEqual({ events: [], alerts: [], openBySeverity: {}, topActors: [], topIps: [], chains: [] });
+        expect(await store.stats.overview('acc_none', since, HOUR)).toEqual({
+          events: [],
+          alerts: [],
+          openBySeverity: {},
+          topActors: [],
+          topIps: [],
+          chains: [],
+        });
       });
 
       it('sessions: found by id hash with the key hash until they expire; deleting one also sweeps the expired', async () => {
@@ -742,17 +749,17 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
           createdAt: T0,
           expiresAt,
         });
-        await store.createDashboardSession(session('s1', T0 + 1000));
-        await store.createDashboardSession(session('s2', T0 + 10));
-        await store.createDashboardSession(session('s3', T0 + 1000));
-        expect(await store.findDashboardSession('s1', T0)).toEqual({ session: session('s1', T0 + 1000), keyHash: 'hash_of_key_a' });
-        expect(await store.findDashboardSession('s2', T0 + 10)).toBeUndefined();
-        expect(await store.findDashboardSession('nope', T0)).toBeUndefined();
-        await store.deleteDashboardSession('s1', T0 + 20);
-        expect(await store.findDashboardSession('s1', T0)).toBeUndefined();
-        expect(await store.findDashboardSession('s2', T0)).toBeUndefined();
-        expect(await store.findDashboardSession('s3', T0)).toBeDefined();
-        await expect(store.createDashboardSession(session('s3', T0))).rejects.toBeInstanceOf(StoreRejectedError);
+        await store.sessions.createDashboardSession(session('s1', T0 + 1000));
+        await store.sessions.createDashboardSession(session('s2', T0 + 10));
+        await store.sessions.createDashboardSession(session('s3', T0 + 1000));
+        expect(await store.sessions.findDashboardSession('s1', T0)).toEqual({ session: session('s1', T0 + 1000), keyHash: 'hash_of_key_a' });
+        expect(await store.sessions.findDashboardSession('s2', T0 + 10)).toBeUndefined();
+        expect(await store.sessions.findDashboardSession('nope', T0)).toBeUndefined();
+        await store.sessions.deleteDashboardSession('s1', T0 + 20);
+        expect(await store.sessions.findDashboardSession('s1', T0)).toBeUndefined();
+        expect(await store.sessions.findDashboardSession('s2', T0)).toBeUndefined();
+        expect(await store.sessions.findDashboardSession('s3', T0)).toBeDefined();
+        await expect(store.sessions.createDashboardSession(session('s3', T0))).rejects.toBeInstanceOf(StoreRejectedError);
       });
 
       it('alert notes: listed oldest first, per account', async () => {
@@ -766,11 +773,11 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
           note: text,
           createdAt: T0,
         });
-        await store.addAlertNote(note('acc_a', 'not_2', 'second'));
-        await store.addAlertNote(note('acc_a', 'not_1', 'first ✓'));
-        await store.addAlertNote(note('acc_b', 'not_3', 'other account'));
-        expect(await store.listAlertNotes('acc_a', 'alr_1')).toEqual([note('acc_a', 'not_1', 'first ✓'), note('acc_a', 'not_2', 'second')]);
-        expect(await store.listAlertNotes('acc_a', 'alr_2')).toEqual([]);
+        await store.alerts.addAlertNote(note('acc_a', 'not_2', 'second'));
+        await store.alerts.addAlertNote(note('acc_a', 'not_1', 'first ✓'));
+        await store.alerts.addAlertNote(note('acc_b', 'not_3', 'other account'));
+        expect(await store.alerts.listAlertNotes('acc_a', 'alr_1')).toEqual([note('acc_a', 'not_1', 'first ✓'), note('acc_a', 'not_2', 'second')]);
+        expect(await store.alerts.listAlertNotes('acc_a', 'alr_2')).toEqual([]);
       });
     });
 
@@ -783,13 +790,13 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         const fresh = eventRow('acc_a', { receivedAt: T0 });
         const otherOld = eventRow('acc_b', { receivedAt: T0 - 10 * DAY });
         await store.commit(batch({ events: [old, edge, fresh, otherOld] }));
-        expect(await store.pruneEvents('acc_a', T0 - 7 * DAY)).toBe(1);
-        expect(await store.getEvent('acc_a', old.id)).toBeUndefined();
-        expect(await store.getEvent('acc_a', edge.id)).toEqual(edge);
-        expect(await store.getEvent('acc_b', otherOld.id)).toEqual(otherOld);
-        expect(await store.pruneEvents('acc_a', T0 - 7 * DAY)).toBe(0);
-        expect(await store.pruneEvents("acc_a' or '1'='1", T0 + DAY)).toBe(0);
-        expect(await store.countEvents('acc_a')).toBe(2);
+        expect(await store.events.pruneEvents('acc_a', T0 - 7 * DAY)).toBe(1);
+        expect(await store.events.getEvent('acc_a', old.id)).toBeUndefined();
+        expect(await store.events.getEvent('acc_a', edge.id)).toEqual(edge);
+        expect(await store.events.getEvent('acc_b', otherOld.id)).toEqual(otherOld);
+        expect(await store.events.pruneEvents('acc_a', T0 - 7 * DAY)).toBe(0);
+        expect(await store.events.pruneEvents("acc_a' or '1'='1", T0 + DAY)).toBe(0);
+        expect(await store.events.countEvents('acc_a')).toBe(2);
       });
 
       it('drops every account’s events received before the cut-off, across months', async () => {
@@ -801,15 +808,15 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
         const rows = at.flatMap((receivedAt) => [eventRow('acc_a', { receivedAt }), eventRow('acc_b', { receivedAt })]);
         await store.commit(batch({ events: rows }));
         const cut = Date.UTC(2026, 0, 10);
-        const result = await store.dropEventsBefore(cut);
+        const result = await store.events.dropEventsBefore(cut);
         expect(result.partitionsDropped + result.rowsDeleted).toBeGreaterThan(0);
         for (const row of rows) {
-          const read = await store.getEvent(row.accountId, row.id);
+          const read = await store.events.getEvent(row.accountId, row.id);
           if (row.receivedAt < cut) expect(read).toBeUndefined();
           else expect(read).toEqual(row);
         }
         await store.commit(batch({ events: [eventRow('acc_a', { receivedAt: Date.UTC(2025, 11, 5) })] }));
-        expect(await store.countEvents('acc_a')).toBe(3);
+        expect(await store.events.countEvents('acc_a')).toBe(3);
       });
     });
   });

@@ -194,7 +194,7 @@ describe('admin API without VIGIL_ADMIN_TOKEN', () => {
       const res = await t.vigil.app.inject({ method, url, headers, payload: method === 'POST' || method === 'PATCH' ? { name: 'x', plan: 'pro' } : undefined });
       expectError(res, 404, 'NOT_FOUND');
     }
-    expect(await t.services.store.countAccounts()).toBe(0);
+    expect(await t.services.store.accounts.countAccounts()).toBe(0);
   });
 });
 

@@ -18,18 +18,18 @@ describe('Authenticator', () => {
     store = sqlite;
     await sqlite.migrate();
     const clock = new ManualClock();
-    const accounts = new Accounts(sqlite, DEFAULT_PLANS, clock);
+    const accounts = new Accounts(sqlite.accounts, DEFAULT_PLANS, clock);
     const account = await accounts.create('acme', 'pro');
     if (!account.ok) throw new Error('account not created');
     const created = await accounts.createKey(account.value.id, 'secret');
     if (!created.ok) throw new Error('key not created');
     let lookups = 0;
-    const findKeyByHash = sqlite.findKeyByHash.bind(sqlite);
-    sqlite.findKeyByHash = (hash) => {
+    const findKeyByHash = sqlite.accounts.findKeyByHash.bind(sqlite);
+    sqlite.accounts.findKeyByHash = (hash) => {
       lookups++;
       return findKeyByHash(hash);
     };
-    const authenticator = new Authenticator(sqlite, DEFAULT_PLANS, clock, 2_000);
+    const authenticator = new Authenticator(sqlite.accounts, DEFAULT_PLANS, clock, 2_000);
     return { clock, accounts, authenticator, key: created.value.key, keyId: created.value.record.id, lookups: () => lookups };
   }
 

@@ -181,12 +181,12 @@ describe('4. plan names are looked up among the plans only', () => {
     expectError(await t.vigil.app.inject({ method: 'POST', url: '/admin/accounts', headers, payload: { name: 'x', plan } }), 400, 'INVALID_REQUEST');
     const { id } = await t.account('pro');
     expectError(await t.vigil.app.inject({ method: 'PATCH', url: `/admin/accounts/${id}`, headers, payload: { plan } }), 400, 'INVALID_REQUEST');
-    expect(await t.services.store.countAccounts()).toBe(1);
+    expect(await t.services.store.accounts.countAccounts()).toBe(1);
   });
 
   it('an account stored with an inherited name as its plan gets the Free plan, not no limits', async () => {
     const t = await app();
-    const account = await t.services.store.createAccount({ id: 'acc_inherited', name: 'x', plan: 'constructor', createdAt: t.clock.now() });
+    const account = await t.services.store.accounts.createAccount({ id: 'acc_inherited', name: 'x', plan: 'constructor', createdAt: t.clock.now() });
     const key = await t.vigil.accounts.createKey(account.id, 'secret');
     if (!key.ok) throw new Error(key.message);
     const res = await postEvent(t, key.value.key, ok);
@@ -244,7 +244,7 @@ describe('6. NUL characters answer 400 on every route', () => {
     for (const query of ['actor_id=%00', 'type=a%00', 'tag=x%00y', 'ip=%00'])
       expectError(await getJson(t, secret, `/v1/events?${query}`), 400, 'INVALID_REQUEST');
     expectError(await getJson(t, secret, '/v1/events/evt_%00'), 400, 'INVALID_REQUEST');
-    expect(await t.services.store.countAccounts()).toBe(1);
+    expect(await t.services.store.accounts.countAccounts()).toBe(1);
   });
 });
 
@@ -372,7 +372,7 @@ describe('11. authentication answers do not tell more than needed', () => {
     const t = await app();
     const { id, secret } = await t.account('pro');
     const unknown = expectError(await postEvent(t, 'vgl_sk_' + 'Z'.repeat(32), ok), 401, 'UNAUTHORIZED');
-    const keys = await t.services.store.listKeys(id);
+    const keys = await t.services.store.accounts.listKeys(id);
     await t.vigil.app.inject({ method: 'DELETE', url: `/admin/keys/${keys.find((k) => k.kind === 'secret')?.id}`, headers: bearer(ADMIN_TOKEN) });
     const revoked = expectError(await postEvent(t, secret, ok), 401, 'UNAUTHORIZED');
     expect(revoked.message).toBe(unknown.message);

@@ -153,16 +153,16 @@ describe('read API: GET /v1/events filters and cursor pagination', () => {
     ['/v1/alerts', 'limit', '1e400', 'limit must be an integer from 1 to 500'],
   ])('%s?%s=%s, a number no range holds: 400 naming the parameter and its range, before any query', async (path, field, value, message) => {
     const store = t.services.store;
-    const before = { events: store.listEvents, alerts: store.listAlerts };
+    const before = { events: store.events.listEvents, alerts: store.alerts.listAlerts };
     let queried = 0;
-    store.listEvents = (...args) => (queried++, before.events.apply(store, args));
-    store.listAlerts = (...args) => (queried++, before.alerts.apply(store, args));
+    store.events.listEvents = (...args) => (queried++, before.events.apply(store, args));
+    store.alerts.listAlerts = (...args) => (queried++, before.alerts.apply(store, args));
     try {
       const body = expectError(await getJson(t, acct.secret, `${path}?${field}=${value}`), 400, 'INVALID_REQUEST');
       expect(body).toMatchObject({ message, details: [{ field, message }] });
     } finally {
-      store.listEvents = before.events;
-      store.listAlerts = before.alerts;
+      store.events.listEvents = before.events;
+      store.alerts.listAlerts = before.alerts;
     }
     expect(queried).toBe(0);
   });

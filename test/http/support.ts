@@ -81,23 +81,30 @@ export async function allEvents(t: TestApp, secret: string, query = ''): Promise
 
 export type Fault = () => Error;
 
+/** A method of the Store or of one of its aggregates, by name (the names are unique across them). */
+export type StoreMethod = {
+  [K in keyof Store]-?: Store[K] extends (...args: never[]) => unknown ? K : NonNullable<Store[K]> extends object ? keyof NonNullable<Store[K]> : never;
+}[keyof Store];
+
 /**
  * The real in-memory SQLite store behind a proxy: `faults[method]` set to a factory makes
- * that method reject with the error it makes, until it is cleared.
+ * that method (of the Store or of an aggregate) reject with the error it makes, until it is cleared.
  */
-export function faultyStore(): { store: Store; faults: Partial<Record<keyof Store, Fault>> } {
+export function faultyStore(): { store: Store; faults: Partial<Record<StoreMethod, Fault>> } {
   const real = openSqliteStore({ dataDir: ':memory:', synchronous: 'normal' });
-  const faults: Partial<Record<keyof Store, Fault>> = {};
-  const store = new Proxy(real, {
-    get(target, prop, _receiver) {
-      const value = Reflect.get(target, prop, target) as unknown;
-      if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => {
-        const fault = faults[prop as keyof Store];
-        if (fault) return Promise.reject(fault());
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  }) as Store;
-  return { store, faults };
+  const faults: Partial<Record<string, Fault>> = {};
+  const faulty = <T extends object>(target: T): T =>
+    new Proxy(target, {
+      get(t, prop, _receiver) {
+        const value = Reflect.get(t, prop, t) as unknown;
+        if (typeof value === 'object' && value !== null) return faulty(value);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          const fault = faults[prop as string];
+          if (fault) return Promise.reject(fault());
+          return (value as (...a: unknown[]) => unknown).apply(t, args);
+        };
+      },
+    });
+  return { store: faulty<Store>(real), faults };
 }

@@ -30,8 +30,8 @@ describe('retention', () => {
   it('keeps each account its plan days of events and idempotency keys 7 days', async () => {
     const store = openSqliteStore({ dataDir: ':memory:', synchronous: 'normal' });
     await store.migrate();
-    await store.createAccount({ id: 'acc_free', name: 'f', plan: 'free', createdAt: 0 });
-    await store.createAccount({ id: 'acc_pro', name: 'p', plan: 'pro', createdAt: 0 });
+    await store.accounts.createAccount({ id: 'acc_free', name: 'f', plan: 'free', createdAt: 0 });
+    await store.accounts.createAccount({ id: 'acc_pro', name: 'p', plan: 'pro', createdAt: 0 });
     await store.commit({
       events: [
         event('evt_1', 'acc_free', NOW - 8 * DAY),
@@ -50,8 +50,8 @@ describe('retention', () => {
     const report = await pruneOnce(store, DEFAULT_PLANS, NOW);
     expect(report.rowsDeleted).toBe(3);
     expect(report.idempotencyDeleted).toBe(1);
-    expect((await store.listEvents('acc_free', {}, 10)).items.map((e) => e.id)).toEqual(['evt_2']);
-    expect((await store.listEvents('acc_pro', {}, 10)).items.map((e) => e.id)).toEqual(['evt_3']);
+    expect((await store.events.listEvents('acc_free', {}, 10)).items.map((e) => e.id)).toEqual(['evt_2']);
+    expect((await store.events.listEvents('acc_pro', {}, 10)).items.map((e) => e.id)).toEqual(['evt_3']);
     expect(await idempotencyOf(store, 'acc_pro', 'new', 0)).toBeDefined();
     expect(await idempotencyOf(store, 'acc_pro', 'old', 0)).toBeUndefined();
     await store.close();
@@ -60,7 +60,7 @@ describe('retention', () => {
   it('deletes more old events than one retention transaction holds, and serves requests meanwhile', async () => {
     const store = openSqliteStore({ dataDir: ':memory:', synchronous: 'normal' });
     await store.migrate();
-    await store.createAccount({ id: 'acc_free', name: 'f', plan: 'free', createdAt: 0 });
+    await store.accounts.createAccount({ id: 'acc_free', name: 'f', plan: 'free', createdAt: 0 });
     const old = Array.from({ length: 4_500 }, (_, i) => event(`evt_old_${i}`, 'acc_free', NOW - 8 * DAY - i));
     await store.commit({ events: [...old, event('evt_new', 'acc_free', NOW - DAY)], alerts: [], usage: [], idempotency: [] });
     // A timer due at once fires while the pass runs: the pass gives the event loop a turn between transactions.
@@ -70,7 +70,7 @@ describe('retention', () => {
     clearInterval(ticking);
     expect(report.rowsDeleted).toBe(4_500);
     expect(turns).toBeGreaterThan(0);
-    expect(await store.countEvents('acc_free')).toBe(1);
+    expect(await store.events.countEvents('acc_free')).toBe(1);
     await store.close();
   });
 });

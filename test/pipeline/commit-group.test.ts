@@ -192,22 +192,22 @@ describe('CommitGroup', () => {
     const store = openSqliteStore({ dataDir: ':memory:', synchronous: 'normal' });
     await store.migrate();
     await store.commit(merged);
-    expect(await store.getUsage('acc_1', '2026-01')).toMatchObject({ used: 4, dropped: 3 });
-    expect(await store.getUsage('acc_2', '2026-01')).toMatchObject({ used: 1, dropped: 0 });
+    expect(await store.stats.getUsage('acc_1', '2026-01')).toMatchObject({ used: 4, dropped: 3 });
+    expect(await store.stats.getUsage('acc_2', '2026-01')).toMatchObject({ used: 1, dropped: 0 });
     await store.close();
   });
 
   it('on real SQLite: a group whose one part violates a constraint stores the others', async () => {
     const store = openSqliteStore({ dataDir: ':memory:', synchronous: 'normal' });
     await store.migrate();
-    await store.createAccount({ id: 'acc_1', name: 'a', plan: 'pro', createdAt: 0 });
+    await store.accounts.createAccount({ id: 'acc_1', name: 'a', plan: 'pro', createdAt: 0 });
     await store.commit(part(['dup']));
     const group = new CommitGroup(store, { windowMs: 0, maxEvents: 1000 });
     const results = await Promise.all([settled(group.add(part(['n1']))), settled(group.add(part(['dup']))), settled(group.add(part(['n2', 'n3'])))]);
     expect(results.map((r) => r.ok)).toEqual([true, false, true]);
-    expect(await store.countEvents('acc_1')).toBe(4);
+    expect(await store.events.countEvents('acc_1')).toBe(4);
     // The failed group transaction left nothing behind: usage counts exactly the stored parts.
-    expect((await store.getUsage('acc_1', '2026-01')).used).toBe(4);
+    expect((await store.stats.getUsage('acc_1', '2026-01')).used).toBe(4);
     await store.close();
   });
 
@@ -237,7 +237,7 @@ describe('CommitGroup', () => {
     const dir = mkdtempSync(join(tmpdir(), 'vigil-commit-'));
     const store = openSqliteStore({ dataDir: dir, synchronous: 'full' });
     await store.migrate();
-    await store.createAccount({ id: 'acc_1', name: 'a', plan: 'pro', createdAt: 0 });
+    await store.accounts.createAccount({ id: 'acc_1', name: 'a', plan: 'pro', createdAt: 0 });
     await store.commit(part(['dup']));
     // Several groups in flight at once, so that they queue at the writer thread.
     const group = new CommitGroup(store, { windowMs: 0, maxEvents: 4, maxInFlight: 16 });
@@ -248,8 +248,8 @@ describe('CommitGroup', () => {
     expect(results[17]).toEqual({ ok: false, error: expect.any(StoreRejectedError) });
     expect(results.filter((r) => !r.ok)).toHaveLength(1);
     expect(results[17]?.ok).toBe(false);
-    expect(await store.countEvents('acc_1')).toBe(40);
-    expect((await store.getUsage('acc_1', '2026-01')).used).toBe(40);
+    expect(await store.events.countEvents('acc_1')).toBe(40);
+    expect((await store.stats.getUsage('acc_1', '2026-01')).used).toBe(40);
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   });

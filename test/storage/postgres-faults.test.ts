@@ -46,7 +46,7 @@ describePostgres('PostgreSQL faults', () => {
       await opened.store.close();
       await dropSchema(admin, opened.schema);
     });
-    await opened.store.createAccount({ id: 'acc_a', name: 'a', plan: 'pro', createdAt: T0 });
+    await opened.store.accounts.createAccount({ id: 'acc_a', name: 'a', plan: 'pro', createdAt: T0 });
     return opened;
   }
 
@@ -80,7 +80,7 @@ describePostgres('PostgreSQL faults', () => {
     try {
       await expect(store.migrate()).rejects.toBeInstanceOf(StoreUnavailableError);
       await expect(store.ping()).rejects.toBeInstanceOf(StoreUnavailableError);
-      await expect(store.getAccount('acc_a')).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.accounts.getAccount('acc_a')).rejects.toBeInstanceOf(StoreUnavailableError);
       await expect(store.commit(batch({ events: [eventRow('acc_a')] }))).rejects.toBeInstanceOf(StoreUnavailableError);
     } finally {
       await store.close();
@@ -100,23 +100,23 @@ describePostgres('PostgreSQL faults', () => {
     const lost = eventRow('acc_a');
     await expect(store.commit(batch({ events: [lost], usage: [usage('acc_a', 1)] }))).rejects.toBeInstanceOf(StoreUnavailableError);
     await expect(store.ping()).rejects.toBeInstanceOf(StoreUnavailableError);
-    await expect(store.getEvent('acc_a', before.id)).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.events.getEvent('acc_a', before.id)).rejects.toBeInstanceOf(StoreUnavailableError);
 
     await proxy.start();
     await store.ping();
     const after = eventRow('acc_a');
     await store.commit(batch({ events: [after], usage: [usage('acc_a', 1)] }));
     expect([...(await storedIds(schema))].sort()).toEqual([before.id, after.id].sort());
-    expect((await store.getUsage('acc_a', '2026-01')).used).toBe(2);
+    expect((await store.stats.getUsage('acc_a', '2026-01')).used).toBe(2);
   });
 
   it('idle connections killed under it cost no error: reads and commits retry on a fresh connection', async () => {
     const { store, applicationName } = await open();
-    await Promise.all([1, 2, 3, 4].map(() => store.countEvents('acc_a')));
+    await Promise.all([1, 2, 3, 4].map(() => store.events.countEvents('acc_a')));
     expect(await terminate(applicationName)).toBeGreaterThan(0);
     await store.commit(batch({ events: [eventRow('acc_a')] }));
     expect(await terminate(applicationName)).toBeGreaterThan(0);
-    expect(await store.countEvents('acc_a')).toBe(1);
+    expect(await store.events.countEvents('acc_a')).toBe(1);
   });
 
   it('a commit whose session is killed mid-transaction throws StoreUnavailableError and writes nothing', async () => {
@@ -140,13 +140,13 @@ describePostgres('PostgreSQL faults', () => {
       await holder.query('rollback');
       const stored = await storedIds(schema);
       expect(events.filter((e) => stored.has(e.id))).toEqual([]);
-      expect((await store.getUsage('acc_a', '2026-01')).used).toBe(1);
+      expect((await store.stats.getUsage('acc_a', '2026-01')).used).toBe(1);
     } finally {
       holder.release();
     }
     await store.commit(batch({ events: [eventRow('acc_a')], usage: [usage('acc_a', 1)] }));
-    expect(await store.countEvents('acc_a')).toBe(1);
-    expect((await store.getUsage('acc_a', '2026-01')).used).toBe(2);
+    expect(await store.events.countEvents('acc_a')).toBe(1);
+    expect((await store.stats.getUsage('acc_a', '2026-01')).used).toBe(2);
   });
 
   it('under pg_terminate_backend storms, commits succeed or throw StoreUnavailableError, all or nothing', async () => {
@@ -200,10 +200,10 @@ describePostgres('PostgreSQL faults', () => {
       expect({ i, present }).toEqual({ i, present: outcomes[i] === 'ok' ? b.events.length : present === 0 ? 0 : b.events.length });
     });
     // Usage is written in the same transactions as the events, so it matches them exactly.
-    expect((await store.getUsage('acc_a', '2026-01')).used).toBe(stored.size);
+    expect((await store.stats.getUsage('acc_a', '2026-01')).used).toBe(stored.size);
 
     await store.commit(batch({ events: [eventRow('acc_a')] }));
-    expect(await store.countEvents('acc_a')).toBe(stored.size + 1);
+    expect(await store.events.countEvents('acc_a')).toBe(stored.size + 1);
     console.info(`[faults] ${kills} sessions killed; ${batches.length - failures.length} commits ok, ${failures.length} StoreUnavailableError`);
   }, 60_000);
 });

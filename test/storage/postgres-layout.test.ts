@@ -27,7 +27,7 @@ describePostgres('PostgreSQL layout', () => {
   });
   async function open(): Promise<{ store: PostgresStore; schema: string }> {
     opened = await openTestStore({ onQuery: (q) => queries.push(q) });
-    await opened.store.createAccount({ id: 'acc_a', name: 'a', plan: 'pro', createdAt: T0 });
+    await opened.store.accounts.createAccount({ id: 'acc_a', name: 'a', plan: 'pro', createdAt: T0 });
     return opened;
   }
   /** Which table each of these events is physically stored in. */
@@ -66,10 +66,10 @@ describePostgres('PostgreSQL layout', () => {
       'events_p202607',
     ]);
     expect(await homes(schema, [...june.map((e) => e.id), sept.id])).toEqual(['events_p202606', 'events_p202606', 'events_p202606', 'events_default']);
-    for (const e of june) expect(await store.getEvent('acc_a', e.id)).toEqual(e);
+    for (const e of june) expect(await store.events.getEvent('acc_a', e.id)).toEqual(e);
     // The moved partition is a full member: unique key and filters work on it.
     await expect(store.commit(batch({ events: [june[0]!] }))).rejects.toThrow();
-    expect((await store.listEvents('acc_a', { actorId: 'user_1' }, 10)).items).toHaveLength(4);
+    expect((await store.events.listEvents('acc_a', { actorId: 'user_1' }, 10)).items).toHaveLength(4);
   });
 
   it('maintain from many instances at once creates each partition once', async () => {
@@ -88,8 +88,8 @@ describePostgres('PostgreSQL layout', () => {
     const stores = await Promise.all([0, 1, 2, 3].map(() => openPostgresStore(PG_URL, { schema, clock: new ManualClock(T0), poolSize: 2 })));
     try {
       await Promise.all(stores.map((s) => s.migrate()));
-      await stores[0]!.createAccount({ id: 'acc_x', name: 'x', plan: 'free', createdAt: T0 });
-      expect(await stores[3]!.countAccounts()).toBe(1);
+      await stores[0]!.accounts.createAccount({ id: 'acc_x', name: 'x', plan: 'free', createdAt: T0 });
+      expect(await stores[3]!.accounts.countAccounts()).toBe(1);
     } finally {
       for (const s of stores) await s.close();
       await dropSchema(admin, schema);
@@ -102,10 +102,10 @@ describePostgres('PostgreSQL layout', () => {
     const rows = at.map((receivedAt) => eventRow('acc_a', { receivedAt }));
     const stray = eventRow('acc_a', { receivedAt: Date.UTC(2025, 6, 1) });
     await store.commit(batch({ events: [...rows, stray] }));
-    expect(await store.dropEventsBefore(Date.UTC(2026, 2, 10))).toEqual({ partitionsDropped: 2, rowsDeleted: 2 });
+    expect(await store.events.dropEventsBefore(Date.UTC(2026, 2, 10))).toEqual({ partitionsDropped: 2, rowsDeleted: 2 });
     expect((await store.eventPartitions()).map((p) => p.name)).toEqual(['events_p202603']);
-    expect((await store.listEvents('acc_a', {}, 10)).items.map((e) => e.id)).toEqual([rows[3]!.id]);
-    expect(await store.dropEventsBefore(Date.UTC(2026, 2, 10))).toEqual({ partitionsDropped: 0, rowsDeleted: 0 });
+    expect((await store.events.listEvents('acc_a', {}, 10)).items.map((e) => e.id)).toEqual([rows[3]!.id]);
+    expect(await store.events.dropEventsBefore(Date.UTC(2026, 2, 10))).toEqual({ partitionsDropped: 0, rowsDeleted: 0 });
   });
 
   it('takes the schema from the URL and keeps the session options the URL sets', async () => {
@@ -117,7 +117,7 @@ describePostgres('PostgreSQL layout', () => {
     try {
       await store.migrate();
       expect(await store.schema()).toBe(schema);
-      await store.createAccount({ id: 'acc_url', name: 'u', plan: 'free', createdAt: T0 });
+      await store.accounts.createAccount({ id: 'acc_url', name: 'u', plan: 'free', createdAt: T0 });
       const { rows } = await admin.query(`select id from "${schema}".accounts`);
       expect(rows).toEqual([{ id: 'acc_url' }]);
       // The pool connects with exactly these settings.
@@ -140,11 +140,11 @@ describePostgres('PostgreSQL layout', () => {
     const { store } = await open();
     const e = eventRow('acc_a', { occurredAt: 2 ** 52 + 1, receivedAt: T0 });
     await store.commit(batch({ events: [e], usage: [{ accountId: 'acc_a', period: '2026-01', day: '2026-01-15', used: 2 ** 40, dropped: 1 }] }));
-    const read = await store.getEvent('acc_a', e.id);
+    const read = await store.events.getEvent('acc_a', e.id);
     expect(read?.occurredAt).toBe(2 ** 52 + 1);
-    expect(await store.countEvents('acc_a')).toBe(1);
-    expect((await store.getUsage('acc_a', '2026-01')).used).toBe(2 ** 40);
-    expect(await store.dailyCounts('acc_a', 0)).toEqual([{ day: '2026-01-15', count: 2 ** 40 }]);
+    expect(await store.events.countEvents('acc_a')).toBe(1);
+    expect((await store.stats.getUsage('acc_a', '2026-01')).used).toBe(2 ** 40);
+    expect(await store.stats.dailyCounts('acc_a', 0)).toEqual([{ day: '2026-01-15', count: 2 ** 40 }]);
   });
 
   it('answers each selective read filter from its index', async () => {
@@ -176,7 +176,7 @@ describePostgres('PostgreSQL layout', () => {
     ];
     for (const [filter, index] of cases) {
       queries.length = 0;
-      const page = await store.listEvents('acc_a', filter, 50);
+      const page = await store.events.listEvents('acc_a', filter, 50);
       expect(page.items).toHaveLength(10);
       const q = queries.find((x) => x.sql.startsWith('select'))!;
       const client = await admin.connect();

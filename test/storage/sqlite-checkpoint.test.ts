@@ -55,7 +55,7 @@ test('commits go on while a reader keeps checkpoints from finishing; once it let
     database,
   );
   await store.migrate();
-  const account = await store.createAccount({ id: 'acc_1', name: 'a', plan: 'pro', createdAt: 1 });
+  const account = await store.accounts.createAccount({ id: 'acc_1', name: 'a', plan: 'pro', createdAt: 1 });
   await store.commit(batch(account.id, 'evt_first'));
 
   // A read transaction on a connection of its own pins the WAL: no checkpoint can copy past its
@@ -68,7 +68,7 @@ test('commits go on while a reader keeps checkpoints from finishing; once it let
   await store.commit(batch(account.id, 'evt_0'));
   const pinned = walSequence(file);
   for (let i = 1; i < 100; i++) await store.commit(batch(account.id, `evt_${i}`));
-  expect(await store.countEvents(account.id)).toBe(101);
+  expect(await store.events.countEvents(account.id)).toBe(101);
   // Nothing copied the WAL's frames over the pinned snapshot's pages.
   expect(reader.prepare('select count(*) as n from events').get()).toEqual({ n: 1 });
   expect(walSequence(file)).toBe(pinned);
@@ -114,7 +114,7 @@ test('a checkpoint thread that fails is reported and started again; the commits 
     configureSqlite(setup, 'full');
     const migrated = new SqliteStore(new Kysely<Database>({ dialect: new SqliteDialect({ database: setup }) }), writer, setup);
     await migrated.migrate();
-    const account = await migrated.createAccount({ id: 'acc_1', name: 'a', plan: 'pro', createdAt: 1 });
+    const account = await migrated.accounts.createAccount({ id: 'acc_1', name: 'a', plan: 'pro', createdAt: 1 });
     await migrated.commit(batch(account.id, 'evt_first'));
     const first = walSequence(file);
     // Only a checkpoint thread started again can let the WAL start over.

@@ -36,7 +36,7 @@ async function allPages(store: SqliteStore, accountId: string, filter: EventFilt
   const ids: string[] = [];
   let cursor: string | undefined;
   do {
-    const page = await store.listEvents(accountId, filter, limit, cursor);
+    const page = await store.events.listEvents(accountId, filter, limit, cursor);
     ids.push(...page.items.map((e) => e.id));
     cursor = page.nextCursor ?? undefined;
   } while (cursor !== undefined);
@@ -91,16 +91,16 @@ describe('SQLite actor and address hours', () => {
     const store = await opened(tempDir());
     const first = eventRow('acc_a', { receivedAt: T0, actorId: 'alice', ip: '198.51.100.1' });
     await store.commit(batch({ events: [first] }));
-    expect(await store.pruneEvents('acc_a', T0 + HOUR)).toBe(1);
+    expect(await store.events.pruneEvents('acc_a', T0 + HOUR)).toBe(1);
     const again = eventRow('acc_a', { receivedAt: T0 + 5, actorId: 'alice', ip: '198.51.100.1' });
     await store.commit(batch({ events: [again] }));
-    expect((await store.listEvents('acc_a', { actorId: 'alice' }, 10)).items.map((e) => e.id)).toEqual([again.id]);
-    expect((await store.listEvents('acc_a', { ip: '198.51.100.1' }, 10)).items.map((e) => e.id)).toEqual([again.id]);
+    expect((await store.events.listEvents('acc_a', { actorId: 'alice' }, 10)).items.map((e) => e.id)).toEqual([again.id]);
+    expect((await store.events.listEvents('acc_a', { ip: '198.51.100.1' }, 10)).items.map((e) => e.id)).toEqual([again.id]);
 
-    await store.dropEventsBefore(T0 + HOUR);
+    await store.events.dropEventsBefore(T0 + HOUR);
     const third = eventRow('acc_a', { receivedAt: T0 + 6, actorId: 'alice', ip: '198.51.100.1' });
     await store.commit(batch({ events: [third] }));
-    expect((await store.listEvents('acc_a', { actorId: 'alice' }, 10)).items.map((e) => e.id)).toEqual([third.id]);
+    expect((await store.events.listEvents('acc_a', { actorId: 'alice' }, 10)).items.map((e) => e.id)).toEqual([third.id]);
   });
 
   it('an actor or address summarised for one account, or as the other kind, is summarised again for its own', async () => {
@@ -114,7 +114,7 @@ describe('SQLite actor and address hours', () => {
     await store.commit(batch({ events: [asActor] }));
     const asAddress = eventRow('acc_a', { receivedAt: T0 + 3, actorId: 'alice', ip: '203.0.113.5' });
     await store.commit(batch({ events: [asAddress] }));
-    const ids = async (accountId: string, filter: EventFilter) => (await store.listEvents(accountId, filter, 10)).items.map((e) => e.id);
+    const ids = async (accountId: string, filter: EventFilter) => (await store.events.listEvents(accountId, filter, 10)).items.map((e) => e.id);
     expect(await ids('acc_b', { actorId: 'alice' })).toEqual([b.id]);
     expect(await ids('acc_b', { ip: '198.51.100.7' })).toEqual([b.id]);
     expect(await ids('acc_a', { actorId: 'alice' })).toEqual([asAddress.id, a.id]);
@@ -131,7 +131,7 @@ describe('SQLite actor and address hours', () => {
     await expect(store.commit(failing)).rejects.toThrow();
     const later = eventRow('acc_a', { receivedAt: T0 + 1, actorId: 'carol', ip: '203.0.113.9' });
     await store.commit(batch({ events: [later] }));
-    expect((await store.listEvents('acc_a', { actorId: 'carol' }, 10)).items.map((e) => e.id)).toEqual([later.id]);
-    expect((await store.listEvents('acc_a', { ip: '203.0.113.9' }, 10)).items.map((e) => e.id)).toEqual([later.id]);
+    expect((await store.events.listEvents('acc_a', { actorId: 'carol' }, 10)).items.map((e) => e.id)).toEqual([later.id]);
+    expect((await store.events.listEvents('acc_a', { ip: '203.0.113.9' }, 10)).items.map((e) => e.id)).toEqual([later.id]);
   });
 });

@@ -45,10 +45,10 @@ test('a writer thread that cannot open its database fails the commit, and the ne
   mkdirSync(dataDir);
   const store = openSqliteStore({ dataDir, synchronous: 'full' });
   await store.migrate();
-  const account = await store.createAccount({ id: 'acc_1', name: 'a', plan: 'free', createdAt: 1 });
+  const account = await store.accounts.createAccount({ id: 'acc_1', name: 'a', plan: 'free', createdAt: 1 });
   await writer.write(toSqliteWrites(batch(account.id, 'evt_2')), false);
   await writer.close();
-  expect((await store.getEvent(account.id, 'evt_2'))?.id).toBe('evt_2');
+  expect((await store.events.getEvent(account.id, 'evt_2'))?.id).toBe('evt_2');
   await store.close();
 });
 
@@ -63,7 +63,7 @@ test('the store turns a failed writer thread into StoreUnavailableError (a 503, 
 
 test('a commit sent alone is written in a transaction of its own, whatever is queued with it', async () => {
   const store = await migratedStore();
-  const account = await store.createAccount({ id: 'acc_1', name: 'a', plan: 'pro', createdAt: 1 });
+  const account = await store.accounts.createAccount({ id: 'acc_1', name: 'a', plan: 'pro', createdAt: 1 });
   await store.commit(batch(account.id, 'dup'));
   const ids = Array.from({ length: 20 }, (_, i) => (i === 7 ? 'dup' : `evt_${i}`));
   const results = await Promise.all(
@@ -76,14 +76,14 @@ test('a commit sent alone is written in a transaction of its own, whatever is qu
   );
   expect(results.filter((r) => r === 'rejected')).toHaveLength(1);
   expect(results[7]).toBe('rejected');
-  expect(await store.countEvents(account.id)).toBe(20);
+  expect(await store.events.countEvents(account.id)).toBe(20);
   await store.close();
 });
 
 test('the commits queued into one transaction add up their usage, per account and period', async () => {
   const store = await migratedStore();
-  const a = await store.createAccount({ id: 'acc_1', name: 'a', plan: 'pro', createdAt: 1 });
-  const b = await store.createAccount({ id: 'acc_2', name: 'b', plan: 'pro', createdAt: 1 });
+  const a = await store.accounts.createAccount({ id: 'acc_1', name: 'a', plan: 'pro', createdAt: 1 });
+  const b = await store.accounts.createAccount({ id: 'acc_2', name: 'b', plan: 'pro', createdAt: 1 });
   const dropping = (accountId: string, id: string): CommitBatch => ({
     ...batch(accountId, id),
     usage: [{ accountId, period: '2026-11', day: '2026-11-26', used: 1, dropped: 2 }],
@@ -93,8 +93,8 @@ test('the commits queued into one transaction add up their usage, per account an
     ...Array.from({ length: 30 }, (_, i) => store.commit(batch(a.id, `evt_a${i}`))),
     ...Array.from({ length: 12 }, (_, i) => store.commit(dropping(b.id, `evt_b${i}`))),
   ]);
-  expect(await store.getUsage(a.id, '2026-11')).toMatchObject({ used: 30, dropped: 0 });
-  expect(await store.getUsage(b.id, '2026-11')).toMatchObject({ used: 12, dropped: 24 });
-  expect(await store.countEvents(a.id)).toBe(30);
+  expect(await store.stats.getUsage(a.id, '2026-11')).toMatchObject({ used: 30, dropped: 0 });
+  expect(await store.stats.getUsage(b.id, '2026-11')).toMatchObject({ used: 12, dropped: 24 });
+  expect(await store.events.countEvents(a.id)).toBe(30);
   await store.close();
 });

@@ -32,9 +32,9 @@ describe('the registry and models stored under older limits', () => {
   beforeAll(async () => {
     store = openSqliteStore({ dataDir: ':memory:', synchronous: 'normal' });
     await store.migrate();
-    await store.createAccount({ id: 'acc_old', name: 'old', plan: 'pro', createdAt: 0 });
+    await store.accounts.createAccount({ id: 'acc_old', name: 'old', plan: 'pro', createdAt: 0 });
     state = new MemoryStateStore();
-    registry = new ThreatModelRegistry(store, state, { onCompileError: (row) => skipped.push(row.id) });
+    registry = new ThreatModelRegistry(store.threatModels, state, { onCompileError: (row) => skipped.push(row.id) });
   });
   afterAll(async () => {
     await state.close();
@@ -42,7 +42,14 @@ describe('the registry and models stored under older limits', () => {
   });
 
   const save = (id: string, definition: ThreatModelDefinition): Promise<ThreatModelRow> =>
-    store.createThreatModel({ id, accountId: 'acc_old', enabled: true, definition: { ...definition }, source: { format: 'native' }, createdAt: 1 });
+    store.threatModels.createThreatModel({
+      id,
+      accountId: 'acc_old',
+      enabled: true,
+      definition: { ...definition },
+      source: { format: 'native' },
+      createdAt: 1,
+    });
 
   it('compiles no model past the per-model instruction limit', () => {
     expect(() => compileModel('tm_x', 1, regexModel('too many', [heavy(1), heavy(2), heavy(3)]))).toThrow(/over the limit per model/);

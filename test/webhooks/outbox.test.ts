@@ -94,8 +94,8 @@ function outboxSuite(name: string, open: () => Promise<{ store: Store; close: ()
       await store.commit(
         batch(account, T + 4, [{ opened: false, alert: alertRow(account, id, { count: 5, severity: 'critical', details: { stages: ['a', 'b'] } }) }]),
       );
-      await store.setAlertStatus(account, id, 'resolved', T + 5);
-      await store.setAlertStatus(account, id, 'resolved', T + 6);
+      await store.alerts.setAlertStatus(account, id, 'resolved', T + 5);
+      await store.alerts.setAlertStatus(account, id, 'resolved', T + 6);
       expect(await events(store, account, endpoint)).toEqual([
         'alert.opened:high:open',
         'alert.escalated:critical:open',

@@ -54,7 +54,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRouteDeps):
   app.get('/admin/accounts', {
     config,
     schema: { ...adminSchema('List accounts'), querystring: NoFilters },
-    handler: async () => ({ data: (await deps.store.listAccounts()).map(accountView) }),
+    handler: async () => ({ data: (await deps.store.accounts.listAccounts()).map(accountView) }),
   });
 
   const Id = Type.Object({ id: Type.String({ maxLength: 64 }) });
@@ -86,7 +86,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRouteDeps):
   app.get<{ Params: Static<typeof Id> }>('/admin/accounts/:id/keys', {
     config,
     schema: { ...adminSchema('List an account keys (never the keys themselves)'), params: Id, querystring: NoFilters },
-    handler: async (request) => ({ data: (await deps.store.listKeys(request.params.id)).map(keyView) }),
+    handler: async (request) => ({ data: (await deps.store.accounts.listKeys(request.params.id)).map(keyView) }),
   });
 
   const PatchKey = Type.Object({ allowed_origins: Type.Array(Origin, { maxItems: MAX_ORIGINS }) }, { additionalProperties: false });

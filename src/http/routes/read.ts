@@ -75,7 +75,7 @@ export function registerReadRoutes(app: FastifyInstance, deps: ReadRouteDeps): v
     handler: async (request) => {
       const q = request.query;
       const type = parseNameFilter(q.type);
-      const page = await deps.store.listEvents(
+      const page = await deps.store.events.listEvents(
         accountOf(request),
         {
           type: type.exact,
@@ -98,7 +98,7 @@ export function registerReadRoutes(app: FastifyInstance, deps: ReadRouteDeps): v
     config: { access: 'read' },
     schema: { ...readRoute('One event with its enrichment, tags and score breakdown', ['events']), params: IdParams },
     handler: async (request) => {
-      const row = await deps.store.getEvent(accountOf(request), request.params.id);
+      const row = await deps.store.events.getEvent(accountOf(request), request.params.id);
       if (!row) throw new ApiError({ code: 'NOT_FOUND', message: `No event ${request.params.id}.` });
       return eventView(row);
     },
@@ -110,7 +110,7 @@ export function registerReadRoutes(app: FastifyInstance, deps: ReadRouteDeps): v
     handler: async (request) => {
       const q = request.query;
       const type = parseNameFilter(q.type);
-      const page = await deps.store.listAlerts(
+      const page = await deps.store.alerts.listAlerts(
         accountOf(request),
         { type: type.exact, typePrefix: type.prefix, severity: q.severity, status: q.status, actorId: q.actor_id, since: parseTime(q.since, 'since') },
         pageLimit(q.limit),
@@ -124,7 +124,7 @@ export function registerReadRoutes(app: FastifyInstance, deps: ReadRouteDeps): v
     config: { access: 'read' },
     schema: { ...readRoute('One alert with the events behind it', ['alerts']), params: IdParams },
     handler: async (request) => {
-      const alert = await deps.store.getAlert(accountOf(request), request.params.id);
+      const alert = await deps.store.alerts.getAlert(accountOf(request), request.params.id);
       if (!alert) throw new ApiError({ code: 'NOT_FOUND', message: `No alert ${request.params.id}.` });
       return alertView(alert);
     },
@@ -139,7 +139,7 @@ export function registerReadRoutes(app: FastifyInstance, deps: ReadRouteDeps): v
     schema: { ...readRoute('Change an alert status', ['alerts']), params: IdParams, body: AlertPatch },
     handler: async (request) => {
       const accountId = accountOf(request);
-      const alert = await deps.store.setAlertStatus(accountId, request.params.id, request.body.status as AlertStatus, deps.clock.now());
+      const alert = await deps.store.alerts.setAlertStatus(accountId, request.params.id, request.body.status as AlertStatus, deps.clock.now());
       if (!alert) throw new ApiError({ code: 'NOT_FOUND', message: `No alert ${request.params.id}.` });
       if (alert.status === 'resolved' || alert.status === 'false_positive') await deps.alertClosed?.(accountId, alert.type, alert.subject);
       return alertView(alert);
@@ -152,8 +152,8 @@ export function registerReadRoutes(app: FastifyInstance, deps: ReadRouteDeps): v
     handler: async (request) => {
       const ctx = requestAccount(request);
       const now = deps.clock.now();
-      const usage = await deps.store.getUsage(ctx.account.id, monthOf(now));
-      const daily = await deps.store.dailyCounts(ctx.account.id, Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), 1));
+      const usage = await deps.store.stats.getUsage(ctx.account.id, monthOf(now));
+      const daily = await deps.store.stats.dailyCounts(ctx.account.id, Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), 1));
       return usageReport(ctx.plan, usage, daily, now);
     },
   });

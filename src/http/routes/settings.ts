@@ -76,7 +76,7 @@ function validatePatch(body: unknown): { ok: true; value: Partial<Record<Part, u
 export function registerSettingsRoutes(app: FastifyInstance, deps: SettingsRouteDeps): void {
   const schema = (summary: string) => ({ summary, tags: ['settings'], security: KeyAuth, response: { ...ErrorResponses } });
   const accountOf = async (request: FastifyRequest) => {
-    const account = await deps.store.getAccount(requestAccount(request).account.id);
+    const account = await deps.store.accounts.getAccount(requestAccount(request).account.id);
     if (!account) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Missing API key.' });
     return account;
   };
@@ -98,7 +98,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: SettingsRoute
         if (value === null) delete next[part];
         else next[part] = value;
       }
-      const updated = await deps.store.updateAccount(account.id, { settings: next });
+      const updated = await deps.store.accounts.updateAccount(account.id, { settings: next });
       deps.changed();
       return view(updated ?? account);
     },

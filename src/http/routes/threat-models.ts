@@ -110,7 +110,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
   const ModelBody = Type.Unknown({ description: 'A native threat model, {"format": "sigma", "rule": ...}, or a Sigma rule as application/yaml.' });
 
   async function load(ctx: AccountContext, id: string): Promise<ThreatModelRow> {
-    const row = await deps.store.getThreatModel(ctx.account.id, id);
+    const row = await deps.store.threatModels.getThreatModel(ctx.account.id, id);
     if (!row) throw new ApiError({ code: 'NOT_FOUND', message: `No threat model ${id}.` });
     return row;
   }
@@ -153,9 +153,9 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
     for (let attempt = 0; attempt < 3; attempt++) {
       const current = await load(ctx, id);
       const value = await next(current);
-      const problem = accountMemoryProblem(await deps.store.listThreatModels(ctx.account.id), value, id);
+      const problem = accountMemoryProblem(await deps.store.threatModels.listThreatModels(ctx.account.id), value, id);
       if (problem !== undefined) throw invalid([problem]);
-      const saved = await deps.store.updateThreatModel(ctx.account.id, id, current.version, {
+      const saved = await deps.store.threatModels.updateThreatModel(ctx.account.id, id, current.version, {
         enabled: value.definition.enabled,
         ...toStored(value.definition, value.source),
         at: deps.clock.now(),
@@ -170,7 +170,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
 
   app.get(BASE, { config: { access: 'read' }, schema: { ...route('List the account’s threat models'), querystring: NoFilters } }, async (request) => {
     const ctx = contextOf(request);
-    const rows = await deps.store.listThreatModels(ctx.account.id);
+    const rows = await deps.store.threatModels.listThreatModels(ctx.account.id);
     return { data: rows.map(modelView), limits: Object.assign({}, LIMITS, { changesPerMinute: deps.changesPerMinute }) };
   });
 
@@ -182,13 +182,13 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
       const ctx = contextOf(request);
       await changeAllowed(ctx, reply);
       const value = accept(await checker.input(ctx.account.id, request.body, fieldsOf(ctx)), reply);
-      const existing = await deps.store.listThreatModels(ctx.account.id);
+      const existing = await deps.store.threatModels.listThreatModels(ctx.account.id);
       if (existing.length >= LIMITS.modelsPerAccount)
         throw invalid([{ field: '(account)', message: `an account has at most ${LIMITS.modelsPerAccount} threat models; delete one first` }]);
       const problem = accountMemoryProblem(existing, value);
       if (problem !== undefined) throw invalid([problem]);
       const now = deps.clock.now();
-      const row = await deps.store.createThreatModel({
+      const row = await deps.store.threatModels.createThreatModel({
         id: `tm_${ulid(now)}`,
         accountId: ctx.account.id,
         enabled: value.definition.enabled,
@@ -201,7 +201,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
     },
   });
 
-  const dryRuns = new DryRunner(deps.store, deps.clock, deps.dryRunLimits);
+  const dryRuns = new DryRunner(deps.store.events, deps.clock, deps.dryRunLimits);
   app.addHook('onClose', () => dryRuns.close());
   const DryRunAnswer = Type.Object({
     range: Type.Object({ from: Type.String(), to: Type.String() }),
@@ -300,9 +300,9 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
       const body = request.body as { fields?: unknown } | null;
       const checked = validateFieldMapping(body?.fields);
       if (!checked.ok) throw new ApiError({ code: 'INVALID_REQUEST', message: checked.errors[0]?.message ?? 'invalid mapping', details: checked.errors });
-      const account = await deps.store.getAccount(ctx.account.id);
+      const account = await deps.store.accounts.getAccount(ctx.account.id);
       if (!account) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Missing API key.' });
-      await deps.store.updateAccount(account.id, { settings: { ...account.settings, [SIGMA_FIELDS_SETTING]: checked.value } });
+      await deps.store.accounts.updateAccount(account.id, { settings: { ...account.settings, [SIGMA_FIELDS_SETTING]: checked.value } });
       deps.settingsChanged();
       return { defaults: DEFAULT_SIGMA_FIELDS, overrides: checked.value, unmapped: 'metadata.<field>' };
     },
@@ -320,7 +320,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
     async (request) => {
       const ctx = contextOf(request);
       await load(ctx, request.params.id);
-      const rows = await deps.store.listThreatModelVersions(ctx.account.id, request.params.id);
+      const rows = await deps.store.threatModels.listThreatModelVersions(ctx.account.id, request.params.id);
       return { data: rows.map(versionView) };
     },
   );
@@ -370,7 +370,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
     async (request, reply) => {
       const ctx = contextOf(request);
       await changeAllowed(ctx, reply);
-      const deleted = await deps.store.deleteThreatModel(ctx.account.id, request.params.id);
+      const deleted = await deps.store.threatModels.deleteThreatModel(ctx.account.id, request.params.id);
       if (!deleted) throw new ApiError({ code: 'NOT_FOUND', message: `No threat model ${request.params.id}.` });
       await deps.registry.changed(ctx.account.id);
       reply.code(204);

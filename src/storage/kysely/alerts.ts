@@ -1,0 +1,85 @@
+import { sql } from 'kysely';
+import type { AlertStore } from '../store.js';
+import type { AlertFilter, AlertNote, AlertRow, AlertStatus, Page } from '../types.js';
+import { alertRowOf, outboxRows } from '../webhooks/outbox.js';
+import { likeLiteral, num, pageOf, type KyselyAccess } from './access.js';
+import { enabledEndpoints, insertDeliveries } from './outbox.js';
+
+/** Alerts and alert notes over Kysely. */
+export class KyselyAlertStore implements AlertStore {
+  constructor(private readonly x: KyselyAccess) {}
+
+  async getAlert(accountId: string, id: string): Promise<AlertRow | undefined> {
+    if (this.x.unmatchable(accountId, id)) return undefined;
+    const row = await this.x.read('getAlert', () =>
+      this.x.db.selectFrom('alerts').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst(),
+    );
+    return row && alertRowOf(row);
+  }
+
+  async listAlerts(accountId: string, filter: AlertFilter, limit: number, cursor?: string): Promise<Page<AlertRow>> {
+    if (this.x.unmatchable(accountId, cursor, filter.type, filter.typePrefix, filter.severity, filter.status, filter.actorId))
+      return { items: [], nextCursor: null };
+    let q = this.x.db.selectFrom('alerts').selectAll().where('account_id', '=', accountId);
+    if (filter.type !== undefined) q = q.where('type', '=', filter.type);
+    if (filter.typePrefix !== undefined) q = q.where(sql<boolean>`type like ${likeLiteral(filter.typePrefix) + '%'} escape '\\'`);
+    if (filter.severity !== undefined) q = q.where('severity', '=', filter.severity);
+    if (filter.status !== undefined) q = q.where('status', '=', filter.status);
+    if (filter.actorId !== undefined) q = q.where('actor_id', '=', filter.actorId);
+    if (filter.since !== undefined) q = q.where('last_seen', '>=', filter.since);
+    if (cursor !== undefined) q = q.where('id', '<', cursor);
+    const rows = await this.x.read('listAlerts', () =>
+      q
+        .orderBy('id', 'desc')
+        .limit(limit + 1)
+        .execute(),
+    );
+    return pageOf(rows, limit, alertRowOf);
+  }
+
+  async setAlertStatus(accountId: string, id: string, status: AlertStatus, at: number): Promise<AlertRow | undefined> {
+    if (this.x.unmatchable(accountId, id)) return undefined;
+    const row = await this.x.guard('setAlertStatus', () =>
+      this.x.db.transaction().execute(async (trx) => {
+        // The write comes first: on SQLite it takes the write lock at once (a read that later turns
+        // into a write can fail against the commit writer), on PostgreSQL it locks the row.
+        const changed = await trx
+          .updateTable('alerts')
+          .set({ status })
+          .where('account_id', '=', accountId)
+          .where('id', '=', id)
+          .where('status', '!=', status)
+          .executeTakeFirst();
+        const found = await trx.selectFrom('alerts').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+        if (found !== undefined && num(changed.numUpdatedRows) > 0)
+          await insertDeliveries(trx, outboxRows(await enabledEndpoints(trx, accountId, new Map()), 'alert.status_changed', found, at));
+        return found;
+      }),
+    );
+    return row && alertRowOf(row);
+  }
+
+  async addAlertNote(note: AlertNote): Promise<void> {
+    await this.x.guard('addAlertNote', () =>
+      this.x.db
+        .insertInto('alert_notes')
+        .values({ id: note.id, account_id: note.accountId, alert_id: note.alertId, status: note.status, note: note.note, created_at: note.createdAt })
+        .execute(),
+    );
+  }
+
+  async listAlertNotes(accountId: string, alertId: string): Promise<readonly AlertNote[]> {
+    if (this.x.unmatchable(accountId, alertId)) return [];
+    const rows = await this.x.read('listAlertNotes', () =>
+      this.x.db.selectFrom('alert_notes').selectAll().where('account_id', '=', accountId).where('alert_id', '=', alertId).orderBy('id').limit(500).execute(),
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      accountId: r.account_id,
+      alertId: r.alert_id,
+      status: r.status as AlertStatus,
+      note: r.note,
+      createdAt: num(r.created_at),
+    }));
+  }
+}

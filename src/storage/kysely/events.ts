@@ -1,0 +1,137 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { EventStore } from '../store.js';
+import type { EventFilter, EventRow, IdempotencyRow, Page } from '../types.js';
+import { likeLiteral, num, pageOf, parseJson, type KyselyAccess, type Row } from './access.js';
+
+/** Event ids per idempotency query: a batch's ids fit in one, far below any parameter limit. */
+const IDEMPOTENCY_LOOKUP_CHUNK = 1_000;
+
+function toEvent(row: Row<'events'>): EventRow {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    type: row.type,
+    eventId: row.event_id,
+    occurredAt: num(row.occurred_at),
+    receivedAt: num(row.received_at),
+    actorId: row.actor_id,
+    ip: row.ip,
+    riskScore: num(row.risk_score),
+    tags: parseJson(row.tags),
+    doc: parseJson(row.doc),
+  };
+}
+
+export function toIdempotency(row: Row<'idempotency'>): IdempotencyRow {
+  return {
+    accountId: row.account_id,
+    eventId: row.event_id,
+    response: parseJson(row.response),
+    createdAt: num(row.created_at),
+    payloadDigest: row.payload_digest,
+  };
+}
+
+/**
+ * Events and idempotency rows over Kysely. The backends differ in the events table's physical
+ * layout (partitioned on PostgreSQL, hour summaries on SQLite) and in the tag filter, which
+ * PostgreSQL answers from a GIN index: their subclasses override those statements.
+ */
+export class KyselyEventStore implements EventStore {
+  constructor(protected readonly x: KyselyAccess) {}
+
+  async getEvent(accountId: string, id: string): Promise<EventRow | undefined> {
+    if (this.x.unmatchable(accountId, id)) return undefined;
+    const row = await this.x.read('getEvent', () =>
+      this.x.db.selectFrom('events').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst(),
+    );
+    return row && toEvent(row);
+  }
+
+  async listEvents(accountId: string, filter: EventFilter, limit: number, cursor?: string): Promise<Page<EventRow>> {
+    if (this.x.unmatchable(accountId, cursor, filter.type, filter.typePrefix, filter.actorId, filter.ip, filter.tag)) return { items: [], nextCursor: null };
+    const rows = await this.x.read('listEvents', () => this.eventPage(accountId, filter, limit + 1, cursor));
+    return pageOf(rows, limit, toEvent);
+  }
+
+  /** The account's events that pass the filter and follow the cursor, newest id first. */
+  protected eventPage(accountId: string, filter: EventFilter, limit: number, cursor: string | undefined): Promise<Row<'events'>[]> {
+    return this.x.db
+      .selectFrom('events')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where(this.eventConditions(filter, cursor))
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
+  }
+
+  /** The filter and cursor as one condition on unqualified events columns other than account_id. */
+  protected eventConditions(filter: EventFilter, cursor: string | undefined): RawBuilder<boolean> {
+    const parts: RawBuilder<unknown>[] = [];
+    if (filter.type !== undefined) parts.push(sql`type = ${filter.type}`);
+    if (filter.typePrefix !== undefined) parts.push(sql`type like ${likeLiteral(filter.typePrefix) + '%'} escape '\\'`);
+    if (filter.actorId !== undefined) parts.push(sql`actor_id = ${filter.actorId}`);
+    if (filter.ip !== undefined) parts.push(sql`ip = ${filter.ip}`);
+    if (filter.minRisk !== undefined) parts.push(sql`risk_score >= ${filter.minRisk}`);
+    if (filter.since !== undefined) parts.push(sql`occurred_at >= ${filter.since}`);
+    if (filter.until !== undefined) parts.push(sql`occurred_at < ${filter.until}`);
+    if (filter.tag !== undefined) parts.push(this.hasTag(filter.tag));
+    if (cursor !== undefined) parts.push(sql`id < ${cursor}`);
+    return parts.length === 0 ? sql<boolean>`1 = 1` : sql<boolean>`${sql.join(parts, sql` and `)}`;
+  }
+
+  /** Rows whose JSON `tags` array holds this exact tag. */
+  protected hasTag(tag: string): RawBuilder<boolean> {
+    return sql<boolean>`tags like ${'%' + likeLiteral(JSON.stringify(tag)) + '%'} escape '\\'`;
+  }
+
+  async countEvents(accountId: string): Promise<number> {
+    if (this.x.unmatchable(accountId)) return 0;
+    const row = await this.x.read('countEvents', () =>
+      this.x.db
+        .selectFrom('events')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('account_id', '=', accountId)
+        .executeTakeFirstOrThrow(),
+    );
+    return num(row.n);
+  }
+
+  async findIdempotency(accountId: string, eventIds: readonly string[], since: number): Promise<ReadonlyMap<string, IdempotencyRow>> {
+    const found = new Map<string, IdempotencyRow>();
+    const ids = eventIds.filter((id) => !this.x.unmatchable(accountId, id));
+    for (let from = 0; from < ids.length; from += IDEMPOTENCY_LOOKUP_CHUNK) {
+      const chunk = ids.slice(from, from + IDEMPOTENCY_LOOKUP_CHUNK);
+      const rows = await this.x.read('findIdempotency', () =>
+        this.x.db
+          .selectFrom('idempotency')
+          .selectAll()
+          .where('account_id', '=', accountId)
+          .where('event_id', 'in', chunk)
+          .where('created_at', '>=', since)
+          .execute(),
+      );
+      for (const row of rows) found.set(row.event_id, toIdempotency(row));
+    }
+    return found;
+  }
+
+  async pruneEvents(accountId: string, before: number): Promise<number> {
+    if (this.x.unmatchable(accountId)) return 0;
+    const result = await this.x.guard('pruneEvents', () =>
+      this.x.db.deleteFrom('events').where('account_id', '=', accountId).where('received_at', '<', before).executeTakeFirst(),
+    );
+    return num(result.numDeletedRows);
+  }
+
+  async pruneIdempotency(before: number): Promise<number> {
+    const result = await this.x.guard('pruneIdempotency', () => this.x.db.deleteFrom('idempotency').where('created_at', '<', before).executeTakeFirst());
+    return num(result.numDeletedRows);
+  }
+
+  async dropEventsBefore(before: number): Promise<{ readonly partitionsDropped: number; readonly rowsDeleted: number }> {
+    const result = await this.x.guard('dropEventsBefore', () => this.x.db.deleteFrom('events').where('received_at', '<', before).executeTakeFirst());
+    return { partitionsDropped: 0, rowsDeleted: num(result.numDeletedRows) };
+  }
+}

@@ -1,0 +1,88 @@
+import { sql } from 'kysely';
+import type { StatsStore } from '../store.js';
+import type { Overview, UsageRow } from '../types.js';
+import { alertRowOf } from '../webhooks/outbox.js';
+import { num, type KyselyAccess } from './access.js';
+
+/** Usage counts and the dashboard overview over Kysely. */
+export class KyselyStatsStore implements StatsStore {
+  constructor(private readonly x: KyselyAccess) {}
+
+  async getUsage(accountId: string, period: string): Promise<UsageRow> {
+    if (this.x.unmatchable(accountId, period)) return { accountId, period, used: 0, dropped: 0 };
+    const row = await this.x.read('getUsage', () =>
+      this.x.db.selectFrom('usage_monthly').selectAll().where('account_id', '=', accountId).where('period', '=', period).executeTakeFirst(),
+    );
+    return { accountId, period, used: row ? num(row.used) : 0, dropped: row ? num(row.dropped) : 0 };
+  }
+
+  async dailyCounts(accountId: string, since: number): Promise<readonly { day: string; count: number }[]> {
+    if (this.x.unmatchable(accountId)) return [];
+    const sinceDay = new Date(since).toISOString().slice(0, 10);
+    const rows = await this.x.read('dailyCounts', () =>
+      this.x.db.selectFrom('usage_daily').select(['day', 'used']).where('account_id', '=', accountId).where('day', '>=', sinceDay).orderBy('day').execute(),
+    );
+    return rows.map((r) => ({ day: r.day, count: num(r.used) }));
+  }
+
+  async overview(accountId: string, since: number, bucketMs: number): Promise<Overview> {
+    if (this.x.unmatchable(accountId)) return { events: [], alerts: [], openBySeverity: {}, topActors: [], topIps: [], chains: [] };
+    const bucket = (column: 'received_at' | 'first_seen') => sql<number>`(${sql.ref(column)} / cast(${bucketMs} as bigint)) * cast(${bucketMs} as bigint)`;
+    const recent = this.x.db.selectFrom('events').where('account_id', '=', accountId).where('received_at', '>=', since);
+    const top = (column: 'actor_id' | 'ip') =>
+      recent
+        .select((eb) => [sql<string>`${sql.ref(column)}`.as('value'), eb.fn.countAll().as('n'), eb.fn.max('risk_score').as('max_risk')])
+        .where(column, 'is not', null)
+        .groupBy(column)
+        .orderBy('n', 'desc')
+        .orderBy(column)
+        .limit(10)
+        .execute();
+    return this.x.read('overview', async () => {
+      const [events, alerts, open, actors, ips, chains] = await Promise.all([
+        recent
+          .select((eb) => [bucket('received_at').as('at'), eb.fn.countAll().as('n')])
+          .groupBy('at')
+          .orderBy('at')
+          .execute(),
+        this.x.db
+          .selectFrom('alerts')
+          .select((eb) => [bucket('first_seen').as('at'), eb.fn.countAll().as('n')])
+          .where('account_id', '=', accountId)
+          .where('first_seen', '>=', since)
+          .groupBy('at')
+          .orderBy('at')
+          .execute(),
+        this.x.db
+          .selectFrom('alerts')
+          .select((eb) => ['severity', eb.fn.countAll().as('n')])
+          .where('account_id', '=', accountId)
+          .where('status', 'in', ['open', 'acknowledged'])
+          .groupBy('severity')
+          .execute(),
+        top('actor_id'),
+        top('ip'),
+        this.x.db
+          .selectFrom('alerts')
+          .selectAll()
+          .where('account_id', '=', accountId)
+          .where('status', 'in', ['open', 'acknowledged'])
+          .where(sql<boolean>`type like 'chain.%'`)
+          .orderBy('last_seen', 'desc')
+          .limit(10)
+          .execute(),
+      ]);
+      const points = (rows: readonly { at: unknown; n: unknown }[]) => rows.map((r) => ({ at: num(r.at), count: num(r.n) }));
+      const values = (rows: readonly { value: string; n: unknown; max_risk: unknown }[]) =>
+        rows.map((r) => ({ value: r.value, count: num(r.n), maxRisk: num(r.max_risk) }));
+      return {
+        events: points(events),
+        alerts: points(alerts),
+        openBySeverity: Object.fromEntries(open.map((r) => [r.severity, num(r.n)])),
+        topActors: values(actors),
+        topIps: values(ips),
+        chains: chains.map(alertRowOf),
+      };
+    });
+  }
+}
