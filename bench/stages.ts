@@ -90,7 +90,7 @@ for (let round = 0; done < N; round++) {
   lap('validate');
   for (let k = 0; k < n; k++) {
     const eventId = validated[k]!.eventId;
-    if (eventId !== undefined) sink += (await services.store.findIdempotency(account.id, [eventId], now - IDEMPOTENCY_WINDOW_MS)).size;
+    if (eventId !== undefined) sink += (await services.store.events.findIdempotency(account.id, [eventId], now - IDEMPOTENCY_WINDOW_MS)).size;
   }
   lap('dedupe');
   const classified = validated.map((v) => classify(v));
