@@ -123,7 +123,7 @@ function retentionFollowsThePlansFile(open: () => Promise<{ store: Store; close(
         ['acc_archive', 'archive'],
         ['acc_retired', 'retired'],
       ] as const)
-        await store.createAccount({ id, name: id, plan, createdAt: 0 });
+        await store.accounts.createAccount({ id, name: id, plan, createdAt: 0 });
       await store.commit({
         events: [
           event('evt_short_old', 'acc_short', NOW - 4 * DAY),
@@ -141,7 +141,7 @@ function retentionFollowsThePlansFile(open: () => Promise<{ store: Store; close(
       });
       await pruneOnce(store, plans, NOW);
       for (const account of ['short', 'unstated', 'archive', 'retired'])
-        expect((await store.listEvents(`acc_${account}`, {}, 10)).items.map((e) => e.id)).toEqual([`evt_${account}_new`]);
+        expect((await store.events.listEvents(`acc_${account}`, {}, 10)).items.map((e) => e.id)).toEqual([`evt_${account}_new`]);
     } finally {
       await close();
     }
