@@ -2,8 +2,9 @@
  * The types an event gains as it moves through the ingestion pipeline:
  *   unknown JSON -> ValidatedEvent -> ClassifiedEvent -> EnrichedEvent -> DetectedEvent -> ScoredEvent
  * One object travels through the stages: each adds its own fields to it (Object.assign, typed as
- * the wider type) and never changes a field an earlier stage set. Copying the event at every
- * stage cost more CPU and garbage than any stage's own work on it.
+ * the wider type) and never changes a field an earlier stage set, except `alerts`, which the
+ * threat models' stage extends with theirs. Copying the event at every stage cost more CPU and
+ * garbage than any stage's own work on it.
  */
 import type { Classification } from './classification.js';
 import type { Enrichment } from './enrichment.js';
@@ -50,6 +51,7 @@ export interface EnrichedEvent extends ClassifiedEvent {
 }
 
 export interface DetectedEvent extends EnrichedEvent {
+  /** The built-in detectors' alerts, then the account's threat models'. */
   readonly alerts: readonly AlertHit[];
   /** An open alert of an earlier event on the same actor or session, when one stands. */
   readonly standing?: StandingAlert;
