@@ -3,7 +3,9 @@
  * ECS `source.ip`). This table maps the common names to Vigil's event fields; any other name
  * is read from `metadata.<name>`. An account overrides or extends the table in its settings.
  */
+import { Type } from '@sinclair/typebox';
 import type { ErrorDetail } from '../event/rejection.js';
+import { schemaCheck } from '../util/schema-check.js';
 import { isFieldPath } from './validate.js';
 
 export const DEFAULT_SIGMA_FIELDS: Readonly<Record<string, string>> = Object.freeze({
@@ -70,19 +72,26 @@ export function mapSigmaField(name: string, overrides: FieldMapping = {}): strin
 }
 
 const MAX_OVERRIDES = 200;
+const TARGET = 'must be a Vigil field path such as "actor_id", "request.path" or "metadata.<name>"';
 
-/** Checks an account's mapping: `{ "<Sigma field>": "<Vigil field path>" }`. */
+/** An account's mapping: `{ "<Sigma field>": "<Vigil field path>" }`. */
+const FieldMappingSchema = Type.Record(Type.RegExp(/^[^|]{1,128}$/), Type.String({ message: TARGET }), {
+  maxProperties: MAX_OVERRIDES,
+  additionalProperties: false,
+  message: `must be an object {"<Sigma field>": "<Vigil field path>"} of at most ${MAX_OVERRIDES} entries`,
+  unknownMessage: 'a Sigma field name of 1 to 128 characters without "|"',
+});
+const checkMapping = schemaCheck(FieldMappingSchema);
+
+/** Checks an account's mapping: the shape by its schema, and that each target is a field a model may read; every problem, in entry order. */
 export function validateFieldMapping(value: unknown): { ok: true; value: FieldMapping } | { ok: false; errors: ErrorDetail[] } {
-  if (value === null || typeof value !== 'object' || Array.isArray(value))
-    return { ok: false, errors: [{ field: 'fields', message: 'must be an object {"<Sigma field>": "<Vigil field path>"}' }] };
+  const checked = checkMapping(value);
+  const byField = new Map((checked.ok ? [] : checked.errors).map((e) => [e.field === '(body)' ? 'fields' : `fields.${e.field}`, e.message]));
+  if (byField.has('fields')) return { ok: false, errors: [{ field: 'fields', message: byField.get('fields') as string }] };
   const entries = Object.entries(value as Record<string, unknown>);
-  const errors: ErrorDetail[] = [];
-  if (entries.length > MAX_OVERRIDES) errors.push({ field: 'fields', message: `at most ${MAX_OVERRIDES} entries` });
-  for (const [name, target] of entries) {
-    if (name.length === 0 || name.length > 128 || name.includes('|'))
-      errors.push({ field: `fields.${name}`, message: 'a Sigma field name of 1 to 128 characters without "|"' });
-    else if (typeof target !== 'string' || !isFieldPath(target))
-      errors.push({ field: `fields.${name}`, message: 'must be a Vigil field path such as "actor_id", "request.path" or "metadata.<name>"' });
-  }
-  return errors.length > 0 ? { ok: false, errors } : { ok: true, value: Object.fromEntries(entries) as FieldMapping };
+  for (const [name, target] of entries)
+    if (typeof target === 'string' && !isFieldPath(target) && !byField.has(`fields.${name}`)) byField.set(`fields.${name}`, TARGET);
+  if (byField.size === 0) return { ok: true, value: Object.fromEntries(entries) as FieldMapping };
+  const order = entries.map(([name]) => `fields.${name}`).filter((field) => byField.has(field));
+  return { ok: false, errors: order.map((field) => ({ field, message: byField.get(field) as string })) };
 }

@@ -96,8 +96,25 @@ describe('manifest and kinds', () => {
       { file: 'tor-exit-nodes.txt', kind: 'tor', url: 'https://example.org/tor', intervalSeconds: 3600 },
       { file: 'custom-list.txt', kind: 'blocklist', intervalSeconds: 600 },
     ]);
-    expect(m.errors).toHaveLength(3);
+    expect(m.errors).toEqual([
+      'feeds.json feeds[2]: "file" must be a plain file name in the feeds folder',
+      'feeds.json feeds[3]: "kind" must be one of tor, blocklist, hosting_asn',
+      'feeds.json feeds[4]: "url" must be an http(s) URL',
+    ]);
     expect(parseManifest('{').errors[0]).toMatch(/not valid JSON/);
+    expect(parseManifest('{"feeds": {}}').errors).toEqual(['feeds.json must be {"feeds": [{"file": …, "kind": …}]}']);
+    const odd = parseManifest(
+      JSON.stringify({ feeds: [null, { file: 'feeds.json' }, { file: 'notes.txt' }, { file: 'a.txt', kind: 'tor', interval: '5 minutes' }] }),
+    );
+    expect(odd).toEqual({
+      feeds: [],
+      errors: [
+        'feeds.json feeds[0]: must be an object {"file": …, "kind": …}',
+        'feeds.json feeds[1]: "file" must be a plain file name in the feeds folder',
+        'feeds.json feeds[2]: "kind" must be one of tor, blocklist, hosting_asn',
+        'feeds.json feeds[3]: "interval" must be seconds or a duration like "6h"',
+      ],
+    });
   });
 });
 

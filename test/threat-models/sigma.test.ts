@@ -116,7 +116,7 @@ describe('the Sigma field mapping', () => {
     expect(validateFieldMapping({ SrcAddr: 'ip', Op: 'metadata.operation' })).toEqual({ ok: true, value: { SrcAddr: 'ip', Op: 'metadata.operation' } });
     expect(validateFieldMapping(['ip'])).toEqual({
       ok: false,
-      errors: [{ field: 'fields', message: 'must be an object {"<Sigma field>": "<Vigil field path>"}' }],
+      errors: [{ field: 'fields', message: 'must be an object {"<Sigma field>": "<Vigil field path>"} of at most 200 entries' }],
     });
     expect(validateFieldMapping({ 'a|b': 'ip', Nick: 'nickname', N: 3 })).toEqual({
       ok: false,
@@ -127,6 +127,9 @@ describe('the Sigma field mapping', () => {
       ],
     });
     const many = Object.fromEntries(Array.from({ length: 201 }, (_, i) => [`f${i}`, 'ip']));
-    expect(validateFieldMapping(many)).toEqual({ ok: false, errors: [{ field: 'fields', message: 'at most 200 entries' }] });
+    expect(validateFieldMapping(many)).toEqual({
+      ok: false,
+      errors: [{ field: 'fields', message: 'must be an object {"<Sigma field>": "<Vigil field path>"} of at most 200 entries' }],
+    });
   });
 });

@@ -1,8 +1,9 @@
 import { readFile } from 'node:fs/promises';
+import { Type } from '@sinclair/typebox';
 import { join } from 'node:path';
 import { errorCode, errorMessage } from '../../util/caught.js';
 import { SECOND_MS } from '../../util/duration.js';
-import { memberOf } from '../../util/member-of.js';
+import { schemaCheck, type Problem } from '../../util/schema-check.js';
 import { readDuration } from '../../util/time-text.js';
 
 export type FeedKind = 'tor' | 'blocklist' | 'hosting_asn';
@@ -39,7 +40,25 @@ function parseInterval(value: unknown): number | undefined {
 }
 
 /** A plain file name inside the feeds folder: no folders, no hidden files. */
-const SAFE_FILE = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
+const SAFE_FILE = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$';
+
+/** One entry of `feeds.json`; members it does not name are ignored. */
+const FeedEntry = Type.Object(
+  {
+    file: Type.String({ pattern: SAFE_FILE, message: '"file" must be a plain file name in the feeds folder' }),
+    kind: Type.Optional(
+      Type.Union(
+        FEED_KINDS.map((k) => Type.Literal(k)),
+        { message: `"kind" must be one of ${FEED_KINDS.join(', ')}` },
+      ),
+    ),
+    url: Type.Optional(Type.String({ message: '"url" must be an http(s) URL' })),
+    interval: Type.Optional(Type.Union([Type.Integer(), Type.String()], { message: '"interval" must be seconds or a duration like "6h"' })),
+  },
+  { message: 'must be an object {"file": …, "kind": …}' },
+);
+const checkEntry = schemaCheck(FeedEntry);
+const checkDocument = schemaCheck(Type.Object({ feeds: Type.Array(Type.Unknown()) }));
 
 /**
  * Reads `feeds.json`: `{"feeds": [{"file": "tor-exit-nodes.txt", "kind": "tor", "url": "https://…", "interval": "1h"}]}`.
@@ -63,22 +82,23 @@ export function parseManifest(text: string): Manifest {
   } catch (err) {
     return { feeds: [], errors: [`${MANIFEST_FILE} is not valid JSON: ${errorMessage(err)}`] };
   }
-  const list = (doc as { feeds?: unknown } | null)?.feeds;
-  if (!Array.isArray(list)) return { feeds: [], errors: [`${MANIFEST_FILE} must be {"feeds": [{"file": …, "kind": …}]}`] };
+  const document = checkDocument(doc);
+  if (!document.ok) return { feeds: [], errors: [`${MANIFEST_FILE} must be {"feeds": [{"file": …, "kind": …}]}`] };
   const feeds: FeedConfig[] = [];
   const errors: string[] = [];
-  list.forEach((raw: unknown, i) => {
-    const entry = (raw ?? {}) as Record<string, unknown>;
+  document.value.feeds.forEach((raw, i) => {
     const where = `${MANIFEST_FILE} feeds[${i}]`;
-    const file = entry.file;
-    if (typeof file !== 'string' || !SAFE_FILE.test(file) || file === MANIFEST_FILE)
-      return void errors.push(`${where}: "file" must be a plain file name in the feeds folder`);
-    const kind = memberOf(FEED_KINDS, entry.kind ?? kindFromName(file));
+    const checked = checkEntry(raw);
+    // An entry is used whole or not at all: its first problem is reported.
+    if (!checked.ok) return void errors.push(`${where}: ${(checked.errors[0] as Problem).message}`);
+    const entry = checked.value;
+    if (entry.file === MANIFEST_FILE) return void errors.push(`${where}: "file" must be a plain file name in the feeds folder`);
+    const kind = entry.kind ?? kindFromName(entry.file);
     if (kind === undefined) return void errors.push(`${where}: "kind" must be one of ${FEED_KINDS.join(', ')}`);
     let url: string | undefined;
     if (entry.url !== undefined) {
       try {
-        const parsed = new URL(String(entry.url));
+        const parsed = new URL(entry.url);
         if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new Error('protocol');
         url = parsed.toString();
       } catch {
@@ -87,7 +107,7 @@ export function parseManifest(text: string): Manifest {
     }
     const intervalSeconds = entry.interval === undefined ? undefined : parseInterval(entry.interval);
     if (entry.interval !== undefined && intervalSeconds === undefined) return void errors.push(`${where}: "interval" must be seconds or a duration like "6h"`);
-    feeds.push({ file, kind, ...(url ? { url } : {}), ...(intervalSeconds ? { intervalSeconds } : {}) });
+    feeds.push({ file: entry.file, kind, ...(url ? { url } : {}), ...(intervalSeconds ? { intervalSeconds } : {}) });
   });
   return { feeds, errors };
 }

@@ -6,6 +6,8 @@ import type { Store } from '../../storage/store.js';
 import type { ThreatModelRow, ThreatModelVersionRow } from '../../storage/types.js';
 import type { Clock } from '../../util/clock.js';
 import { ulid } from '../../util/ids.js';
+import { DAY_MS } from '../../util/duration.js';
+import { schemaCheck } from '../../util/schema-check.js';
 import { readTime } from '../../util/time-text.js';
 import { DryRunner, type DryRunLimits, type DryRunModel } from '../../threat-models/dry-run.js';
 import { DEFAULT_SIGMA_FIELDS, validateFieldMapping, type FieldMapping } from '../../threat-models/field-mapping.js';
@@ -40,8 +42,7 @@ export interface ThreatModelRouteDeps {
 
 const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml'];
 const BASE = '/v1/threat-models';
-const MAX_RANGE_MS = 31 * 24 * 3600 * 1000;
-const DAY_MS = 24 * 3600 * 1000;
+const MAX_RANGE_MS = 31 * DAY_MS;
 const SIGMA_FIELDS_SETTING = 'sigma_fields';
 
 const invalid = (errors: readonly ErrorDetail[]) =>
@@ -84,6 +85,15 @@ function contextOf(request: FastifyRequest): AccountContext {
 }
 
 const fieldsOf = (ctx: AccountContext): FieldMapping => (ctx.account.settings[SIGMA_FIELDS_SETTING] as FieldMapping | undefined) ?? {};
+
+const DRY_RUN_SHAPE = 'send {"model": ...} or {"id": "tm_…"}, with optional "from" and "to"';
+/** A dry run's body: a model to try, or the id of a saved one, and an optional range. */
+const checkDryRun = schemaCheck(
+  Type.Object(
+    { model: Type.Optional(Type.Unknown()), id: Type.Optional(Type.String()), from: Type.Optional(Type.Unknown()), to: Type.Optional(Type.Unknown()) },
+    { additionalProperties: false, message: DRY_RUN_SHAPE },
+  ),
+);
 
 /** A dry run's `from` or `to`: a time as everywhere (util/time-text.ts), else `fallback` when absent. */
 const parseTime = (value: unknown, field: string, fallback: number): number => (value === undefined ? fallback : requestTime(readTime(value), field));
@@ -243,18 +253,16 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
     schema: {
       ...route('Dry run: which stored events a model would have matched and which alerts it would have raised (no side effects)'),
       body: Type.Unknown({
-        description: '{"model": <model or Sigma>} or {"id": "tm_…"}, with optional "from" and "to" (ISO 8601; default the last 24 hours).',
+        description: '{"model": <model or Sigma>} or {"id": "tm_…"}, with optional "from" and "to" (ISO 8601 or Unix milliseconds; default the last 24 hours).',
       }),
       response: { 200: DryRunAnswer, ...ErrorResponses },
     },
     handler: async (request, reply) => {
       const ctx = contextOf(request);
-      const body = request.body as Record<string, unknown> | null;
-      if (body === null || typeof body !== 'object' || Array.isArray(body) || (body.model === undefined) === (body.id === undefined))
-        throw new ApiError({ code: 'INVALID_REQUEST', message: 'send {"model": ...} or {"id": "tm_…"}, with optional "from" and "to"' });
-      const unknown = Object.keys(body).filter((k) => !['model', 'id', 'from', 'to'].includes(k));
-      if (unknown.length > 0)
-        throw new ApiError({ code: 'INVALID_REQUEST', message: `unknown field "${unknown[0] as string}"; expected model or id, from, to` });
+      const checked = checkDryRun(request.body);
+      if (!checked.ok) throw new ApiError({ code: 'INVALID_REQUEST', message: (checked.errors[0] as ErrorDetail).message, details: checked.errors });
+      const body = checked.value;
+      if ((body.model === undefined) === (body.id === undefined)) throw new ApiError({ code: 'INVALID_REQUEST', message: DRY_RUN_SHAPE });
       const now = deps.clock.now();
       const to = parseTime(body.to, 'to', now);
       const from = parseTime(body.from, 'from', to - DAY_MS);
@@ -262,7 +270,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
         throw new ApiError({ code: 'INVALID_REQUEST', message: 'the range must have from before to and span at most 31 days' });
       // Compiled on the dry run's thread: compiling large patterns would take the request thread's time too.
       let model: DryRunModel;
-      if (typeof body.id === 'string') {
+      if (body.id !== undefined) {
         const row = await load(ctx, body.id);
         model = { id: row.id, version: row.version, definition: storedDefinition(row) };
       } else {
