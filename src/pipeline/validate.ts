@@ -5,7 +5,8 @@ import { ValueErrorType } from '@sinclair/typebox/errors';
 import { DAY_MS } from '../util/duration.js';
 import { formatAddress, parseAddress } from '../util/ip.js';
 import { canonicalJson } from '../util/json-text.js';
-import { fieldOfPointer, mismatchMessage, requiredMessage } from '../util/schema-text.js';
+import { problemsOf } from '../util/schema-check.js';
+import { mismatchMessage } from '../util/schema-text.js';
 import { readTime } from '../util/time-text.js';
 import { MAX_ERROR_DETAILS, reject, type Rejection, type ErrorDetail } from '../event/rejection.js';
 import { EVENT_TYPE_RULE, EventSchema, RequestSchema, type EventBody } from './event-schema.js';
@@ -55,22 +56,13 @@ export interface ValidateContext {
   readonly suggestions?: SuggestionBudget;
 }
 
-/** One problem per field, naming the field and what it accepts. */
-function schemaErrors(body: unknown): ErrorDetail[] {
-  const seen = new Set<string>();
-  const errors: ErrorDetail[] = [];
-  for (const error of compiled.Errors(body)) {
-    const field = fieldOfPointer(error.path);
-    if (seen.has(field)) continue;
-    seen.add(field);
-    let message: string;
-    if (error.type === ValueErrorType.ObjectRequiredProperty) message = requiredMessage(field);
-    else if (field === 'event' && typeof error.value === 'string') message = EVENT_TYPE_RULE;
-    else message = mismatchMessage(field, error.schema);
-    errors.push({ field, message });
-  }
-  return errors;
-}
+/** One problem per field, naming the field and what it accepts; the event type's rule in its own words. */
+const schemaErrors = (body: unknown): ErrorDetail[] =>
+  problemsOf(compiled.Errors(body), (error, field) => {
+    if (error.type === ValueErrorType.ObjectRequiredProperty) return undefined;
+    if (field === 'event' && typeof error.value === 'string') return EVENT_TYPE_RULE;
+    return mismatchMessage(field, error.schema);
+  });
 
 /**
  * Walks the body once without recursion (a body may nest 100,000 levels): rejects

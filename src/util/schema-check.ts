@@ -8,7 +8,7 @@
  */
 import type { Static, TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { ValueErrorType } from '@sinclair/typebox/errors';
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { fieldOfPointer, mismatchMessage, requiredMessage, unknownMemberMessage } from './schema-text.js';
 
 export interface Problem {
@@ -29,24 +29,32 @@ export interface Wording {
 
 const wordingOf = (schema: unknown): Wording => schema as Wording;
 
+/**
+ * Problems of a value in words: one per field (the first TypeBox reports), each naming the field.
+ * `wordFor` may say a problem in the caller's words; undefined leaves it to the schema.
+ */
+export function problemsOf(errors: Iterable<ValueError>, wordFor?: (error: ValueError, field: string) => string | undefined): Problem[] {
+  const seen = new Set<string>();
+  const problems: Problem[] = [];
+  for (const error of errors) {
+    const field = fieldOfPointer(error.path);
+    if (seen.has(field)) continue;
+    seen.add(field);
+    const own = wordingOf(error.schema);
+    const message =
+      wordFor?.(error, field) ??
+      (error.type === ValueErrorType.ObjectRequiredProperty
+        ? requiredMessage(field)
+        : error.type === ValueErrorType.ObjectAdditionalProperties
+          ? (own.unknownMessage ?? unknownMemberMessage(field, error.schema))
+          : (own.message ?? mismatchMessage(field, error.schema)));
+    problems.push({ field, message });
+  }
+  return problems;
+}
+
 /** A checker for `schema`: the value, typed, or every problem found (one per field, in document order). */
 export function schemaCheck<T extends TSchema>(schema: T): (value: unknown) => Checked<Static<T>> {
   const compiled = TypeCompiler.Compile(schema);
-  return (value) => {
-    if (compiled.Check(value)) return { ok: true, value };
-    const seen = new Set<string>();
-    const errors: Problem[] = [];
-    for (const error of compiled.Errors(value)) {
-      const field = fieldOfPointer(error.path);
-      if (seen.has(field)) continue;
-      seen.add(field);
-      const own = wordingOf(error.schema);
-      let message: string;
-      if (error.type === ValueErrorType.ObjectRequiredProperty) message = requiredMessage(field);
-      else if (error.type === ValueErrorType.ObjectAdditionalProperties) message = own.unknownMessage ?? unknownMemberMessage(field, error.schema);
-      else message = own.message ?? mismatchMessage(field, error.schema);
-      errors.push({ field, message });
-    }
-    return { ok: false, errors };
-  };
+  return (value) => (compiled.Check(value) ? { ok: true, value } : { ok: false, errors: problemsOf(compiled.Errors(value)) });
 }
