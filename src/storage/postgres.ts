@@ -1,12 +1,10 @@
-import { Kysely, PostgresDialect, sql, type DatabaseIntrospector, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, sql, type DatabaseIntrospector } from 'kysely';
 import pg from 'pg';
 import { systemClock, type Clock } from '../util/clock.js';
-import { unnestInsert } from './event-insert.js';
 import { KyselyAccess, translate } from './kysely/access.js';
 import { KyselyAccountStore } from './kysely/accounts.js';
 import { KyselyAlertStore } from './kysely/alerts.js';
 import { runMigrations } from './kysely/migrate.js';
-import { alertWriteOutbox, insertDeliveries, type EndpointCache } from './kysely/outbox.js';
 import { KyselySessionStore } from './kysely/sessions.js';
 import { KyselyStatsStore } from './kysely/stats.js';
 import { KyselyThreatModelStore } from './kysely/threat-models.js';
@@ -14,9 +12,10 @@ import { KyselyWebhookStore } from './kysely/webhooks.js';
 import { PostgresEventStore } from './postgres-events.js';
 import { ensureMonthPartitions, listMonthPartitions, partitionsFor, type MonthPartition } from './postgres-partitions.js';
 import { planCommit } from './commit-plan.js';
+import { writeCommitPlan } from './postgres-commit.js';
 import { isLostConnection } from './errors.js';
-import type { AlertsTable, Database } from './schema.js';
-import type { AlertRow, CommitBatch } from './types.js';
+import type { Database } from './schema.js';
+import type { CommitBatch } from './types.js';
 import {
   StoreRejectedError,
   StoreUnavailableError,
@@ -29,8 +28,6 @@ import {
   type ThreatModelStore,
 } from './store.js';
 import type { WebhookStore } from './webhooks/store.js';
-import { jsonOf } from '../util/json-text.js';
-import { commitTime } from './webhooks/outbox.js';
 
 export interface PostgresOptions {
   /**
@@ -55,23 +52,6 @@ export interface PostgresOptions {
   readonly onConnectionError?: (err: Error) => void;
   /** Told about every statement run (e.g. to log slow queries). */
   readonly onQuery?: (query: { sql: string; parameters: readonly unknown[]; durationMs: number; error?: unknown }) => void;
-}
-
-function alertColumns(a: AlertRow): AlertsTable {
-  return {
-    id: a.id,
-    account_id: a.accountId,
-    type: a.type,
-    severity: a.severity,
-    subject: a.subject,
-    status: a.status,
-    count: a.count,
-    first_seen: a.firstSeen,
-    last_seen: a.lastSeen,
-    actor_id: a.actorId,
-    event_ids: JSON.stringify(a.eventIds),
-    details: JSON.stringify(a.details),
-  };
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -197,12 +177,13 @@ export class PostgresStore implements Store {
   }
 
   async commit(batch: CommitBatch): Promise<void> {
+    const plan = planCommit(batch);
     for (let attempt = 1; ; attempt++) {
       let begun = false;
       try {
         await this.db.transaction().execute((trx) => {
           begun = true;
-          return this.writeBatch(trx, batch);
+          return writeCommitPlan(trx, plan);
         });
         return;
       } catch (err) {
@@ -210,67 +191,6 @@ export class PostgresStore implements Store {
         // mid-transaction is a real outage, and one lost during COMMIT may have committed.
         if (begun || attempt >= this.x.attempts || !isLostConnection(err)) throw translate('commit', err);
       }
-    }
-  }
-
-  /** Contention-free rows first; the rows other groups also update (alerts, usage) last, so their locks are held briefly. */
-  private async writeBatch(trx: Transaction<Database>, batch: CommitBatch): Promise<void> {
-    const plan = planCommit(batch);
-    // The whole group in one statement, whatever its size.
-    if (batch.events.length > 0) await trx.executeQuery(unnestInsert(batch.events));
-    if (plan.idempotency.length > 0) {
-      await trx
-        .insertInto('idempotency')
-        .values(
-          plan.idempotency.map((r) => ({
-            account_id: r.accountId,
-            event_id: r.eventId,
-            response: jsonOf(r.response),
-            created_at: r.createdAt,
-            payload_digest: r.payloadDigest,
-          })),
-        )
-        .onConflict((oc) =>
-          oc
-            .columns(['account_id', 'event_id'])
-            .doUpdateSet({ response: sql`excluded.response`, created_at: sql`excluded.created_at`, payload_digest: sql`excluded.payload_digest` }),
-        )
-        .execute();
-    }
-    const at = plan.alerts.length > 0 ? commitTime(batch) : 0;
-    const endpoints: EndpointCache = new Map();
-    for (const write of plan.alerts) {
-      const cols = alertColumns(write.alert);
-      const update = { count: cols.count, last_seen: cols.last_seen, event_ids: cols.event_ids, details: cols.details, severity: cols.severity };
-      const deliveries = await alertWriteOutbox(trx, true, { opened: write.opened, row: cols, update }, at, endpoints);
-      if (write.opened) {
-        await trx.insertInto('alerts').values(cols).execute();
-      } else {
-        await trx.updateTable('alerts').set(update).where('id', '=', cols.id).where('account_id', '=', cols.account_id).execute();
-      }
-      await insertDeliveries(trx, deliveries);
-    }
-    if (plan.monthly.length > 0) {
-      await trx
-        .insertInto('usage_monthly')
-        .values([...plan.monthly])
-        .onConflict((oc) =>
-          oc.columns(['account_id', 'period']).doUpdateSet({
-            used: sql`usage_monthly.used + excluded.used`,
-            dropped: sql`usage_monthly.dropped + excluded.dropped`,
-          }),
-        )
-        .execute();
-      await trx
-        .insertInto('usage_daily')
-        .values([...plan.daily])
-        .onConflict((oc) =>
-          oc.columns(['account_id', 'day']).doUpdateSet({
-            used: sql`usage_daily.used + excluded.used`,
-            dropped: sql`usage_daily.dropped + excluded.dropped`,
-          }),
-        )
-        .execute();
     }
   }
 }

@@ -14,7 +14,8 @@
  */
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import SqliteDatabase from 'better-sqlite3';
-import { SqliteBatchWriter, type SqliteWrites } from './sqlite-writes.js';
+import type { CommitPlan } from './commit-plan.js';
+import { SqliteBatchWriter } from './sqlite-writes.js';
 import { configureSqlite, type SqliteSynchronous } from './sqlite-pragmas.js';
 import { nameThread } from './thread-name.js';
 import { CATCH_UP, COMMITS } from './sqlite-shared.js';
@@ -26,7 +27,7 @@ export interface WriterThreadData {
   readonly shared: SharedArrayBuffer;
 }
 
-export type WriterRequest = { readonly id: number; readonly writes: SqliteWrites; readonly alone: boolean } | { readonly id: number; readonly close: true };
+export type WriterRequest = { readonly id: number; readonly writes: CommitPlan; readonly alone: boolean } | { readonly id: number; readonly close: true };
 /** The outcome of every request of one drain, in one message: a reply per request cost the request thread a wake-up each. */
 export interface WriterReply {
   readonly done: readonly number[];
@@ -64,9 +65,9 @@ if (port) {
   };
   port.on('message', (first: WriterRequest) => {
     const requests = drain(port, first);
-    const writes = requests.filter((r): r is Extract<WriterRequest, { writes: SqliteWrites }> => 'writes' in r);
+    const writes = requests.filter((r): r is Extract<WriterRequest, { writes: CommitPlan }> => 'writes' in r);
     const reply: { done: number[]; failed: WriterReply['failed'][number][] } = { done: [], failed: [] };
-    const inTransaction = (group: readonly Extract<WriterRequest, { writes: SqliteWrites }>[]) => {
+    const inTransaction = (group: readonly Extract<WriterRequest, { writes: CommitPlan }>[]) => {
       if (group.length === 0) return;
       try {
         writer.write(...group.map((r) => r.writes));

@@ -1,6 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
-import { SqliteBatchWriter, type SqliteWrites } from './sqlite-writes.js';
+import type { CommitPlan } from './commit-plan.js';
+import { SqliteBatchWriter } from './sqlite-writes.js';
 import type { WriterReply, WriterRequest, WriterThreadData } from './sqlite-writer-thread.js';
 import type { CheckpointThreadData } from './sqlite-checkpoint-thread.js';
 import type { SqliteSynchronous } from './sqlite-pragmas.js';
@@ -11,7 +12,7 @@ import { startModuleThread } from '../util/module-thread.js';
 /** Where commit groups are written: on the request thread, or on a writer thread. */
 export interface SqliteCommitWriter {
   /** `alone`: in a transaction of its own, even when other writes are queued with it. */
-  write(writes: SqliteWrites, alone: boolean): Promise<void>;
+  write(writes: CommitPlan, alone: boolean): Promise<void>;
   /** True when writes queued behind a running one share its successor's transaction. */
   readonly coalesces: boolean;
   close(): Promise<void>;
@@ -24,7 +25,7 @@ export class InlineSqliteWriter implements SqliteCommitWriter {
 
   constructor(private readonly database: Database.Database) {}
 
-  async write(writes: SqliteWrites): Promise<void> {
+  async write(writes: CommitPlan): Promise<void> {
     // Every write is alone here: nothing queues behind another on the caller's thread.
     // Prepared on first use: the tables exist only once the store has migrated.
     this.writer ??= new SqliteBatchWriter(this.database);
@@ -94,7 +95,7 @@ export class ThreadSqliteWriter implements SqliteCommitWriter {
 
   constructor(private readonly options: ThreadSqliteWriterOptions) {}
 
-  write(writes: SqliteWrites, alone: boolean): Promise<void> {
+  write(writes: CommitPlan, alone: boolean): Promise<void> {
     return this.request((id) => ({ id, writes, alone }));
   }
 

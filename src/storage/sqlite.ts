@@ -14,7 +14,7 @@ import type { Database } from './schema.js';
 import { SqliteEventStore } from './sqlite-events.js';
 import { configureSqlite, type SqliteSynchronous } from './sqlite-pragmas.js';
 import { InlineSqliteWriter, ThreadSqliteWriter, type SqliteCommitWriter } from './sqlite-writer.js';
-import { toSqliteWrites } from './sqlite-writes.js';
+import { planCommit } from './commit-plan.js';
 import type { AccountStore, AlertStore, CommitOptions, EventStore, SessionStore, StatsStore, Store, ThreatModelStore } from './store.js';
 import type { CommitBatch } from './types.js';
 import type { WebhookStore } from './webhooks/store.js';
@@ -74,7 +74,7 @@ export class SqliteStore implements Store {
 
   async commit(batch: CommitBatch, options: CommitOptions = {}): Promise<void> {
     try {
-      await this.writer.write(toSqliteWrites(batch), options.alone ?? false);
+      await this.writer.write(planCommit(batch), options.alone ?? false);
     } catch (err) {
       throw translate('commit', err);
     }

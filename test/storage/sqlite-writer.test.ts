@@ -7,7 +7,7 @@ import { Kysely, SqliteDialect } from 'kysely';
 import type { Database } from '../../src/storage/schema.js';
 import { openSqliteStore, SqliteStore } from '../../src/storage/sqlite.js';
 import { ThreadSqliteWriter } from '../../src/storage/sqlite-writer.js';
-import { toSqliteWrites } from '../../src/storage/sqlite-writes.js';
+import { planCommit } from '../../src/storage/commit-plan.js';
 import { StoreRejectedError, StoreUnavailableError } from '../../src/storage/store.js';
 import type { CommitBatch } from '../../src/storage/types.js';
 import { oneEventBatch } from './one-event-batch.js';
@@ -36,7 +36,7 @@ test('a writer thread that cannot open its database fails the commit, and the ne
   const dir = tempDir();
   const dataDir = join(dir, 'later');
   const writer = new ThreadSqliteWriter({ file: join(dataDir, 'vigil.db'), synchronous: 'full' });
-  const failed = await writer.write(toSqliteWrites(batch('acc_1', 'evt_1')), false).then(
+  const failed = await writer.write(planCommit(batch('acc_1', 'evt_1')), false).then(
     () => 'committed',
     (err: { code?: string }) => err.code,
   );
@@ -46,7 +46,7 @@ test('a writer thread that cannot open its database fails the commit, and the ne
   const store = openSqliteStore({ dataDir, synchronous: 'full' });
   await store.migrate();
   const account = await store.accounts.createAccount({ id: 'acc_1', name: 'a', plan: 'free', createdAt: 1 });
-  await writer.write(toSqliteWrites(batch(account.id, 'evt_2')), false);
+  await writer.write(planCommit(batch(account.id, 'evt_2')), false);
   await writer.close();
   expect((await store.events.getEvent(account.id, 'evt_2'))?.id).toBe('evt_2');
   await store.close();

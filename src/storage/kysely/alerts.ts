@@ -52,7 +52,7 @@ export class KyselyAlertStore implements AlertStore {
           .executeTakeFirst();
         const found = await trx.selectFrom('alerts').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
         if (found !== undefined && num(changed.numUpdatedRows) > 0)
-          await insertDeliveries(trx, outboxRows(await enabledEndpoints(trx, accountId, new Map()), 'alert.status_changed', found, at));
+          await insertDeliveries(trx, outboxRows((await enabledEndpoints(trx, [accountId])).get(accountId) ?? [], 'alert.status_changed', found, at));
         return found;
       }),
     );

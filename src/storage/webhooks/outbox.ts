@@ -1,10 +1,11 @@
 /**
- * The outbox: which deliveries an alert change produces. Both commit paths (the SQLite writer
- * and the Kysely store) call these inside the transaction that writes the alert, so a delivery
- * exists exactly when its alert change committed.
+ * The outbox: which deliveries an alert change produces. Both commit executors (the SQLite
+ * writer and the PostgreSQL commit) and the status change call these inside the transaction
+ * that writes the alert, so a delivery exists exactly when its alert change committed.
  */
 import type { AlertsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../schema.js';
-import type { AlertRow, CommitBatch } from '../types.js';
+import type { AlertRow } from '../types.js';
+import { ALERT_UPDATE, alertRowFrom, type RowValues } from '../commit-plan.js';
 import { newId } from '../../util/ids.js';
 import { filterMatches, severityRank } from './filters.js';
 import type { DeliveryEvent, EndpointFilter } from './types.js';
@@ -19,18 +20,12 @@ export function endpointFilterOf(row: Pick<WebhookEndpointsTable, 'min_severity'
   return { minSeverity: row.min_severity as Severity, alertTypes: JSON.parse(row.alert_types) as string[], killChainsOnly: Number(row.kill_chains_only) === 1 };
 }
 
-/** The time a commit group is written: its newest event's arrival (the clock of the instance that took it). */
-export function commitTime(batch: CommitBatch): number {
-  let at = 0;
-  for (const e of batch.events) if (e.receivedAt > at) at = e.receivedAt;
-  if (at === 0) for (const a of batch.alerts) if (a.alert.lastSeen > at) at = a.alert.lastSeen;
-  return at;
+/** The row an update leaves: the stored row with the columns an update sets taken from the new one. */
+function updatedAlert(previous: AlertsTable, next: AlertsTable): AlertsTable {
+  const row = Object.assign({}, previous);
+  for (const column of ALERT_UPDATE) Object.assign(row, { [column]: next[column] });
+  return row;
 }
-
-/** The columns an alert update sets. */
-export type AlertUpdate = Pick<AlertsTable, 'count' | 'last_seen' | 'event_ids' | 'details' | 'severity'>;
-
-export const updatedAlert = (previous: AlertsTable, update: AlertUpdate): AlertsTable => ({ ...previous, ...update });
 
 const stageCount = (detailsJson: string): number => {
   const details = JSON.parse(detailsJson) as { stages?: unknown };
@@ -41,13 +36,13 @@ const stageCount = (detailsJson: string): number => {
  * An update is worth a delivery when it escalates the alert: a higher severity, or more
  * kill-chain stages. Another sighting of the same alert is not.
  */
-export function isEscalation(previous: AlertsTable, next: AlertsTable): boolean {
+function isEscalation(previous: AlertsTable, next: AlertsTable): boolean {
   if (severityRank(next.severity) > severityRank(previous.severity)) return true;
   return next.details !== previous.details && stageCount(next.details) > stageCount(previous.details);
 }
 
 /** Whether any endpoint wants this alert at all (decides if the previous row is worth reading). */
-export const anyMatch = (endpoints: readonly OutboxEndpoint[], alert: Pick<AlertsTable, 'type' | 'severity'>): boolean =>
+const anyMatch = (endpoints: readonly OutboxEndpoint[], alert: Pick<AlertsTable, 'type' | 'severity'>): boolean =>
   endpoints.some((e) => filterMatches(endpointFilterOf(e), alert));
 
 export function alertRowOf(row: AlertsTable): AlertRow {
@@ -122,3 +117,28 @@ export const DELIVERY_COLUMNS = [
   'created_at',
   'finished_at',
 ] as const satisfies readonly (keyof WebhookDeliveriesTable)[];
+
+/** What the outbox rule reads inside a commit's transaction. */
+export interface OutboxReads {
+  /** The account's enabled endpoints. */
+  endpoints(accountId: string): readonly OutboxEndpoint[];
+  /** The alert's row as stored before this write. */
+  current(accountId: string, id: string): AlertsTable | undefined;
+}
+
+/**
+ * The deliveries one alert write of a commit produces, decided before the write: an opened
+ * alert goes to every endpoint whose filter matches it; an update does only when it escalates
+ * the stored row it replaces. Accounts without enabled endpoints cost the endpoint read alone.
+ */
+export function alertWriteOutbox(write: { readonly opened: boolean; readonly row: RowValues }, at: number, reads: OutboxReads): WebhookDeliveriesTable[] {
+  const endpoints = reads.endpoints(write.row[1] as string);
+  if (endpoints.length === 0) return [];
+  const row = alertRowFrom(write.row);
+  if (write.opened) return outboxRows(endpoints, 'alert.opened', row, at);
+  if (!anyMatch(endpoints, row)) return [];
+  const previous = reads.current(row.account_id, row.id);
+  if (previous === undefined) return [];
+  const next = updatedAlert(previous, row);
+  return isEscalation(previous, next) ? outboxRows(endpoints, 'alert.escalated', next, at) : [];
+}
