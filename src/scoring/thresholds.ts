@@ -1,4 +1,6 @@
+import { Type } from '@sinclair/typebox';
 import type { RiskAction, RiskLevel } from '../event/risk.js';
+import { schemaCheck } from '../util/schema-check.js';
 
 export interface RiskThresholds {
   /** Scores at or above this are `challenge` (default 50). */
@@ -22,30 +24,23 @@ export interface SettingsError {
 
 export type RiskSettingsResult = { readonly ok: true; readonly value: RiskSettings } | { readonly ok: false; readonly errors: readonly SettingsError[] };
 
-const isScore = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 100;
+const Score = Type.Integer({ minimum: 1, maximum: 100 });
+/** `settings.risk`, as PATCH /v1/settings accepts it. */
+const RiskSettingsSchema = Type.Object(
+  { challenge: Type.Optional(Score), block: Type.Optional(Score) },
+  { additionalProperties: false, message: 'risk must be an object {"challenge": 50, "block": 80}' },
+);
+const checkRisk = schemaCheck(RiskSettingsSchema, 'risk');
 
 /**
- * Validates `settings.risk`: `{challenge?: 1..100, block?: 1..100}`, whole numbers, and the
- * challenge threshold below the block threshold (either one checked against the other's
+ * Validates `settings.risk`: `{challenge?: 1..100, block?: 1..100}`, whole numbers (its schema),
+ * and the challenge threshold below the block threshold (either one checked against the other's
  * effective value, default when absent). `field` names are paths under `risk`.
  */
 export function validateRiskSettings(value: unknown, defaults: RiskThresholds = DEFAULT_THRESHOLDS): RiskSettingsResult {
-  if (value === null || typeof value !== 'object' || Array.isArray(value))
-    return { ok: false, errors: [{ field: 'risk', message: 'risk must be an object {"challenge": 50, "block": 80}' }] };
-  const input = value as Record<string, unknown>;
-  const errors: SettingsError[] = [];
-  for (const key of Object.keys(input)) {
-    if (key !== 'challenge' && key !== 'block') errors.push({ field: `risk.${key}`, message: `unknown field "${key}"; allowed: challenge, block` });
-  }
-  for (const key of ['challenge', 'block'] as const) {
-    if (input[key] !== undefined && !isScore(input[key])) errors.push({ field: `risk.${key}`, message: `risk.${key} must be a whole number from 1 to 100` });
-  }
-  if (errors.length > 0) return { ok: false, errors };
-  const settings: RiskSettings = Object.assign(
-    {},
-    input.challenge !== undefined ? { challenge: input.challenge as number } : {},
-    input.block !== undefined ? { block: input.block as number } : {},
-  );
+  const checked = checkRisk(value);
+  if (!checked.ok) return checked;
+  const settings: RiskSettings = checked.value;
   const effective = resolve(settings, defaults);
   if (effective.challenge >= effective.block) {
     const field = settings.challenge !== undefined ? 'risk.challenge' : 'risk.block';

@@ -81,12 +81,12 @@ const FieldMappingSchema = Type.Record(Type.RegExp(/^[^|]{1,128}$/), Type.String
   message: `must be an object {"<Sigma field>": "<Vigil field path>"} of at most ${MAX_OVERRIDES} entries`,
   unknownMessage: 'a Sigma field name of 1 to 128 characters without "|"',
 });
-const checkMapping = schemaCheck(FieldMappingSchema);
+const checkMapping = schemaCheck(FieldMappingSchema, 'fields');
 
 /** Checks an account's mapping: the shape by its schema, and that each target is a field a model may read; every problem, in entry order. */
 export function validateFieldMapping(value: unknown): { ok: true; value: FieldMapping } | { ok: false; errors: ErrorDetail[] } {
   const checked = checkMapping(value);
-  const byField = new Map((checked.ok ? [] : checked.errors).map((e) => [e.field === '(body)' ? 'fields' : `fields.${e.field}`, e.message]));
+  const byField = new Map((checked.ok ? [] : checked.errors).map((e) => [e.field, e.message]));
   if (byField.has('fields')) return { ok: false, errors: [{ field: 'fields', message: byField.get('fields') as string }] };
   const entries = Object.entries(value as Record<string, unknown>);
   for (const [name, target] of entries)

@@ -12,7 +12,7 @@ import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { fieldOfPointer, mismatchMessage, requiredMessage, unknownMemberMessage } from './schema-text.js';
 
 export interface Problem {
-  /** Path of the value in the checked document (`feeds.0.file`), `(body)` for the document itself. */
+  /** Path of the value in the checked document (`feeds.0.file`), `(body)` for the document itself unless it is named. */
   readonly field: string;
   readonly message: string;
 }
@@ -33,11 +33,11 @@ const wordingOf = (schema: unknown): Wording => schema as Wording;
  * Problems of a value in words: one per field (the first TypeBox reports), each naming the field.
  * `wordFor` may say a problem in the caller's words; undefined leaves it to the schema.
  */
-export function problemsOf(errors: Iterable<ValueError>, wordFor?: (error: ValueError, field: string) => string | undefined): Problem[] {
+export function problemsOf(errors: Iterable<ValueError>, wordFor?: (error: ValueError, field: string) => string | undefined, at?: string): Problem[] {
   const seen = new Set<string>();
   const problems: Problem[] = [];
   for (const error of errors) {
-    const field = fieldOfPointer(error.path);
+    const field = at === undefined ? fieldOfPointer(error.path) : error.path === '' ? at : `${at}.${fieldOfPointer(error.path)}`;
     if (seen.has(field)) continue;
     seen.add(field);
     const own = wordingOf(error.schema);
@@ -53,8 +53,11 @@ export function problemsOf(errors: Iterable<ValueError>, wordFor?: (error: Value
   return problems;
 }
 
-/** A checker for `schema`: the value, typed, or every problem found (one per field, in document order). */
-export function schemaCheck<T extends TSchema>(schema: T): (value: unknown) => Checked<Static<T>> {
+/**
+ * A checker for `schema`: the value, typed, or every problem found (one per field, in document
+ * order). `at` names the value where it sits in a larger document (`risk`, so `risk.block`).
+ */
+export function schemaCheck<T extends TSchema>(schema: T, at?: string): (value: unknown) => Checked<Static<T>> {
   const compiled = TypeCompiler.Compile(schema);
-  return (value) => (compiled.Check(value) ? { ok: true, value } : { ok: false, errors: problemsOf(compiled.Errors(value)) });
+  return (value) => (compiled.Check(value) ? { ok: true, value } : { ok: false, errors: problemsOf(compiled.Errors(value), undefined, at) });
 }

@@ -242,6 +242,18 @@ describe('validateRiskSettings', () => {
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.errors[0]?.field).toBe(field);
   });
+
+  it('says what each field accepts', () => {
+    expect(validateRiskSettings({ challenge: 0, block: '80', warn: 10 })).toEqual({
+      ok: false,
+      errors: [
+        { field: 'risk.warn', message: 'risk.warn is not allowed here (allowed: challenge, block)' },
+        { field: 'risk.challenge', message: 'risk.challenge must be an integer from 1 to 100' },
+        { field: 'risk.block', message: 'risk.block must be an integer from 1 to 100' },
+      ],
+    });
+    expect(validateRiskSettings([])).toEqual({ ok: false, errors: [{ field: 'risk', message: 'risk must be an object {"challenge": 50, "block": 80}' }] });
+  });
 });
 
 describe('decision floors', () => {

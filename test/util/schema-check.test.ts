@@ -32,6 +32,9 @@ describe('schemaCheck', () => {
       ],
     });
     expect(check('text')).toEqual({ ok: false, errors: [{ field: '(body)', message: '(body) must be an object' }] });
+    const named = schemaCheck(Type.Object({ n: Type.Integer() }), 'limits');
+    expect(named({ n: 'x' })).toEqual({ ok: false, errors: [{ field: 'limits.n', message: 'limits.n must be an integer' }] });
+    expect(named(null)).toEqual({ ok: false, errors: [{ field: 'limits', message: 'limits must be an object' }] });
   });
 
   it('never throws, and accepts exactly what the schema accepts', () => {
