@@ -3,7 +3,9 @@
  * `{"format": "sigma", "rule": <YAML text or the rule as JSON>, ...overrides}`. Both end as a
  * validated native definition and the source it came from.
  */
+import { Type } from '@sinclair/typebox';
 import type { ErrorDetail } from '../event/rejection.js';
+import { schemaCheck } from '../util/schema-check.js';
 import type { FieldMapping } from './field-mapping.js';
 import type { ModelSource, ThreatModelDefinition } from './model.js';
 import { translateSigma } from './sigma.js';
@@ -14,8 +16,22 @@ export interface ModelInputValue {
   readonly source: ModelSource;
 }
 
-const SIGMA_KEYS = ['format', 'rule', 'enabled', 'event', 'outcome', 'name'];
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** A Sigma rule and the native members that override its translation (checked with the model). */
+const checkSigmaRequest = schemaCheck(
+  Type.Object(
+    {
+      format: Type.Literal('sigma'),
+      rule: Type.Union([Type.String(), Type.Record(Type.String(), Type.Unknown())], { message: 'the Sigma rule: YAML text, or the rule as a JSON object' }),
+      enabled: Type.Optional(Type.Unknown()),
+      event: Type.Optional(Type.Unknown()),
+      outcome: Type.Optional(Type.Unknown()),
+      name: Type.Optional(Type.Unknown()),
+    },
+    { additionalProperties: false },
+  ),
+);
 
 function fromSigma(rule: string | Record<string, unknown>, fields: FieldMapping, overrides: Record<string, unknown>): Validation<ModelInputValue> {
   const translated = translateSigma(rule, { fields }, overrides);
@@ -32,16 +48,11 @@ export function parseModelInput(body: unknown, fields: FieldMapping): Validation
   if (typeof body === 'string') return fromSigma(body, fields, {});
   if (!isObject(body)) return { ok: false, errors: [{ field: '(body)', message: 'send a threat model object, or a Sigma rule as YAML' }] };
   if (body.format === 'sigma') {
-    const errors: ErrorDetail[] = Object.keys(body)
-      .filter((k) => !SIGMA_KEYS.includes(k))
-      .map((k) => ({ field: k, message: `unknown field "${k}" beside a Sigma rule; expected one of: ${SIGMA_KEYS.join(', ')}` }));
-    const rule = body.rule;
-    if (typeof rule !== 'string' && !isObject(rule)) errors.push({ field: 'rule', message: 'the Sigma rule: YAML text, or the rule as a JSON object' });
-    if (errors.length > 0) return { ok: false, errors };
-    const { format, rule: _rule, ...overrides } = body;
+    const checked = checkSigmaRequest(body);
+    if (!checked.ok) return checked;
+    const { format, rule, ...overrides } = checked.value;
     void format;
-    void _rule;
-    return fromSigma(rule as string | Record<string, unknown>, fields, overrides);
+    return fromSigma(rule, fields, overrides);
   }
   if (body.format !== undefined && body.format !== 'native') return { ok: false, errors: [{ field: 'format', message: 'must be "native" or "sigma"' }] };
   const { format, ...native } = body;
