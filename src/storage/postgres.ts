@@ -1,14 +1,9 @@
 import { Kysely, PostgresDialect, sql, type DatabaseIntrospector } from 'kysely';
 import pg from 'pg';
 import { systemClock, type Clock } from '../util/clock.js';
-import { KyselyAccess, translate } from './kysely/access.js';
-import { KyselyAccountStore } from './kysely/accounts.js';
-import { KyselyAlertStore } from './kysely/alerts.js';
+import { translate } from './kysely/access.js';
+import { KyselyBackend } from './kysely/backend.js';
 import { runMigrations } from './kysely/migrate.js';
-import { KyselySessionStore } from './kysely/sessions.js';
-import { KyselyStatsStore } from './kysely/stats.js';
-import { KyselyThreatModelStore } from './kysely/threat-models.js';
-import { KyselyWebhookStore } from './kysely/webhooks.js';
 import { PostgresEventStore } from './postgres-events.js';
 import { ensureMonthPartitions, listMonthPartitions, partitionsFor, type MonthPartition } from './postgres-partitions.js';
 import { planCommit } from './commit-plan.js';
@@ -16,18 +11,7 @@ import { writeCommitPlan } from './postgres-commit.js';
 import { isLostConnection } from './errors.js';
 import type { Database } from './schema.js';
 import type { CommitBatch } from './types.js';
-import {
-  StoreRejectedError,
-  StoreUnavailableError,
-  type AccountStore,
-  type AlertStore,
-  type EventStore,
-  type SessionStore,
-  type StatsStore,
-  type Store,
-  type ThreatModelStore,
-} from './store.js';
-import type { WebhookStore } from './webhooks/store.js';
+import { StoreRejectedError, StoreUnavailableError, type EventStore, type Store } from './store.js';
 
 export interface PostgresOptions {
   /**
@@ -73,34 +57,17 @@ const types = {
  * connections by itself, so after a server restart or failover the store recovers with no
  * restart of Vigil; until then calls throw StoreUnavailableError (503).
  */
-export class PostgresStore implements Store {
+export class PostgresStore extends KyselyBackend implements Store {
   readonly kind = 'postgres';
-  readonly accounts: AccountStore;
   readonly events: EventStore;
-  readonly alerts: AlertStore;
-  readonly stats: StatsStore;
-  readonly sessions: SessionStore;
-  readonly threatModels: ThreatModelStore;
-  readonly webhooks: WebhookStore;
-  private readonly x: KyselyAccess;
   private resolvedSchema: string | undefined;
 
   constructor(
-    private readonly db: Kysely<Database>,
+    db: Kysely<Database>,
     private readonly settings: { schema?: string; monthsAhead: number; clock: Clock; poolSize: number },
   ) {
-    this.x = new KyselyAccess(db, 'postgres', { staleConnectionAttempts: settings.poolSize + 1 });
-    this.accounts = new KyselyAccountStore(this.x);
+    super(db, 'postgres', { staleConnectionAttempts: settings.poolSize + 1 });
     this.events = new PostgresEventStore(this.x, () => this.schema());
-    this.alerts = new KyselyAlertStore(this.x);
-    this.stats = new KyselyStatsStore(this.x);
-    this.sessions = new KyselySessionStore(this.x);
-    this.threatModels = new KyselyThreatModelStore(this.x);
-    this.webhooks = new KyselyWebhookStore(this.x);
-  }
-
-  async ping(): Promise<void> {
-    await this.x.read('ping', () => sql`select 1`.execute(this.db));
   }
 
   async close(): Promise<void> {

@@ -1,23 +1,17 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, sql, SqliteDialect } from 'kysely';
-import { KyselyAccess, translate } from './kysely/access.js';
-import { KyselyAccountStore } from './kysely/accounts.js';
-import { KyselyAlertStore } from './kysely/alerts.js';
+import { Kysely, SqliteDialect } from 'kysely';
+import { translate } from './kysely/access.js';
+import { KyselyBackend } from './kysely/backend.js';
 import { runMigrations } from './kysely/migrate.js';
-import { KyselySessionStore } from './kysely/sessions.js';
-import { KyselyStatsStore } from './kysely/stats.js';
-import { KyselyThreatModelStore } from './kysely/threat-models.js';
-import { KyselyWebhookStore } from './kysely/webhooks.js';
 import type { Database } from './schema.js';
 import { SqliteEventStore } from './sqlite-events.js';
 import { configureSqlite, type SqliteSynchronous } from './sqlite-pragmas.js';
 import { InlineSqliteWriter, ThreadSqliteWriter, type SqliteCommitWriter } from './sqlite-writer.js';
 import { planCommit } from './commit-plan.js';
-import type { AccountStore, AlertStore, CommitOptions, EventStore, SessionStore, StatsStore, Store, ThreatModelStore } from './store.js';
+import type { CommitOptions, EventStore, Store } from './store.js';
 import type { CommitBatch } from './types.js';
-import type { WebhookStore } from './webhooks/store.js';
 
 export interface SqliteOptions {
   /** A directory (the file is `vigil.db` inside) or `:memory:`. */
@@ -30,30 +24,17 @@ export interface SqliteOptions {
  * request thread; commit groups (the ingestion writes) go to a SqliteCommitWriter, which for a
  * database file is a writer thread with its own connection.
  */
-export class SqliteStore implements Store {
+export class SqliteStore extends KyselyBackend implements Store {
   readonly kind = 'sqlite';
-  readonly accounts: AccountStore;
   readonly events: EventStore;
-  readonly alerts: AlertStore;
-  readonly stats: StatsStore;
-  readonly sessions: SessionStore;
-  readonly threatModels: ThreatModelStore;
-  readonly webhooks: WebhookStore;
-  private readonly x: KyselyAccess;
 
   constructor(
-    private readonly db: Kysely<Database>,
+    db: Kysely<Database>,
     private readonly writer: SqliteCommitWriter,
     database: SqliteDatabase.Database,
   ) {
-    this.x = new KyselyAccess(db, 'sqlite');
-    this.accounts = new KyselyAccountStore(this.x);
+    super(db, 'sqlite');
     this.events = new SqliteEventStore(this.x, database);
-    this.alerts = new KyselyAlertStore(this.x);
-    this.stats = new KyselyStatsStore(this.x);
-    this.sessions = new KyselySessionStore(this.x);
-    this.threatModels = new KyselyThreatModelStore(this.x);
-    this.webhooks = new KyselyWebhookStore(this.x);
   }
 
   get coalescesCommits(): boolean {
@@ -62,10 +43,6 @@ export class SqliteStore implements Store {
 
   async migrate(): Promise<void> {
     await this.x.guard('migrate', () => runMigrations(this.db));
-  }
-
-  async ping(): Promise<void> {
-    await this.x.read('ping', () => sql`select 1`.execute(this.db));
   }
 
   async maintain(now: number): Promise<void> {
