@@ -1,8 +1,7 @@
-import { planOf, type PlanTable } from '../limits/plans.js';
+import { planNamed, type PlanTable } from '../limits/plans.js';
 import type { Store } from '../storage/store.js';
 import type { Clock } from '../util/clock.js';
-
-const DAY = 86_400_000;
+import { DAY_MS } from '../util/duration.js';
 
 export const IDEMPOTENCY_DAYS = 7;
 /** Finished webhook deliveries (delivered or failed) stay listed this long. */
@@ -23,13 +22,17 @@ export interface RetentionReport {
 export async function pruneOnce(store: Store, plans: PlanTable, now: number): Promise<RetentionReport> {
   await store.maintain(now);
   const longest = Math.max(...Object.values(plans).map((plan) => plan.capabilities.retentionDays));
-  const dropped = await store.events.dropEventsBefore(now - longest * DAY);
+  const dropped = await store.events.dropEventsBefore(now - longest * DAY_MS);
   let rowsDeleted = dropped.rowsDeleted;
   for (const account of await store.accounts.listAccounts()) {
-    rowsDeleted += await store.events.pruneEvents(account.id, now - planOf(plans, account.plan).capabilities.retentionDays * DAY);
+    // An account whose plan the table no longer has keeps the longest retention: editing the
+    // plans file never deletes a customer's events sooner than any plan would.
+    const plan = planNamed(plans, account.plan);
+    if (plan === undefined) continue;
+    rowsDeleted += await store.events.pruneEvents(account.id, now - plan.capabilities.retentionDays * DAY_MS);
   }
-  const idempotencyDeleted = await store.events.pruneIdempotency(now - IDEMPOTENCY_DAYS * DAY);
-  const deliveriesDeleted = await store.webhooks.pruneFinishedDeliveries(now - WEBHOOK_DELIVERY_DAYS * DAY);
+  const idempotencyDeleted = await store.events.pruneIdempotency(now - IDEMPOTENCY_DAYS * DAY_MS);
+  const deliveriesDeleted = await store.webhooks.pruneFinishedDeliveries(now - WEBHOOK_DELIVERY_DAYS * DAY_MS);
   return { partitionsDropped: dropped.partitionsDropped, rowsDeleted, idempotencyDeleted, deliveriesDeleted };
 }
 

@@ -99,8 +99,8 @@ describe('retention of webhook deliveries', () => {
 
 /**
  * Each account keeps its plan's `retention_days` from the plans file: a plan without the field
- * keeps the least (7 days), an account whose plan the file no longer has keeps the entry plan's,
- * and the whole-partition pass spares what the longest retention of any plan keeps.
+ * keeps the least (7 days), an account whose plan the file no longer has keeps the longest of
+ * any plan, and the whole-partition pass spares what the longest retention of any plan keeps.
  */
 function retentionFollowsThePlansFile(open: () => Promise<{ store: Store; close(): Promise<void> }>): void {
   it('keeps each account its plan’s retention_days', async () => {
@@ -132,7 +132,8 @@ function retentionFollowsThePlansFile(open: () => Promise<{ store: Store; close(
           event('evt_unstated_new', 'acc_unstated', NOW - 6 * DAY),
           event('evt_archive_old', 'acc_archive', NOW - 501 * DAY),
           event('evt_archive_new', 'acc_archive', NOW - 400 * DAY),
-          event('evt_retired_old', 'acc_retired', NOW - 3 * DAY),
+          event('evt_retired_ancient', 'acc_retired', NOW - 501 * DAY),
+          event('evt_retired_old', 'acc_retired', NOW - 400 * DAY),
           event('evt_retired_new', 'acc_retired', NOW - DAY),
         ],
         alerts: [],
@@ -140,8 +141,9 @@ function retentionFollowsThePlansFile(open: () => Promise<{ store: Store; close(
         idempotency: [],
       });
       await pruneOnce(store, plans, NOW);
-      for (const account of ['short', 'unstated', 'archive', 'retired'])
+      for (const account of ['short', 'unstated', 'archive'])
         expect((await store.events.listEvents(`acc_${account}`, {}, 10)).items.map((e) => e.id)).toEqual([`evt_${account}_new`]);
+      expect((await store.events.listEvents('acc_retired', {}, 10)).items.map((e) => e.id).sort()).toEqual(['evt_retired_new', 'evt_retired_old']);
     } finally {
       await close();
     }
