@@ -12,6 +12,7 @@ import type { Clock } from '../util/clock.js';
 import { newId } from '../util/ids.js';
 import type { StaticFile } from './static-files.js';
 import { alertView } from '../storage/alert-view.js';
+import { DAY_MS, HOUR_MS } from '../util/duration.js';
 
 export interface DashboardDeps {
   readonly store: Store;
@@ -44,9 +45,9 @@ export const CONTENT_SECURITY_POLICY = [
 ].join('; ');
 
 const RANGES = {
-  '24h': { ms: 86_400_000, bucket: 3_600_000 },
-  '7d': { ms: 7 * 86_400_000, bucket: 6 * 3_600_000 },
-  '30d': { ms: 30 * 86_400_000, bucket: 86_400_000 },
+  '24h': { ms: DAY_MS, bucket: HOUR_MS },
+  '7d': { ms: 7 * DAY_MS, bucket: 6 * HOUR_MS },
+  '30d': { ms: 30 * DAY_MS, bucket: DAY_MS },
 };
 
 const SignInBody = Type.Object({ key: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });

@@ -21,6 +21,7 @@ import { compileSettings, isSilenced, type CompiledSettings } from './settings.j
 import { alertSpec } from './specs.js';
 import { liftStanding, Standing } from './standing.js';
 import type { AlertOpenResult, LastSwapOp, StateStore } from './state/state-store.js';
+import { HOUR_MS } from '../util/duration.js';
 
 /** What detection found for one event. */
 export interface DetectionResult {
@@ -237,7 +238,7 @@ function queueOpenings(batch: OpBatch, run: EventRun, from: number, clock: Clock
       field: raised.type,
       at: f.at,
       id: newId('alr', clock.now()),
-      windowMs: spec.windowMs ?? 3_600_000,
+      windowMs: spec.windowMs ?? HOUR_MS,
       ...(f.eventId === undefined ? {} : { eventId: f.eventId }),
     });
     out.push({ raised, slot });

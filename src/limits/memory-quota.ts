@@ -1,6 +1,7 @@
 import { systemClock, type Clock } from '../util/clock.js';
 import { splitReservation } from './quota-math.js';
 import type { QuotaCounter, QuotaDecision, QuotaPlan, UsageSeed } from './types.js';
+import { HOUR_MS } from '../util/duration.js';
 
 export interface MemoryQuotaCounterOptions {
   /** Counters untouched this long are forgotten and re-seeded from the store when needed. Default 1 h. */
@@ -30,7 +31,7 @@ export class MemoryQuotaCounter implements QuotaCounter {
     private readonly seed: UsageSeed,
     options: MemoryQuotaCounterOptions = {},
   ) {
-    this.idleMs = options.idleMs ?? 3_600_000;
+    this.idleMs = options.idleMs ?? HOUR_MS;
     this.clock = options.clock ?? systemClock;
     this.nextSweepAt = this.clock.now() + this.idleMs;
   }

@@ -2,6 +2,7 @@ import { systemClock, type Clock } from '../util/clock.js';
 import { luaScript } from './lua.js';
 import { hashTag, RedisScript, type RedisClient } from './script.js';
 import type { QuotaCounter, QuotaDecision, QuotaPlan, UsageSeed } from '../limits/types.js';
+import { DAY_MS } from '../util/duration.js';
 
 const RESERVE_LUA = luaScript('quota-reserve');
 const SEED_LUA = luaScript('quota-seed');
@@ -43,7 +44,7 @@ export class RedisQuotaCounter implements QuotaCounter {
     this.seedScript = new RedisScript(client, SEED_LUA, 1);
     this.adjustScript = new RedisScript(client, ADJUST_LUA, 1);
     this.prefix = options.prefix ?? 'vigil:';
-    this.keepAfterMonthMs = options.keepAfterMonthMs ?? 7 * 86_400_000;
+    this.keepAfterMonthMs = options.keepAfterMonthMs ?? 7 * DAY_MS;
     this.clock = options.clock ?? systemClock;
   }
 

@@ -1,5 +1,6 @@
+import { HOUR_MS } from '../util/duration.js';
 /** The width of an hour in the actor and address summaries, in milliseconds of received_at. */
-export const SUMMARY_HOUR_MS = 3_600_000;
+export const SUMMARY_HOUR_MS = HOUR_MS;
 
 export const hourOf = (receivedAt: number): number => Math.floor(receivedAt / SUMMARY_HOUR_MS);
 

@@ -1,4 +1,4 @@
-import { HOUR_MS, DAY_MS } from '../../util/duration.js';
+import { DAY_MS, HOUR_MS } from '../../util/duration.js';
 import { defineDetector, type ThresholdValues } from '../detector.js';
 import { haversineKm } from '../geo.js';
 import { DEVICE_KEYS, textOf } from '../metadata.js';
@@ -146,7 +146,7 @@ export const impossibleTravel = defineDetector({
       const distanceKm = haversineKm(before.lat, before.lon, fix.lat, fix.lon);
       const effectiveKm = distanceKm - uncertaintyKm(before, t) - uncertaintyKm(fix, t);
       if (effectiveKm <= t.min_distance_km) return;
-      const hours = Math.abs(f.at - prev.at) / 3_600_000;
+      const hours = Math.abs(f.at - prev.at) / HOUR_MS;
       const speedKmh = hours === 0 ? Infinity : effectiveKm / hours;
       if (speedKmh <= t.max_speed_kmh) return;
       const [first, second] =

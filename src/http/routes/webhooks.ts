@@ -14,6 +14,7 @@ import { ApiError } from '../errors.js';
 import { NoFilters } from '../list-filter.js';
 import { ErrorResponses, integerQuery, KeyAuth, PageLimit, PageQuery } from '../schemas.js';
 import { requestAccount } from '../context.js';
+import { HOUR_MS } from '../../util/duration.js';
 
 export interface WebhookRouteDeps {
   readonly webhooks: WebhookStore;
@@ -235,7 +236,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
       const accountId = accountOf(request);
       const endpoint = await endpointOf(accountId, request.params.id);
       const now = clock.now();
-      const overlapMs = (request.body?.overlap_hours ?? DEFAULT_OVERLAP_HOURS) * 3_600_000;
+      const overlapMs = (request.body?.overlap_hours ?? DEFAULT_OVERLAP_HOURS) * HOUR_MS;
       const secret = newSigningSecret();
       const updated = await webhooks.updateEndpoint(
         accountId,

@@ -5,6 +5,7 @@ import type { AttemptOutcome, EndpointPatch, WebhookStore } from '../webhooks/st
 import type { DeliveryEvent, DeliveryStatus, WebhookDelivery, WebhookEndpoint, WebhookFormat } from '../webhooks/types.js';
 import type { Severity } from '../../event/classification.js';
 import { num, numOrNull, pageOf, type KyselyAccess } from './access.js';
+import { HOUR_MS } from '../../util/duration.js';
 
 function toEndpoint(row: WebhookEndpointsTable): WebhookEndpoint {
   return {
@@ -219,7 +220,7 @@ export class KyselyWebhookStore implements WebhookStore {
         .where('id', '=', id)
         .where('failing_since', 'is', null)
         .execute();
-      const reason = `Disabled automatically: every delivery failed for ${Math.round(disableAfterMs / 3_600_000)} hours (last: ${lastProblem}).`;
+      const reason = `Disabled automatically: every delivery failed for ${Math.round(disableAfterMs / HOUR_MS)} hours (last: ${lastProblem}).`;
       const disabled = await this.x.db
         .updateTable('webhook_endpoints')
         .set({ enabled: 0, disabled_reason: reason, updated_at: at })
