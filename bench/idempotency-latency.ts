@@ -7,6 +7,7 @@
  *   VIGIL_BENCH_DATABASE_URL (postgres://root@127.0.0.1:5432/test)  VIGIL_BENCH_REDIS_URL (redis://127.0.0.1:6379)
  *   BATCHES=50  WARMUP=10  SIZE=100
  */
+import { fullScopes } from '../src/event/account.js';
 import { rmSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -39,7 +40,16 @@ try {
   const account = await services.store.accounts.createAccount({ id: newId('acc', Date.now()), name: 'bench', plan: 'bench', createdAt: Date.now() });
   const plan = config.plans.bench;
   if (plan === undefined) throw new Error('the bench plan is missing');
-  const req = { account: { account, plan, keyId: 'key_bench', keyKind: 'secret' as const }, connectingIp: '127.0.0.1' };
+  const req = {
+    account: {
+      account,
+      plan,
+      keyId: 'key_bench',
+      keyKind: 'secret' as const,
+      principal: { kind: 'key' as const, keyId: 'key_bench', keyPrefix: 'vgl_sk_bench', scopes: fullScopes('secret') },
+    },
+    connectingIp: '127.0.0.1',
+  };
   const { pipeline, commits } = composeIngestPipeline(services, {
     commits: { windowMs: 0, maxEvents: config.commitMaxEvents },
   });

@@ -14,6 +14,7 @@
  *   EVENT_IDS=1: every event carries a new event_id, as the official clients send them (time-ordered,
  *   UUIDv7 layout), so the idempotency lookup, claim and row are in the measurement
  */
+import { fullScopes } from '../src/event/account.js';
 import { readFileSync, rmSync } from 'node:fs';
 import type { DetectStage } from '../src/pipeline/detect.js';
 import type { IngestStages } from '../src/pipeline/compose.js';
@@ -64,7 +65,16 @@ async function measure(kind: 'single' | 'batch', variant: string): Promise<numbe
   const account = await services.store.accounts.createAccount({ id: newId('acc', Date.now()), name: 'bench', plan: 'bench', createdAt: Date.now() });
   const plan = config.plans.bench;
   if (plan === undefined) throw new Error('the bench plan is missing');
-  const req = { account: { account, plan, keyId: 'key_bench', keyKind: 'secret' as const }, connectingIp: '127.0.0.1' };
+  const req = {
+    account: {
+      account,
+      plan,
+      keyId: 'key_bench',
+      keyKind: 'secret' as const,
+      principal: { kind: 'key' as const, keyId: 'key_bench', keyPrefix: 'vgl_sk_bench', scopes: fullScopes('secret') },
+    },
+    connectingIp: '127.0.0.1',
+  };
   const commits = new CommitGroup(services.store, { windowMs: 0, maxEvents: config.commitMaxEvents });
   const real = composeStages(services, commits);
   const stages: IngestStages = {

@@ -8,6 +8,7 @@
  *   npx tsx bench/soak-state.ts        SIM_MINUTES (default 120)  SIM_RATE events/s (default 360)  SIM_ACTORS (default 20,000)
  *   SIM_SNAPSHOT_MINUTES=60,120        also write heap snapshots at those minutes (compare with bench/heap-diff.ts)
  */
+import { fullScopes } from '../src/event/account.js';
 import { setFlagsFromString, writeHeapSnapshot } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { loadConfig } from '../src/config/config.js';
@@ -34,7 +35,13 @@ const SWEEP_EVERY_MS = 5_000; // the store's background sweep period
 const clock = new ManualClock(Date.now());
 const services = await createServices(loadConfig({ VIGIL_DATA_DIR: ':memory:', VIGIL_LOG_LEVEL: 'silent' }), { clock });
 const account = await services.store.accounts.createAccount({ id: 'acc_soak', name: 'soak', plan: 'business', createdAt: clock.now() });
-const ctx = { account, plan: services.config.plans.business!, keyId: 'key_soak', keyKind: 'secret' as const };
+const ctx = {
+  account,
+  plan: services.config.plans.business!,
+  keyId: 'key_soak',
+  keyKind: 'secret' as const,
+  principal: { kind: 'key' as const, keyId: 'key_soak', keyPrefix: 'vgl_sk_bench', scopes: fullScopes('secret') },
+};
 const classify = createClassifyStage(services.catalog);
 const state = new MemoryStateStore({ clock, sweepIntervalMs: 0 });
 const detect = createDetectStage({ state, clock });

@@ -14,6 +14,7 @@
  *   BENCH_ALERT_TYPES=1 also lists the alerts raised by type.
  * Compare two versions in one session, alternating runs (A B A B), and report medians.
  */
+import { fullScopes } from '../src/event/account.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,7 +43,13 @@ const services = await createServices(loadConfig({ VIGIL_DATA_DIR: dir, VIGIL_SQ
 const detect = createDetectStage({ state: services.state, clock: services.clock });
 const score = createScoreStage();
 const account = await services.store.accounts.createAccount({ id: 'acc_bench', name: 'bench', plan: 'business', createdAt: Date.now() });
-const ctx = { account, plan: services.config.plans.business!, keyId: 'key_bench', keyKind: 'secret' as const };
+const ctx = {
+  account,
+  plan: services.config.plans.business!,
+  keyId: 'key_bench',
+  keyKind: 'secret' as const,
+  principal: { kind: 'key' as const, keyId: 'key_bench', keyPrefix: 'vgl_sk_bench', scopes: fullScopes('secret') },
+};
 const classify = createClassifyStage(services.catalog);
 const commits = new CommitGroup(services.store, { windowMs: 0, maxEvents: 1000 });
 const now = Date.now();

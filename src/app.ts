@@ -278,7 +278,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     checkAdminToken: (presented) => config.adminToken !== undefined && presented !== undefined && sameSecret(presented, config.adminToken),
     adminFailures: new FailureThrottle(ADMIN_FAILURE_LIMITS),
     onAdminFailure: (outcome) => metrics.adminAuthFailures.inc({ outcome }),
-    sessions: new SessionAuthenticator(deps.store.sessions, authenticator, deps.clock),
+    sessions: new SessionAuthenticator({ store: deps.store, authenticator, plans: config.plans, clock: deps.clock, keySignIn: config.team.keySignIn }),
   });
   registerNulGuard(app);
   // Before the 405 tracker so OPTIONS stays out of the Allow lists.
@@ -320,7 +320,14 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     guard: deps.webhookGuard ?? { allowed: config.webhooks.allowCidrs, resolve: systemResolver },
     dispatcher: deps.webhookDispatcher,
   });
-  registerDashboardRoutes(app, { store: deps.store, authenticator, limiter: deps.limiter, clock: deps.clock, files: loadStaticFiles() });
+  registerDashboardRoutes(app, {
+    store: deps.store,
+    authenticator,
+    limiter: deps.limiter,
+    clock: deps.clock,
+    files: loadStaticFiles(),
+    keySignIn: config.team.keySignIn,
+  });
   registerOpsRoutes(app, {
     store: deps.store,
     metrics,

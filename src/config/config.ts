@@ -48,6 +48,13 @@ export interface Config {
   /** Threat-model saves and deletions per account and minute. */
   readonly threatModelChangesPerMinute: number;
   readonly webhooks: WebhookConfig;
+  readonly team: TeamConfig;
+}
+
+/** People and sign-in. */
+export interface TeamConfig {
+  /** The dashboard may also be signed in to with an account's secret key (off unless the operator turns it on). */
+  readonly keySignIn: boolean;
 }
 
 export interface WebhookConfig {
@@ -242,6 +249,9 @@ export function loadConfig(env: Env = process.env): Config {
     sqliteSynchronous: oneOf(env, 'VIGIL_SQLITE_SYNCHRONOUS', ['full', 'normal'] as const, 'full'),
     logLevel: oneOf(env, 'VIGIL_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     retentionEnabled: oneOf(env, 'VIGIL_RETENTION', ['on', 'off'] as const, 'on') === 'on',
+    team: {
+      keySignIn: oneOf(env, 'VIGIL_DASHBOARD_KEY_SIGN_IN', ['on', 'off'] as const, 'off') === 'on',
+    },
     webhooks: {
       allowCidrs: cidrList(env, 'VIGIL_WEBHOOK_ALLOW_CIDRS').map((text) => parseCidr(text) as Cidr),
       timeoutMs: integer(env, 'VIGIL_WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),

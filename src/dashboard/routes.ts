@@ -12,6 +12,8 @@ import type { Clock } from '../util/clock.js';
 import { newId } from '../util/ids.js';
 import type { StaticFile } from './static-files.js';
 import { alertView } from '../storage/alert-view.js';
+import { actorOf } from '../audit/trail.js';
+import { requestAccount } from '../http/context.js';
 import { DAY_MS, HOUR_MS } from '../util/duration.js';
 
 export interface DashboardDeps {
@@ -21,6 +23,8 @@ export interface DashboardDeps {
   readonly clock: Clock;
   /** The built bundle, by path under /dashboard/ (empty when not built). */
   readonly files: ReadonlyMap<string, StaticFile>;
+  /** Signing in with an account's secret key is allowed (an operator's choice for installations from before people signed in). */
+  readonly keySignIn: boolean;
 }
 
 /** A session lasts 12 hours; signing in again starts a new one. */
@@ -102,6 +106,12 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
     handler: async (request, reply) => {
       reply.header('Cache-Control', 'no-store');
       if (!sameOrigin(request)) throw new ApiError({ code: 'FORBIDDEN', message: 'Sign in from the dashboard itself.' });
+      if (!deps.keySignIn)
+        throw new ApiError({
+          code: 'FORBIDDEN',
+          message:
+            'Signing in with a key is turned off: sign in with your email and password or single sign-on (the operator can allow key sign-in with VIGIL_DASHBOARD_KEY_SIGN_IN=on).',
+        });
       const now = clock.now();
       const decision = await deps.limiter.hitIp(`dashboard sign-in ${request.ip}`, SIGN_IN_PER_MINUTE, now);
       if (!decision.allowed) {
@@ -149,7 +159,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
 
   // Sign-out is state-changing: the guards check the CSRF token of the session it ends.
   app.delete('/dashboard/api/session', {
-    config: { access: 'read' },
+    config: { access: 'any' },
     schema: { ...hidden, response: { ...ErrorResponses } },
     handler: async (request, reply) => {
       reply.header('Cache-Control', 'no-store');
@@ -207,7 +217,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
   });
 
   app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof NoteBody> }>('/dashboard/api/alerts/:id/notes', {
-    config: { access: 'read' },
+    config: { access: 'triage' },
     schema: {
       summary: 'Add a note to an alert (with the status it was given)',
       tags: ['dashboard'],
@@ -227,6 +237,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
         status: request.body.status as AlertStatus,
         note: request.body.note,
         createdAt: now,
+        author: actorOf(requestAccount(request).principal),
       };
       await store.alerts.addAlertNote(note);
       reply.code(201);

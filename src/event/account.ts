@@ -36,10 +36,31 @@ export interface Plan {
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- limits/plans.ts declares the members
 export interface PlanCapabilities {}
 
+/** A person's role in an account, least to most: each role may do what the ones before it may. */
+export type Role = 'viewer' | 'analyst' | 'admin' | 'owner';
+export const ROLES: readonly Role[] = ['viewer', 'analyst', 'admin', 'owner'];
+
+/** What a key may do: send events, read, change the account's configuration. */
+export type KeyScope = 'ingest' | 'read' | 'manage';
+export const KEY_SCOPES: readonly KeyScope[] = ['ingest', 'read', 'manage'];
+
+/**
+ * What a key may do when none was chosen: everything its kind allows. Keys made before scopes
+ * existed are read this way, so they keep working as they did; a publishable key only ever sends.
+ */
+export const fullScopes = (kind: KeyKind): readonly KeyScope[] => (kind === 'publishable' ? ['ingest'] : KEY_SCOPES);
+
+/** Who made a request: an API key with its scopes, or a person signed in to the dashboard with their role. */
+export type Principal =
+  | { readonly kind: 'key'; readonly keyId: string; readonly keyPrefix: string; readonly scopes: readonly KeyScope[] }
+  | { readonly kind: 'member'; readonly userId: string; readonly email: string; readonly role: Role; readonly sessionId: string };
+
 /** Who sent the request, resolved once by authentication and read by every later stage. */
 export interface AccountContext {
   readonly account: Account;
   readonly plan: Plan;
+  /** The key the per-key limits count against; for a person's session, `member:<user id>`. */
   readonly keyId: string;
   readonly keyKind: KeyKind;
+  readonly principal: Principal;
 }

@@ -103,7 +103,13 @@ export class Authenticator {
     const plan = planOf(this.plans, found.account.plan);
     return {
       ok: true,
-      ctx: { account: found.account, plan, keyId: found.key.id, keyKind: found.key.kind },
+      ctx: {
+        account: found.account,
+        plan,
+        keyId: found.key.id,
+        keyKind: found.key.kind,
+        principal: { kind: 'key', keyId: found.key.id, keyPrefix: found.key.prefix, scopes: found.key.scopes },
+      },
       allowedOrigins: found.key.allowedOrigins,
     };
   }

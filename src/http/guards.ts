@@ -6,11 +6,59 @@ import './context.js';
 import { allowOrigin } from './cors.js';
 import { ApiError } from './errors.js';
 import type { Rejection } from '../event/rejection.js';
+import { ROLES, type KeyScope, type Principal, type Role } from '../event/account.js';
 import type { FailureThrottle } from './failure-throttle.js';
 import type { SessionAuthenticator } from './session-auth.js';
 
-/** Who may call a route. `ingest`: any valid key; `read`: secret keys only. */
-export type Access = 'public' | 'ingest' | 'read' | 'admin';
+/**
+ * Who may call a route: the key scope or the least role it needs (`permits` below). `public`:
+ * anyone; `admin`: the operator's admin token (/admin only).
+ */
+export type Access = 'public' | 'ingest' | 'any' | 'read' | 'triage' | 'manage' | 'people' | 'self' | 'admin';
+
+/** The routes a key or a session may call at all (the rest are public or the admin API's). */
+const AUTHENTICATED: ReadonlySet<Access> = new Set(['ingest', 'any', 'read', 'triage', 'manage', 'people', 'self']);
+
+/** The key scope each access needs; undefined: keys are refused (only a signed-in person may). */
+const SCOPE_NEEDED: Readonly<Record<Exclude<Access, 'public' | 'admin'>, KeyScope | 'any' | undefined>> = {
+  ingest: 'ingest',
+  any: 'any',
+  read: 'read',
+  triage: 'manage',
+  manage: 'manage',
+  people: undefined,
+  self: undefined,
+};
+
+/** The least role each access needs; undefined: people are refused (events come from applications). */
+const ROLE_NEEDED: Readonly<Record<Exclude<Access, 'public' | 'admin'>, Role | undefined>> = {
+  ingest: undefined,
+  any: 'viewer',
+  read: 'viewer',
+  triage: 'analyst',
+  manage: 'admin',
+  people: 'admin',
+  self: 'viewer',
+};
+
+/** True when `role` is `least` or above it. */
+export const roleAtLeast = (role: Role, least: Role): boolean => ROLES.indexOf(role) >= ROLES.indexOf(least);
+
+/** Why this principal may not call a route of this access, or undefined when it may. */
+export function refusal(principal: Principal, access: Exclude<Access, 'public' | 'admin'>): string | undefined {
+  if (principal.kind === 'key') {
+    const scope = SCOPE_NEEDED[access];
+    if (scope === undefined) return 'Only a person signed in to the dashboard can do this; API keys cannot.';
+    if (scope === 'any' || principal.scopes.includes(scope)) return undefined;
+    if (scope !== 'ingest' && principal.scopes.length === 1 && principal.scopes[0] === 'ingest')
+      return 'This key can only send events; use a key with the "' + scope + '" scope to read or manage.';
+    return `This key lacks the "${scope}" scope.`;
+  }
+  const least = ROLE_NEEDED[access];
+  if (least === undefined) return 'Events are sent with an API key, not from a dashboard session.';
+  if (roleAtLeast(principal.role, least)) return undefined;
+  return `Your role (${principal.role}) cannot do this; it needs ${least} or above.`;
+}
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -107,7 +155,7 @@ export function registerGuards(app: FastifyInstance, deps: GuardDeps): void {
       reply.header('Retry-After', String(decision.retryAfter));
       throw new ApiError(rateLimited(decision.retryAfter, 'per source address'));
     }
-    if (access !== 'ingest' && access !== 'read') return;
+    if (!AUTHENTICATED.has(access)) return;
     const presented = presentedKey(request.headers);
     if (presented.conflict) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Two different keys were sent (Authorization and X-API-Key): send one key.' });
     let key = presented.key;
@@ -121,9 +169,10 @@ export function registerGuards(app: FastifyInstance, deps: GuardDeps): void {
     if (!auth.ok) throw new ApiError({ code: 'UNAUTHORIZED', message: auth.message });
     request.vigil.account = auth.ctx;
     request.vigil.allowedOrigins = auth.allowedOrigins;
-    if (access === 'read' && auth.ctx.keyKind !== 'secret') {
+    if (auth.ctx.keyKind === 'publishable' && access !== 'ingest' && access !== 'any')
       throw new ApiError({ code: 'FORBIDDEN', message: 'Publishable keys can only send events; use a secret key to read or manage.' });
-    }
+    const refused = refusal(auth.ctx.principal, access as Exclude<Access, 'public' | 'admin'>);
+    if (refused !== undefined) throw new ApiError({ code: 'FORBIDDEN', message: refused });
     const origin = request.headers.origin;
     if (auth.ctx.keyKind === 'publishable' && origin !== undefined) {
       if (!auth.allowedOrigins.includes(origin) && !auth.allowedOrigins.includes('*')) {

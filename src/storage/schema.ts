@@ -15,6 +15,9 @@ export interface ApiKeysTable {
   allowed_origins: string;
   created_at: number;
   revoked_at: number | null;
+  /** Comma-separated scopes; null for a key made before scopes existed (see `scopesOf`). */
+  scopes: string | null;
+  name: string | null;
 }
 export interface EventsTable {
   id: string;
@@ -42,6 +45,8 @@ export interface AlertsTable {
   actor_id: string | null;
   event_ids: string;
   details: string;
+  /** The member (user id) the alert is assigned to. */
+  assignee?: string | null;
 }
 export interface UsageMonthlyTable {
   account_id: string;
@@ -134,6 +139,83 @@ export interface AlertNotesTable {
   status: string;
   note: string;
   created_at: number;
+  author_kind: string | null;
+  author_id: string | null;
+  author_label: string | null;
+}
+export interface UsersTable {
+  id: string;
+  email: string;
+  name: string;
+  password_hash: string | null;
+  totp_secret: string | null;
+  totp_enabled_at: number | null;
+  totp_last_step: number | null;
+  recovery_hashes: string;
+  created_at: number;
+  password_changed_at: number | null;
+  last_sign_in_at: number | null;
+}
+export interface MembersTable {
+  account_id: string;
+  user_id: string;
+  role: string;
+  created_at: number;
+  created_by: string | null;
+}
+export interface MemberTokensTable {
+  token_hash: string;
+  id: string;
+  purpose: string;
+  account_id: string | null;
+  user_id: string | null;
+  email: string | null;
+  role: string | null;
+  data: string;
+  created_by: string | null;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+export interface MemberSessionsTable {
+  id: string;
+  id_hash: string;
+  account_id: string;
+  user_id: string;
+  csrf_token: string;
+  method: string;
+  ip: string | null;
+  user_agent: string | null;
+  created_at: number;
+  last_seen_at: number;
+  expires_at: number;
+  revoked_at: number | null;
+}
+export interface SsoConfigsTable {
+  account_id: string;
+  issuer: string;
+  client_id: string;
+  client_secret: string;
+  allowed_domains: string;
+  role_claim: string | null;
+  role_map: string;
+  default_role: string | null;
+  updated_at: number;
+}
+export interface AuditLogTable {
+  id: string;
+  account_id: string;
+  at: number;
+  actor_kind: string;
+  actor_id: string | null;
+  actor_label: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  action: string;
+  target_kind: string | null;
+  target_id: string | null;
+  changes: string;
+  details: string;
 }
 /** SQLite only: which actors appear in an account's events of an hour (received_at / 1 h). */
 export interface EventActorHoursTable {
@@ -166,6 +248,12 @@ export interface Database {
   threat_model_versions: ThreatModelVersionsTable;
   dashboard_sessions: DashboardSessionsTable;
   alert_notes: AlertNotesTable;
+  users: UsersTable;
+  members: MembersTable;
+  member_tokens: MemberTokensTable;
+  member_sessions: MemberSessionsTable;
+  sso_configs: SsoConfigsTable;
+  audit_log: AuditLogTable;
   event_actor_hours: EventActorHoursTable;
   event_ip_hours: EventIpHoursTable;
   event_hours_epoch: EventHoursEpochTable;

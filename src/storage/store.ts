@@ -1,4 +1,11 @@
 import type {
+  AuditEntry,
+  AuditFilter,
+  MemberRecord,
+  MemberSession,
+  MemberToken,
+  SsoConfig,
+  UserRecord,
   AlertFilter,
   AlertNote,
   AlertRow,
@@ -15,7 +22,7 @@ import type {
   ThreatModelVersionRow,
   UsageRow,
 } from './types.js';
-import type { Account, KeyKind } from '../event/account.js';
+import type { Account, KeyKind, KeyScope, Role } from '../event/account.js';
 import type { WebhookStore } from './webhooks/store.js';
 
 /** A key as stored: only its hash and display prefix, never the key itself. */
@@ -27,6 +34,9 @@ export interface NewKey {
   readonly prefix: string;
   readonly allowedOrigins: readonly string[];
   readonly createdAt: number;
+  /** Omitted: the kind's full set (as for keys made before scopes existed). */
+  readonly scopes?: readonly KeyScope[];
+  readonly name?: string | null;
 }
 
 export interface CommitOptions {
@@ -59,6 +69,8 @@ export interface AccountStore {
   revokeKey(id: string, at: number): Promise<boolean>;
   /** Replaces the key's allowed browser origins; undefined when no such key exists. */
   setKeyOrigins(id: string, allowedOrigins: readonly string[]): Promise<ApiKeyRecord | undefined>;
+  /** Changes a key's scopes and/or name; undefined when no such key exists. */
+  updateKey(id: string, patch: { readonly scopes?: readonly KeyScope[]; readonly name?: string | null }): Promise<ApiKeyRecord | undefined>;
 }
 
 /** Stored events and the idempotency rows of their event ids (written by Store.commit). */
@@ -91,6 +103,8 @@ export interface AlertStore {
   listAlerts(accountId: string, filter: AlertFilter, limit: number, cursor?: string): Promise<Page<AlertRow>>;
   /** Sets the status and, in the same transaction, writes the webhook deliveries of the change. */
   setAlertStatus(accountId: string, id: string, status: AlertStatus, at: number): Promise<AlertRow | undefined>;
+  /** Assigns the alert to a member (user id) or to nobody (null); undefined when there is no such alert. */
+  assignAlert(accountId: string, id: string, assignee: string | null): Promise<AlertRow | undefined>;
 
   addAlertNote(note: AlertNote): Promise<void>;
   /** An alert's notes, oldest first. */
@@ -113,6 +127,74 @@ export interface SessionStore {
   findDashboardSession(idHash: string, now: number): Promise<{ session: DashboardSession; keyHash: string } | undefined>;
   /** Ends one session; also removes every session that expired before `now`. */
   deleteDashboardSession(idHash: string, now: number): Promise<void>;
+}
+
+/**
+ * People, their memberships, single-use tokens, sessions and single sign-on settings. Emails are
+ * stored and looked up in lower case.
+ */
+export interface MemberStore {
+  createUser(user: UserRecord): Promise<UserRecord>;
+  getUser(id: string): Promise<UserRecord | undefined>;
+  findUserByEmail(email: string): Promise<UserRecord | undefined>;
+  updateUser(
+    id: string,
+    patch: Partial<Pick<UserRecord, 'name' | 'passwordHash' | 'totpSecret' | 'totpEnabledAt' | 'recoveryHashes' | 'passwordChangedAt' | 'lastSignInAt'>>,
+  ): Promise<UserRecord | undefined>;
+  /**
+   * Records `step` as the last accepted TOTP step when it is later than the stored one; false when
+   * a code of this step or a later one was accepted already (a code works once, also across instances).
+   */
+  acceptTotpStep(userId: string, step: number): Promise<boolean>;
+  /** Removes one recovery code hash; false when it is not (or no longer) there. */
+  useRecoveryCode(userId: string, hash: string): Promise<boolean>;
+
+  addMember(member: MemberRecord): Promise<void>;
+  getMember(accountId: string, userId: string): Promise<MemberRecord | undefined>;
+  /** An account's members with their users, oldest first. */
+  listMembers(accountId: string): Promise<readonly { member: MemberRecord; user: UserRecord }[]>;
+  /** The accounts a person belongs to. */
+  membershipsOf(userId: string): Promise<readonly MemberRecord[]>;
+  setMemberRole(accountId: string, userId: string, role: Role): Promise<MemberRecord | undefined>;
+  /** Removes the membership and revokes the person's sessions in the account; false when there was none. */
+  removeMember(accountId: string, userId: string, at: number): Promise<boolean>;
+
+  createToken(token: MemberToken): Promise<void>;
+  /** The token with this hash, unless used or expired by `now`. */
+  findToken(tokenHash: string, now: number): Promise<MemberToken | undefined>;
+  /** Marks the token used; false when it was used already (so of two concurrent uses, one wins). */
+  useToken(tokenHash: string, at: number): Promise<boolean>;
+  /** An account's unused, unexpired invitations. */
+  listInvitations(accountId: string, now: number): Promise<readonly MemberToken[]>;
+  /** Withdraws an invitation by its public id; false when there is none. */
+  revokeInvitation(accountId: string, id: string, at: number): Promise<boolean>;
+
+  createSession(session: MemberSession): Promise<void>;
+  /** The session with this cookie hash, unless revoked or expired by `now`. */
+  findSession(idHash: string, now: number): Promise<MemberSession | undefined>;
+  /** Records that the session was used (at most once a minute is enough for the list). */
+  touchSession(id: string, at: number): Promise<void>;
+  /** A person's sessions that are neither revoked nor expired, newest first (`accountId`: in that account only). */
+  listSessions(userId: string, now: number, accountId?: string): Promise<readonly MemberSession[]>;
+  /** Revokes one session; false when there is no such live session of this person. */
+  revokeSession(userId: string, id: string, at: number): Promise<boolean>;
+  /** Revokes every live session of a person (in one account, or everywhere); returns how many. */
+  revokeSessionsOf(userId: string, at: number, accountId?: string): Promise<number>;
+
+  getSsoConfig(accountId: string): Promise<SsoConfig | undefined>;
+  putSsoConfig(config: SsoConfig): Promise<void>;
+  deleteSsoConfig(accountId: string): Promise<boolean>;
+  /** Deletes tokens and sessions that ended before `before`. */
+  pruneExpired(before: number): Promise<number>;
+}
+
+/** The audit trail: entries are appended and read, never changed; only retention removes them. */
+export interface AuditStore {
+  append(entry: AuditEntry): Promise<void>;
+  /** An account's entries, newest first. */
+  list(accountId: string, filter: AuditFilter, limit: number, cursor?: string): Promise<Page<AuditEntry>>;
+  /** Retention: removes the account's entries older than `before`; returns how many. */
+  prune(accountId: string, before: number): Promise<number>;
 }
 
 /** Threat models and their saved versions. */
@@ -154,6 +236,8 @@ export interface Store {
   readonly stats: StatsStore;
   readonly sessions: SessionStore;
   readonly threatModels: ThreatModelStore;
+  readonly members: MemberStore;
+  readonly audit: AuditStore;
   /** Outbound webhook endpoints and their deliveries (the outbox). */
   readonly webhooks: WebhookStore;
 

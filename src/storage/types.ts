@@ -1,4 +1,4 @@
-import type { KeyKind } from '../event/account.js';
+import type { KeyKind, KeyScope, Role } from '../event/account.js';
 
 export interface ApiKeyRecord {
   readonly id: string;
@@ -9,6 +9,10 @@ export interface ApiKeyRecord {
   readonly allowedOrigins: readonly string[];
   readonly createdAt: number;
   readonly revokedAt: number | null;
+  /** What the key may do; a key made before scopes existed has its kind's full set. */
+  readonly scopes: readonly KeyScope[];
+  /** What the key is for, as its creator named it. */
+  readonly name: string | null;
 }
 
 /** One event as persisted: indexed columns plus the full JSON document. */
@@ -56,6 +60,8 @@ export interface AlertRow {
   readonly eventIds: readonly string[];
   /** Detector-specific evidence (thresholds crossed, locations, chain stages). */
   readonly details: Readonly<Record<string, unknown>>;
+  /** The member (user id) the alert is assigned to; detection never sets it. */
+  readonly assignee?: string | null;
 }
 
 /** A change to an alert produced by the detect stage, applied in the event's commit. */
@@ -120,6 +126,8 @@ export interface AlertFilter {
   readonly status?: AlertStatus;
   readonly actorId?: string;
   readonly since?: number;
+  /** A user id, or null for unassigned alerts. */
+  readonly assignee?: string | null;
 }
 
 export interface Page<T> {
@@ -198,4 +206,123 @@ export interface AlertNote {
   readonly status: AlertStatus;
   readonly note: string;
   readonly createdAt: number;
+  /** Who wrote it; null for notes written before people signed in. */
+  readonly author: Actor | null;
+}
+
+/** Who did something: a member, an API key, the operator (CLI, admin API), Vigil itself, or nobody known (a failed sign-in). */
+export interface Actor {
+  readonly kind: 'member' | 'key' | 'operator' | 'system' | 'anonymous';
+  /** The user id, key id, or null. */
+  readonly id: string | null;
+  /** What a reader recognises: an email, a key prefix, `cli`, `admin-api`. */
+  readonly label: string | null;
+}
+
+/** A person, instance-wide (one per email). */
+export interface UserRecord {
+  readonly id: string;
+  readonly email: string;
+  readonly name: string;
+  /** Null for a person who signs in only through single sign-on. */
+  readonly passwordHash: string | null;
+  /** Base32 TOTP secret; set while enrolment is pending too (`totpEnabledAt` null). */
+  readonly totpSecret: string | null;
+  readonly totpEnabledAt: number | null;
+  /** The last TOTP time step accepted: a code is accepted once. */
+  readonly totpLastStep: number | null;
+  /** SHA-256 of the unused recovery codes. */
+  readonly recoveryHashes: readonly string[];
+  readonly createdAt: number;
+  readonly passwordChangedAt: number | null;
+  readonly lastSignInAt: number | null;
+}
+
+/** A person's membership of an account. */
+export interface MemberRecord {
+  readonly accountId: string;
+  readonly userId: string;
+  readonly role: Role;
+  readonly createdAt: number;
+  readonly createdBy: string | null;
+}
+
+export type MemberTokenPurpose = 'invite' | 'reset' | 'mfa' | 'oidc' | 'set-password';
+
+/** A single-use token, known to the store only by its hash. */
+export interface MemberToken {
+  readonly tokenHash: string;
+  readonly id: string;
+  readonly purpose: MemberTokenPurpose;
+  readonly accountId: string | null;
+  readonly userId: string | null;
+  readonly email: string | null;
+  readonly role: Role | null;
+  readonly data: Readonly<Record<string, unknown>>;
+  readonly createdBy: string | null;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+  readonly usedAt: number | null;
+}
+
+/** A person's dashboard session in one account. */
+export interface MemberSession {
+  /** Public id, shown in session lists. */
+  readonly id: string;
+  /** SHA-256 of the cookie value. */
+  readonly idHash: string;
+  readonly accountId: string;
+  readonly userId: string;
+  readonly csrfToken: string;
+  readonly method: 'password' | 'password+totp' | 'password+recovery' | 'oidc' | 'invitation' | 'reset';
+  readonly ip: string | null;
+  readonly userAgent: string | null;
+  readonly createdAt: number;
+  readonly lastSeenAt: number;
+  readonly expiresAt: number;
+  readonly revokedAt: number | null;
+}
+
+/** An account's OpenID Connect settings. */
+export interface SsoConfig {
+  readonly accountId: string;
+  readonly issuer: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  /** Email domains allowed to sign in (lower case); empty: any verified email. */
+  readonly allowedDomains: readonly string[];
+  /** The ID token or userinfo claim whose value picks the role (a string or an array of strings). */
+  readonly roleClaim: string | null;
+  /** Claim value -> role. */
+  readonly roleMap: Readonly<Record<string, Role>>;
+  /** The role of a person no mapping matches; null refuses them. */
+  readonly defaultRole: Role | null;
+  readonly updatedAt: number;
+}
+
+/** One recorded change (append-only). */
+export interface AuditEntry {
+  readonly id: string;
+  /** '' for an entry that belongs to no account (a failed sign-in of an unknown email). */
+  readonly accountId: string;
+  readonly at: number;
+  readonly actor: Actor;
+  readonly ip: string | null;
+  readonly userAgent: string | null;
+  readonly action: string;
+  readonly targetKind: string | null;
+  readonly targetId: string | null;
+  /** Changed fields: before and after (never a secret). */
+  readonly changes: Readonly<Record<string, { readonly before: unknown; readonly after: unknown }>>;
+  readonly details: Readonly<Record<string, unknown>>;
+}
+
+export interface AuditFilter {
+  /** A user id, key id or `operator`. */
+  readonly actorId?: string;
+  /** An action, or a prefix ending in `.` (`alert.`). */
+  readonly action?: string;
+  readonly targetId?: string;
+  readonly since?: number;
+  readonly until?: number;
 }

@@ -70,6 +70,7 @@ const BAD: [string, string, string][] = [
   ['VIGIL_SQLITE_SYNCHRONOUS', 'off', 'full, normal'],
   ['VIGIL_LOG_LEVEL', 'verbose', 'info'],
   ['VIGIL_RETENTION', 'yes', 'on, off'],
+  ['VIGIL_DASHBOARD_KEY_SIGN_IN', 'yes', 'on, off'],
   ['VIGIL_WEBHOOK_ALLOW_CIDRS', '127.0.0.1/32,localhost', 'localhost'],
   ['VIGIL_WEBHOOK_TIMEOUT_MS', '50', '100 to 60000'],
   ['VIGIL_WEBHOOK_POLL_MS', 'often', '10 to 60000'],

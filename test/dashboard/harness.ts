@@ -26,7 +26,7 @@ export interface Stage {
 /** The real service (trusting the loopback proxy, so X-Forwarded-Proto: https counts as TLS), one Pro account and a browser. */
 export async function openStage(): Promise<Stage> {
   ensureDashboardBuilt();
-  const service = await startService(tempDir('vigil-dashboard-'), { VIGIL_TRUST_PROXY: '127.0.0.1/32' });
+  const service = await startService(tempDir('vigil-dashboard-'), { VIGIL_TRUST_PROXY: '127.0.0.1/32', VIGIL_DASHBOARD_KEY_SIGN_IN: 'on' });
   const { key, accountId } = await provision(service.base, 'pro');
   const browser = await launchChromium();
   return {

@@ -124,5 +124,6 @@ export function accountContext(settings: Record<string, unknown> = {}, id = 'acc
     plan: plan as AccountContext['plan'],
     keyId: 'key_test',
     keyKind: 'secret',
+    principal: { kind: 'key', keyId: 'key_test', keyPrefix: 'vgl_sk_test', scopes: ['ingest', 'read', 'manage'] },
   };
 }

@@ -33,7 +33,12 @@ describe('plan capabilities over HTTP', () => {
   let t: TestApp;
 
   beforeAll(async () => {
-    t = await testApp({ VIGIL_PLANS_FILE: plansFile(), VIGIL_IP_LIMITS: '127.0.0.0/8=100000000', VIGIL_THREAT_MODEL_CHANGES_PER_MINUTE: '1000000' });
+    t = await testApp({
+      VIGIL_DASHBOARD_KEY_SIGN_IN: 'on',
+      VIGIL_PLANS_FILE: plansFile(),
+      VIGIL_IP_LIMITS: '127.0.0.0/8=100000000',
+      VIGIL_THREAT_MODEL_CHANGES_PER_MINUTE: '1000000',
+    });
   });
   afterAll(() => t.close());
 

@@ -26,6 +26,7 @@ const ctx = {
   plan: DEFAULT_PLANS.pro,
   keyId: 'key_1',
   keyKind: 'secret',
+  principal: { kind: 'key', keyId: 'key_1', keyPrefix: 'vgl_sk_test', scopes: ['ingest', 'read', 'manage'] },
 } satisfies AccountContext;
 const status = { limit: 1000, remaining: 999, resetAt: 0 };
 const event = (n: number, eventId?: string): ValidatedEvent => ({

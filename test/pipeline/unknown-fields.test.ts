@@ -49,7 +49,12 @@ describe('unknown field suggestions', () => {
 
 describe('the work spent on unknown fields is bounded by the input', () => {
   const suggester = () => new FieldSuggester(Object.keys(EventSchema.properties), Object.keys(RequestSchema.properties));
-  const account = { account: { id: 'acc_1', name: 'a', plan: 'pro', createdAt: 0, settings: {} }, keyId: 'key_1', keyKind: 'secret' } as const;
+  const account = {
+    account: { id: 'acc_1', name: 'a', plan: 'pro', createdAt: 0, settings: {} },
+    keyId: 'key_1',
+    keyKind: 'secret',
+    principal: { kind: 'key', keyId: 'key_1', keyPrefix: 'vgl_sk_test', scopes: ['ingest', 'read', 'manage'] },
+  } as const;
   const ctx: AccountContext = { ...account, plan: { ...(DEFAULT_PLANS.pro as Plan), batchMax: 100 } };
   const batch = (events: unknown[]) => validateRequest({ kind: 'batch', body: { events } }, ctx, '198.51.100.1', Date.UTC(2026, 0, 1));
 

@@ -45,7 +45,13 @@ describePostgres('two service processes, one service', () => {
 
     beforeAll(async () => {
       const dir = tempDir('vigil-multi-process-');
-      const env = { VIGIL_DATABASE_URL: withSchema(PG_URL, schema), VIGIL_REDIS_URL: REDIS_URL, VIGIL_REDIS_PREFIX: r.prefix, VIGIL_PLANS_FILE: plans(dir) };
+      const env = {
+        VIGIL_DASHBOARD_KEY_SIGN_IN: 'on',
+        VIGIL_DATABASE_URL: withSchema(PG_URL, schema),
+        VIGIL_REDIS_URL: REDIS_URL,
+        VIGIL_REDIS_PREFIX: r.prefix,
+        VIGIL_PLANS_FILE: plans(dir),
+      };
       // One after the other: the second migrates a schema the first already created.
       for (const name of ['a', 'b']) services.push(await startService(tempDir(`vigil-multi-process-${name}-`), env));
       expect(new Set(services.map((s) => s.base)).size).toBe(2);

@@ -14,6 +14,7 @@ const ctx = (settings: Record<string, unknown> = {}): AccountContext => ({
   plan: DEFAULT_PLANS.pro!,
   keyId: 'key_1',
   keyKind: 'secret',
+  principal: { kind: 'key', keyId: 'key_1', keyPrefix: 'vgl_sk_test', scopes: ['ingest', 'read', 'manage'] },
 });
 
 const classification = (baseScore: number, inferred: InferredType[] = []): Classification => ({

@@ -135,7 +135,7 @@ export function registerReadRoutes(app: FastifyInstance, deps: ReadRouteDeps): v
     { additionalProperties: false },
   );
   app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof AlertPatch> }>('/v1/alerts/:id', {
-    config: { access: 'read' },
+    config: { access: 'triage' },
     schema: { ...readRoute('Change an alert status', ['alerts']), params: IdParams, body: AlertPatch },
     handler: async (request) => {
       const accountId = accountOf(request);
@@ -159,7 +159,7 @@ export function registerReadRoutes(app: FastifyInstance, deps: ReadRouteDeps): v
   });
 
   app.get('/v1/catalog', {
-    config: { access: 'ingest' },
+    config: { access: 'any' },
     schema: readRoute('Event types, inferred types, families, detectors, alert types and kill chains', ['catalog']),
     handler: async () => deps.catalog.describe(),
   });

@@ -86,7 +86,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: SettingsRoute
   );
 
   app.patch('/v1/settings', {
-    config: { access: 'read' },
+    config: { access: 'triage' },
     validatorCompiler: noValidation,
     schema: { ...schema('Change settings; each part given replaces that part, null resets it'), body: SettingsBody },
     handler: async (request) => {

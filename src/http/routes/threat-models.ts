@@ -185,7 +185,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
   });
 
   app.post(BASE, {
-    config: { access: 'read' },
+    config: { access: 'manage' },
     validatorCompiler: noValidation,
     schema: { ...route('Create a threat model (native or Sigma)'), body: ModelBody },
     handler: async (request, reply) => {
@@ -248,7 +248,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
   });
 
   app.post(`${BASE}/test`, {
-    config: { access: 'read' },
+    config: { access: 'triage' },
     validatorCompiler: noValidation,
     schema: {
       ...route('Dry run: which stored events a model would have matched and which alerts it would have raised (no side effects)'),
@@ -300,7 +300,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
   );
 
   app.put(`${BASE}/sigma-fields`, {
-    config: { access: 'read' },
+    config: { access: 'manage' },
     validatorCompiler: noValidation,
     schema: { ...route('Replace this account’s Sigma field overrides'), body: Type.Object({ fields: Type.Record(Type.String(), Type.String()) }) },
     handler: async (request) => {
@@ -334,7 +334,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
   );
 
   app.put<{ Params: { id: string } }>(`${BASE}/:id`, {
-    config: { access: 'read' },
+    config: { access: 'manage' },
     validatorCompiler: noValidation,
     schema: { ...route('Replace a threat model (a new version)'), params: IdParams, body: ModelBody },
     handler: async (request, reply) => {
@@ -346,7 +346,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
   });
 
   app.patch<{ Params: { id: string } }>(`${BASE}/:id`, {
-    config: { access: 'read' },
+    config: { access: 'manage' },
     validatorCompiler: noValidation,
     schema: { ...route('Change parts of a threat model (a new version); null removes threshold, sequence or description'), params: IdParams, body: ModelBody },
     handler: async (request, reply) => {
@@ -374,7 +374,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
 
   app.delete<{ Params: { id: string } }>(
     `${BASE}/:id`,
-    { config: { access: 'read' }, schema: { ...route('Delete a threat model and its versions'), params: IdParams } },
+    { config: { access: 'manage' }, schema: { ...route('Delete a threat model and its versions'), params: IdParams } },
     async (request, reply) => {
       const ctx = contextOf(request);
       await changeAllowed(ctx, reply);

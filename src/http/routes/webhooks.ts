@@ -152,7 +152,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
   });
 
   app.post<{ Body: Static<typeof CreateBody> }>('/v1/webhooks', {
-    config: { access: 'read' },
+    config: { access: 'manage' },
     schema: { ...route('Create a webhook endpoint; its signing secret is shown this once'), body: CreateBody },
     handler: async (request, reply) => {
       const accountId = accountOf(request);
@@ -193,7 +193,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
   });
 
   app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof PatchBody> }>('/v1/webhooks/:id', {
-    config: { access: 'read' },
+    config: { access: 'manage' },
     schema: { ...route('Change a webhook endpoint; enabling it clears a disabled reason'), params: IdParams, body: PatchBody },
     handler: async (request) => {
       const accountId = accountOf(request);
@@ -215,7 +215,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
   });
 
   app.delete<{ Params: Static<typeof IdParams> }>('/v1/webhooks/:id', {
-    config: { access: 'read' },
+    config: { access: 'manage' },
     schema: { ...route('Delete a webhook endpoint and its deliveries'), params: IdParams },
     handler: async (request, reply) => {
       const accountId = accountOf(request);
@@ -226,7 +226,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
   });
 
   app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof RotateBody> }>('/v1/webhooks/:id/rotate-secret', {
-    config: { access: 'read' },
+    config: { access: 'manage' },
     schema: { ...route('Replace the signing secret; the old one keeps signing for the overlap'), params: IdParams, body: RotateBody },
     // The body is optional: no body means the default overlap.
     preValidation: async (request) => {
@@ -262,7 +262,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
   });
 
   app.post<{ Params: Static<typeof IdParams> }>('/v1/webhooks/:id/test', {
-    config: { access: 'read' },
+    config: { access: 'manage' },
     schema: { ...route('Send a test delivery now and answer with its outcome'), params: IdParams },
     handler: async (request, reply) => {
       const accountId = accountOf(request);

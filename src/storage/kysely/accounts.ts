@@ -1,4 +1,4 @@
-import type { Account, KeyKind } from '../../event/account.js';
+import { fullScopes, type Account, type KeyKind, type KeyScope } from '../../event/account.js';
 import type { AccountStore, NewKey } from '../store.js';
 import type { ApiKeyRecord } from '../types.js';
 import { num, parseJson, type KyselyAccess, type Row } from './access.js';
@@ -16,6 +16,8 @@ function toKey(row: Row<'api_keys'>): ApiKeyRecord {
     allowedOrigins: parseJson(row.allowed_origins),
     createdAt: num(row.created_at),
     revokedAt: row.revoked_at === null ? null : num(row.revoked_at),
+    scopes: row.scopes === null ? fullScopes(row.kind as KeyKind) : (row.scopes.split(',').filter((s) => s.length > 0) as KeyScope[]),
+    name: row.name,
   };
 }
 
@@ -72,6 +74,8 @@ export class KyselyAccountStore implements AccountStore {
       allowed_origins: JSON.stringify(input.allowedOrigins),
       created_at: input.createdAt,
       revoked_at: null,
+      scopes: input.scopes === undefined ? null : input.scopes.join(','),
+      name: input.name ?? null,
     };
     await this.x.guard('createKey', () => this.x.db.insertInto('api_keys').values(row).execute());
     return toKey(row);
@@ -92,6 +96,8 @@ export class KyselyAccountStore implements AccountStore {
           'api_keys.allowed_origins as allowed_origins',
           'api_keys.created_at as created_at',
           'api_keys.revoked_at as revoked_at',
+          'api_keys.scopes as scopes',
+          'api_keys.name as name',
           'accounts.name as account_name',
           'accounts.plan as account_plan',
           'accounts.created_at as account_created_at',
@@ -142,6 +148,16 @@ export class KyselyAccountStore implements AccountStore {
         .executeTakeFirst(),
     );
     const row = await this.x.guard('setKeyOrigins', () => this.x.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst());
+    return row ? toKey(row) : undefined;
+  }
+
+  async updateKey(id: string, patch: { readonly scopes?: readonly KeyScope[]; readonly name?: string | null }): Promise<ApiKeyRecord | undefined> {
+    if (this.x.unmatchable(id)) return undefined;
+    const values: { scopes?: string; name?: string | null } = {};
+    if (patch.scopes !== undefined) values.scopes = patch.scopes.join(',');
+    if (patch.name !== undefined) values.name = patch.name;
+    if (Object.keys(values).length > 0) await this.x.guard('updateKey', () => this.x.db.updateTable('api_keys').set(values).where('id', '=', id).execute());
+    const row = await this.x.guard('updateKey', () => this.x.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst());
     return row ? toKey(row) : undefined;
   }
 }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { AlertStore } from '../store.js';
-import type { AlertFilter, AlertNote, AlertRow, AlertStatus, Page } from '../types.js';
+import type { Actor, AlertFilter, AlertNote, AlertRow, AlertStatus, Page } from '../types.js';
 import { alertRowOf, outboxRows } from '../webhooks/outbox.js';
 import { likeLiteral, num, pageOf, type KyselyAccess } from './access.js';
 import { enabledEndpoints, insertDeliveries } from './outbox.js';
@@ -27,6 +27,8 @@ export class KyselyAlertStore implements AlertStore {
     if (filter.status !== undefined) q = q.where('status', '=', filter.status);
     if (filter.actorId !== undefined) q = q.where('actor_id', '=', filter.actorId);
     if (filter.since !== undefined) q = q.where('last_seen', '>=', filter.since);
+    if (filter.assignee === null) q = q.where('assignee', 'is', null);
+    else if (filter.assignee !== undefined) q = q.where('assignee', '=', filter.assignee);
     if (cursor !== undefined) q = q.where('id', '<', cursor);
     const rows = await this.x.read('listAlerts', () =>
       q
@@ -59,11 +61,29 @@ export class KyselyAlertStore implements AlertStore {
     return row && alertRowOf(row);
   }
 
+  async assignAlert(accountId: string, id: string, assignee: string | null): Promise<AlertRow | undefined> {
+    if (this.x.unmatchable(accountId, id, assignee ?? undefined)) return undefined;
+    await this.x.guard('assignAlert', () =>
+      this.x.db.updateTable('alerts').set({ assignee }).where('account_id', '=', accountId).where('id', '=', id).execute(),
+    );
+    return this.getAlert(accountId, id);
+  }
+
   async addAlertNote(note: AlertNote): Promise<void> {
     await this.x.guard('addAlertNote', () =>
       this.x.db
         .insertInto('alert_notes')
-        .values({ id: note.id, account_id: note.accountId, alert_id: note.alertId, status: note.status, note: note.note, created_at: note.createdAt })
+        .values({
+          id: note.id,
+          account_id: note.accountId,
+          alert_id: note.alertId,
+          status: note.status,
+          note: note.note,
+          created_at: note.createdAt,
+          author_kind: note.author?.kind ?? null,
+          author_id: note.author?.id ?? null,
+          author_label: note.author?.label ?? null,
+        })
         .execute(),
     );
   }
@@ -80,6 +100,7 @@ export class KyselyAlertStore implements AlertStore {
       status: r.status as AlertStatus,
       note: r.note,
       createdAt: num(r.created_at),
+      author: r.author_kind === null ? null : { kind: r.author_kind as Actor['kind'], id: r.author_id, label: r.author_label },
     }));
   }
 }

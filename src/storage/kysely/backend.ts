@@ -4,6 +4,8 @@ import type { EventStore } from '../store.js';
 import { KyselyAccess, type KyselyAccessOptions } from './access.js';
 import { KyselyAccountStore } from './accounts.js';
 import { KyselyAlertStore } from './alerts.js';
+import { KyselyAuditStore } from './audit.js';
+import { KyselyMemberStore } from './members.js';
 import { KyselySessionStore } from './sessions.js';
 import { KyselyStatsStore } from './stats.js';
 import { KyselyThreatModelStore } from './threat-models.js';
@@ -22,6 +24,8 @@ export abstract class KyselyBackend {
   readonly sessions: KyselySessionStore;
   readonly threatModels: KyselyThreatModelStore;
   readonly webhooks: KyselyWebhookStore;
+  readonly members: KyselyMemberStore;
+  readonly audit: KyselyAuditStore;
   protected readonly x: KyselyAccess;
 
   constructor(
@@ -36,6 +40,8 @@ export abstract class KyselyBackend {
     this.sessions = new KyselySessionStore(this.x);
     this.threatModels = new KyselyThreatModelStore(this.x);
     this.webhooks = new KyselyWebhookStore(this.x);
+    this.members = new KyselyMemberStore(this.x);
+    this.audit = new KyselyAuditStore(this.x);
   }
 
   async ping(): Promise<void> {

@@ -6,6 +6,7 @@ import * as dashboardSessions from './004-dashboard-sessions.js';
 import * as idempotencyDigest from './005-idempotency-digest.js';
 import * as eventHours from './006-event-hours.js';
 import * as threatModelSuspension from './007-threat-model-suspension.js';
+import * as teams from './008-teams.js';
 
 /** The one migration set, shared by SQLite and PostgreSQL; listed statically so builds need no file scanning. */
 export const migrationProvider: MigrationProvider = {
@@ -18,6 +19,7 @@ export const migrationProvider: MigrationProvider = {
       '005-idempotency-digest': idempotencyDigest,
       '006-event-hours': eventHours,
       '007-threat-model-suspension': threatModelSuspension,
+      '008-teams': teams,
     };
   },
 };

@@ -59,6 +59,7 @@ export function alertRowOf(row: AlertsTable): AlertRow {
     actorId: row.actor_id,
     eventIds: JSON.parse(row.event_ids) as string[],
     details: JSON.parse(row.details) as Record<string, unknown>,
+    assignee: row.assignee ?? null,
   };
 }
 

@@ -172,6 +172,7 @@ export function alertsContract(sut: StoreContext): void {
         status: 'resolved' as const,
         note: text,
         createdAt: T0,
+        author: { kind: 'member' as const, id: 'usr_1', label: 'ana@example.com' },
       });
       await sut.store.alerts.addAlertNote(note('acc_a', 'not_2', 'second'));
       await sut.store.alerts.addAlertNote(note('acc_a', 'not_1', 'first ✓'));
