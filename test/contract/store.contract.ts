@@ -2,9 +2,11 @@ import { afterEach, beforeEach, describe } from 'vitest';
 import type { Store } from '../../src/storage/store.js';
 import { accountsContract } from './store/accounts.contract.js';
 import { alertsContract } from './store/alerts.contract.js';
+import { auditContract } from './store/audit.contract.js';
 import { commitContract } from './store/commit.contract.js';
 import { storeContext } from './store/context.js';
 import { eventsContract } from './store/events.contract.js';
+import { membersContract } from './store/members.contract.js';
 import { sessionsContract } from './store/sessions.contract.js';
 import { statsContract } from './store/stats.contract.js';
 import { storeItselfContract } from './store/store.contract.js';
@@ -41,6 +43,8 @@ export function storeContract(name: string, factory: () => Promise<StoreUnderTes
       sessionsContract,
       threatModelsContract,
       webhooksContract,
+      membersContract,
+      auditContract,
     ])
       suite(context);
   });

@@ -382,7 +382,12 @@ export class KyselyMemberStore implements MemberStore {
 
   async revokeSessionsOf(userId: string, at: number, accountId?: string): Promise<number> {
     if (this.x.unmatchable(userId, accountId)) return 0;
-    let q = this.x.db.updateTable('member_sessions').set({ revoked_at: at }).where('user_id', '=', userId).where('revoked_at', 'is', null);
+    let q = this.x.db
+      .updateTable('member_sessions')
+      .set({ revoked_at: at })
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '>', at);
     if (accountId !== undefined) q = q.where('account_id', '=', accountId);
     const result = await this.x.guard('revokeSessionsOf', () => q.executeTakeFirst());
     return num(result.numUpdatedRows);
