@@ -43,6 +43,7 @@ export function alertRow(accountId: string, over: Partial<AlertRow> = {}): Alert
     actorId: 'user_1',
     eventIds: [],
     details: { threshold: 10 },
+    assignee: null,
     ...over,
   };
 }
