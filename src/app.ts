@@ -30,6 +30,7 @@ import { registerThreatModelMetrics } from './http/threat-model-metrics.js';
 import { trackRoutesFor405 } from './http/method-not-allowed.js';
 import { sameSecret } from './http/secrets.js';
 import { SessionAuthenticator } from './http/session-auth.js';
+import { AuditTrail } from './audit/trail.js';
 import { registerDashboardRoutes } from './dashboard/routes.js';
 import { loadStaticFiles } from './dashboard/static-files.js';
 import { ipLimitResolver } from './limits/ip-limits.js';
@@ -158,6 +159,8 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
 
   const accounts = new Accounts(deps.store.accounts, config.plans, deps.clock);
   const authenticator = new Authenticator(deps.store.accounts, config.plans, deps.clock);
+  const sessions = new SessionAuthenticator({ store: deps.store, authenticator, plans: config.plans, clock: deps.clock, keySignIn: config.team.keySignIn });
+  const audit = new AuditTrail(deps.store.audit, deps.clock);
   const { pipeline, commits } = composeIngestPipeline(deps, {
     commits: {
       windowMs: config.commitWindowMs,
@@ -278,7 +281,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     checkAdminToken: (presented) => config.adminToken !== undefined && presented !== undefined && sameSecret(presented, config.adminToken),
     adminFailures: new FailureThrottle(ADMIN_FAILURE_LIMITS),
     onAdminFailure: (outcome) => metrics.adminAuthFailures.inc({ outcome }),
-    sessions: new SessionAuthenticator({ store: deps.store, authenticator, plans: config.plans, clock: deps.clock, keySignIn: config.team.keySignIn }),
+    sessions,
   });
   registerNulGuard(app);
   // Before the 405 tracker so OPTIONS stays out of the Allow lists.
@@ -323,6 +326,9 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   registerDashboardRoutes(app, {
     store: deps.store,
     authenticator,
+    sessions,
+    audit,
+    plans: config.plans,
     limiter: deps.limiter,
     clock: deps.clock,
     files: loadStaticFiles(),

@@ -46,6 +46,9 @@ async function main(): Promise<void> {
         `  npx vigil keys set-origins ${first.publishableId} --origins https://app.example.com`,
         `or, with VIGIL_ADMIN_TOKEN set: PATCH /admin/keys/${first.publishableId} {"allowed_origins": ["https://app.example.com"]}`,
         '',
+        'People sign in to the dashboard (/dashboard) as themselves. Add the first owner (the password is read from standard input):',
+        `  read -s PW && printf '%s\\n' "$PW" | npx vigil members add --account ${first.account.id} --email you@example.com --role owner`,
+        '',
       ].join('\n') + '\n',
     );
   }

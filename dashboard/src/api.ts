@@ -4,6 +4,8 @@ export interface Session {
   readonly account: { readonly id: string; readonly name: string; readonly plan: string; readonly pro: boolean };
   readonly csrf_token: string;
   readonly expires_at: string;
+  /** The person signed in and their role; null for a session opened with a key. */
+  readonly member?: { readonly id: string; readonly email: string; readonly name: string; readonly role: string } | null;
 }
 
 export class ApiFailure extends Error {
@@ -34,7 +36,7 @@ export async function call<T>(method: string, path: string, body?: unknown): Pro
   const text = await res.text();
   const json = text ? (JSON.parse(text) as Record<string, unknown>) : {};
   if (!res.ok) {
-    if (res.status === 401 && !path.startsWith('/dashboard/api/session')) onSignedOut();
+    if (res.status === 401 && !path.startsWith('/dashboard/api/session') && !path.startsWith('/dashboard/api/sign-in')) onSignedOut();
     throw new ApiFailure(
       res.status,
       String(json.message ?? res.statusText),
@@ -46,6 +48,8 @@ export async function call<T>(method: string, path: string, body?: unknown): Pro
 }
 
 export const signIn = (key: string) => call<Session>('POST', '/dashboard/api/session', { key });
+export const signInWithPassword = (email: string, password: string) => call<Session>('POST', '/dashboard/api/sign-in', { email, password });
+export const signInOptions = () => call<{ key_sign_in: boolean }>('GET', '/dashboard/api/sign-in');
 export const currentSession = () => call<Session>('GET', '/dashboard/api/session');
 export const signOut = () => call<void>('DELETE', '/dashboard/api/session');
 

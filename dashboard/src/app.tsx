@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiFailure, currentSession, signIn, signOut, useSession, type Session } from './api';
+import { ApiFailure, currentSession, signIn, signInOptions, signInWithPassword, signOut, useSession, type Session } from './api';
 import { useRoute } from './router';
 import { Loading } from './ui';
 import { AlertPage, AlertsView } from './views/alerts';
@@ -29,17 +29,31 @@ export function App() {
 }
 
 function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
+  const [keySignIn, setKeySignIn] = useState(false);
+  useEffect(() => {
+    signInOptions()
+      .then((o) => setKeySignIn(o.key_sign_in))
+      .catch(() => setKeySignIn(false));
+  }, []);
+  return (
+    <main class="signin">
+      <h1>Vigil</h1>
+      <PasswordSignIn onSignedIn={onSignedIn} />
+      {keySignIn && <KeySignIn onSignedIn={onSignedIn} />}
+    </main>
+  );
+}
+
+/** Runs a sign-in call with the form's busy state and error line. */
+function useSignInForm(onSignedIn: (s: Session) => void) {
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    const form = e.currentTarget as HTMLFormElement;
-    const input = form.elements.namedItem('key') as HTMLInputElement;
+  const run = async (call: () => Promise<Session>, clear: () => void) => {
     setBusy(true);
     setError('');
     try {
-      const session = await signIn(input.value);
-      input.value = '';
+      const session = await call();
+      clear();
       onSignedIn(session);
     } catch (err) {
       setError(err instanceof ApiFailure ? err.message : 'The service did not answer.');
@@ -47,25 +61,65 @@ function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
       setBusy(false);
     }
   };
+  return { error, busy, run };
+}
+
+function FormError({ error }: { error: string }) {
+  return error ? (
+    <p class="error" role="alert">
+      {error}
+    </p>
+  ) : null;
+}
+
+function PasswordSignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
+  const { error, busy, run } = useSignInForm(onSignedIn);
+  const submit = (e: Event) => {
+    e.preventDefault();
+    const form = e.currentTarget as HTMLFormElement;
+    const email = form.elements.namedItem('email') as HTMLInputElement;
+    const password = form.elements.namedItem('password') as HTMLInputElement;
+    void run(
+      () => signInWithPassword(email.value, password.value),
+      () => (password.value = ''),
+    );
+  };
   return (
-    <main class="signin">
-      <h1>Vigil</h1>
-      <form onSubmit={submit} aria-describedby="signin-help">
-        <label for="key">Secret API key</label>
-        <input id="key" name="key" type="password" autocomplete="off" spellcheck={false} required />
-        <p id="signin-help" class="hint">
-          The key is exchanged for a session cookie and is not stored in the browser.
-        </p>
-        {error && (
-          <p class="error" role="alert">
-            {error}
-          </p>
-        )}
-        <button type="submit" disabled={busy}>
-          Sign in
-        </button>
-      </form>
-    </main>
+    <form onSubmit={submit}>
+      <label for="email">Email</label>
+      <input id="email" name="email" type="email" autocomplete="username" spellcheck={false} required />
+      <label for="password">Password</label>
+      <input id="password" name="password" type="password" autocomplete="current-password" required />
+      <FormError error={error} />
+      <button type="submit" disabled={busy}>
+        Sign in
+      </button>
+    </form>
+  );
+}
+
+function KeySignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
+  const { error, busy, run } = useSignInForm(onSignedIn);
+  const submit = (e: Event) => {
+    e.preventDefault();
+    const input = (e.currentTarget as HTMLFormElement).elements.namedItem('key') as HTMLInputElement;
+    void run(
+      () => signIn(input.value),
+      () => (input.value = ''),
+    );
+  };
+  return (
+    <form onSubmit={submit} aria-describedby="signin-help">
+      <label for="key">Secret API key</label>
+      <input id="key" name="key" type="password" autocomplete="off" spellcheck={false} required />
+      <p id="signin-help" class="hint">
+        The key is exchanged for a session cookie and is not stored in the browser.
+      </p>
+      <FormError error={error} />
+      <button type="submit" disabled={busy}>
+        Sign in with the key
+      </button>
+    </form>
   );
 }
 

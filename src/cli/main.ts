@@ -10,6 +10,8 @@ import { systemClock } from '../util/clock.js';
 import { updateFeeds } from '../enrichment/feeds/update.js';
 import { prepareFeedsDir } from '../enrichment/feeds/defaults.js';
 import { prepareAsnCache } from '../enrichment/index.js';
+import { AuditTrail, CLI_OPERATOR } from '../audit/trail.js';
+import { Members } from '../team/members.js';
 
 /** A command line that cannot be run as written (exit 64, as sysexits' EX_USAGE). */
 class UsageError extends Error {}
@@ -71,6 +73,19 @@ async function withAccounts<T>(config: Config | undefined, fn: (accounts: Accoun
   } finally {
     await store.close();
   }
+}
+
+/** The first line of standard input: a password given by a pipe never appears in the process list or the shell history. */
+async function passwordFromStdin(): Promise<string> {
+  if (process.stdin.isTTY) throw new UsageError('members add reads the new password from standard input: pipe it in (see vigil help members add)');
+  let text = '';
+  for await (const chunk of process.stdin) {
+    text += String(chunk);
+    if (text.includes('\n') || text.length > 1000) break;
+  }
+  const password = text.split(/\r?\n/)[0] ?? '';
+  if (password.length === 0) throw new UsageError('members add: standard input holds no password');
+  return password;
 }
 
 /** The value of an accounts/keys operation, or a one-line refusal. */
@@ -238,6 +253,57 @@ const COMMANDS: readonly Command[] = [
       const status = await prepareAsnCache(process.env.VIGIL_GEOIP_ASN || undefined);
       out(
         `ASN table ${status.fromCache ? 'already cached' : 'compiled'}: ranges ${JSON.stringify(status.ranges)}, ${String(status.asns)} ASNs, cache ${String(status.cache)}${status.cacheError ? ` (not written: ${String(status.cacheError)})` : ''}`,
+      );
+      return 0;
+    },
+  },
+  {
+    name: 'members add',
+    synopsis: '--account <id> --email <email> --role owner|admin|analyst|viewer [--name <name>]',
+    summary: 'add a person to an account (the first owner, or anyone); the password is read from standard input',
+    details: [
+      'A new person gets the password given on standard input (one line), e.g.',
+      '  read -s PW && printf \'%s\\n\' "$PW" | npx vigil members add --account acc_… --email you@example.com --role owner',
+      'A person who already has a password (a member of another account) keeps it, and nothing is read.',
+      'The change is recorded in the audit trail with the operator as its actor.',
+    ],
+    options: { account: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' }, name: { type: 'string' } },
+    async run({ values, config, out }) {
+      const accountId = required(values, 'account', 'members add');
+      const email = required(values, 'email', 'members add');
+      const role = required(values, 'role', 'members add');
+      const name = typeof values.name === 'string' ? values.name : undefined;
+      const result = await withAccounts(config, async (_accounts, store) => {
+        const members = new Members(store, new AuditTrail(store.audit, systemClock), systemClock);
+        const existing = await store.members.findUserByEmail(email);
+        const password = existing ? undefined : await passwordFromStdin();
+        return members.add({ accountId, actor: CLI_OPERATOR, ip: null, userAgent: null }, { email, role, name, password });
+      });
+      const added = unwrap(result);
+      out(`added ${added.user.email} to account ${accountId} as ${added.member.role}${added.created ? '' : ' (an existing person, who keeps their password)'}`);
+      out('They sign in at /dashboard with their email and password.');
+      return 0;
+    },
+  },
+  {
+    name: 'members list',
+    synopsis: '--account <id>',
+    summary: "list an account's members and their roles",
+    options: { account: { type: 'string' } },
+    async run({ values, config, out }) {
+      const accountId = required(values, 'account', 'members list');
+      const list = await withAccounts(config, (_accounts, store) => store.members.listMembers(accountId));
+      out(
+        table(
+          list.map(({ member, user }) => ({
+            id: user.id,
+            email: user.email,
+            name: user.name,
+            role: member.role,
+            totp: user.totpEnabledAt === null ? 'no' : 'yes',
+            last_sign_in: user.lastSignInAt === null ? '' : new Date(user.lastSignInAt).toISOString(),
+          })),
+        ),
       );
       return 0;
     },

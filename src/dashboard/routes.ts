@@ -3,8 +3,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../http/authenticator.js';
 import { ApiError } from '../http/errors.js';
 import { ErrorResponses, KeyAuth } from '../http/schemas.js';
-import { CSRF_HEADER, SESSION_COOKIE, hashSessionId, randomToken, sessionIdFrom } from '../http/session-auth.js';
+import { CSRF_HEADER, SESSION_COOKIE, hashSessionId, randomToken, sessionIdFrom, type SessionAuthenticator } from '../http/session-auth.js';
+import type { AuditTrail } from '../audit/trail.js';
+import { memberSessionView, registerSignInRoutes } from './sign-in.js';
 import type { RateLimiter } from '../limits/types.js';
+import type { PlanTable } from '../limits/plans.js';
 import type { Store } from '../storage/store.js';
 import type { AlertRow, AlertStatus } from '../storage/types.js';
 import type { AccountContext } from '../event/account.js';
@@ -23,6 +26,9 @@ export interface DashboardDeps {
   readonly clock: Clock;
   /** The built bundle, by path under /dashboard/ (empty when not built). */
   readonly files: ReadonlyMap<string, StaticFile>;
+  readonly sessions: SessionAuthenticator;
+  readonly audit: AuditTrail;
+  readonly plans: PlanTable;
   /** Signing in with an account's secret key is allowed (an operator's choice for installations from before people signed in). */
   readonly keySignIn: boolean;
 }
@@ -100,6 +106,17 @@ const chainView = (a: AlertRow) => ({ ...alertView(a), stages: Array.isArray(a.d
  */
 export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   const { store, clock } = deps;
+  registerSignInRoutes(app, {
+    store,
+    plans: deps.plans,
+    keySignIn: deps.keySignIn,
+    clock,
+    limiter: deps.limiter,
+    audit: deps.audit,
+    sessions: deps.sessions,
+    setCookie: setSessionCookie,
+    sameOrigin,
+  });
 
   app.post<{ Body: Static<typeof SignInBody> }>('/dashboard/api/session', {
     schema: { ...hidden, body: SignInBody, response: { ...ErrorResponses } },
@@ -146,7 +163,9 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
     handler: async (request, reply) => {
       reply.header('Cache-Control', 'no-store');
       const id = sessionIdFrom(request.headers.cookie);
-      const found = id === undefined ? undefined : await store.sessions.findDashboardSession(hashSessionId(id), clock.now());
+      const person = id === undefined ? undefined : await deps.sessions.memberSession(id);
+      if (person) return memberSessionView(store, deps.plans, person.session, person.user, person.member);
+      const found = id === undefined || !deps.keySignIn ? undefined : await store.sessions.findDashboardSession(hashSessionId(id), clock.now());
       const auth = found && (await deps.authenticator.authenticateHash(found.keyHash));
       if (!found || !auth?.ok) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Not signed in.' });
       return {
@@ -165,7 +184,9 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
       reply.header('Cache-Control', 'no-store');
       const id = sessionIdFrom(request.headers.cookie);
       if (id === undefined || request.headers[CSRF_HEADER] === undefined) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Not signed in.' });
-      await store.sessions.deleteDashboardSession(hashSessionId(id), clock.now());
+      const principal = requestAccount(request).principal;
+      if (principal.kind === 'member') await store.members.revokeSession(principal.userId, principal.sessionId, clock.now());
+      else await store.sessions.deleteDashboardSession(hashSessionId(id), clock.now());
       setSessionCookie(request, reply, '', 0);
       reply.code(204);
       return null;

@@ -1,0 +1,164 @@
+import { createHash } from 'node:crypto';
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuditTrail } from '../audit/trail.js';
+import { ApiError } from '../http/errors.js';
+import { ErrorResponses } from '../http/schemas.js';
+import { hashSessionId, randomToken, type SessionAuthenticator } from '../http/session-auth.js';
+import type { RateLimiter } from '../limits/types.js';
+import { planOf, type PlanTable } from '../limits/plans.js';
+import type { Store } from '../storage/store.js';
+import type { MemberRecord, MemberSession, UserRecord } from '../storage/types.js';
+import { MAX_PASSWORD_LENGTH, verifyPassword } from '../team/passwords.js';
+import type { Clock } from '../util/clock.js';
+import { newId } from '../util/ids.js';
+
+/** A person's session lasts 12 hours; signing in again starts a new one. */
+export const MEMBER_SESSION_TTL_MS = 12 * 60 * 60 * 1000;
+/** Sign-in attempts per source address per minute, successful or not. */
+export const SIGN_IN_PER_ADDRESS_PER_MINUTE = 20;
+/** Sign-in attempts per email address per minute, from any address: guessing one person's password stays slow. */
+export const SIGN_IN_PER_EMAIL_PER_MINUTE = 5;
+
+export interface SignInDeps {
+  readonly store: Store;
+  readonly plans: PlanTable;
+  /** Signing in with an account's secret key is offered too. */
+  readonly keySignIn: boolean;
+  readonly limiter: RateLimiter;
+  readonly clock: Clock;
+  readonly audit: AuditTrail;
+  readonly sessions: SessionAuthenticator;
+  readonly setCookie: (request: FastifyRequest, reply: FastifyReply, value: string, maxAgeSeconds: number) => void;
+  readonly sameOrigin: (request: FastifyRequest) => boolean;
+}
+
+const SignInBody = Type.Object(
+  {
+    email: Type.String({ minLength: 3, maxLength: 254 }),
+    password: Type.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH }),
+    account_id: Type.Optional(Type.String({ maxLength: 64 })),
+  },
+  { additionalProperties: false },
+);
+
+const userAgentOf = (request: FastifyRequest): string | null => {
+  const agent = request.headers['user-agent'];
+  return typeof agent === 'string' ? agent.slice(0, 256) : null;
+};
+
+/** The session body the dashboard reads: the account, the person, their role and the accounts they may switch to. */
+export async function memberSessionView(store: Store, plans: PlanTable, session: MemberSession, user: UserRecord, member: MemberRecord) {
+  const account = await store.accounts.getAccount(session.accountId);
+  const pro = account !== undefined && planOf(plans, account.plan).capabilities.threatModels;
+  const memberships = await store.members.membershipsOf(user.id);
+  const accounts = await Promise.all(
+    memberships.map(async (m) => ({ id: m.accountId, name: (await store.accounts.getAccount(m.accountId))?.name ?? m.accountId, role: m.role })),
+  );
+  return {
+    account: account && { id: account.id, name: account.name, plan: account.plan, pro },
+    member: { id: user.id, email: user.email, name: user.name, role: member.role },
+    role: member.role,
+    csrf_token: session.csrfToken,
+    expires_at: new Date(session.expiresAt).toISOString(),
+    accounts,
+  };
+}
+
+/**
+ * Opens a person's session in one account: a random id in the HttpOnly cookie (the store keeps
+ * its SHA-256) and a CSRF token the page sends back on every state-changing call.
+ */
+export async function openMemberSession(
+  deps: Pick<SignInDeps, 'store' | 'clock' | 'setCookie'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  user: UserRecord,
+  member: MemberRecord,
+  method: MemberSession['method'],
+): Promise<MemberSession> {
+  const now = deps.clock.now();
+  const cookie = randomToken();
+  const session: MemberSession = {
+    id: newId('ses', now),
+    idHash: hashSessionId(cookie),
+    accountId: member.accountId,
+    userId: user.id,
+    csrfToken: randomToken(),
+    method,
+    ip: request.ip,
+    userAgent: userAgentOf(request),
+    createdAt: now,
+    lastSeenAt: now,
+    expiresAt: now + MEMBER_SESSION_TTL_MS,
+    revokedAt: null,
+  };
+  await deps.store.members.createSession(session);
+  await deps.store.members.updateUser(user.id, { lastSignInAt: now });
+  deps.setCookie(request, reply, cookie, MEMBER_SESSION_TTL_MS / 1000);
+  return session;
+}
+
+/** Signing in with an email and a password. */
+export function registerSignInRoutes(app: FastifyInstance, deps: SignInDeps): void {
+  const { store, clock, audit } = deps;
+
+  const throttled = async (request: FastifyRequest, reply: FastifyReply, email: string): Promise<void> => {
+    const now = clock.now();
+    const byAddress = await deps.limiter.hitIp(`dashboard sign-in ${request.ip}`, SIGN_IN_PER_ADDRESS_PER_MINUTE, now);
+    // The window is named by a digest of the email: the shared state holds no email address.
+    const byEmail = await deps.limiter.hitIp(
+      `sign-in email ${createHash('sha256').update(email).digest('hex').slice(0, 32)}`,
+      SIGN_IN_PER_EMAIL_PER_MINUTE,
+      now,
+    );
+    const refused = !byAddress.allowed ? byAddress : !byEmail.allowed ? byEmail : undefined;
+    if (refused === undefined) return;
+    await audit.record(
+      { accountId: '', actor: { kind: 'anonymous', id: null, label: email }, ip: request.ip, userAgent: userAgentOf(request) },
+      { action: 'sign_in.throttled', details: { by: byAddress.allowed ? 'email' : 'address' } },
+    );
+    reply.header('Retry-After', String(refused.retryAfter));
+    throw new ApiError({ code: 'RATE_LIMITED', message: 'Too many sign-in attempts; retry in a minute.', retryAfter: refused.retryAfter });
+  };
+
+  app.get('/dashboard/api/sign-in', {
+    schema: { hide: true, response: { ...ErrorResponses } },
+    handler: async (_request, reply) => {
+      reply.header('Cache-Control', 'no-store');
+      return { password: true, key_sign_in: deps.keySignIn };
+    },
+  });
+
+  app.post<{ Body: Static<typeof SignInBody> }>('/dashboard/api/sign-in', {
+    schema: { hide: true, body: SignInBody, response: { ...ErrorResponses } },
+    handler: async (request, reply) => {
+      reply.header('Cache-Control', 'no-store');
+      if (!deps.sameOrigin(request)) throw new ApiError({ code: 'FORBIDDEN', message: 'Sign in from the dashboard itself.' });
+      const email = request.body.email.trim().toLowerCase();
+      await throttled(request, reply, email);
+      const user = await store.members.findUserByEmail(email);
+      const matches = await verifyPassword(request.body.password, user?.passwordHash ?? null);
+      const memberships = user && matches ? await store.members.membershipsOf(user.id) : [];
+      const member = memberships.find((m) => request.body.account_id === undefined || m.accountId === request.body.account_id);
+      if (!user || !matches || !member) {
+        const reason = !user ? 'unknown_email' : !matches ? 'wrong_password' : 'no_membership';
+        // A failure is recorded in every account the person belongs to, so each account's owners see attempts on their people.
+        const accounts = user ? (await store.members.membershipsOf(user.id)).map((m) => m.accountId) : [''];
+        for (const accountId of accounts)
+          await audit.record(
+            { accountId, actor: { kind: 'anonymous', id: user?.id ?? null, label: email }, ip: request.ip, userAgent: userAgentOf(request) },
+            { action: 'sign_in.failed', details: { reason } },
+          );
+        throw new ApiError({ code: 'UNAUTHORIZED', message: 'Wrong email or password.' });
+      }
+      const session = await openMemberSession(deps, request, reply, user, member, 'password');
+      await audit.record(
+        { accountId: member.accountId, actor: { kind: 'member', id: user.id, label: user.email }, ip: request.ip, userAgent: userAgentOf(request) },
+        { action: 'sign_in.succeeded', target: { kind: 'session', id: session.id }, details: { method: session.method } },
+      );
+      reply.code(201);
+      return memberSessionView(store, deps.plans, session, user, member);
+    },
+  });
+}
