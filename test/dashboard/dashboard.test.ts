@@ -97,11 +97,11 @@ describe.runIf(chromiumPresent())('dashboard in headless Chromium against the re
     await page.goto(`${stage.service.base}/dashboard`);
     await expectAccessible(page, 'sign-in');
     await page.getByLabel('Secret API key').fill('vsk_' + 'x'.repeat(40));
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in with the key' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/Invalid API key/);
     expect(await sessionCookie(context)).toBeUndefined();
     await page.getByLabel('Secret API key').fill('not a key');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in with the key' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/Invalid API key/);
     expect(await page.getByRole('navigation', { name: 'Sections' }).count()).toBe(0);
   });

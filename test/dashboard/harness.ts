@@ -79,6 +79,6 @@ export async function sendAttack(base: string, key: string): Promise<void> {
 export async function signIn(page: Page, base: string, key: string): Promise<void> {
   await page.goto(`${base}/dashboard`);
   await page.getByLabel('Secret API key').fill(key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in with the key' }).click();
   await page.getByRole('navigation', { name: 'Sections' }).waitFor();
 }
