@@ -55,6 +55,19 @@ export interface Config {
 export interface TeamConfig {
   /** The dashboard may also be signed in to with an account's secret key (off unless the operator turns it on). */
   readonly keySignIn: boolean;
+  /**
+   * Where people reach this service (`https://vigil.example.com`, no trailing slash): the base of
+   * the links in invitations and password resets. Unset, those links are relative.
+   */
+  readonly publicUrl?: string;
+  /** Mail for invitations and password resets; without it the links are handed to whoever asked. */
+  readonly smtp?: SmtpConfig;
+}
+
+export interface SmtpConfig {
+  /** `smtp://user:pass@host:port` or `smtps://…` (the password is never logged). */
+  readonly url: string;
+  readonly from: string;
 }
 
 export interface WebhookConfig {
@@ -200,6 +213,30 @@ function redisCluster(env: Env): boolean {
   return on;
 }
 
+function publicUrl(env: Env): string | undefined {
+  const raw = url(env, 'VIGIL_PUBLIC_URL', ['http:', 'https:']);
+  if (raw === undefined) return undefined;
+  const parsed = new URL(raw);
+  if (parsed.search !== '' || parsed.hash !== '' || parsed.username !== '' || parsed.password !== '')
+    throw new ConfigError('VIGIL_PUBLIC_URL', `must be the service's address without credentials, query or fragment, e.g. https://vigil.example.com`);
+  return raw.replace(/\/+$/, '');
+}
+
+function smtp(env: Env): SmtpConfig | undefined {
+  const address = url(env, 'VIGIL_SMTP_URL', ['smtp:', 'smtps:']);
+  const from = optional(env, 'VIGIL_SMTP_FROM');
+  if (address === undefined) {
+    if (from !== undefined) throw new ConfigError('VIGIL_SMTP_FROM', 'is set but VIGIL_SMTP_URL is not: set both to send mail');
+    return undefined;
+  }
+  if (from === undefined || !/^[^\s@<>]+@[^\s@<>]+$|^[^<>]*<[^\s@<>]+@[^\s@<>]+>$/.test(from))
+    throw new ConfigError(
+      'VIGIL_SMTP_FROM',
+      'must be the sender address of the mail Vigil sends (vigil@example.com or "Vigil <vigil@example.com>") when VIGIL_SMTP_URL is set',
+    );
+  return { url: address, from };
+}
+
 /** Reads and validates `VIGIL_*` variables. Throws ConfigError naming the variable and what is allowed. */
 export function loadConfig(env: Env = process.env): Config {
   let plans: PlanTable;
@@ -251,6 +288,8 @@ export function loadConfig(env: Env = process.env): Config {
     retentionEnabled: oneOf(env, 'VIGIL_RETENTION', ['on', 'off'] as const, 'on') === 'on',
     team: {
       keySignIn: oneOf(env, 'VIGIL_DASHBOARD_KEY_SIGN_IN', ['on', 'off'] as const, 'off') === 'on',
+      publicUrl: publicUrl(env),
+      smtp: smtp(env),
     },
     webhooks: {
       allowCidrs: cidrList(env, 'VIGIL_WEBHOOK_ALLOW_CIDRS').map((text) => parseCidr(text) as Cidr),

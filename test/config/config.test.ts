@@ -71,6 +71,10 @@ const BAD: [string, string, string][] = [
   ['VIGIL_LOG_LEVEL', 'verbose', 'info'],
   ['VIGIL_RETENTION', 'yes', 'on, off'],
   ['VIGIL_DASHBOARD_KEY_SIGN_IN', 'yes', 'on, off'],
+  ['VIGIL_PUBLIC_URL', 'vigil.example.com', 'http: or https:'],
+  ['VIGIL_PUBLIC_URL', 'https://vigil.example.com/?x=1', 'without credentials, query or fragment'],
+  ['VIGIL_SMTP_URL', 'http://mail.example.com', 'smtp: or smtps:'],
+  ['VIGIL_SMTP_FROM', 'vigil@example.com', 'VIGIL_SMTP_URL is not'],
   ['VIGIL_WEBHOOK_ALLOW_CIDRS', '127.0.0.1/32,localhost', 'localhost'],
   ['VIGIL_WEBHOOK_TIMEOUT_MS', '50', '100 to 60000'],
   ['VIGIL_WEBHOOK_POLL_MS', 'often', '10 to 60000'],
@@ -137,6 +141,13 @@ describe('loadConfig', () => {
       ['127.0.0.1/32', 1_000_000],
       ['10.0.0.0/8', 6000],
     ]);
+  });
+
+  it('reads the public address and the mail settings, refusing mail without a sender', () => {
+    const c = loadConfig({ VIGIL_PUBLIC_URL: 'https://vigil.example.com/', VIGIL_SMTP_URL: 'smtps://u:p@mail:465', VIGIL_SMTP_FROM: 'Vigil <v@example.com>' });
+    expect(c.team).toMatchObject({ publicUrl: 'https://vigil.example.com', smtp: { url: 'smtps://u:p@mail:465', from: 'Vigil <v@example.com>' } });
+    const noFrom = errorOf({ VIGIL_SMTP_URL: 'smtp://u:secretpw@mail:25' });
+    expect([noFrom.variable, noFrom.message.includes('secretpw')]).toEqual(['VIGIL_SMTP_FROM', false]);
   });
 
   it('treats empty values as unset', () => {
