@@ -5,7 +5,25 @@ export interface Session {
   readonly csrf_token: string;
   readonly expires_at: string;
   /** The person signed in and their role; null for a session opened with a key. */
-  readonly member?: { readonly id: string; readonly email: string; readonly name: string; readonly role: string } | null;
+  readonly member?: { readonly id: string; readonly email: string; readonly name: string; readonly role: Role } | null;
+}
+
+export type Role = 'viewer' | 'analyst' | 'admin' | 'owner';
+export const ROLES: readonly Role[] = ['viewer', 'analyst', 'admin', 'owner'];
+
+/** What a session may do: a person by their role; a session opened with a key does what the key does, but never manages people. */
+export type Ability = 'triage' | 'manage' | 'people' | 'self';
+const LEAST_ROLE: Readonly<Record<Ability, Role>> = { triage: 'analyst', manage: 'admin', people: 'admin', self: 'viewer' };
+export function can(session: Session, ability: Ability): boolean {
+  const member = session.member;
+  if (!member) return ability === 'triage' || ability === 'manage';
+  return ROLES.indexOf(member.role) >= ROLES.indexOf(LEAST_ROLE[ability]);
+}
+
+/** A sign-in that needs the second factor answers a short-lived token for it instead of a session. */
+export interface SecondFactorNeeded {
+  readonly mfa_required: true;
+  readonly mfa_token: string;
 }
 
 export class ApiFailure extends Error {
@@ -48,7 +66,10 @@ export async function call<T>(method: string, path: string, body?: unknown): Pro
 }
 
 export const signIn = (key: string) => call<Session>('POST', '/dashboard/api/session', { key });
-export const signInWithPassword = (email: string, password: string) => call<Session>('POST', '/dashboard/api/sign-in', { email, password });
+export const signInWithPassword = (email: string, password: string) =>
+  call<Session | SecondFactorNeeded>('POST', '/dashboard/api/sign-in', { email, password });
+export const signInSecondFactor = (mfaToken: string, answer: { code: string } | { recovery_code: string }) =>
+  call<Session>('POST', '/dashboard/api/sign-in/mfa', { mfa_token: mfaToken, ...answer });
 export const signInOptions = () => call<{ key_sign_in: boolean }>('GET', '/dashboard/api/sign-in');
 export const currentSession = () => call<Session>('GET', '/dashboard/api/session');
 export const signOut = () => call<void>('DELETE', '/dashboard/api/session');
@@ -59,6 +80,50 @@ export function query(params: Record<string, string | number | undefined>): stri
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') q.set(k, String(v));
   const s = q.toString();
   return s ? `?${s}` : '';
+}
+
+/** A person in the account as the members API answers them. */
+export interface Member {
+  readonly id: string;
+  readonly email: string;
+  readonly name: string;
+  readonly role: Role;
+  readonly totp: boolean;
+  readonly sso: boolean;
+  readonly created_at: string;
+  readonly last_sign_in_at: string | null;
+}
+
+export interface Invitation {
+  readonly id: string;
+  readonly email: string;
+  readonly role: Role;
+  readonly expires_at: string;
+  readonly link?: string;
+  readonly emailed?: boolean;
+}
+
+export interface SessionInfo {
+  readonly id: string;
+  readonly method: string;
+  readonly ip: string | null;
+  readonly user_agent: string | null;
+  readonly created_at: string;
+  readonly last_seen_at: string;
+  readonly expires_at: string;
+  readonly current?: boolean;
+}
+
+export interface AuditEntry {
+  readonly id: string;
+  readonly at: string;
+  readonly actor: { readonly kind: string; readonly id: string | null; readonly label: string };
+  readonly ip: string | null;
+  readonly user_agent: string | null;
+  readonly action: string;
+  readonly target: { readonly kind: string; readonly id: string } | null;
+  readonly changes: Record<string, { before: unknown; after: unknown }>;
+  readonly details: Record<string, unknown>;
 }
 
 export interface Page<T> {
@@ -118,6 +183,7 @@ export interface Alert {
   readonly last_seen: string;
   readonly event_ids: readonly string[];
   readonly details: Record<string, unknown>;
+  readonly assignee?: { readonly id: string; readonly email: string; readonly name: string } | null;
 }
 
 export interface ChainStage {

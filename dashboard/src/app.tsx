@@ -1,21 +1,40 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiFailure, currentSession, signIn, signInOptions, signInWithPassword, signOut, useSession, type Session } from './api';
+import {
+  ApiFailure,
+  can,
+  currentSession,
+  signIn,
+  signInOptions,
+  signInSecondFactor,
+  signInWithPassword,
+  signOut,
+  useSession,
+  type Ability,
+  type Session,
+} from './api';
 import { useRoute } from './router';
-import { Loading } from './ui';
+import { SessionContext } from './session';
+import { FormError, Loading } from './ui';
 import { AlertPage, AlertsView } from './views/alerts';
+import { AuditView } from './views/audit';
 import { EventPage, EventsView } from './views/events';
 import { OverviewView } from './views/overview';
 import { SettingsView } from './views/settings';
+import { AccountView, MemberSessionsView, TeamView } from './views/team';
 import { UsageView } from './views/usage';
+import { AcceptInvitation, ForgotPassword, ResetPassword } from './views/welcome';
 
-const NAV = [
+/** The sections, each with what a session needs to see it in the navigation (the service checks again). */
+const NAV: readonly (readonly [string, string, Ability?])[] = [
   ['/', 'Overview'],
   ['/events', 'Events'],
   ['/alerts', 'Alerts'],
   ['/usage', 'Usage'],
   ['/settings', 'Settings'],
   ['/threat-models', 'Threat models'],
-] as const;
+  ['/team', 'Team', 'people'],
+  ['/audit', 'Audit trail'],
+];
 
 export function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
@@ -24,8 +43,21 @@ export function App() {
     currentSession().then(setSession, () => setSession(null));
   }, []);
   if (session === undefined) return <p aria-busy="true">Loading…</p>;
-  if (session === null) return <SignIn onSignedIn={setSession} />;
-  return <Shell session={session} onSignedOut={() => setSession(null)} />;
+  if (session === null) return <SignedOut onSignedIn={setSession} />;
+  return (
+    <SessionContext.Provider value={session}>
+      <Shell session={session} onSignedOut={() => setSession(null)} />
+    </SessionContext.Provider>
+  );
+}
+
+/** Without a session: an invitation or reset link opens its own page, anything else the sign-in. */
+function SignedOut({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
+  const [, section, token] = useRoute().path.split('/');
+  if (section === 'accept' && token) return <AcceptInvitation token={decodeURIComponent(token)} onSignedIn={onSignedIn} />;
+  if (section === 'reset' && token) return <ResetPassword token={decodeURIComponent(token)} />;
+  if (section === 'forgot') return <ForgotPassword />;
+  return <SignIn onSignedIn={onSignedIn} />;
 }
 
 function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
@@ -45,16 +77,16 @@ function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
 }
 
 /** Runs a sign-in call with the form's busy state and error line. */
-function useSignInForm(onSignedIn: (s: Session) => void) {
+function useSignInForm<T>(onAnswer: (answer: T) => void) {
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
-  const run = async (call: () => Promise<Session>, clear: () => void) => {
+  const run = async (call: () => Promise<T>, clear: () => void) => {
     setBusy(true);
     setError('');
     try {
-      const session = await call();
+      const answer = await call();
       clear();
-      onSignedIn(session);
+      onAnswer(answer);
     } catch (err) {
       setError(err instanceof ApiFailure ? err.message : 'The service did not answer.');
     } finally {
@@ -64,26 +96,25 @@ function useSignInForm(onSignedIn: (s: Session) => void) {
   return { error, busy, run };
 }
 
-function FormError({ error }: { error: string }) {
-  return error ? (
-    <p class="error" role="alert">
-      {error}
-    </p>
-  ) : null;
-}
-
 function PasswordSignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
-  const { error, busy, run } = useSignInForm(onSignedIn);
+  const [mfaToken, setMfaToken] = useState('');
+  const { error, busy, run } = useSignInForm((answer: Session | null) => answer && onSignedIn(answer));
   const submit = (e: Event) => {
     e.preventDefault();
     const form = e.currentTarget as HTMLFormElement;
     const email = form.elements.namedItem('email') as HTMLInputElement;
     const password = form.elements.namedItem('password') as HTMLInputElement;
     void run(
-      () => signInWithPassword(email.value, password.value),
+      async () => {
+        const answer = await signInWithPassword(email.value, password.value);
+        if (!('mfa_required' in answer)) return answer;
+        setMfaToken(answer.mfa_token);
+        return null;
+      },
       () => (password.value = ''),
     );
   };
+  if (mfaToken) return <SecondFactorSignIn mfaToken={mfaToken} onSignedIn={onSignedIn} />;
   return (
     <form onSubmit={submit}>
       <label for="email">Email</label>
@@ -93,6 +124,46 @@ function PasswordSignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
       <FormError error={error} />
       <button type="submit" disabled={busy}>
         Sign in
+      </button>
+      <p class="small">
+        <a href="#/forgot">Forgot your password?</a>
+      </p>
+    </form>
+  );
+}
+
+/** The second step of a sign-in with two-factor authentication: a code from the app, or a recovery code. */
+function SecondFactorSignIn({ mfaToken, onSignedIn }: { mfaToken: string; onSignedIn: (s: Session) => void }) {
+  const [recovery, setRecovery] = useState(false);
+  const { error, busy, run } = useSignInForm(onSignedIn);
+  const submit = (e: Event) => {
+    e.preventDefault();
+    const input = (e.currentTarget as HTMLFormElement).elements.namedItem('code') as HTMLInputElement;
+    const value = input.value.trim();
+    void run(
+      () => signInSecondFactor(mfaToken, recovery ? { recovery_code: value } : { code: value }),
+      () => (input.value = ''),
+    );
+  };
+  return (
+    <form onSubmit={submit}>
+      <label for="code">{recovery ? 'Recovery code' : 'Authentication code'}</label>
+      <input
+        id="code"
+        name="code"
+        key={String(recovery)}
+        inputMode={recovery ? 'text' : 'numeric'}
+        autocomplete="one-time-code"
+        spellcheck={false}
+        required
+        maxLength={32}
+      />
+      <FormError error={error} />
+      <button type="submit" disabled={busy}>
+        Verify
+      </button>
+      <button type="button" class="secondary" onClick={() => setRecovery(!recovery)}>
+        {recovery ? 'Use the authenticator app' : 'Use a recovery code'}
       </button>
     </form>
   );
@@ -150,7 +221,7 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
         <span class="brand">Vigil</span>
         <nav aria-label="Sections">
           <ul>
-            {NAV.map(([path, label]) => (
+            {NAV.filter(([, , ability]) => ability === undefined || can(session, ability)).map(([path, label]) => (
               <li key={path}>
                 <a href={`#${path}`} aria-current={section === path ? 'page' : undefined}>
                   {label}
@@ -160,6 +231,14 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
           </ul>
         </nav>
         <span class="who">
+          {session.member && (
+            <>
+              <a href="#/account" aria-current={section === '/account' ? 'page' : undefined}>
+                {session.member.email}
+              </a>{' '}
+              ({session.member.role}) ·{' '}
+            </>
+          )}
           {session.account.name} · {session.account.plan}
         </span>
         <button type="button" class="secondary" onClick={out}>
@@ -201,6 +280,12 @@ function View({ path, params }: { path: string; params: URLSearchParams }) {
       return <SettingsView />;
     case 'threat-models':
       return <ThreatModels id={id === undefined ? undefined : decodeURIComponent(id)} params={params} />;
+    case 'team':
+      return id ? <MemberSessionsView userId={decodeURIComponent(id)} /> : <TeamView />;
+    case 'audit':
+      return <AuditView params={params} />;
+    case 'account':
+      return <AccountView />;
     default:
       return (
         <>

@@ -49,6 +49,9 @@ export const EVENT_COLUMNS: readonly Column<EventDoc>[] = [
   { label: 'Risk', num: true, cell: (ev) => (ev.risk ? <Risk score={ev.risk.score} /> : '—') },
 ];
 
+/** datetime-local values are local time; the API takes ISO 8601. */
+export const toIso = (v: string): string => new Date(v).toISOString();
+
 /** A filter of a list: a text-like input (applied with the Apply button) or a select (applied when changed). */
 export interface Filter {
   readonly name: string;

@@ -19,6 +19,15 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): { 
   return { ...state, reload: () => setTick((t) => t + 1) };
 }
 
+/** A form's refusal line, read out when it appears. */
+export function FormError({ error }: { error: string }) {
+  return error ? (
+    <p class="error" role="alert">
+      {error}
+    </p>
+  ) : null;
+}
+
 export function Loading({ error, children }: { error?: string; children?: ComponentChildren }) {
   if (error)
     return (

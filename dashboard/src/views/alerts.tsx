@@ -2,7 +2,8 @@ import { useState } from 'preact/hooks';
 import { ApiFailure, call, type Alert, type AlertStatus, type ChainStage, type EventDoc } from '../api';
 import { EVENT_COLUMNS, PagedList, Table, type Column, type Filter } from '../list';
 import { href } from '../router';
-import { Card, fmtTime, Loading, Severity, useLoad } from '../ui';
+import { useCan, useSessionInfo } from '../session';
+import { Card, fmtTime, FormError, Loading, Severity, useLoad } from '../ui';
 
 const STATUSES: readonly [AlertStatus, string][] = [
   ['open', 'Open'],
@@ -19,6 +20,16 @@ const FILTERS: readonly Filter[] = [
   { name: 'severity', label: 'Severity', type: 'select', options: ['critical', 'high', 'medium', 'low'].map((s) => [s, s] as const) },
   { name: 'type', label: 'Alert type', type: 'text' },
 ];
+/** Only a person has alerts of their own. */
+const ASSIGNEE_FILTER: Filter = {
+  name: 'assignee',
+  label: 'Assignee',
+  type: 'select',
+  options: [
+    ['me', 'Mine'],
+    ['unassigned', 'Unassigned'],
+  ],
+};
 
 const COLUMNS: readonly Column<Alert>[] = [
   {
@@ -32,18 +43,20 @@ const COLUMNS: readonly Column<Alert>[] = [
   { label: 'Severity', cell: (a) => <Severity level={a.severity} /> },
   { label: 'Status', cell: (a) => statusLabel(a.status) },
   { label: 'Subject', cell: (a) => <span class="mono">{a.subject}</span> },
+  { label: 'Assignee', cell: (a) => a.assignee?.email ?? '—' },
   { label: 'Events', num: true, cell: (a) => a.count },
   { label: 'Last seen', cell: (a) => fmtTime(a.last_seen) },
 ];
 
 export function AlertsView({ params }: { params: URLSearchParams }) {
+  const person = useSessionInfo()?.member;
   return (
     <PagedList
       title="Alerts"
       path="/alerts"
       endpoint="/v1/alerts"
       params={params}
-      filters={FILTERS}
+      filters={person ? [...FILTERS, ASSIGNEE_FILTER] : FILTERS}
       columns={COLUMNS}
       caption="Alerts, newest first"
       empty="No alert matches these filters."
@@ -56,12 +69,14 @@ interface Note {
   readonly status: AlertStatus;
   readonly note: string;
   readonly created_at: string;
+  readonly author?: { readonly kind: string; readonly id: string | null; readonly label: string } | null;
 }
 
 export function AlertPage({ id }: { id: string }) {
   const path = encodeURIComponent(id);
   const alert = useLoad(() => call<Alert>('GET', `/v1/alerts/${path}`), [id]);
   const notes = useLoad(() => call<{ data: Note[] }>('GET', `/dashboard/api/alerts/${path}/notes`), [id]);
+  const triage = useCan('triage');
   const a = alert.data;
   return (
     <Loading error={alert.error}>
@@ -80,6 +95,8 @@ export function AlertPage({ id }: { id: string }) {
                 <dd data-testid="alert-status">{statusLabel(a.status)}</dd>
                 <dt>Subject</dt>
                 <dd class="mono">{a.subject}</dd>
+                <dt>Assignee</dt>
+                <dd data-testid="alert-assignee">{a.assignee ? `${a.assignee.name} <${a.assignee.email}>` : 'Nobody'}</dd>
                 <dt>Events</dt>
                 <dd>{a.count}</dd>
                 <dt>First seen</dt>
@@ -98,7 +115,8 @@ export function AlertPage({ id }: { id: string }) {
                   ))}
               </dl>
             </Card>
-            <StatusForm alert={a} onChanged={() => (alert.reload(), notes.reload())} />
+            {triage && <StatusForm alert={a} onChanged={() => (alert.reload(), notes.reload())} />}
+            {triage && <AssignForm alert={a} onChanged={alert.reload} />}
             {Array.isArray(a.details.stages) && <ChainTimeline stages={a.details.stages as ChainStage[]} />}
             <Card title="Notes">
               <Loading error={notes.error}>
@@ -110,6 +128,7 @@ export function AlertPage({ id }: { id: string }) {
                       {notes.data.data.map((n) => (
                         <li key={n.id}>
                           <strong>{statusLabel(n.status)}</strong> · {fmtTime(n.created_at)}
+                          {n.author && <> · {n.author.label}</>}
                           <p>{n.note}</p>
                         </li>
                       ))}
@@ -171,6 +190,39 @@ function StatusForm({ alert, onChanged }: { alert: Alert; onChanged: () => void 
         </p>
         <button type="submit">Save status</button>
       </form>
+    </Card>
+  );
+}
+
+/** Who works on the alert: a member of the account, or nobody. */
+function AssignForm({ alert, onChanged }: { alert: Alert; onChanged: () => void }) {
+  const me = useSessionInfo()?.member;
+  const [error, setError] = useState('');
+  const assign = async (assignee: string | null) => {
+    setError('');
+    try {
+      await call('PATCH', `/v1/alerts/${encodeURIComponent(alert.id)}`, { assignee });
+      onChanged();
+    } catch (err) {
+      setError(err instanceof ApiFailure ? err.message : String(err));
+    }
+  };
+  return (
+    <Card title="Assignee">
+      <p>{alert.assignee ? `Assigned to ${alert.assignee.email}.` : 'Nobody works on this alert yet.'}</p>
+      <FormError error={error} />
+      <div class="actions">
+        {me && alert.assignee?.id !== me.id && (
+          <button type="button" onClick={() => void assign(me.id)}>
+            Assign to me
+          </button>
+        )}
+        {alert.assignee && (
+          <button type="button" class="secondary" onClick={() => void assign(null)}>
+            Unassign
+          </button>
+        )}
+      </div>
     </Card>
   );
 }

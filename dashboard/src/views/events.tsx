@@ -1,10 +1,7 @@
 import { call, type EventDoc } from '../api';
-import { EVENT_COLUMNS, PagedList, type Column, type Filter } from '../list';
+import { EVENT_COLUMNS, PagedList, toIso, type Column, type Filter } from '../list';
 import { href } from '../router';
 import { Card, DbIpAttribution, fmtTime, Loading, Risk, Severity, useLoad } from '../ui';
-
-/** datetime-local values are local time; the API takes ISO 8601. */
-const toIso = (v: string) => new Date(v).toISOString();
 
 const FILTERS: readonly Filter[] = [
   { name: 'type', label: 'Type or prefix (auth.*)', type: 'text' },

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { call, type AllowlistEntry, type Settings } from '../api';
+import { useCan, useSessionInfo } from '../session';
 import { Card, Loading, Problems, problemsOf, useLoad, type Problem } from '../ui';
 
 const KINDS = [
@@ -11,15 +12,20 @@ const KINDS = [
 
 export function SettingsView() {
   const { data, error, reload } = useLoad(() => call<Settings>('GET', '/v1/settings'), []);
+  const role = useSessionInfo()?.member?.role;
+  const changes = useCan('triage');
   return (
     <>
       <h1>Settings</h1>
+      {!changes && <p class="muted">Your role ({role}) reads these settings; an analyst or above changes them.</p>}
       <Loading error={error}>
         {data && (
-          <div class="grid">
-            <RiskForm settings={data} onSaved={reload} />
-            <AllowlistsForm settings={data} onSaved={reload} />
-          </div>
+          <fieldset class="plain" disabled={!changes}>
+            <div class="grid">
+              <RiskForm settings={data} onSaved={reload} />
+              <AllowlistsForm settings={data} onSaved={reload} />
+            </div>
+          </fieldset>
         )}
       </Loading>
     </>
