@@ -24,6 +24,8 @@ import { registerOpsRoutes } from './http/routes/ops.js';
 import { registerReadRoutes } from './http/routes/read.js';
 import { registerSettingsRoutes } from './http/routes/settings.js';
 import { registerWebhookRoutes } from './http/routes/webhooks.js';
+import { registerMemberRoutes } from './http/routes/members.js';
+import { smtpMailer } from './team/mailer.js';
 import { registerThreatModelRoutes } from './http/routes/threat-models.js';
 import { registerStateStoreMetrics } from './http/state-store-metrics.js';
 import { registerThreatModelMetrics } from './http/threat-model-metrics.js';
@@ -323,6 +325,8 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     guard: deps.webhookGuard ?? { allowed: config.webhooks.allowCidrs, resolve: systemResolver },
     dispatcher: deps.webhookDispatcher,
   });
+  const team = { publicUrl: config.team.publicUrl, mailer: config.team.smtp ? smtpMailer(config.team.smtp) : undefined };
+  registerMemberRoutes(app, { store: deps.store, audit, clock: deps.clock, ...team });
   registerDashboardRoutes(app, {
     store: deps.store,
     authenticator,
@@ -333,6 +337,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     clock: deps.clock,
     files: loadStaticFiles(),
     keySignIn: config.team.keySignIn,
+    team,
   });
   registerOpsRoutes(app, {
     store: deps.store,

@@ -11,7 +11,10 @@ import { updateFeeds } from '../enrichment/feeds/update.js';
 import { prepareFeedsDir } from '../enrichment/feeds/defaults.js';
 import { prepareAsnCache } from '../enrichment/index.js';
 import { AuditTrail, CLI_OPERATOR } from '../audit/trail.js';
-import { Members } from '../team/members.js';
+import { Members, type TeamDeps } from '../team/members.js';
+import { Invitations } from '../team/invitations.js';
+import { PasswordResets } from '../team/password-reset.js';
+import { smtpMailer } from '../team/mailer.js';
 
 /** A command line that cannot be run as written (exit 64, as sysexits' EX_USAGE). */
 class UsageError extends Error {}
@@ -74,6 +77,20 @@ async function withAccounts<T>(config: Config | undefined, fn: (accounts: Accoun
     await store.close();
   }
 }
+
+/** The team classes on the CLI's store: the operator's links use VIGIL_PUBLIC_URL, and mail goes out when SMTP is set. */
+const teamOf = (config: Config, store: Store): TeamDeps => ({
+  store,
+  audit: new AuditTrail(store.audit, systemClock),
+  clock: systemClock,
+  publicUrl: config.team.publicUrl,
+  mailer: config.team.smtp ? smtpMailer(config.team.smtp) : undefined,
+});
+
+const CLI_ORIGIN = { actor: CLI_OPERATOR, ip: null, userAgent: null } as const;
+
+/** Said under a printed link when VIGIL_PUBLIC_URL is unset. */
+const RELATIVE_LINK_NOTE = 'The link is relative: VIGIL_PUBLIC_URL is unset, so put the address people reach Vigil at in front of it.';
 
 /** The first line of standard input: a password given by a pipe never appears in the process list or the shell history. */
 async function passwordFromStdin(): Promise<string> {
@@ -282,6 +299,50 @@ const COMMANDS: readonly Command[] = [
       const added = unwrap(result);
       out(`added ${added.user.email} to account ${accountId} as ${added.member.role}${added.created ? '' : ' (an existing person, who keeps their password)'}`);
       out('They sign in at /dashboard with their email and password.');
+      return 0;
+    },
+  },
+  {
+    name: 'members invite',
+    synopsis: '--account <id> --email <email> --role owner|admin|analyst|viewer',
+    summary: 'invite someone to an account by a single-use link (valid 72 hours)',
+    details: [
+      'Prints the link to pass on, or mails it when VIGIL_SMTP_URL is set. The person opens it, chooses a',
+      'password (or enters theirs, if they already have one) and joins the account with the role.',
+    ],
+    options: { account: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' } },
+    async run({ values, config, out }) {
+      const accountId = required(values, 'account', 'members invite');
+      const email = required(values, 'email', 'members invite');
+      const role = required(values, 'role', 'members invite');
+      const invitation = unwrap(
+        await withAccounts(config, (_accounts, store) =>
+          new Invitations(teamOf(config as Config, store)).invite({ accountId, ...CLI_ORIGIN }, { email, role }),
+        ),
+      );
+      const expires = new Date(invitation.record.expiresAt).toISOString();
+      if (invitation.link === undefined) out(`mailed an invitation to ${email} (expires ${expires})`);
+      else {
+        out(`invitation for ${email} as ${role}, valid until ${expires}; pass this link on:`);
+        out(invitation.link);
+        if (!config?.team.publicUrl) out(RELATIVE_LINK_NOTE);
+      }
+      return 0;
+    },
+  },
+  {
+    name: 'members reset-link',
+    synopsis: '--email <email>',
+    summary: "a single-use link that sets a person's password (valid one hour)",
+    details: ['For someone who forgot their password when Vigil sends no mail; using it ends all their sessions.'],
+    options: { email: { type: 'string' } },
+    async run({ values, config, out }) {
+      const email = required(values, 'email', 'members reset-link');
+      const { link } = unwrap(
+        await withAccounts(config, (_accounts, store) => new PasswordResets(teamOf(config as Config, store)).operatorLink(CLI_ORIGIN, email)),
+      );
+      out(link);
+      if (!config?.team.publicUrl) out(RELATIVE_LINK_NOTE);
       return 0;
     },
   },

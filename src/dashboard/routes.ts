@@ -6,6 +6,8 @@ import { ErrorResponses, KeyAuth } from '../http/schemas.js';
 import { CSRF_HEADER, SESSION_COOKIE, hashSessionId, randomToken, sessionIdFrom, type SessionAuthenticator } from '../http/session-auth.js';
 import type { AuditTrail } from '../audit/trail.js';
 import { memberSessionView, registerSignInRoutes } from './sign-in.js';
+import { registerPeoplePages } from './people.js';
+import type { Mailer } from '../team/mailer.js';
 import type { RateLimiter } from '../limits/types.js';
 import type { PlanTable } from '../limits/plans.js';
 import type { Store } from '../storage/store.js';
@@ -31,6 +33,8 @@ export interface DashboardDeps {
   readonly plans: PlanTable;
   /** Signing in with an account's secret key is allowed (an operator's choice for installations from before people signed in). */
   readonly keySignIn: boolean;
+  /** Links in invitations and password resets, and the mail that carries them. */
+  readonly team: { readonly publicUrl?: string; readonly mailer?: Mailer };
 }
 
 /** A session lasts 12 hours; signing in again starts a new one. */
@@ -116,6 +120,16 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
     sessions: deps.sessions,
     setCookie: setSessionCookie,
     sameOrigin,
+  });
+  registerPeoplePages(app, {
+    store,
+    audit: deps.audit,
+    clock,
+    plans: deps.plans,
+    limiter: deps.limiter,
+    setCookie: setSessionCookie,
+    sameOrigin,
+    ...deps.team,
   });
 
   app.post<{ Body: Static<typeof SignInBody> }>('/dashboard/api/session', {

@@ -10,6 +10,9 @@ import { planOf, type PlanTable } from '../limits/plans.js';
 import type { Store } from '../storage/store.js';
 import type { MemberRecord, MemberSession, UserRecord } from '../storage/types.js';
 import { MAX_PASSWORD_LENGTH, verifyPassword } from '../team/passwords.js';
+import { SecondFactor } from '../team/second-factor.js';
+import { issueToken, liveToken } from '../team/tokens.js';
+import { MINUTE_MS } from '../util/duration.js';
 import type { Clock } from '../util/clock.js';
 import { newId } from '../util/ids.js';
 
@@ -42,7 +45,19 @@ const SignInBody = Type.Object(
   { additionalProperties: false },
 );
 
-const userAgentOf = (request: FastifyRequest): string | null => {
+/** The second step of a sign-in with two-step sign-in on must come within 5 minutes of the password. */
+export const MFA_TOKEN_TTL_MS = 5 * MINUTE_MS;
+
+const MfaBody = Type.Object(
+  {
+    mfa_token: Type.String({ minLength: 1, maxLength: 100 }),
+    code: Type.Optional(Type.String({ minLength: 6, maxLength: 10 })),
+    recovery_code: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
+  },
+  { additionalProperties: false },
+);
+
+export const userAgentOf = (request: FastifyRequest): string | null => {
   const agent = request.headers['user-agent'];
   return typeof agent === 'string' ? agent.slice(0, 256) : null;
 };
@@ -99,27 +114,55 @@ export async function openMemberSession(
   return session;
 }
 
+/**
+ * Counts an attempt that proves who someone is (a password, a second-factor code, a reset) in its
+ * source address's window and in the email's; past either it answers 429 and records it.
+ */
+export async function throttleSignIn(
+  deps: Pick<SignInDeps, 'limiter' | 'clock' | 'audit'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  email: string,
+): Promise<void> {
+  const now = deps.clock.now();
+  const byAddress = await deps.limiter.hitIp(`dashboard sign-in ${request.ip}`, SIGN_IN_PER_ADDRESS_PER_MINUTE, now);
+  // The window is named by a digest of the email: the shared state holds no email address.
+  const byEmail = await deps.limiter.hitIp(`sign-in email ${createHash('sha256').update(email).digest('hex').slice(0, 32)}`, SIGN_IN_PER_EMAIL_PER_MINUTE, now);
+  const refused = !byAddress.allowed ? byAddress : !byEmail.allowed ? byEmail : undefined;
+  if (refused === undefined) return;
+  await deps.audit.record(
+    { accountId: '', actor: { kind: 'anonymous', id: null, label: email }, ip: request.ip, userAgent: userAgentOf(request) },
+    { action: 'sign_in.throttled', details: { by: byAddress.allowed ? 'email' : 'address', route: request.routeOptions.url } },
+  );
+  reply.header('Retry-After', String(refused.retryAfter));
+  throw new ApiError({ code: 'RATE_LIMITED', message: 'Too many attempts; retry in a minute.', retryAfter: refused.retryAfter });
+}
+
 /** Signing in with an email and a password. */
 export function registerSignInRoutes(app: FastifyInstance, deps: SignInDeps): void {
   const { store, clock, audit } = deps;
 
-  const throttled = async (request: FastifyRequest, reply: FastifyReply, email: string): Promise<void> => {
-    const now = clock.now();
-    const byAddress = await deps.limiter.hitIp(`dashboard sign-in ${request.ip}`, SIGN_IN_PER_ADDRESS_PER_MINUTE, now);
-    // The window is named by a digest of the email: the shared state holds no email address.
-    const byEmail = await deps.limiter.hitIp(
-      `sign-in email ${createHash('sha256').update(email).digest('hex').slice(0, 32)}`,
-      SIGN_IN_PER_EMAIL_PER_MINUTE,
-      now,
-    );
-    const refused = !byAddress.allowed ? byAddress : !byEmail.allowed ? byEmail : undefined;
-    if (refused === undefined) return;
+  const throttled = (request: FastifyRequest, reply: FastifyReply, email: string) => throttleSignIn(deps, request, reply, email);
+  const secondFactor = new SecondFactor(deps);
+
+  /** A failure is recorded in every account the person belongs to, so each account's owners see attempts on their people. */
+  const failed = async (request: FastifyRequest, email: string, user: UserRecord | undefined, reason: string): Promise<void> => {
+    const accounts = user ? (await store.members.membershipsOf(user.id)).map((m) => m.accountId) : [''];
+    for (const accountId of accounts)
+      await audit.record(
+        { accountId, actor: { kind: 'anonymous', id: user?.id ?? null, label: email }, ip: request.ip, userAgent: userAgentOf(request) },
+        { action: 'sign_in.failed', details: { reason } },
+      );
+  };
+
+  const signedIn = async (request: FastifyRequest, reply: FastifyReply, user: UserRecord, member: MemberRecord, method: MemberSession['method']) => {
+    const session = await openMemberSession(deps, request, reply, user, member, method);
     await audit.record(
-      { accountId: '', actor: { kind: 'anonymous', id: null, label: email }, ip: request.ip, userAgent: userAgentOf(request) },
-      { action: 'sign_in.throttled', details: { by: byAddress.allowed ? 'email' : 'address' } },
+      { accountId: member.accountId, actor: { kind: 'member', id: user.id, label: user.email }, ip: request.ip, userAgent: userAgentOf(request) },
+      { action: 'sign_in.succeeded', target: { kind: 'session', id: session.id }, details: { method: session.method } },
     );
-    reply.header('Retry-After', String(refused.retryAfter));
-    throw new ApiError({ code: 'RATE_LIMITED', message: 'Too many sign-in attempts; retry in a minute.', retryAfter: refused.retryAfter });
+    reply.code(201);
+    return memberSessionView(store, deps.plans, session, user, member);
   };
 
   app.get('/dashboard/api/sign-in', {
@@ -142,23 +185,51 @@ export function registerSignInRoutes(app: FastifyInstance, deps: SignInDeps): vo
       const memberships = user && matches ? await store.members.membershipsOf(user.id) : [];
       const member = memberships.find((m) => request.body.account_id === undefined || m.accountId === request.body.account_id);
       if (!user || !matches || !member) {
-        const reason = !user ? 'unknown_email' : !matches ? 'wrong_password' : 'no_membership';
-        // A failure is recorded in every account the person belongs to, so each account's owners see attempts on their people.
-        const accounts = user ? (await store.members.membershipsOf(user.id)).map((m) => m.accountId) : [''];
-        for (const accountId of accounts)
-          await audit.record(
-            { accountId, actor: { kind: 'anonymous', id: user?.id ?? null, label: email }, ip: request.ip, userAgent: userAgentOf(request) },
-            { action: 'sign_in.failed', details: { reason } },
-          );
+        await failed(request, email, user, !user ? 'unknown_email' : !matches ? 'wrong_password' : 'no_membership');
         throw new ApiError({ code: 'UNAUTHORIZED', message: 'Wrong email or password.' });
       }
-      const session = await openMemberSession(deps, request, reply, user, member, 'password');
-      await audit.record(
-        { accountId: member.accountId, actor: { kind: 'member', id: user.id, label: user.email }, ip: request.ip, userAgent: userAgentOf(request) },
-        { action: 'sign_in.succeeded', target: { kind: 'session', id: session.id }, details: { method: session.method } },
-      );
-      reply.code(201);
-      return memberSessionView(store, deps.plans, session, user, member);
+      if (user.totpEnabledAt !== null) {
+        // The password is right; the session waits for the second factor, proven with this token.
+        const now = clock.now();
+        const mfaToken = await issueToken(store, {
+          id: newId('tok', now),
+          purpose: 'mfa',
+          accountId: member.accountId,
+          userId: user.id,
+          email: user.email,
+          role: null,
+          data: {},
+          createdBy: null,
+          createdAt: now,
+          expiresAt: now + MFA_TOKEN_TTL_MS,
+        });
+        return { mfa_required: true, mfa_token: mfaToken };
+      }
+      return signedIn(request, reply, user, member, 'password');
+    },
+  });
+
+  app.post<{ Body: Static<typeof MfaBody> }>('/dashboard/api/sign-in/mfa', {
+    schema: { hide: true, body: MfaBody, response: { ...ErrorResponses } },
+    handler: async (request, reply) => {
+      reply.header('Cache-Control', 'no-store');
+      if (!deps.sameOrigin(request)) throw new ApiError({ code: 'FORBIDDEN', message: 'Sign in from the dashboard itself.' });
+      const { code, recovery_code: recoveryCode } = request.body;
+      if ((code === undefined) === (recoveryCode === undefined))
+        throw new ApiError({ code: 'INVALID_REQUEST', message: 'Send either code (from the authenticator app) or recovery_code.' });
+      const pending = await liveToken(store, request.body.mfa_token, 'mfa', clock.now());
+      const user = pending?.userId ? await store.members.getUser(pending.userId) : undefined;
+      const ended = new ApiError({ code: 'UNAUTHORIZED', message: 'This sign-in has expired; enter your email and password again.' });
+      if (!pending?.accountId || !user) throw ended;
+      await throttled(request, reply, user.email);
+      const used = await secondFactor.check(user, { code, recoveryCode });
+      if (used === undefined) {
+        await failed(request, user.email, user, code === undefined ? 'wrong_recovery_code' : 'wrong_code');
+        throw new ApiError({ code: 'UNAUTHORIZED', message: code === undefined ? 'Wrong recovery code.' : 'Wrong code.' });
+      }
+      const member = await store.members.getMember(pending.accountId, user.id);
+      if (!member || !(await store.members.useToken(pending.tokenHash, clock.now()))) throw ended;
+      return signedIn(request, reply, user, member, used === 'totp' ? 'password+totp' : 'password+recovery');
     },
   });
 }
