@@ -18,6 +18,7 @@ import { registerNulGuard } from './http/nul-guard.js';
 import { QuietRequestLog, requestLoggerFactory } from './http/request-logger.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { registerAdminRoutes } from './http/routes/admin.js';
+import { registerAuditRoutes } from './http/routes/audit.js';
 import { registerIngestRoutes } from './http/routes/ingest.js';
 import { IngestAdmission } from './http/ingest-admission.js';
 import { registerOpsRoutes } from './http/routes/ops.js';
@@ -32,7 +33,7 @@ import { registerThreatModelMetrics } from './http/threat-model-metrics.js';
 import { trackRoutesFor405 } from './http/method-not-allowed.js';
 import { sameSecret } from './http/secrets.js';
 import { SessionAuthenticator } from './http/session-auth.js';
-import { AuditTrail } from './audit/trail.js';
+import { AuditTrail, SYSTEM } from './audit/trail.js';
 import { registerDashboardRoutes } from './dashboard/routes.js';
 import { loadStaticFiles } from './dashboard/static-files.js';
 import { ipLimitResolver } from './limits/ip-limits.js';
@@ -163,6 +164,18 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   const authenticator = new Authenticator(deps.store.accounts, config.plans, deps.clock);
   const sessions = new SessionAuthenticator({ store: deps.store, authenticator, plans: config.plans, clock: deps.clock, keySignIn: config.team.keySignIn });
   const audit = new AuditTrail(deps.store.audit, deps.clock);
+  // The instance whose suspension was stored records it; a failed entry leaves the model suspended.
+  deps.threatModelCosts?.onSuspended((s) =>
+    audit
+      .record(
+        { accountId: s.accountId, actor: SYSTEM, ip: null, userAgent: null },
+        { action: 'threat_model.suspended', target: { kind: 'threat_model', id: s.modelId }, details: { version: s.version, reason: s.reason } },
+      )
+      .then(
+        () => undefined,
+        (err: unknown) => deps.logger?.warn({ err, account: s.accountId, model: s.modelId }, 'threat model suspended, but its audit entry could not be stored'),
+      ),
+  );
   const { pipeline, commits } = composeIngestPipeline(deps, {
     commits: {
       windowMs: config.commitWindowMs,
@@ -298,7 +311,8 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     maxEventBytes: config.maxEventBytes,
     maxBatchBytes: config.maxBatchBytes,
   });
-  registerReadRoutes(app, { store: deps.store, catalog: deps.catalog, clock: deps.clock, alertClosed: deps.alertClosed });
+  registerReadRoutes(app, { store: deps.store, catalog: deps.catalog, clock: deps.clock, alertClosed: deps.alertClosed, audit });
+  registerAuditRoutes(app, { audit: deps.store.audit });
   registerAdminRoutes(app, {
     accounts,
     store: deps.store,
@@ -307,7 +321,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
       allowedOrigins.invalidate();
     },
   });
-  registerSettingsRoutes(app, { store: deps.store, changed: () => authenticator.invalidate() });
+  registerSettingsRoutes(app, { store: deps.store, changed: () => authenticator.invalidate(), audit });
   if (deps.threatModels)
     registerThreatModelRoutes(app, {
       store: deps.store,
@@ -316,6 +330,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
       limiter: deps.limiter,
       changesPerMinute: config.threatModelChangesPerMinute,
       settingsChanged: () => authenticator.invalidate(),
+      audit,
       ...(deps.dryRunLimits ? { dryRunLimits: deps.dryRunLimits } : {}),
     });
   registerWebhookRoutes(app, {
@@ -324,6 +339,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     config: config.webhooks,
     guard: deps.webhookGuard ?? { allowed: config.webhooks.allowCidrs, resolve: systemResolver },
     dispatcher: deps.webhookDispatcher,
+    audit,
   });
   const team = { publicUrl: config.team.publicUrl, mailer: config.team.smtp ? smtpMailer(config.team.smtp) : undefined };
   registerMemberRoutes(app, { store: deps.store, audit, clock: deps.clock, ...team });

@@ -11,13 +11,14 @@ import type { Mailer } from '../team/mailer.js';
 import type { RateLimiter } from '../limits/types.js';
 import type { PlanTable } from '../limits/plans.js';
 import type { Store } from '../storage/store.js';
-import type { AlertRow, AlertStatus } from '../storage/types.js';
+import type { AlertNote, AlertStatus, AuditEntry } from '../storage/types.js';
 import type { AccountContext } from '../event/account.js';
 import type { Clock } from '../util/clock.js';
 import { newId } from '../util/ids.js';
 import type { StaticFile } from './static-files.js';
-import { alertView } from '../storage/alert-view.js';
+import { alertViewsWithAssignees } from '../http/alert-views.js';
 import { actorOf } from '../audit/trail.js';
+import { auditOrigin } from '../http/audit-origin.js';
 import { requestAccount } from '../http/context.js';
 import { DAY_MS, HOUR_MS } from '../util/duration.js';
 
@@ -101,7 +102,13 @@ const accountIdOf = (request: FastifyRequest): string => {
 /** `pro`: the plan has threat models, which the dashboard's threat-model views offer. */
 const accountView = ({ account, plan }: AccountContext) => ({ id: account.id, name: account.name, plan: account.plan, pro: plan.capabilities.threatModels });
 
-const chainView = (a: AlertRow) => ({ ...alertView(a), stages: Array.isArray(a.details.stages) ? a.details.stages : [] });
+const noteView = (n: AlertNote) => ({ id: n.id, status: n.status, note: n.note, created_at: new Date(n.createdAt).toISOString(), author: n.author });
+
+/** Status and assignee changes of an alert, from the audit trail. */
+const HISTORY_ACTIONS: ReadonlySet<string> = new Set(['alert.status_changed', 'alert.assigned']);
+/** The changes of one alert listed with its notes (the audit trail keeps them all). */
+const HISTORY_LIMIT = 200;
+const historyView = (e: AuditEntry) => ({ at: new Date(e.at).toISOString(), action: e.action, author: e.actor, changes: e.changes });
 
 /**
  * The dashboard: its static bundle at /dashboard, sign-in and sign-out (a secret key exchanged
@@ -229,7 +236,10 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
         open_alerts_by_severity: o.openBySeverity,
         top_actors: o.topActors.map((t) => ({ actor_id: t.value, count: t.count, max_risk: t.maxRisk })),
         top_ips: o.topIps.map((t) => ({ ip: t.value, count: t.count, max_risk: t.maxRisk })),
-        chains_in_progress: o.chains.map(chainView),
+        chains_in_progress: (await alertViewsWithAssignees(store.members, o.chains)).map((a) => ({
+          ...a,
+          stages: Array.isArray(a.details.stages) ? a.details.stages : [],
+        })),
       };
     },
   });
@@ -237,7 +247,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
   app.get<{ Params: Static<typeof IdParams> }>('/dashboard/api/alerts/:id/notes', {
     config: { access: 'read' },
     schema: {
-      summary: 'Notes written with an alert status change, oldest first',
+      summary: 'Notes written with an alert status change, and the alert’s status and assignee changes, oldest first, each with its author',
       tags: ['dashboard'],
       security: KeyAuth,
       params: IdParams,
@@ -247,7 +257,9 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
       const accountId = accountIdOf(request);
       if (!(await store.alerts.getAlert(accountId, request.params.id))) throw new ApiError({ code: 'NOT_FOUND', message: `No alert ${request.params.id}.` });
       const notes = await store.alerts.listAlertNotes(accountId, request.params.id);
-      return { data: notes.map((n) => ({ id: n.id, status: n.status, note: n.note, created_at: new Date(n.createdAt).toISOString() })) };
+      const changes = await store.audit.list(accountId, { targetId: request.params.id, action: 'alert.' }, HISTORY_LIMIT);
+      const history = changes.items.filter((e) => HISTORY_ACTIONS.has(e.action) && e.targetKind === 'alert').reverse();
+      return { data: notes.map(noteView), history: history.map(historyView) };
     },
   });
 
@@ -275,8 +287,13 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
         author: actorOf(requestAccount(request).principal),
       };
       await store.alerts.addAlertNote(note);
+      await deps.audit.record(auditOrigin(request), {
+        action: 'alert.note_added',
+        target: { kind: 'alert', id: note.alertId },
+        details: { note_id: note.id, status: note.status, note: note.note },
+      });
       reply.code(201);
-      return { id: note.id, status: note.status, note: note.note, created_at: new Date(now).toISOString() };
+      return noteView(note);
     },
   });
 

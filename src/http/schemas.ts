@@ -1,7 +1,7 @@
 import { Type, type TInteger } from '@sinclair/typebox';
 import type { FastifySchemaCompiler } from 'fastify';
 import { mismatchMessage } from '../util/schema-text.js';
-import type { TimeReading } from '../util/time-text.js';
+import { readQueryTime, type TimeReading } from '../util/time-text.js';
 import { ApiError } from './errors.js';
 
 export const ErrorSchema = Type.Object(
@@ -61,6 +61,16 @@ export function requestTime(reading: TimeReading, field: string): number {
     details: [{ field, message: 'not a time' }],
   });
 }
+
+/** A time in a list's query. */
+export const TimeQuery = Type.String({ maxLength: 40, description: 'ISO 8601 date-time or Unix milliseconds' });
+
+/** A query time; a time no Date can hold is a 400 here rather than an error in the database. */
+export const queryTime = (value: string | undefined, field: string): number | undefined =>
+  value === undefined ? undefined : requestTime(readQueryTime(value), field);
+
+/** A list's page size: the query's `limit`, 50 by default. */
+export const pageLimit = (value: number | undefined): number => integerQuery(value, 'limit', PageLimit) ?? 50;
 
 /** OpenAPI security requirement of key-authenticated routes. */
 export const KeyAuth: { [scheme: string]: string[] }[] = [{ bearer: [] }, { apiKey: [] }];

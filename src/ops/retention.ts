@@ -12,11 +12,12 @@ export interface RetentionReport {
   readonly rowsDeleted: number;
   readonly idempotencyDeleted: number;
   readonly deliveriesDeleted: number;
+  readonly auditDeleted: number;
 }
 
 /**
  * One retention pass: whole partitions past the longest retention first (cheap on
- * PostgreSQL), then each account's rows past its own plan's retention, then idempotency
+ * PostgreSQL), then each account's rows and audit entries past its own plan's retention, then idempotency
  * keys older than 7 days and finished webhook deliveries older than 30. Idempotent and safe to run from every instance.
  */
 export async function pruneOnce(store: Store, plans: PlanTable, now: number): Promise<RetentionReport> {
@@ -24,16 +25,20 @@ export async function pruneOnce(store: Store, plans: PlanTable, now: number): Pr
   const longest = Math.max(...Object.values(plans).map((plan) => plan.capabilities.retentionDays));
   const dropped = await store.events.dropEventsBefore(now - longest * DAY_MS);
   let rowsDeleted = dropped.rowsDeleted;
+  // Entries of no account (failed sign-ins of unknown emails) are kept as long as any plan keeps anything.
+  let auditDeleted = await store.audit.prune('', now - longest * DAY_MS);
   for (const account of await store.accounts.listAccounts()) {
     // An account whose plan the table no longer has keeps the longest retention: editing the
     // plans file never deletes a customer's events sooner than any plan would.
     const plan = planNamed(plans, account.plan);
     if (plan === undefined) continue;
-    rowsDeleted += await store.events.pruneEvents(account.id, now - plan.capabilities.retentionDays * DAY_MS);
+    const before = now - plan.capabilities.retentionDays * DAY_MS;
+    rowsDeleted += await store.events.pruneEvents(account.id, before);
+    auditDeleted += await store.audit.prune(account.id, before);
   }
   const idempotencyDeleted = await store.events.pruneIdempotency(now - IDEMPOTENCY_DAYS * DAY_MS);
   const deliveriesDeleted = await store.webhooks.pruneFinishedDeliveries(now - WEBHOOK_DELIVERY_DAYS * DAY_MS);
-  return { partitionsDropped: dropped.partitionsDropped, rowsDeleted, idempotencyDeleted, deliveriesDeleted };
+  return { partitionsDropped: dropped.partitionsDropped, rowsDeleted, idempotencyDeleted, deliveriesDeleted, auditDeleted };
 }
 
 /** Runs pruneOnce at start and then every `everyMs`; failures are logged, never fatal. */
@@ -47,7 +52,8 @@ export function scheduleRetention(
   const run = async () => {
     try {
       const report = await pruneOnce(store, plans, clock.now());
-      if (report.rowsDeleted + report.partitionsDropped + report.idempotencyDeleted + report.deliveriesDeleted > 0) log.info({ ...report }, 'retention pass');
+      if (report.rowsDeleted + report.partitionsDropped + report.idempotencyDeleted + report.deliveriesDeleted + report.auditDeleted > 0)
+        log.info({ ...report }, 'retention pass');
     } catch (err) {
       log.warn({ err }, 'retention pass failed; will retry');
     }

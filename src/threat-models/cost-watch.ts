@@ -93,7 +93,7 @@ const whole = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 export class ModelCostWatch {
   readonly policy: SuspensionPolicy;
   private readonly windows = new Map<string, CostWindow>();
-  private readonly listeners: ((suspension: Suspension) => void)[] = [];
+  private readonly listeners: ((suspension: Suspension) => void | Promise<void>)[] = [];
   private readonly writing = new Set<Promise<void>>();
   private readonly now: () => number;
 
@@ -102,8 +102,8 @@ export class ModelCostWatch {
     this.now = options.now ?? (() => performance.now());
   }
 
-  /** Called with each suspension this instance stored. */
-  onSuspended(listener: (suspension: Suspension) => void): void {
+  /** Called with each suspension this instance stored; `settled` waits for a listener's promise. */
+  onSuspended(listener: (suspension: Suspension) => void | Promise<void>): void {
     this.listeners.push(listener);
   }
 
@@ -164,7 +164,7 @@ export class ModelCostWatch {
       if (stored) {
         log?.warn({ account: accountId, model: model.id, version: model.version, reason }, 'threat model suspended: its evaluation is over budget');
         const suspension: Suspension = { accountId, modelId: model.id, version: model.version, at, reason };
-        for (const listener of this.listeners) listener(suspension);
+        for (const listener of this.listeners) await listener(suspension);
       }
       await registry.changed(accountId);
     } catch (err) {

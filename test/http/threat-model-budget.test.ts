@@ -120,6 +120,14 @@ describe('threat models over their evaluation budget', () => {
     const suspensions = (t: TestApp) =>
       t.vigil.app.inject({ method: 'GET', url: '/metrics' }).then((res) => Number(/^vigil_threat_model_suspensions_total (\d+)/m.exec(res.body)?.[1] ?? NaN));
     expect((await suspensions(a)) + (b === a ? 0 : await suspensions(b))).toBe(1);
+    // One audit entry, by Vigil itself, whichever instance stored the suspension.
+    const entries = (await call(a, acct, 'GET', `/v1/audit?target=${mine.heavy.id}&action=threat_model.suspended`)).json().items as object[];
+    expect(entries).toEqual([
+      expect.objectContaining({
+        actor: { kind: 'system', id: null, label: 'vigil' },
+        details: { version: 1, reason: expect.stringMatching(/^Suspended at /) },
+      }),
+    ]);
 
     // Re-enabling it (a new version) clears the suspension: it runs again everywhere.
     const patched = await call(b, acct, 'PATCH', `/v1/threat-models/${mine.heavy.id}`, { enabled: true });

@@ -3,7 +3,7 @@ import { DEFAULT_PLANS, parsePlans } from '../../src/limits/plans.js';
 import { pruneOnce } from '../../src/ops/retention.js';
 import { openSqliteStore } from '../../src/storage/sqlite.js';
 import type { Store } from '../../src/storage/store.js';
-import type { EventRow } from '../../src/storage/types.js';
+import type { AuditEntry, EventRow } from '../../src/storage/types.js';
 import { idempotencyOf } from '../contract/store-fixtures.js';
 import { adminPool, describePostgres, dropSchema, openTestStore } from '../storage/pg-helpers.js';
 
@@ -23,6 +23,22 @@ function event(id: string, accountId: string, receivedAt: number): EventRow {
     riskScore: 0,
     tags: [],
     doc: {},
+  };
+}
+
+function entry(id: string, accountId: string, at: number): AuditEntry {
+  return {
+    id,
+    accountId,
+    at,
+    actor: { kind: 'system', id: null, label: 'vigil' },
+    ip: null,
+    userAgent: null,
+    action: 'settings.changed',
+    targetKind: null,
+    targetId: null,
+    changes: {},
+    details: {},
   };
 }
 
@@ -140,10 +156,29 @@ function retentionFollowsThePlansFile(open: () => Promise<{ store: Store; close(
         usage: [],
         idempotency: [],
       });
-      await pruneOnce(store, plans, NOW);
+      // Audit entries follow the same days as events (ids sort by age, as the trail writes them).
+      for (const [id, account, at] of [
+        ['aud_1_short_old', 'acc_short', NOW - 4 * DAY],
+        ['aud_2_short_new', 'acc_short', NOW - 2 * DAY],
+        ['aud_1_archive_old', 'acc_archive', NOW - 501 * DAY],
+        ['aud_2_archive_new', 'acc_archive', NOW - 400 * DAY],
+        ['aud_1_retired_old', 'acc_retired', NOW - 400 * DAY],
+        ['aud_1_none_ancient', '', NOW - 501 * DAY],
+        ['aud_2_none_old', '', NOW - 400 * DAY],
+      ] as const)
+        await store.audit.append(entry(id, account, at));
+      const report = await pruneOnce(store, plans, NOW);
       for (const account of ['short', 'unstated', 'archive'])
         expect((await store.events.listEvents(`acc_${account}`, {}, 10)).items.map((e) => e.id)).toEqual([`evt_${account}_new`]);
       expect((await store.events.listEvents('acc_retired', {}, 10)).items.map((e) => e.id).sort()).toEqual(['evt_retired_new', 'evt_retired_old']);
+      expect(report.auditDeleted).toBe(3);
+      for (const [account, kept] of [
+        ['acc_short', ['aud_2_short_new']],
+        ['acc_archive', ['aud_2_archive_new']],
+        ['acc_retired', ['aud_1_retired_old']],
+        ['', ['aud_2_none_old']],
+      ] as const)
+        expect((await store.audit.list(account, {}, 10)).items.map((e) => e.id)).toEqual(kept);
     } finally {
       await close();
     }

@@ -173,7 +173,9 @@ describe('suspension of the heaviest model', () => {
       now: () => now,
       policy,
     });
-    w.onSuspended((s) => stored.push(s));
+    w.onSuspended((s) => {
+      stored.push(s);
+    });
     return { w, suspended, stored, advance: (ms: number) => (now += ms) };
   }
 

@@ -3,13 +3,14 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Catalog } from '../../catalog/catalog.js';
 import { monthOf } from '../../limits/types.js';
 import type { Store } from '../../storage/store.js';
-import type { AlertStatus, EventRow } from '../../storage/types.js';
+import type { AlertRow, AlertStatus, EventRow } from '../../storage/types.js';
 import type { Clock } from '../../util/clock.js';
-import { alertView } from '../../storage/alert-view.js';
+import type { AuditTrail } from '../../audit/trail.js';
 import { ApiError } from '../errors.js';
 import { snakeCaseKeys } from '../../util/snake-case.js';
-import { readQueryTime } from '../../util/time-text.js';
-import { ErrorResponses, integerQuery, KeyAuth, PageLimit, PageQuery, requestTime } from '../schemas.js';
+import { ErrorResponses, integerQuery, KeyAuth, pageLimit, PageQuery, queryTime, TimeQuery } from '../schemas.js';
+import { alertViewsWithAssignees, alertViewWithAssignee } from '../alert-views.js';
+import { auditOrigin } from '../audit-origin.js';
 import { NameFilterParam, parseNameFilter } from '../list-filter.js';
 import { usageReport } from '../usage-report.js';
 import { requestAccount } from '../context.js';
@@ -19,9 +20,9 @@ export interface ReadRouteDeps {
   readonly catalog: Catalog;
   readonly clock: Clock;
   readonly alertClosed?: (accountId: string, type: string, subject: string) => Promise<void>;
+  readonly audit: AuditTrail;
 }
 
-const TimeParam = Type.String({ maxLength: 40, description: 'ISO 8601 date-time or Unix milliseconds' });
 const MinRisk = Type.Integer({ minimum: 0, maximum: 100 });
 
 const EventsQuery = Type.Object(
@@ -31,8 +32,8 @@ const EventsQuery = Type.Object(
     actor_id: Type.Optional(Type.String({ maxLength: 256 })),
     ip: Type.Optional(Type.String({ maxLength: 64 })),
     min_risk: Type.Optional(MinRisk),
-    since: Type.Optional(TimeParam),
-    until: Type.Optional(TimeParam),
+    since: Type.Optional(TimeQuery),
+    until: Type.Optional(TimeQuery),
     tag: Type.Optional(Type.String({ maxLength: 100 })),
     ...PageQuery,
   },
@@ -45,7 +46,8 @@ const AlertsQuery = Type.Object(
     severity: Type.Optional(Type.Union([Type.Literal('low'), Type.Literal('medium'), Type.Literal('high'), Type.Literal('critical')])),
     status: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('acknowledged'), Type.Literal('resolved'), Type.Literal('false_positive')])),
     actor_id: Type.Optional(Type.String({ maxLength: 256 })),
-    since: Type.Optional(TimeParam),
+    since: Type.Optional(TimeQuery),
+    assignee: Type.Optional(Type.String({ maxLength: 64, description: 'me (the signed-in member), unassigned, or a member id (usr_…)' })),
     ...PageQuery,
   },
   { additionalProperties: false },
@@ -53,11 +55,31 @@ const AlertsQuery = Type.Object(
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 
-/** A query time; a time no Date can hold is a 400 here rather than an error in the database. */
-const parseTime = (value: string | undefined, field: string): number | undefined =>
-  value === undefined ? undefined : requestTime(readQueryTime(value), field);
+const AlertStatusSchema = Type.Union([Type.Literal('open'), Type.Literal('acknowledged'), Type.Literal('resolved'), Type.Literal('false_positive')]);
+const AlertPatch = Type.Object(
+  {
+    status: Type.Optional(AlertStatusSchema),
+    assignee: Type.Optional(
+      Type.Union([Type.String({ maxLength: 64 }), Type.Null()], { description: 'The id (usr_…) of a member of the account, or null to unassign' }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
-const pageLimit = (value: number | undefined): number => integerQuery(value, 'limit', PageLimit) ?? 50;
+const badAssignee = (message: string) => new ApiError({ code: 'INVALID_REQUEST', message, details: [{ field: 'assignee', message }] });
+
+/** The `assignee` filter of an alert list as the store takes it: a user id, or null for unassigned alerts. */
+function assigneeFilter(request: FastifyRequest, value: string | undefined): string | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'unassigned') return null;
+  if (value === 'me') {
+    const principal = requestAccount(request).principal;
+    if (principal.kind === 'member') return principal.userId;
+    throw badAssignee('assignee=me needs a person signed in to the dashboard; an API key is no one: give a member id (usr_…) or unassigned.');
+  }
+  if (value.startsWith('usr_')) return value;
+  throw badAssignee('assignee must be me, unassigned or a member id (usr_…).');
+}
 
 /** Events stored by earlier versions hold their enrichment in camelCase: it is answered in snake_case like the rest. */
 const eventView = (row: EventRow) =>
@@ -83,8 +105,8 @@ export function registerReadRoutes(app: FastifyInstance, deps: ReadRouteDeps): v
           actorId: q.actor_id,
           ip: q.ip,
           minRisk: integerQuery(q.min_risk, 'min_risk', MinRisk),
-          since: parseTime(q.since, 'since'),
-          until: parseTime(q.until, 'until'),
+          since: queryTime(q.since, 'since'),
+          until: queryTime(q.until, 'until'),
           tag: q.tag,
         },
         pageLimit(q.limit),
@@ -112,11 +134,19 @@ export function registerReadRoutes(app: FastifyInstance, deps: ReadRouteDeps): v
       const type = parseNameFilter(q.type);
       const page = await deps.store.alerts.listAlerts(
         accountOf(request),
-        { type: type.exact, typePrefix: type.prefix, severity: q.severity, status: q.status, actorId: q.actor_id, since: parseTime(q.since, 'since') },
+        {
+          type: type.exact,
+          typePrefix: type.prefix,
+          severity: q.severity,
+          status: q.status,
+          actorId: q.actor_id,
+          since: queryTime(q.since, 'since'),
+          assignee: assigneeFilter(request, q.assignee),
+        },
         pageLimit(q.limit),
         q.cursor,
       );
-      return { data: page.items.map(alertView), next_cursor: page.nextCursor };
+      return { data: await alertViewsWithAssignees(deps.store.members, page.items), next_cursor: page.nextCursor };
     },
   });
 
@@ -126,23 +156,43 @@ export function registerReadRoutes(app: FastifyInstance, deps: ReadRouteDeps): v
     handler: async (request) => {
       const alert = await deps.store.alerts.getAlert(accountOf(request), request.params.id);
       if (!alert) throw new ApiError({ code: 'NOT_FOUND', message: `No alert ${request.params.id}.` });
-      return alertView(alert);
+      return alertViewWithAssignee(deps.store.members, alert);
     },
   });
 
-  const AlertPatch = Type.Object(
-    { status: Type.Union([Type.Literal('open'), Type.Literal('acknowledged'), Type.Literal('resolved'), Type.Literal('false_positive')]) },
-    { additionalProperties: false },
-  );
+  const noAlert = (id: string) => new ApiError({ code: 'NOT_FOUND', message: `No alert ${id}.` });
   app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof AlertPatch> }>('/v1/alerts/:id', {
     config: { access: 'triage' },
-    schema: { ...readRoute('Change an alert status', ['alerts']), params: IdParams, body: AlertPatch },
+    schema: { ...readRoute('Change an alert’s status, its assignee, or both', ['alerts']), params: IdParams, body: AlertPatch },
     handler: async (request) => {
       const accountId = accountOf(request);
-      const alert = await deps.store.alerts.setAlertStatus(accountId, request.params.id, request.body.status as AlertStatus, deps.clock.now());
-      if (!alert) throw new ApiError({ code: 'NOT_FOUND', message: `No alert ${request.params.id}.` });
-      if (alert.status === 'resolved' || alert.status === 'false_positive') await deps.alertClosed?.(accountId, alert.type, alert.subject);
-      return alertView(alert);
+      const { status, assignee } = request.body;
+      if (status === undefined && assignee === undefined) throw new ApiError({ code: 'INVALID_REQUEST', message: 'Send "status", "assignee" or both.' });
+      const before = await deps.store.alerts.getAlert(accountId, request.params.id);
+      if (!before) throw noAlert(request.params.id);
+      // Checked before anything is written, so a refused assignee leaves the status as it was too.
+      if (assignee !== undefined && assignee !== null && !(assignee.startsWith('usr_') && (await deps.store.members.getMember(accountId, assignee))))
+        throw badAssignee(`assignee must be the id (usr_…) of a member of this account, or null; ${assignee} is not one.`);
+      const origin = auditOrigin(request);
+      const target = { kind: 'alert', id: before.id };
+      let alert: AlertRow = before;
+      if (status !== undefined) {
+        const changed = await deps.store.alerts.setAlertStatus(accountId, before.id, status as AlertStatus, deps.clock.now());
+        if (!changed) throw noAlert(before.id);
+        alert = changed;
+        if (alert.status === 'resolved' || alert.status === 'false_positive') await deps.alertClosed?.(accountId, alert.type, alert.subject);
+        if (alert.status !== before.status)
+          await deps.audit.record(origin, { action: 'alert.status_changed', target, changes: { status: { before: before.status, after: alert.status } } });
+      }
+      if (assignee !== undefined) {
+        const previous = alert.assignee ?? null;
+        const assigned = await deps.store.alerts.assignAlert(accountId, before.id, assignee);
+        if (!assigned) throw noAlert(before.id);
+        alert = assigned;
+        if ((alert.assignee ?? null) !== previous)
+          await deps.audit.record(origin, { action: 'alert.assigned', target, changes: { assignee: { before: previous, after: alert.assignee ?? null } } });
+      }
+      return alertViewWithAssignee(deps.store.members, alert);
     },
   });
 

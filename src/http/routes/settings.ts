@@ -9,11 +9,14 @@ import type { Account } from '../../event/account.js';
 import { ApiError } from '../errors.js';
 import { type ErrorDetail } from '../../event/rejection.js';
 import { ErrorResponses, KeyAuth, noValidation } from '../schemas.js';
+import { changesBetween, type AuditTrail } from '../../audit/trail.js';
+import { auditOrigin } from '../audit-origin.js';
 
 export interface SettingsRouteDeps {
   readonly store: Store;
   /** Called after settings change (the key cache holds the account). */
   readonly changed: () => void;
+  readonly audit: AuditTrail;
 }
 
 const PARTS = ['risk', 'detectors', 'allowlists'] as const;
@@ -100,6 +103,8 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: SettingsRoute
       }
       const updated = await deps.store.accounts.updateAccount(account.id, { settings: next });
       deps.changed();
+      const changes = changesBetween(account.settings, next, PARTS);
+      if (Object.keys(changes).length > 0) await deps.audit.record(auditOrigin(request), { action: 'settings.changed', changes });
       return view(updated ?? account);
     },
   });

@@ -22,6 +22,8 @@ import { NoFilters } from '../list-filter.js';
 import { type ErrorDetail } from '../../event/rejection.js';
 import { ErrorResponses, KeyAuth, noValidation, requestTime } from '../schemas.js';
 import { requestAccount } from '../context.js';
+import { changesBetween, type AuditTrail, type Changes } from '../../audit/trail.js';
+import { auditOrigin } from '../audit-origin.js';
 
 export interface ThreatModelRouteDeps {
   readonly store: Store;
@@ -38,6 +40,7 @@ export interface ThreatModelRouteDeps {
   readonly settingsChanged: () => void;
   /** Bounds of dry runs (default DRY_RUN_LIMITS). */
   readonly dryRunLimits?: DryRunLimits;
+  readonly audit: AuditTrail;
 }
 
 const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml'];
@@ -61,6 +64,20 @@ function modelView(row: ThreatModelRow) {
     // Stopped for what it cost to evaluate (threat-models/budget.ts) until a new version is saved.
     suspended: row.suspendedAt === null ? null : { at: new Date(row.suspendedAt).toISOString(), reason: row.suspendedReason ?? '' },
   };
+}
+
+/** What an audit entry compares between two versions of a model: its definition and its Sigma rule. */
+function auditedFields(row: ThreatModelRow): Record<string, unknown> {
+  const source = storedSource(row);
+  return { ...storedDefinition(row), format: source.format, ...(source.format === 'sigma' ? { sigma: source.rule } : {}) };
+}
+
+/** The audit entry of a saved version: enabled or disabled when that is all that changed, else updated. */
+function versionChange(before: ThreatModelRow, after: ThreatModelRow): { action: string; changes: Changes } {
+  const changes = changesBetween(auditedFields(before), auditedFields(after));
+  const names = Object.keys(changes);
+  if (names.length === 1 && names[0] === 'enabled') return { action: after.enabled ? 'threat_model.enabled' : 'threat_model.disabled', changes };
+  return { action: 'threat_model.updated', changes };
 }
 
 function versionView(row: ThreatModelVersionRow) {
@@ -154,8 +171,12 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
     return outcome.result.value;
   }
 
-  /** Saves a new version over `row`; a concurrent change is re-read and the change applied again. */
+  /**
+   * Saves a new version over the current one (a concurrent change is re-read and the change
+   * applied again) and records it in the audit trail.
+   */
   async function saveVersion(
+    request: FastifyRequest,
     ctx: AccountContext,
     id: string,
     next: (current: ThreatModelRow) => CheckedModel | Promise<CheckedModel>,
@@ -172,6 +193,11 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
       });
       if (saved) {
         await deps.registry.changed(ctx.account.id);
+        await deps.audit.record(auditOrigin(request), {
+          ...versionChange(current, saved),
+          target: { kind: 'threat_model', id },
+          details: { version: saved.version },
+        });
         return saved;
       }
     }
@@ -206,6 +232,12 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
         createdAt: now,
       });
       await deps.registry.changed(ctx.account.id);
+      await deps.audit.record(auditOrigin(request), {
+        action: 'threat_model.created',
+        target: { kind: 'threat_model', id: row.id },
+        changes: changesBetween(undefined, auditedFields(row)),
+        details: { version: row.version },
+      });
       reply.code(201);
       return modelView(row);
     },
@@ -310,8 +342,11 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
       if (!checked.ok) throw new ApiError({ code: 'INVALID_REQUEST', message: checked.errors[0]?.message ?? 'invalid mapping', details: checked.errors });
       const account = await deps.store.accounts.getAccount(ctx.account.id);
       if (!account) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Missing API key.' });
-      await deps.store.accounts.updateAccount(account.id, { settings: { ...account.settings, [SIGMA_FIELDS_SETTING]: checked.value } });
+      const next = { ...account.settings, [SIGMA_FIELDS_SETTING]: checked.value };
+      await deps.store.accounts.updateAccount(account.id, { settings: next });
       deps.settingsChanged();
+      const changes = changesBetween(account.settings, next, [SIGMA_FIELDS_SETTING]);
+      if (Object.keys(changes).length > 0) await deps.audit.record(auditOrigin(request), { action: 'settings.changed', changes });
       return { defaults: DEFAULT_SIGMA_FIELDS, overrides: checked.value, unmapped: 'metadata.<field>' };
     },
   });
@@ -341,7 +376,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
       const ctx = contextOf(request);
       await changeAllowed(ctx, reply);
       const value = accept(await checker.input(ctx.account.id, request.body, fieldsOf(ctx)), reply);
-      return modelView(await saveVersion(ctx, request.params.id, () => value));
+      return modelView(await saveVersion(request, ctx, request.params.id, () => value));
     },
   });
 
@@ -356,7 +391,7 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
         throw invalid([{ field: '(body)', message: 'a PATCH body is an object of model fields; send a Sigma rule with PUT' }]);
       if ('format' in patch) throw invalid([{ field: 'format', message: 'replace the rule with PUT to change its format or its Sigma text' }]);
       await changeAllowed(ctx, reply);
-      const saved = await saveVersion(ctx, request.params.id, async (current) => {
+      const saved = await saveVersion(request, ctx, request.params.id, async (current) => {
         const merged: Record<string, unknown> = { ...(current.definition as Record<string, unknown>) };
         for (const [k, v] of Object.entries(patch as Record<string, unknown>)) {
           if (v === null) delete merged[k];
@@ -378,9 +413,16 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
     async (request, reply) => {
       const ctx = contextOf(request);
       await changeAllowed(ctx, reply);
-      const deleted = await deps.store.threatModels.deleteThreatModel(ctx.account.id, request.params.id);
-      if (!deleted) throw new ApiError({ code: 'NOT_FOUND', message: `No threat model ${request.params.id}.` });
+      const row = await load(ctx, request.params.id);
+      const deleted = await deps.store.threatModels.deleteThreatModel(ctx.account.id, row.id);
+      if (!deleted) throw new ApiError({ code: 'NOT_FOUND', message: `No threat model ${row.id}.` });
       await deps.registry.changed(ctx.account.id);
+      await deps.audit.record(auditOrigin(request), {
+        action: 'threat_model.deleted',
+        target: { kind: 'threat_model', id: row.id },
+        changes: changesBetween(auditedFields(row), undefined, ['name', 'enabled']),
+        details: { version: row.version },
+      });
       reply.code(204);
       return null;
     },

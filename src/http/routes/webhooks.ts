@@ -15,6 +15,8 @@ import { NoFilters } from '../list-filter.js';
 import { ErrorResponses, integerQuery, KeyAuth, PageLimit, PageQuery } from '../schemas.js';
 import { requestAccount } from '../context.js';
 import { HOUR_MS } from '../../util/duration.js';
+import { changesBetween, type AuditTrail } from '../../audit/trail.js';
+import { auditOrigin } from '../audit-origin.js';
 
 export interface WebhookRouteDeps {
   readonly webhooks: WebhookStore;
@@ -23,6 +25,7 @@ export interface WebhookRouteDeps {
   readonly guard: SsrfGuard;
   /** Absent when this process does not dispatch; the test delivery then waits for the dispatcher. */
   readonly dispatcher?: WebhookDispatcher;
+  readonly audit: AuditTrail;
 }
 
 const MAX_OVERLAP_HOURS = 168;
@@ -122,6 +125,9 @@ function testAlert(accountId: string, at: number): AlertRow {
   };
 }
 
+/** The fields of an endpoint its audit entries compare (the view holds no secret). */
+const AUDITED_FIELDS = ['url', 'description', 'format', 'filters', 'enabled', 'disabled_reason'];
+
 /** Endpoint ids are `whk_` + 26 Crockford base32 characters; anything else is not found without a query. */
 const ENDPOINT_ID = /^whk_[0-9A-Z]{26}$/;
 
@@ -139,6 +145,21 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
     const checked = await checkUrl(url, deps.guard);
     if (!checked.ok) throw new ApiError({ code: 'INVALID_REQUEST', message: `url ${checked.reason}`, details: [{ field: 'url', message: checked.reason }] });
     return checked.url.toString();
+  };
+  /** Records a change of an endpoint, its fields before and after; an update that changed none is no change. */
+  const record = async (
+    request: FastifyRequest,
+    action: string,
+    id: string,
+    before?: WebhookEndpoint,
+    after?: WebhookEndpoint,
+    details?: Record<string, unknown>,
+  ) => {
+    const now = clock.now();
+    const view = (e: WebhookEndpoint | undefined) => (e === undefined ? undefined : endpointView(e, now));
+    const changes = changesBetween(view(before), view(after), AUDITED_FIELDS);
+    if (action === 'webhook.updated' && Object.keys(changes).length === 0) return;
+    await deps.audit.record(auditOrigin(request), { action, target: { kind: 'webhook', id }, changes, ...(details === undefined ? {} : { details }) });
   };
   const filterColumns = (filters: Static<typeof Filters> | undefined): EndpointPatch => ({
     ...(filters?.min_severity !== undefined ? { min_severity: filters.min_severity } : {}),
@@ -181,6 +202,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
         created_at: now,
         updated_at: now,
       });
+      await record(request, 'webhook.created', endpoint.id, undefined, endpoint);
       reply.code(201);
       return { ...endpointView(endpoint, now), secret };
     },
@@ -210,6 +232,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
       const now = clock.now();
       const updated = await webhooks.updateEndpoint(accountId, endpoint.id, patch, now);
       if (!updated) throw new ApiError({ code: 'NOT_FOUND', message: `No webhook ${endpoint.id}.` });
+      await record(request, 'webhook.updated', endpoint.id, endpoint, updated);
       return endpointView(updated, now);
     },
   });
@@ -221,6 +244,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
       const accountId = accountOf(request);
       const endpoint = await endpointOf(accountId, request.params.id);
       if (!(await webhooks.deleteEndpoint(accountId, endpoint.id))) throw new ApiError({ code: 'NOT_FOUND', message: `No webhook ${endpoint.id}.` });
+      await record(request, 'webhook.deleted', endpoint.id, endpoint, undefined);
       reply.code(204);
     },
   });
@@ -245,6 +269,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
         now,
       );
       if (!updated) throw new ApiError({ code: 'NOT_FOUND', message: `No webhook ${endpoint.id}.` });
+      await record(request, 'webhook.secret_rotated', endpoint.id, undefined, undefined, { overlap_hours: overlapMs / HOUR_MS });
       return { ...endpointView(updated, now), secret };
     },
   });
