@@ -59,8 +59,9 @@ const AlertStatusSchema = Type.Union([Type.Literal('open'), Type.Literal('acknow
 const AlertPatch = Type.Object(
   {
     status: Type.Optional(AlertStatusSchema),
+    // null comes first: the validator coerces types, and would otherwise read null as an empty string.
     assignee: Type.Optional(
-      Type.Union([Type.String({ maxLength: 64 }), Type.Null()], { description: 'The id (usr_…) of a member of the account, or null to unassign' }),
+      Type.Union([Type.Null(), Type.String({ maxLength: 64 })], { description: 'The id (usr_…) of a member of the account, or null to unassign' }),
     ),
   },
   { additionalProperties: false },
