@@ -20,6 +20,7 @@ import { createMetrics, type Metrics } from './http/metrics.js';
 import { registerAdminRoutes } from './http/routes/admin.js';
 import { registerAuditRoutes } from './http/routes/audit.js';
 import { registerIngestRoutes } from './http/routes/ingest.js';
+import { registerKeyRoutes } from './http/routes/keys.js';
 import { IngestAdmission } from './http/ingest-admission.js';
 import { registerOpsRoutes } from './http/routes/ops.js';
 import { registerReadRoutes } from './http/routes/read.js';
@@ -34,6 +35,7 @@ import { trackRoutesFor405 } from './http/method-not-allowed.js';
 import { sameSecret } from './http/secrets.js';
 import { SessionAuthenticator } from './http/session-auth.js';
 import { AuditTrail, SYSTEM } from './audit/trail.js';
+import { AccountStamps } from './detection/state/stamps.js';
 import { registerDashboardRoutes } from './dashboard/routes.js';
 import { loadStaticFiles } from './dashboard/static-files.js';
 import { ipLimitResolver } from './limits/ip-limits.js';
@@ -160,8 +162,8 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   app.server.headersTimeout = 10_000;
   const connections = limitConnectionsPerIp(app.server, { maxPerIp: config.maxConnectionsPerIp, exempt: config.trustProxy });
 
-  const accounts = new Accounts(deps.store.accounts, config.plans, deps.clock);
-  const authenticator = new Authenticator(deps.store.accounts, config.plans, deps.clock);
+  const authenticator = new Authenticator(deps.store.accounts, config.plans, deps.clock, { stamps: new AccountStamps(deps.state, 'keys') });
+  const allowedOrigins = new AllowedOrigins(deps.store.accounts, deps.clock);
   const sessions = new SessionAuthenticator({ store: deps.store, authenticator, plans: config.plans, clock: deps.clock, keySignIn: config.team.keySignIn });
   const audit = new AuditTrail(deps.store.audit, deps.clock);
   // The instance whose suspension was stored records it; a failed entry leaves the model suspended.
@@ -176,6 +178,13 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
         (err: unknown) => deps.logger?.warn({ err, account: s.accountId, model: s.modelId }, 'threat model suspended, but its audit entry could not be stored'),
       ),
   );
+  const accounts = new Accounts(deps.store.accounts, config.plans, deps.clock, {
+    audit,
+    changed: async (accountId) => {
+      allowedOrigins.invalidate();
+      await authenticator.changed(accountId);
+    },
+  });
   const { pipeline, commits } = composeIngestPipeline(deps, {
     commits: {
       windowMs: config.commitWindowMs,
@@ -300,7 +309,6 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   });
   registerNulGuard(app);
   // Before the 405 tracker so OPTIONS stays out of the Allow lists.
-  const allowedOrigins = new AllowedOrigins(deps.store.accounts, deps.clock);
   registerCorsPreflight(app, allowedOrigins);
   const add405Routes = trackRoutesFor405(app);
   registerIngestRoutes(app, {
@@ -313,14 +321,8 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   });
   registerReadRoutes(app, { store: deps.store, catalog: deps.catalog, clock: deps.clock, alertClosed: deps.alertClosed, audit });
   registerAuditRoutes(app, { audit: deps.store.audit });
-  registerAdminRoutes(app, {
-    accounts,
-    store: deps.store,
-    changed: () => {
-      authenticator.invalidate();
-      allowedOrigins.invalidate();
-    },
-  });
+  registerAdminRoutes(app, { accounts, store: deps.store });
+  registerKeyRoutes(app, { accounts });
   registerSettingsRoutes(app, { store: deps.store, changed: () => authenticator.invalidate(), audit });
   if (deps.threatModels)
     registerThreatModelRoutes(app, {

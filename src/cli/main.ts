@@ -56,12 +56,14 @@ const keyRow = (k: ApiKeyRecord) => ({
   account: k.accountId,
   kind: k.kind,
   prefix: k.prefix,
+  name: k.name ?? '',
+  scopes: k.scopes.join(','),
   origins: k.allowedOrigins.join(','),
   revoked: k.revokedAt ? new Date(k.revokedAt).toISOString() : '',
 });
 
-/** `a, b` as given to --origins: comma-separated, blanks dropped (an empty value means none). */
-const originList = (text: string): string[] =>
+/** `a, b` as given to --origins or --scopes: comma-separated, blanks dropped (an empty value means none). */
+const commaList = (text: string): string[] =>
   text
     .split(',')
     .map((o) => o.trim())
@@ -72,7 +74,8 @@ async function withAccounts<T>(config: Config | undefined, fn: (accounts: Accoun
   const store = await openStore(config);
   try {
     await store.migrate();
-    return await fn(new Accounts(store.accounts, config.plans, systemClock), store);
+    // No `changed` hook: a running service sees these changes once its key cache expires (2 s).
+    return await fn(new Accounts(store.accounts, config.plans, systemClock, { audit: new AuditTrail(store.audit, systemClock) }), store);
   } finally {
     await store.close();
   }
@@ -126,7 +129,7 @@ const COMMANDS: readonly Command[] = [
     async run({ values, config, out }) {
       const plan = required(values, 'plan', 'accounts create');
       const name = typeof values.name === 'string' ? values.name : 'account';
-      const account = unwrap(await withAccounts(config, (accounts) => accounts.create(name, plan)));
+      const account = unwrap(await withAccounts(config, (accounts) => accounts.create(name, plan, CLI_ORIGIN)));
       out(`created account ${account.id} (plan ${account.plan})`);
       return 0;
     },
@@ -151,27 +154,36 @@ const COMMANDS: readonly Command[] = [
     async run({ values, positionals, config, out }) {
       const plan = required(values, 'plan', 'accounts set-plan');
       const id = positionals[0] as string;
-      const account = unwrap(await withAccounts(config, (accounts) => accounts.changePlan(id, plan)));
+      const account = unwrap(await withAccounts(config, (accounts) => accounts.changePlan(id, plan, CLI_ORIGIN)));
       out(`account ${account.id} is now on plan ${account.plan}`);
       return 0;
     },
   },
   {
     name: 'keys create',
-    synopsis: '--account <id> --kind secret|publishable [--origins <origin>,<origin>]',
+    synopsis: '--account <id> [--kind secret|publishable] [--scopes ingest,read,manage] [--name <name>] [--origins <origin>,<origin>]',
     summary: 'create a key (shown once)',
     details: [
+      'The kind is secret unless --kind publishable. --scopes limits what the key may do: ingest (send',
+      'events), read (events, alerts, usage), manage (change the account: keys, settings, webhooks,',
+      'threat models, alerts); without it a secret key may do all three. A publishable key only ever',
+      'holds ingest. `keys set-scopes` changes them later; the change is in the audit trail.',
       'A publishable key is accepted from browsers only on the origins it lists (scheme://host[:port]',
       'exactly as the browser sends it, or * for any); `keys set-origins` changes them later.',
     ],
-    options: { account: { type: 'string' }, kind: { type: 'string' }, origins: { type: 'string' } },
+    options: { account: { type: 'string' }, kind: { type: 'string' }, origins: { type: 'string' }, scopes: { type: 'string' }, name: { type: 'string' } },
     async run({ values, config, out }) {
       const account = required(values, 'account', 'keys create');
-      const kind = values.kind;
-      if (kind !== 'secret' && kind !== 'publishable') throw new UsageError('keys create needs --kind secret or --kind publishable');
-      const origins = typeof values.origins === 'string' ? originList(values.origins) : [];
-      const created = unwrap(await withAccounts(config, (accounts) => accounts.createKey(account, kind satisfies KeyKind, origins)));
-      out(`created ${created.record.kind} key ${created.record.id}; it is shown this once:`);
+      const kind = values.kind ?? 'secret';
+      if (kind !== 'secret' && kind !== 'publishable') throw new UsageError('keys create: --kind is secret or publishable');
+      const origins = typeof values.origins === 'string' ? commaList(values.origins) : [];
+      const options = {
+        ...(typeof values.scopes === 'string' ? { scopes: commaList(values.scopes) } : {}),
+        ...(typeof values.name === 'string' ? { name: values.name } : {}),
+        by: CLI_ORIGIN,
+      };
+      const created = unwrap(await withAccounts(config, (accounts) => accounts.createKey(account, kind satisfies KeyKind, origins, options)));
+      out(`created ${created.record.kind} key ${created.record.id} (scopes ${created.record.scopes.join(', ')}); it is shown this once:`);
       out(created.key);
       return 0;
     },
@@ -200,21 +212,54 @@ const COMMANDS: readonly Command[] = [
     positionals: ['key-id'],
     async run({ values, positionals, config, out }) {
       if (typeof values.origins !== 'string') throw new UsageError('keys set-origins needs --origins');
-      const origins = originList(values.origins);
+      const origins = commaList(values.origins);
       const id = positionals[0] as string;
-      const key = unwrap(await withAccounts(config, (accounts) => accounts.setKeyOrigins(id, origins)));
+      const key = unwrap(await withAccounts(config, (accounts) => accounts.setKeyOrigins(id, origins, { by: CLI_ORIGIN })));
       out(key.allowedOrigins.length > 0 ? `key ${key.id} allows ${key.allowedOrigins.join(', ')}` : `key ${key.id} allows no browser origin`);
+      return 0;
+    },
+  },
+  {
+    name: 'keys set-scopes',
+    synopsis: '<key-id> --scopes ingest,read,manage',
+    summary: 'replace what a key may do',
+    details: [
+      'Scopes: ingest (send events), read (events, alerts, usage), manage (change the account).',
+      'A publishable key only ever holds ingest. A running service applies the change within 2 seconds.',
+    ],
+    options: { scopes: { type: 'string' } },
+    positionals: ['key-id'],
+    async run({ values, positionals, config, out }) {
+      const scopes = commaList(required(values, 'scopes', 'keys set-scopes'));
+      const id = positionals[0] as string;
+      const key = unwrap(await withAccounts(config, (accounts) => accounts.updateKey(id, { scopes }, { by: CLI_ORIGIN })));
+      out(`key ${key.id} has the scopes ${key.scopes.join(', ')}`);
+      return 0;
+    },
+  },
+  {
+    name: 'keys rename',
+    synopsis: '<key-id> --name <name>',
+    summary: 'rename a key',
+    options: { name: { type: 'string' } },
+    positionals: ['key-id'],
+    async run({ values, positionals, config, out }) {
+      const name = required(values, 'name', 'keys rename');
+      const id = positionals[0] as string;
+      const key = unwrap(await withAccounts(config, (accounts) => accounts.updateKey(id, { name }, { by: CLI_ORIGIN })));
+      out(`key ${key.id} is named ${JSON.stringify(key.name)}`);
       return 0;
     },
   },
   {
     name: 'keys revoke',
     synopsis: '<key-id>',
-    summary: 'revoke a key at once',
+    summary: 'revoke a key',
+    details: ['A running service refuses it within 2 seconds (through /v1/keys or the admin API: at once).'],
     positionals: ['key-id'],
     async run({ positionals, config, out }) {
       const id = positionals[0] as string;
-      unwrap(await withAccounts(config, (accounts) => accounts.revokeKey(id)));
+      unwrap(await withAccounts(config, (accounts) => accounts.revokeKey(id, { by: CLI_ORIGIN })));
       out(`revoked ${id}`);
       return 0;
     },

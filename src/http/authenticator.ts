@@ -3,12 +3,17 @@ import type { AccountContext } from '../event/account.js';
 import type { AccountStore } from '../storage/store.js';
 import type { Clock } from '../util/clock.js';
 import { hashKey, looksLikeKey, sameHash } from '../accounts/keys.js';
+import type { AccountStamps } from '../detection/state/stamps.js';
 
 export type AuthResult =
   { readonly ok: true; readonly ctx: AccountContext; readonly allowedOrigins: readonly string[] } | { readonly ok: false; readonly message: string };
 
 interface CacheEntry {
   readonly result: AuthResult;
+  /** The key's account: a key never changes account, so an expired entry still tells whose stamp to read. */
+  readonly accountId: string | undefined;
+  /** The account's key stamp the verdict was read under; undefined when the account was not known before the read. */
+  readonly stamp: string | null | undefined;
   readonly expiresAt: number;
 }
 
@@ -47,56 +52,85 @@ export function beaconKey(query: unknown): { readonly key?: string; readonly ref
 }
 
 /**
- * Resolves API keys to accounts. Lookups are cached briefly so a login burst does not
- * hit the database per request; revocation and plan changes made through this process
- * invalidate the cache at once, and other instances see them within `ttlMs`.
- * Verdicts are cached twice: by key hash (dashboard sessions know only the hash) and by the
- * presented key itself, so a request with a recently seen key skips its SHA-256. Only strings
- * of a key's shape are cached by key, so the cache holds at most `maxEntries` short strings.
+ * Resolves API keys to accounts. Verdicts are cached briefly so a login burst does not hit the
+ * database per request. Every change to an account's keys or plan writes a new stamp for the
+ * account (`changed`, shared through the state store when scaled out), and a cached verdict is
+ * used only while its account's stamp is the one it was read under: a revoked key or a narrowed
+ * scope is refused on every instance from the moment the change is answered. The stamp is read
+ * before the database, so a verdict read while a change commits is never kept under the new
+ * stamp; a key seen for the first time has no account yet, and its verdict is read once more
+ * under a stamp on its next use. Changes the store gets another way (the CLI) are seen within `ttlMs`.
+ * Dashboard sessions know only the key hash: verdicts are cached by hash, and the hash of each
+ * recently presented key is kept (only strings of a key's shape, at most `maxEntries`), so a
+ * request with a recently seen key skips its SHA-256.
  */
 export class Authenticator {
   private readonly cache = new Map<string, CacheEntry>();
-  private readonly byKey = new Map<string, CacheEntry>();
+  private readonly hashes = new Map<string, string>();
+  private readonly stamps: AccountStamps | undefined;
+  private readonly ttlMs: number;
+  private readonly maxEntries: number;
 
   constructor(
     private readonly store: Pick<AccountStore, 'findKeyByHash'>,
     private readonly plans: PlanTable,
     private readonly clock: Clock,
-    private readonly ttlMs = 2_000,
-    private readonly maxEntries = 50_000,
-  ) {}
+    options: { readonly stamps?: AccountStamps; readonly ttlMs?: number; readonly maxEntries?: number } = {},
+  ) {
+    this.stamps = options.stamps;
+    this.ttlMs = options.ttlMs ?? 2_000;
+    this.maxEntries = options.maxEntries ?? 50_000;
+  }
 
   async authenticate(key: string | undefined): Promise<AuthResult> {
     if (key === undefined) return { ok: false, message: 'Missing API key: send "Authorization: Bearer <API_KEY>" or "X-API-Key: <API_KEY>".' };
     if (!looksLikeKey(key)) return { ok: false, message: 'Invalid API key.' };
-    const now = this.clock.now();
-    const cached = this.byKey.get(key);
-    if (cached && cached.expiresAt > now) return cached.result;
-    const result = await this.authenticateHash(hashKey(key));
-    if (this.byKey.size >= this.maxEntries) this.byKey.clear();
-    this.byKey.set(key, { result, expiresAt: now + this.ttlMs });
-    return result;
+    let hash = this.hashes.get(key);
+    if (hash === undefined) {
+      hash = hashKey(key);
+      if (this.hashes.size >= this.maxEntries) this.hashes.clear();
+      this.hashes.set(key, hash);
+    }
+    return this.authenticateHash(hash);
   }
 
   /** The same check for a key known by its hash (a dashboard session holds no key, only which key opened it). */
   async authenticateHash(hash: string): Promise<AuthResult> {
     const now = this.clock.now();
-    const cached = this.cache.get(hash);
-    if (cached && cached.expiresAt > now) return cached.result;
-    const result = await this.lookup(hash);
+    const entry = this.cache.get(hash);
+    if (entry?.accountId === undefined) {
+      if (entry !== undefined && entry.expiresAt > now) return entry.result;
+      return this.load(hash, this.stamps ? undefined : null, now);
+    }
+    const stamp = this.stamps ? await this.stamps.read(entry.accountId) : null;
+    if (entry.expiresAt > now && entry.stamp === stamp) return entry.result;
+    return this.load(hash, stamp, now);
+  }
+
+  /**
+   * Called after a change to an account's keys or plan, before it is answered: this process
+   * forgets its verdicts at once, and the account's new stamp makes every other instance read
+   * the account's keys again.
+   */
+  async changed(accountId: string): Promise<void> {
+    this.invalidate();
+    await this.stamps?.bump(accountId);
+  }
+
+  /** Forgets every cached verdict of this process (settings changes: the account is part of a verdict). */
+  invalidate(): void {
+    this.cache.clear();
+  }
+
+  private async load(hash: string, stamp: string | null | undefined, now: number): Promise<AuthResult> {
+    const found = await this.store.findKeyByHash(hash);
+    const result = this.verdict(hash, found);
     if (this.cache.size >= this.maxEntries) this.cache.clear();
-    this.cache.set(hash, { result, expiresAt: now + this.ttlMs });
+    this.cache.set(hash, { result, accountId: found?.account.id, stamp, expiresAt: now + this.ttlMs });
     return result;
   }
 
-  /** Called after any change to keys or accounts made through this process. */
-  invalidate(): void {
-    this.cache.clear();
-    this.byKey.clear();
-  }
-
-  private async lookup(hash: string): Promise<AuthResult> {
-    const found = await this.store.findKeyByHash(hash);
+  private verdict(hash: string, found: Awaited<ReturnType<AccountStore['findKeyByHash']>>): AuthResult {
     if (!found || !sameHash(found.hash, hash)) return { ok: false, message: 'Invalid API key.' };
     // A revoked key answers like an unknown one: the answer must not confirm that a key existed.
     if (found.key.revokedAt !== null) return { ok: false, message: 'Invalid API key.' };

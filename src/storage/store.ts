@@ -65,6 +65,8 @@ export interface AccountStore {
   /** The key with this hash and its account, revoked or not (the caller decides). */
   findKeyByHash(hash: string): Promise<{ key: ApiKeyRecord; hash: string; account: Account } | undefined>;
   listKeys(accountId?: string): Promise<readonly ApiKeyRecord[]>;
+  /** The key with this id, revoked or not; undefined when no such key exists. */
+  getKey(id: string): Promise<ApiKeyRecord | undefined>;
   /** Returns false when no such key exists. */
   revokeKey(id: string, at: number): Promise<boolean>;
   /** Replaces the key's allowed browser origins; undefined when no such key exists. */

@@ -12,11 +12,10 @@
  * Only enabled models that are not suspended are in force. A model this instance suspends stops at
  * once here (`suspend`), and on the other instances once the suspension is stored and `changed`.
  */
-import type { LastResult, LastSwapOp, StateStore } from '../detection/state/state-store.js';
-import { scopedKey } from '../event/tenancy.js';
+import type { StateStore } from '../detection/state/state-store.js';
+import { AccountStamps } from '../detection/state/stamps.js';
 import type { ThreatModelStore } from '../storage/store.js';
 import type { ThreatModelRow } from '../storage/types.js';
-import { ulid } from '../util/ids.js';
 import { compileModel, type CompiledModel } from './compile.js';
 import { LIMITS } from './model.js';
 import { storedDefinition } from './stored.js';
@@ -43,9 +42,6 @@ export interface RegistryOptions {
   readonly onCompileError?: (row: ThreatModelRow, err: unknown) => void;
 }
 
-/** The stamp outlives any idle period worth caching for; once gone, the next read reloads. */
-const STAMP_TTL_MS = 30 * 24 * 3600 * 1000;
-
 export class ThreatModelRegistry {
   private readonly entries = new Map<string, Entry>();
   private readonly loading = new Map<string, Loading>();
@@ -54,25 +50,25 @@ export class ThreatModelRegistry {
   private readonly failed = new Set<string>();
   /** `account|id|version` of models suspended here whose suspension the store may not show yet. */
   private readonly suspended = new Set<string>();
-  /** The stamp read per account, built once: every request of the account sends it. */
-  private readonly stampReads = new Map<string, LastSwapOp>();
+  private readonly stamps: AccountStamps;
   private readonly refreshMs: number;
   private readonly now: () => number;
 
   constructor(
     private readonly store: Pick<ThreatModelStore, 'listThreatModels'>,
-    private readonly state: StateStore,
+    state: StateStore,
     private readonly options: RegistryOptions = {},
   ) {
+    this.stamps = new AccountStamps(state, 'threat-models');
     this.refreshMs = options.refreshMs ?? 5_000;
     this.now = options.now ?? (() => performance.now());
   }
 
   /** The account's enabled models, as last saved through any instance. */
   inForce(accountId: string): ModelsInForce {
-    const read = this.stampOp(accountId);
-    if (this.state.runSync) return this.resolve(accountId, stampOf(this.state.runSync([read])[0] as LastResult));
-    return this.state.run([read]).then(([result]) => this.resolve(accountId, stampOf(result)));
+    const stamp = this.stamps.read(accountId);
+    if (typeof stamp === 'string' || stamp === null) return this.resolve(accountId, stamp);
+    return stamp.then((read) => this.resolve(accountId, read));
   }
 
   /**
@@ -81,7 +77,7 @@ export class ThreatModelRegistry {
    */
   async changed(accountId: string): Promise<void> {
     this.entries.delete(accountId);
-    await this.state.run([Object.assign({}, this.stampOp(accountId), { value: ulid() })]);
+    await this.stamps.bump(accountId);
   }
 
   /**
@@ -112,16 +108,6 @@ export class ThreatModelRegistry {
     let largestAccountBytes = 0;
     for (const bytes of byAccount.values()) largestAccountBytes = Math.max(largestAccountBytes, bytes);
     return { totalBytes, largestAccountBytes };
-  }
-
-  private stampOp(accountId: string): LastSwapOp {
-    let op = this.stampReads.get(accountId);
-    if (op === undefined) {
-      // Event time 0 on every write: the latest write always wins, whatever the instances' clocks say.
-      op = { kind: 'last.swap', key: scopedKey(this.state.scope(accountId), 'threat-models', 'stamp'), field: 'stamp', at: 0, ttlMs: STAMP_TTL_MS };
-      this.stampReads.set(accountId, op);
-    }
-    return op;
   }
 
   private resolve(accountId: string, stamp: string | null): ModelsInForce {
@@ -200,8 +186,3 @@ export class ThreatModelRegistry {
 }
 
 const modelKey = (accountId: string, id: string, version: number): string => `${accountId}|${id}|${version}`;
-
-const stampOf = (result: LastResult | undefined): string | null => {
-  const value = result?.previous?.value;
-  return typeof value === 'string' ? value : null;
-};

@@ -91,6 +91,37 @@ describe('vigil CLI', () => {
     expect(list).toContain('https://a.example,https://b.example');
   });
 
+  it('keys create --scopes --name, set-scopes, rename, revoke: the key does what its scopes allow; one audit entry per change by the cli operator, never the key', async () => {
+    const out = await cli('keys', 'create', '--account', accountId, '--scopes', 'read', '--name', 'Reporting job');
+    expect(out[0]).toMatch(/^created secret key key_[0-9A-Z]{26} \(scopes read\); it is shown this once:$/);
+    const id = /(key_[0-9A-Z]{26})/.exec(out[0] as string)?.[1] as string;
+    const reader = out[1] as string;
+    expect(await withApp((send) => send(reader))).toBe(403);
+    expect(await cli('keys', 'set-scopes', id, '--scopes', 'read,ingest')).toEqual([`key ${id} has the scopes ingest, read`]);
+    expect(await cli('keys', 'rename', id, '--name', 'Reports')).toEqual([`key ${id} is named "Reports"`]);
+    expect(await withApp((send) => send(reader))).toBe(202);
+    const refused = await vigil('keys', 'set-scopes', id, '--scopes', 'read,admin');
+    expect(refused).toMatchObject({ code: 1, stderr: expect.stringContaining('Unknown scope "admin"; the scopes are ingest, read, manage.') as string });
+    await cli('keys', 'revoke', id);
+    await cli('keys', 'revoke', id);
+    const listed = (await cli('keys', 'list', '--account', accountId)).join('\n').split('\n');
+    expect(listed.find((l) => l.startsWith(id))).toMatch(/Reports\s+ingest,read\s+\d{4}-/);
+
+    const t = await testApp({ VIGIL_DATA_DIR: dataDir });
+    try {
+      const entries = (await t.services.store.audit.list(accountId, { targetId: id }, 50)).items;
+      expect(entries.map((e) => e.action).reverse()).toEqual(['key.created', 'key.scopes_changed', 'key.renamed', 'key.revoked']);
+      for (const e of entries) expect(e.actor).toEqual({ kind: 'operator', id: 'operator', label: 'cli' });
+      expect(entries[3]?.details).toEqual({ prefix: reader.slice(0, 11), kind: 'secret', scopes: ['read'], name: 'Reporting job' });
+      expect(entries[2]?.changes).toEqual({ scopes: { before: ['read'], after: ['ingest', 'read'] } });
+      expect(JSON.stringify(entries)).not.toContain(reader.slice(11));
+      const created = await t.services.store.audit.list(accountId, { action: 'account.' }, 50);
+      expect(created.items.map((e) => [e.action, e.details, e.actor.label])).toEqual([['account.created', { name: 'Acme Ltd', plan: 'pro' }, 'cli']]);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('keys list never shows a key, only its prefix', async () => {
     const out = (await cli('keys', 'list')).join('\n');
     expect(out).toContain(keyId);
@@ -149,6 +180,14 @@ describe('vigil CLI', () => {
     expect(await cli('accounts', 'set-plan', id, '--plan', 'starter')).toEqual([`account ${id} is now on plan starter`]);
     expect((await cli('accounts', 'list')).join('\n')).toMatch(new RegExp(`${id}\\s+Upgrader\\s+starter\\s`));
     expect(await batch()).toBe(202);
+    await cli('accounts', 'set-plan', id, '--plan', 'starter');
+    const t = await testApp({ VIGIL_DATA_DIR: dataDir });
+    try {
+      const entries = (await t.services.store.audit.list(id, { action: 'account.plan_changed' }, 50)).items;
+      expect(entries.map((e) => [e.actor.label, e.changes])).toEqual([['cli', { plan: { before: 'free', after: 'starter' } }]]);
+    } finally {
+      await t.close();
+    }
   });
 
   it('keys set-origins: a publishable key made without origins then accepts that browser origin', async () => {
@@ -198,6 +237,8 @@ describe('vigil CLI', () => {
       expect.stringMatching(/^vigil keys create /),
       'vigil keys list [--account <id>]',
       expect.stringMatching(/^vigil keys set-origins /),
+      'vigil keys set-scopes <key-id> --scopes ingest,read,manage',
+      'vigil keys rename <key-id> --name <name>',
       'vigil keys revoke <key-id>',
     ]);
   });
@@ -208,7 +249,7 @@ describe('vigil CLI', () => {
     [['help', 'frobnicate'], 'unknown command "frobnicate"'],
     [['accounts', 'create'], 'accounts create needs --plan'],
     [['keys', 'create', '--kind', 'secret'], 'keys create needs --account'],
-    [['keys', 'create', '--account', 'acc_x', '--kind', 'admin'], 'keys create needs --kind secret or --kind publishable'],
+    [['keys', 'create', '--account', 'acc_x', '--kind', 'admin'], 'keys create: --kind is secret or publishable'],
     [['keys', 'revoke'], 'keys revoke needs <key-id>'],
     [['keys', 'revoke', 'a', 'b'], 'keys revoke: unexpected argument "b"'],
     [['keys', 'set-origins', 'key_x'], 'keys set-origins needs --origins'],

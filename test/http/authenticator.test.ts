@@ -29,7 +29,7 @@ describe('Authenticator', () => {
       lookups++;
       return findKeyByHash(hash);
     };
-    const authenticator = new Authenticator(sqlite.accounts, DEFAULT_PLANS, clock, 2_000);
+    const authenticator = new Authenticator(sqlite.accounts, DEFAULT_PLANS, clock, { ttlMs: 2_000 });
     return { clock, accounts, authenticator, key: created.value.key, keyId: created.value.record.id, lookups: () => lookups };
   }
 

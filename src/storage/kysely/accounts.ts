@@ -128,6 +128,12 @@ export class KyselyAccountStore implements AccountStore {
     return rows.map(toKey);
   }
 
+  async getKey(id: string): Promise<ApiKeyRecord | undefined> {
+    if (this.x.unmatchable(id)) return undefined;
+    const row = await this.x.read('getKey', () => this.x.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst());
+    return row && toKey(row);
+  }
+
   async revokeKey(id: string, at: number): Promise<boolean> {
     if (this.x.unmatchable(id)) return false;
     const result = await this.x.guard('revokeKey', () =>

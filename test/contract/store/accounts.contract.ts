@@ -73,6 +73,8 @@ export function accountsContract(sut: StoreContext): void {
       expect(await sut.store.accounts.listKeys('acc_b')).toEqual([k2]);
       expect((await sut.store.accounts.listKeys()).map((k) => k.id).sort()).toEqual([k1.id, k2.id, k3.id].sort());
       expect(await sut.store.accounts.listKeys('acc_%')).toEqual([]);
+      expect(await sut.store.accounts.getKey(k2.id)).toEqual(k2);
+      for (const id of ['key_missing', "' or 1=1 --", 'key_%']) expect(await sut.store.accounts.getKey(id)).toBeUndefined();
     });
 
     it('revokes: the key is still found, with revokedAt; a second revoke keeps the first time', async () => {
