@@ -40,7 +40,8 @@ export function changesBetween(
   for (const name of names) {
     const a = before?.[name];
     const b = after?.[name];
-    if (JSON.stringify(a) === JSON.stringify(b)) continue;
+    // Absent and null are the same value: a field created or removed as null did not change.
+    if (JSON.stringify(a ?? null) === JSON.stringify(b ?? null)) continue;
     changes[name] = SECRET_FIELD.test(name) ? { before: a === undefined ? null : '[set]', after: '[changed]' } : { before: a ?? null, after: b ?? null };
   }
   return changes;

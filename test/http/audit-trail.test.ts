@@ -139,6 +139,7 @@ describe('the audit trail of changes made through the API and the dashboard', ()
     });
     expect(created.target).toEqual({ kind: 'threat_model', id: modelId });
     expect(created.changes.name).toEqual({ before: null, after: 'Root sign-in' });
+    expect(created.changes).not.toHaveProperty('suspended');
     await one(() => call(who, 'PATCH', `/v1/threat-models/${modelId}`, { enabled: false }), {
       action: 'threat_model.disabled',
       changes: { enabled: { before: true, after: false } },

@@ -121,7 +121,9 @@ describe('threat models over their evaluation budget', () => {
       t.vigil.app.inject({ method: 'GET', url: '/metrics' }).then((res) => Number(/^vigil_threat_model_suspensions_total (\d+)/m.exec(res.body)?.[1] ?? NaN));
     expect((await suspensions(a)) + (b === a ? 0 : await suspensions(b))).toBe(1);
     // One audit entry, by Vigil itself, whichever instance stored the suspension.
-    const entries = (await call(a, acct, 'GET', `/v1/audit?target=${mine.heavy.id}&action=threat_model.suspended`)).json().items as object[];
+    const entries = (await call(a, acct, 'GET', `/v1/audit?target=${mine.heavy.id}&action=threat_model.suspended`)).json().items as {
+      details: { reason: string };
+    }[];
     expect(entries).toEqual([
       expect.objectContaining({
         actor: { kind: 'system', id: null, label: 'vigil' },
@@ -133,6 +135,10 @@ describe('threat models over their evaluation budget', () => {
     const patched = await call(b, acct, 'PATCH', `/v1/threat-models/${mine.heavy.id}`, { enabled: true });
     expect(patched.statusCode, patched.body).toBe(200);
     expect(patched.json()).toMatchObject({ version: 2, enabled: true, suspended: null });
+    const enabled = (await call(a, acct, 'GET', `/v1/audit?target=${mine.heavy.id}&action=threat_model.enabled`)).json().items as object[];
+    expect(enabled).toEqual([
+      expect.objectContaining({ changes: { suspended: { before: entries[0]?.details.reason, after: null } }, details: { version: 2 } }),
+    ]);
     for (const t of [a, b]) {
       expect((await modelOn(t, acct, mine.heavy.id)).suspended).toBeNull();
       expect(await alertsOn(t, acct, small)).toEqual(['custom.heavy', 'custom.light']);

@@ -66,17 +66,31 @@ function modelView(row: ThreatModelRow) {
   };
 }
 
-/** What an audit entry compares between two versions of a model: its definition and its Sigma rule. */
+/**
+ * What an audit entry compares between two versions of a model: its definition, its Sigma rule,
+ * and the reason it is suspended (saving a version clears a suspension).
+ */
 function auditedFields(row: ThreatModelRow): Record<string, unknown> {
   const source = storedSource(row);
-  return { ...storedDefinition(row), format: source.format, ...(source.format === 'sigma' ? { sigma: source.rule } : {}) };
+  return {
+    ...storedDefinition(row),
+    format: source.format,
+    ...(source.format === 'sigma' ? { sigma: source.rule } : {}),
+    suspended: row.suspendedAt === null ? null : row.suspendedReason,
+  };
 }
 
-/** The audit entry of a saved version: enabled or disabled when that is all that changed, else updated. */
+const RUNNING_STATE: ReadonlySet<string> = new Set(['enabled', 'suspended']);
+
+/**
+ * The audit entry of a saved version: enabled or disabled when only whether it runs changed
+ * (re-enabling a suspended model enables it), else updated.
+ */
 function versionChange(before: ThreatModelRow, after: ThreatModelRow): { action: string; changes: Changes } {
   const changes = changesBetween(auditedFields(before), auditedFields(after));
   const names = Object.keys(changes);
-  if (names.length === 1 && names[0] === 'enabled') return { action: after.enabled ? 'threat_model.enabled' : 'threat_model.disabled', changes };
+  if (names.length > 0 && names.every((name) => RUNNING_STATE.has(name)))
+    return { action: after.enabled ? 'threat_model.enabled' : 'threat_model.disabled', changes };
   return { action: 'threat_model.updated', changes };
 }
 
