@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Accounts } from '../../src/accounts/accounts.js';
+import { AccountStamps } from '../../src/detection/state/stamps.js';
+import { MemoryStateStore } from '../../src/detection/state/memory-state-store.js';
 import { Authenticator } from '../../src/http/authenticator.js';
 import { DEFAULT_PLANS } from '../../src/limits/plans.js';
 import { openSqliteStore, type SqliteStore } from '../../src/storage/sqlite.js';
@@ -61,5 +63,25 @@ describe('Authenticator', () => {
     await accounts.revokeKey(keyId);
     authenticator.invalidate();
     expect(await authenticator.authenticate(key)).toEqual({ ok: false, message: 'Invalid API key.' });
+  });
+
+  it('with stamps shared by two instances, a change answered on one is in force on the other at once, and a cached verdict costs no lookup while nothing changed', async () => {
+    const { clock, accounts, key, keyId, lookups } = await setUp();
+    const state = new MemoryStateStore({ clock });
+    const [one, two] = [0, 1].map(() => new Authenticator(store!.accounts, DEFAULT_PLANS, clock, { stamps: new AccountStamps(state, 'keys') }));
+    for (const t of [one, two, one, two]) expect((await t!.authenticate(key)).ok).toBe(true);
+    const settled = lookups();
+    for (const t of [one, two]) await t!.authenticate(key);
+    expect(lookups()).toBe(settled);
+
+    const accountId = (await store!.accounts.getKey(keyId))!.accountId;
+    await accounts.updateKey(keyId, { scopes: ['read'] });
+    await one!.changed(accountId);
+    const narrowed = await two!.authenticate(key);
+    expect(narrowed.ok && narrowed.ctx.principal).toMatchObject({ kind: 'key', scopes: ['read'] });
+    await accounts.revokeKey(keyId);
+    await one!.changed(accountId);
+    expect(await two!.authenticate(key)).toEqual({ ok: false, message: 'Invalid API key.' });
+    await state.close();
   });
 });
