@@ -15,7 +15,7 @@ import type { ErrorCode, Rejection } from './event/rejection.js';
 import { ADMIN_FAILURE_LIMITS, registerGuards } from './http/guards.js';
 import { FailureThrottle } from './http/failure-throttle.js';
 import { registerNulGuard } from './http/nul-guard.js';
-import { QuietRequestLog, requestLoggerFactory } from './http/request-logger.js';
+import { loggedUrl, QuietRequestLog, requestLoggerFactory } from './http/request-logger.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { registerAdminRoutes } from './http/routes/admin.js';
 import { registerAuditRoutes } from './http/routes/audit.js';
@@ -274,7 +274,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     metrics.recordRequest(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
     if (accessLog)
       request.log.debug(
-        { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+        { method: request.method, url: loggedUrl(request), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
         'request completed',
       );
     done();

@@ -36,7 +36,7 @@ const logMailFailure = (log: FastifyBaseLogger) => (err: unknown) =>
 export function registerPeoplePages(app: FastifyInstance, deps: PeoplePageDeps): void {
   const invitations = new Invitations(deps);
   const resets = new PasswordResets(deps);
-  const guard = async (request: FastifyRequest, reply: Parameters<typeof throttleSignIn>[2], email: string) => {
+  const guard = async (request: FastifyRequest, reply: Parameters<typeof throttleSignIn>[2], email: string | undefined) => {
     reply.header('Cache-Control', 'no-store');
     if (!deps.sameOrigin(request)) throw new ApiError({ code: 'FORBIDDEN', message: 'Use the dashboard itself.' });
     await throttleSignIn(deps, request, reply, email);
@@ -46,14 +46,14 @@ export function registerPeoplePages(app: FastifyInstance, deps: PeoplePageDeps):
   app.get<{ Params: Static<typeof TokenParams> }>('/dashboard/api/invitations/:token', {
     schema: { ...hidden, params: TokenParams },
     handler: async (request, reply) => {
-      await guard(request, reply, '');
+      await guard(request, reply, undefined);
       const found = await invitations.describe(request.params.token);
       if (!found) throw invalidInvitation();
       return {
         email: found.invitation.email,
         role: found.invitation.role,
         account: { name: found.accountName },
-        existing_person: found.existingPerson,
+        existing: found.existingPerson,
         expires_at: new Date(found.invitation.expiresAt).toISOString(),
       };
     },
@@ -64,7 +64,7 @@ export function registerPeoplePages(app: FastifyInstance, deps: PeoplePageDeps):
     handler: async (request, reply) => {
       const found = await invitations.describe(request.params.token);
       // A wrong password of someone who already has one counts against their email, as at sign-in.
-      await guard(request, reply, found?.invitation.email ?? '');
+      await guard(request, reply, found?.invitation.email ?? undefined);
       if (!found) throw invalidInvitation();
       const accepted = await invitations.accept(request.params.token, request.body, fromOf(request));
       if (!accepted.ok) throw refused(accepted);
@@ -89,7 +89,7 @@ export function registerPeoplePages(app: FastifyInstance, deps: PeoplePageDeps):
   app.post<{ Params: Static<typeof TokenParams>; Body: Static<typeof NewPasswordBody> }>('/dashboard/api/password-reset/:token', {
     schema: { ...hidden, params: TokenParams, body: NewPasswordBody },
     handler: async (request, reply) => {
-      await guard(request, reply, '');
+      await guard(request, reply, undefined);
       const done = await resets.complete(request.params.token, request.body.password, fromOf(request));
       if (!done.ok) throw refused(done);
       reply.code(204);

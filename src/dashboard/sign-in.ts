@@ -122,16 +122,19 @@ export async function throttleSignIn(
   deps: Pick<SignInDeps, 'limiter' | 'clock' | 'audit'>,
   request: FastifyRequest,
   reply: FastifyReply,
-  email: string,
+  email: string | undefined,
 ): Promise<void> {
   const now = deps.clock.now();
   const byAddress = await deps.limiter.hitIp(`dashboard sign-in ${request.ip}`, SIGN_IN_PER_ADDRESS_PER_MINUTE, now);
   // The window is named by a digest of the email: the shared state holds no email address.
-  const byEmail = await deps.limiter.hitIp(`sign-in email ${createHash('sha256').update(email).digest('hex').slice(0, 32)}`, SIGN_IN_PER_EMAIL_PER_MINUTE, now);
+  const byEmail =
+    email === undefined
+      ? byAddress
+      : await deps.limiter.hitIp(`sign-in email ${createHash('sha256').update(email).digest('hex').slice(0, 32)}`, SIGN_IN_PER_EMAIL_PER_MINUTE, now);
   const refused = !byAddress.allowed ? byAddress : !byEmail.allowed ? byEmail : undefined;
   if (refused === undefined) return;
   await deps.audit.record(
-    { accountId: '', actor: { kind: 'anonymous', id: null, label: email }, ip: request.ip, userAgent: userAgentOf(request) },
+    { accountId: '', actor: { kind: 'anonymous', id: null, label: email ?? null }, ip: request.ip, userAgent: userAgentOf(request) },
     { action: 'sign_in.throttled', details: { by: byAddress.allowed ? 'email' : 'address', route: request.routeOptions.url } },
   );
   reply.header('Retry-After', String(refused.retryAfter));

@@ -88,3 +88,14 @@ export function requestLoggerFactory(logger: FastifyBaseLogger, bindings: Bindin
   if (options.level !== undefined || options.serializers !== undefined) return logger.child(bindings, options);
   return new RequestLogger(logger, bindings);
 }
+
+/**
+ * The request's URL as logs show it: a single-use token in the path (an invitation, a password
+ * reset) is replaced, since whoever reads the log must not be able to use it.
+ */
+export function loggedUrl(request: FastifyRequest): string {
+  const token = (request.params as Readonly<Record<string, unknown>> | undefined)?.token;
+  return typeof token === 'string' && token.length > 0
+    ? request.url.split(encodeURIComponent(token)).join('[token]').split(token).join('[token]')
+    : request.url;
+}
