@@ -1,36 +1,14 @@
 // Callbacks passed to page.evaluate run in the browser.
 /// <reference lib="dom" />
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, api, provision } from '../process/service.js';
-import { ATTACKER_IP, DASHBOARD_DIST, VICTIM, chromiumPresent, openStage, sendAttack, signIn, type Stage } from './harness.js';
+import { ATTACKER_IP, DASHBOARD_DIST, VICTIM, chromiumPresent, expectAccessible, openStage, sendAttack, signIn, type Stage } from './harness.js';
 
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const FIRST_LOAD_BUDGET = 150 * 1024;
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: unknown[] }[];
-}
-
-/** axe-core on the current view: no violation of serious or critical impact. */
-async function expectAccessible(page: Page, view: string): Promise<void> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource);
-  const violations = await page.evaluate(async () => {
-    const run = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: AxeViolation[] }> } }).axe.run;
-    return (await run(document, { resultTypes: ['violations'] })).violations;
-  });
-  const serious = violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${view}: ${v.id} ${v.help} at ${JSON.stringify(v.nodes.map((n) => n.target))}`);
-  expect(serious).toEqual([]);
-}
 
 /** A link of the section navigation. */
 const section = (page: Page, name: string) => page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name, exact: true });

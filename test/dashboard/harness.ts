@@ -1,12 +1,38 @@
+// Callbacks passed to page.evaluate run in the browser.
+/// <reference lib="dom" />
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
+import { expect } from 'vitest';
 import { chromiumPresent as chromiumPresentFor, launchChromium } from '../helpers/chromium.js';
 import { api, provision, startService, tempDir, type Service } from '../process/service.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 export const DASHBOARD_DIST = join(ROOT, 'dashboard', 'dist');
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: unknown[] }[];
+}
+
+/** axe-core on the current view: no violation of serious or critical impact. */
+export async function expectAccessible(page: Page, view: string): Promise<void> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const run = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: AxeViolation[] }> } }).axe.run;
+    return (await run(document, { resultTypes: ['violations'] })).violations;
+  });
+  const serious = violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${view}: ${v.id} ${v.help} at ${JSON.stringify(v.nodes.map((n) => n.target))}`);
+  expect(serious).toEqual([]);
+}
 
 export const chromiumPresent = (): boolean => chromiumPresentFor('dashboard suite');
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { connectTestRedis, describeWithRedis, REDIS_URL } from '../limits/redis-helper.js';
 import { api, provision, startService, tempDir, type Service } from '../process/service.js';
 import { unscopedKeys } from '../helpers/redis-keys.js';
-import { adminPool, describePostgres, dropSchema, freshSchema, PG_URL } from '../storage/pg-helpers.js';
+import { adminPool, describePostgres, dropSchema, freshSchema, schemaUrl } from '../storage/pg-helpers.js';
 
 const redis = await connectTestRedis('multi-process');
 
@@ -31,12 +31,6 @@ function plans(dir: string): string {
   return file;
 }
 
-function withSchema(url: string, schema: string): string {
-  const u = new URL(url);
-  u.searchParams.set('schema', schema);
-  return u.toString();
-}
-
 describePostgres('two service processes, one service', () => {
   describeWithRedis('shared PostgreSQL schema + Redis prefix', redis, (r) => {
     const schema = freshSchema();
@@ -47,7 +41,7 @@ describePostgres('two service processes, one service', () => {
       const dir = tempDir('vigil-multi-process-');
       const env = {
         VIGIL_DASHBOARD_KEY_SIGN_IN: 'on',
-        VIGIL_DATABASE_URL: withSchema(PG_URL, schema),
+        VIGIL_DATABASE_URL: schemaUrl(schema),
         VIGIL_REDIS_URL: REDIS_URL,
         VIGIL_REDIS_PREFIX: r.prefix,
         VIGIL_PLANS_FILE: plans(dir),

@@ -48,6 +48,13 @@ export function describePostgres(name: string, body: () => void): void {
 }
 
 /** A schema name no other run uses. */
+/** The database URL whose connections use this schema (the service's `schema` parameter). */
+export function schemaUrl(schema: string, url = PG_URL): string {
+  const u = new URL(url);
+  u.searchParams.set('schema', schema);
+  return u.toString();
+}
+
 export const freshSchema = (): string => `vigil_test_${process.pid}_${randomBytes(5).toString('hex')}`;
 
 /** Superuser-side connection for test set-up: dropping schemas, terminating backends. */
