@@ -3,7 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { totpCode } from '../../src/team/totp.js';
+import { base32Decode, TOTP_STEP_SECONDS, totpCode } from '../../src/team/totp.js';
 import { launchChromium } from '../helpers/chromium.js';
 import { connectTestRedis, describeWithRedis, REDIS_URL } from '../limits/redis-helper.js';
 import { ADMIN, api, provision, startService, tempDir, type Service } from '../process/service.js';
@@ -12,7 +12,6 @@ import { ATTACKER_IP, chromiumPresent, ensureDashboardBuilt, expectAccessible, s
 
 const OWNER = { email: 'olivia@example.com', password: 'owner passphrase 4 vigil' };
 const VIEWER = { email: 'victor@example.com', password: 'viewer passphrase 4 vigil' };
-const TOTP_STEP_MS = 30_000;
 
 const redis = await connectTestRedis('dashboard-teams');
 
@@ -25,9 +24,15 @@ const tokenOf = (link: string): string => {
 
 /** A code of the next time step: a step whose code was used once (enrolment) is refused. */
 async function freshCode(secret: string): Promise<string> {
-  const next = (Math.floor(Date.now() / TOTP_STEP_MS) + 1) * TOTP_STEP_MS;
-  await sleep(next - Date.now() + 50);
-  return totpCode(secret, Date.now());
+  const stepMs = TOTP_STEP_SECONDS * 1000;
+  await sleep((Math.floor(Date.now() / stepMs) + 1) * stepMs - Date.now() + 50);
+  return codeNow(secret);
+}
+
+function codeNow(secret: string): string {
+  const key = base32Decode(secret);
+  if (key === undefined) throw new Error(`not a base32 secret: ${secret}`);
+  return totpCode(key, Date.now());
 }
 
 const section = (page: Page, name: string) => page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name, exact: true });
@@ -66,6 +71,7 @@ function teamFlow(mode: string, open: () => Promise<{ owners: Service; viewers: 
     let key: string;
     let alertId: string;
     let totpSecret = '';
+    let ownerToken = '';
     const problems: string[] = [];
 
     beforeAll(async () => {
@@ -85,7 +91,8 @@ function teamFlow(mode: string, open: () => Promise<{ owners: Service; viewers: 
       // The operator invites the first person: no one signs in with the key.
       const invited = await api(owners.base, 'POST', `/admin/accounts/${account.accountId}/invitations`, ADMIN, { email: OWNER.email, role: 'owner' });
       expect(invited.status, JSON.stringify(invited.json)).toBe(201);
-      await owner.goto(`${owners.base}/dashboard#/accept/${tokenOf(invited.json.link)}`);
+      ownerToken = tokenOf(invited.json.link);
+      await owner.goto(`${owners.base}/dashboard#/accept/${ownerToken}`);
     }, 120_000);
 
     afterAll(async () => {
@@ -102,7 +109,7 @@ function teamFlow(mode: string, open: () => Promise<{ owners: Service; viewers: 
       await section(owner, 'Team').waitFor();
       expect(await owner.getByRole('link', { name: OWNER.email }).count()).toBe(1);
       // The link works once.
-      const again = await fetch(`${owners.base}/dashboard/api/invitations/${tokenOf(owner.url())}`);
+      const again = await fetch(`${owners.base}/dashboard/api/invitations/${ownerToken}`);
       expect(again.status).toBe(404);
     });
 
@@ -128,7 +135,7 @@ function teamFlow(mode: string, open: () => Promise<{ owners: Service; viewers: 
       await viewer.getByRole('button', { name: 'Set up an authenticator app' }).click();
       totpSecret = (await viewer.getByTestId('totp-secret').textContent()) ?? '';
       expect(totpSecret).toMatch(/^[A-Z2-7]{16,}$/);
-      await viewer.getByLabel('Code from the app').fill(totpCode(totpSecret, Date.now()));
+      await viewer.getByLabel('Code from the app').fill(codeNow(totpSecret));
       await viewer.getByRole('button', { name: 'Turn on' }).click();
       await expect.poll(() => viewer.getByRole('list', { name: 'Recovery codes' }).getByRole('listitem').count()).toBe(10);
       await expectAccessible(viewer, 'account');

@@ -69,13 +69,13 @@ describe('the audit trail of changes made through the API and the dashboard', ()
   const audit = async (headers: Headers, query = '') => {
     const res = await t.vigil.app.inject({ method: 'GET', url: `/v1/audit${query}`, headers });
     expect(res.statusCode, res.body).toBe(200);
-    return res.json<{ items: Item[]; next_cursor: string | null }>();
+    return res.json<{ data: Item[]; next_cursor: string | null }>();
   };
   /** The entries a step wrote, oldest first. */
   const entriesOf = async (step: () => Promise<unknown>): Promise<Item[]> => {
-    const top = (await audit(bearer(secret), '?limit=1')).items[0]?.id ?? '';
+    const top = (await audit(bearer(secret), '?limit=1')).data[0]?.id ?? '';
     await step();
-    return (await audit(bearer(secret), '?limit=500')).items.filter((e) => e.id > top).reverse();
+    return (await audit(bearer(secret), '?limit=500')).data.filter((e) => e.id > top).reverse();
   };
   const newAlert = async (account = accountId): Promise<string> => {
     const id = `alr_${Math.random().toString(36).slice(2, 12)}`;
@@ -189,7 +189,7 @@ describe('the audit trail of changes made through the API and the dashboard', ()
   });
 
   it('never holds a secret in an entry or a log line', async () => {
-    const all = JSON.stringify((await audit(bearer(secret), '?limit=500')).items);
+    const all = JSON.stringify((await audit(bearer(secret), '?limit=500')).data);
     expect(all).toContain('webhook.secret_rotated');
     expect(logged).toContain('"level"');
     for (const s of secrets) {
@@ -211,39 +211,39 @@ describe('the audit trail of changes made through the API and the dashboard', ()
     await call(bearer(other.secret), 'PATCH', `/v1/alerts/${theirs}`, { status: 'resolved' });
 
     const byTarget = await audit(bearer(secret), `?target=${alert}`);
-    expect(byTarget.items.map((e) => [e.actor.kind, e.changes.status?.after])).toEqual([
+    expect(byTarget.data.map((e) => [e.actor.kind, e.changes.status?.after])).toEqual([
       ['member', 'open'],
       ['key', 'resolved'],
     ]);
     const byActor = await audit(bearer(secret), `?actor=${adminActor.id}&since=${since}`);
-    expect(byActor.items.map((e) => e.action)).toEqual(['settings.changed', 'alert.status_changed']);
-    expect((await audit(bearer(secret), `?actor=${keyActor.id}&action=alert.status_changed&since=${since}`)).items).toHaveLength(1);
+    expect(byActor.data.map((e) => e.action)).toEqual(['settings.changed', 'alert.status_changed']);
+    expect((await audit(bearer(secret), `?actor=${keyActor.id}&action=alert.status_changed&since=${since}`)).data).toHaveLength(1);
     for (const prefix of ['alert.', 'alert.*'])
-      expect(new Set((await audit(bearer(secret), `?action=${prefix}`)).items.map((e) => e.action))).toEqual(
+      expect(new Set((await audit(bearer(secret), `?action=${prefix}`)).data.map((e) => e.action))).toEqual(
         new Set(['alert.status_changed', 'alert.note_added']),
       );
-    expect((await audit(bearer(secret), `?since=${since}&until=${until}`)).items.map((e) => e.target?.id)).toEqual([alert, alert]);
+    expect((await audit(bearer(secret), `?since=${since}&until=${until}`)).data.map((e) => e.target?.id)).toEqual([alert, alert]);
 
-    const all = (await audit(bearer(secret), '?limit=500')).items;
+    const all = (await audit(bearer(secret), '?limit=500')).data;
     const paged: Item[] = [];
     let cursor: string | null = '';
     while (cursor !== null) {
       const page = await audit(bearer(secret), `?limit=7${cursor ? `&cursor=${cursor}` : ''}`);
-      expect(page.items.length).toBeLessThanOrEqual(7);
-      paged.push(...page.items);
+      expect(page.data.length).toBeLessThanOrEqual(7);
+      paged.push(...page.data);
       cursor = page.next_cursor;
     }
     expect(paged.map((e) => e.id)).toEqual(all.map((e) => e.id));
     expect(all.length).toBeGreaterThan(14);
 
     expect(all.some((e) => e.target?.id === theirs)).toBe(false);
-    expect((await audit(bearer(secret), `?target=${theirs}`)).items).toEqual([]);
-    expect((await audit(bearer(other.secret), `?target=${theirs}`)).items).toHaveLength(1);
+    expect((await audit(bearer(secret), `?target=${theirs}`)).data).toEqual([]);
+    expect((await audit(bearer(other.secret), `?target=${theirs}`)).data).toHaveLength(1);
   });
 
   it('lets viewers and read keys read the trail, and no one change or delete it', async () => {
     const viewer = await session('viewer@example.com');
-    expect((await audit({ cookie: viewer.cookie as string })).items.length).toBeGreaterThan(0);
+    expect((await audit({ cookie: viewer.cookie as string })).data.length).toBeGreaterThan(0);
     const accounts = t.services.store.accounts;
     for (const [scopes, status] of [
       [['read'], 200],
@@ -255,13 +255,13 @@ describe('the audit trail of changes made through the API and the dashboard', ()
       const res = await t.vigil.app.inject({ method: 'GET', url: '/v1/audit', headers: bearer(created.value.key) });
       expect(res.statusCode, res.body).toBe(status);
     }
-    const [entry] = (await audit(bearer(secret), '?limit=1')).items;
+    const [entry] = (await audit(bearer(secret), '?limit=1')).data;
     for (const method of ['PUT', 'PATCH', 'DELETE'] as const) {
       const res = await t.vigil.app.inject({ method, url: '/v1/audit', headers: bearer(secret), payload: {} });
       expect(res.statusCode).toBe(405);
       expect(res.headers.allow).toBe('GET');
     }
-    expect((await audit(bearer(secret), '?limit=1')).items[0]).toEqual(entry);
+    expect((await audit(bearer(secret), '?limit=1')).data[0]).toEqual(entry);
     const bad = await t.vigil.app.inject({ method: 'GET', url: '/v1/audit?since=yesterday', headers: bearer(secret) });
     expect(bad.statusCode).toBe(400);
   });

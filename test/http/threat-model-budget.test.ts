@@ -121,7 +121,7 @@ describe('threat models over their evaluation budget', () => {
       t.vigil.app.inject({ method: 'GET', url: '/metrics' }).then((res) => Number(/^vigil_threat_model_suspensions_total (\d+)/m.exec(res.body)?.[1] ?? NaN));
     expect((await suspensions(a)) + (b === a ? 0 : await suspensions(b))).toBe(1);
     // One audit entry, by Vigil itself, whichever instance stored the suspension.
-    const entries = (await call(a, acct, 'GET', `/v1/audit?target=${mine.heavy.id}&action=threat_model.suspended`)).json().items as {
+    const entries = (await call(a, acct, 'GET', `/v1/audit?target=${mine.heavy.id}&action=threat_model.suspended`)).json().data as {
       details: { reason: string };
     }[];
     expect(entries).toEqual([

@@ -142,20 +142,16 @@ function InviteForm({ roles, onInvited }: { roles: readonly Role[]; onInvited: (
   return (
     <Card title="Invite someone">
       <form onSubmit={submit} class="stack">
-        <label>
-          Their email
-          <input name="email" type="email" required maxLength={254} />
-        </label>
-        <label>
-          Role
-          <select name="role" defaultValue="viewer">
-            {roles.map((r) => (
-              <option key={r} value={r}>
-                {r}
-              </option>
-            ))}
-          </select>
-        </label>
+        <label for="invite-email">Their email</label>
+        <input id="invite-email" name="email" type="email" required maxLength={254} />
+        <label for="invite-role">Role</label>
+        <select id="invite-role" name="role" defaultValue="viewer">
+          {roles.map((r) => (
+            <option key={r} value={r}>
+              {r}
+            </option>
+          ))}
+        </select>
         {outcome}
         {link && (
           <p>

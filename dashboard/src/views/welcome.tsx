@@ -7,7 +7,7 @@ const messageOf = (err: unknown): string => (err instanceof ApiFailure ? err.mes
 /** Accepting an invitation: the person chooses their password (or gives theirs) and is signed in. */
 export function AcceptInvitation({ token, onSignedIn }: { token: string; onSignedIn: (s: Session) => void }) {
   const path = `/dashboard/api/invitations/${encodeURIComponent(token)}`;
-  const invitation = useLoad(() => call<{ email: string; role: Role; account: { name: string }; existing?: boolean }>('GET', path), [token]);
+  const invitation = useLoad(() => call<{ email: string; role: Role; account: { name: string }; existing_person?: boolean }>('GET', path), [token]);
   const [error, setError] = useState('');
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -32,14 +32,21 @@ export function AcceptInvitation({ token, onSignedIn }: { token: string; onSigne
             <p>
               You are invited to <strong>{i.account.name}</strong> as {i.role}, with the email {i.email}.
             </p>
-            {!i.existing && (
+            {!i.existing_person && (
               <>
                 <label for="name">Your name</label>
                 <input id="name" name="name" autocomplete="name" maxLength={100} />
               </>
             )}
-            <label for="password">{i.existing ? 'Your password' : 'Choose a password (at least 10 characters)'}</label>
-            <input id="password" name="password" type="password" autocomplete={i.existing ? 'current-password' : 'new-password'} required minLength={10} />
+            <label for="password">{i.existing_person ? 'Your password' : 'Choose a password (at least 10 characters)'}</label>
+            <input
+              id="password"
+              name="password"
+              type="password"
+              autocomplete={i.existing_person ? 'current-password' : 'new-password'}
+              required
+              minLength={10}
+            />
             <FormError error={error} />
             <button type="submit">Accept the invitation</button>
           </form>

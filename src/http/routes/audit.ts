@@ -49,7 +49,7 @@ const AuditItem = Type.Object({
 });
 
 const AuditPage = Type.Object({
-  items: Type.Array(AuditItem),
+  data: Type.Array(AuditItem),
   next_cursor: NullableString('Pass as cursor for the next page; null at the end'),
 });
 
@@ -94,7 +94,7 @@ export function registerAuditRoutes(app: FastifyInstance, deps: AuditRouteDeps):
         pageLimit(q.limit),
         q.cursor,
       );
-      return { items: page.items.map(entryView), next_cursor: page.nextCursor };
+      return { data: page.items.map(entryView), next_cursor: page.nextCursor };
     },
   });
 }
