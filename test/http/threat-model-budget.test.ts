@@ -135,7 +135,7 @@ describe('threat models over their evaluation budget', () => {
     const patched = await call(b, acct, 'PATCH', `/v1/threat-models/${mine.heavy.id}`, { enabled: true });
     expect(patched.statusCode, patched.body).toBe(200);
     expect(patched.json()).toMatchObject({ version: 2, enabled: true, suspended: null });
-    const enabled = (await call(a, acct, 'GET', `/v1/audit?target=${mine.heavy.id}&action=threat_model.enabled`)).json().items as object[];
+    const enabled = (await call(a, acct, 'GET', `/v1/audit?target=${mine.heavy.id}&action=threat_model.enabled`)).json().data as object[];
     expect(enabled).toEqual([
       expect.objectContaining({ changes: { suspended: { before: entries[0]?.details.reason, after: null } }, details: { version: 2 } }),
     ]);
