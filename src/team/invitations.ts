@@ -126,6 +126,11 @@ export class Invitations {
       const created = await this.members.createPerson(email, input.name, input.password);
       if (!created.ok) return created;
       user = created.value;
+    } else if (user.passwordHash === null) {
+      return fail(
+        'FORBIDDEN',
+        `${email} signs in only through single sign-on, so there is no password to accept with: the operator adds them with vigil members add.`,
+      );
     } else if (!(await verifyPassword(input.password, user.passwordHash))) {
       return fail('UNAUTHORIZED', `${email} already has a Vigil password: enter it to accept.`);
     }

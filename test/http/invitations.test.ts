@@ -118,6 +118,7 @@ async function mailServer(user: string, pass: string): Promise<{ server: SMTPSer
     disabledCommands: ['STARTTLS'],
     allowInsecureAuth: true,
     logger: false,
+    onRcptTo: (address, _session, done) => (address.address === 'bounce@example.com' ? done(new Error('no such mailbox')) : done()),
     onAuth: (auth, _session, done) => (auth.username === user && auth.password === pass ? done(null, { user }) : done(new Error('bad login'))),
     onData: (stream, session, done) => {
       let raw = '';
@@ -140,6 +141,7 @@ describe('invitations and password resets by mail (VIGIL_SMTP_URL)', () => {
   let accountId: string;
   const lines: string[] = [];
   const people = team(() => t);
+  let admin: Session;
 
   beforeAll(async () => {
     smtp = await mailServer('vigil', SMTP_PASSWORD);
@@ -155,6 +157,7 @@ describe('invitations and password resets by mail (VIGIL_SMTP_URL)', () => {
     );
     accountId = (await t.account('pro')).id;
     await people.add(accountId, 'admin@example.com', 'admin');
+    admin = await people.session('admin@example.com');
   });
   afterAll(async () => {
     await t.close();
@@ -162,7 +165,6 @@ describe('invitations and password resets by mail (VIGIL_SMTP_URL)', () => {
   });
 
   it('mails the invitation link instead of returning it', async () => {
-    const admin = await people.session('admin@example.com');
     const made = await admin.call('POST', '/v1/invitations', { email: 'mailed@example.com', role: 'viewer' });
     expect(made.statusCode).toBe(201);
     expect(made.json()).toMatchObject({ email: 'mailed@example.com', emailed: true });
@@ -172,6 +174,14 @@ describe('invitations and password resets by mail (VIGIL_SMTP_URL)', () => {
     const link = /https:\/\/vigil\.example\.com\/dashboard#\/accept\/([\w-]+)/.exec(mail?.text ?? '')?.[1] as string;
     const joined = await t.vigil.app.inject({ method: 'POST', url: `/dashboard/api/invitations/${link}/accept`, payload: { password: NEWCOMER_PASSWORD } });
     expect(joined.statusCode).toBe(201);
+  });
+
+  it('sends no invitation when the mail is refused, and says so without the SMTP credentials', async () => {
+    const refused = await admin.call('POST', '/v1/invitations', { email: 'bounce@example.com', role: 'viewer' });
+    expect([refused.statusCode, refused.json().error]).toEqual([503, 'UNAVAILABLE']);
+    expect(refused.body).not.toContain(SMTP_PASSWORD);
+    expect((await admin.call('GET', '/v1/members')).json().invitations).toEqual([]);
+    expect((await people.entries(accountId, 'member.invited')).map((e) => e.details.email)).toEqual(['mailed@example.com']);
   });
 
   it('mails a reset link to a known email only, and it sets the password', async () => {
