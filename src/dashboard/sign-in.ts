@@ -22,6 +22,11 @@ export const MEMBER_SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 export const SIGN_IN_PER_ADDRESS_PER_MINUTE = 20;
 /** Sign-in attempts per email address per minute, from any address: guessing one person's password stays slow. */
 export const SIGN_IN_PER_EMAIL_PER_MINUTE = 5;
+/**
+ * Sign-in attempts on the people of one account per minute, from any address: spraying one
+ * password over a team's addresses stays slow however many addresses the attacker has.
+ */
+export const SIGN_IN_PER_ACCOUNT_PER_MINUTE = 60;
 
 export interface SignInDeps {
   readonly store: Store;
@@ -158,6 +163,21 @@ export function registerSignInRoutes(app: FastifyInstance, deps: SignInDeps): vo
       );
   };
 
+  /** Counts the attempt against each account of the person; past an account's limit, none of its people signs in this minute. */
+  const throttledAccounts = async (request: FastifyRequest, reply: FastifyReply, user: UserRecord): Promise<void> => {
+    const now = clock.now();
+    for (const { accountId } of await store.members.membershipsOf(user.id)) {
+      const decision = await deps.limiter.hitIp(`sign-in account ${accountId}`, SIGN_IN_PER_ACCOUNT_PER_MINUTE, now);
+      if (decision.allowed) continue;
+      await audit.record(
+        { accountId, actor: { kind: 'anonymous', id: user.id, label: user.email }, ip: request.ip, userAgent: userAgentOf(request) },
+        { action: 'sign_in.throttled', details: { by: 'account', route: request.routeOptions.url } },
+      );
+      reply.header('Retry-After', String(decision.retryAfter));
+      throw new ApiError({ code: 'RATE_LIMITED', message: 'Too many attempts; retry in a minute.', retryAfter: decision.retryAfter });
+    }
+  };
+
   const signedIn = async (request: FastifyRequest, reply: FastifyReply, user: UserRecord, member: MemberRecord, method: MemberSession['method']) => {
     const session = await openMemberSession(deps, request, reply, user, member, method);
     await audit.record(
@@ -184,6 +204,7 @@ export function registerSignInRoutes(app: FastifyInstance, deps: SignInDeps): vo
       const email = request.body.email.trim().toLowerCase();
       await throttled(request, reply, email);
       const user = await store.members.findUserByEmail(email);
+      if (user) await throttledAccounts(request, reply, user);
       const matches = await verifyPassword(request.body.password, user?.passwordHash ?? null);
       const memberships = user && matches ? await store.members.membershipsOf(user.id) : [];
       const member = memberships.find((m) => request.body.account_id === undefined || m.accountId === request.body.account_id);

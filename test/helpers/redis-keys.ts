@@ -15,7 +15,7 @@ export async function deleteKeysWithPrefix(client: Redis, prefix: string): Promi
  * carry the account id; a rate-limit window belongs to one API key (ids are unique and bound to
  * one account) or one signed-in person (`member:<user id>`) or, for the per-address caps that hold across accounts by design, to an address
  * (`public <ip>` is the window of the routes outside /v1, `dashboard sign-in <ip>` that of the
- * dashboard's sign-in, `sign-in email <digest>` that of one person's sign-in); an account's window of threat-model changes carries its account id.
+ * dashboard's sign-in, `sign-in email <digest>` that of one person's sign-in, `sign-in account <id>` that of an account's people); an account's window of threat-model changes carries its account id.
  */
 const KEY_LAYOUTS: readonly RegExp[] = [
   /^st:\{acc_[0-9A-Za-z]+\|[^|{}]+\|[^{}]*\}(?::[wdt]:[^:]+|:a)?$/,
@@ -25,6 +25,7 @@ const KEY_LAYOUTS: readonly RegExp[] = [
   /^rl:ip:\{(?:public |dashboard sign-in )?[0-9a-fA-F.:]+\}$/,
   /^rl:ip:\{threat-model changes acc_[0-9A-Za-z]+\}$/,
   /^rl:ip:\{sign-in email [0-9a-f]{32}\}$/,
+  /^rl:ip:\{sign-in account acc_[0-9A-Za-z_]+\}$/,
 ];
 const POISON = /\[object|undefined|null/;
 

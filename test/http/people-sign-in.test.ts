@@ -1,6 +1,7 @@
+import { randomBytes, scryptSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail, CLI_OPERATOR } from '../../src/audit/trail.js';
-import { SIGN_IN_PER_EMAIL_PER_MINUTE } from '../../src/dashboard/sign-in.js';
+import { SIGN_IN_PER_ACCOUNT_PER_MINUTE, SIGN_IN_PER_EMAIL_PER_MINUTE } from '../../src/dashboard/sign-in.js';
 import { Members } from '../../src/team/members.js';
 import { testApp, type TestApp } from '../helpers/app.js';
 
@@ -134,6 +135,43 @@ describe('people sign in as themselves, with a role the guards enforce', () => {
       answers.push((await signIn('target@example.com', 'wrong guess number ' + i, `127.0.1.${i}`)).statusCode);
     expect(answers.slice(0, SIGN_IN_PER_EMAIL_PER_MINUTE).every((s) => s === 401)).toBe(true);
     expect(answers[SIGN_IN_PER_EMAIL_PER_MINUTE]).toBe(429);
+  });
+
+  it("throttles a password sprayed over one account's people from many addresses, and only that account", async () => {
+    const sprayed = (await t.account('pro')).id;
+    const guessesPerPerson = SIGN_IN_PER_EMAIL_PER_MINUTE - 1;
+    const people = Math.ceil((SIGN_IN_PER_ACCOUNT_PER_MINUTE + 1) / guessesPerPerson);
+    // A hash with the cheapest scrypt parameters (they travel with the hash): the spray is what is measured, not scrypt.
+    const salt = randomBytes(16);
+    const hash = ['scrypt', 2, 1, 1, salt.toString('base64url'), scryptSync(PASSWORD, salt, 32, { N: 2, r: 1, p: 1 }).toString('base64url')].join('$');
+    for (let i = 0; i < people; i++) {
+      const id = `usr_spray${i}`;
+      await t.services.store.members.createUser({
+        id,
+        email: `spray${i}@example.com`,
+        name: `spray${i}`,
+        passwordHash: hash,
+        totpSecret: null,
+        totpEnabledAt: null,
+        totpLastStep: null,
+        recoveryHashes: [],
+        createdAt: t.clock.now(),
+        passwordChangedAt: null,
+        lastSignInAt: null,
+      });
+      await t.services.store.members.addMember({ accountId: sprayed, userId: id, role: 'viewer', createdAt: t.clock.now(), createdBy: null });
+    }
+    const answers: number[] = [];
+    for (let g = 0; g < guessesPerPerson; g++)
+      for (let i = 0; i < people; i++) answers.push((await signIn(`spray${i}@example.com`, `Summer2026! ${g}`, `10.9.${g}.${i}`)).statusCode);
+    expect(answers.slice(0, SIGN_IN_PER_ACCOUNT_PER_MINUTE).every((s) => s === 401)).toBe(true);
+    expect(new Set(answers.slice(SIGN_IN_PER_ACCOUNT_PER_MINUTE))).toEqual(new Set([429]));
+    // The right password of one of them waits too; another account's people sign in.
+    expect((await signIn('spray0@example.com', PASSWORD, '10.9.99.1')).statusCode).toBe(429);
+    expect((await signIn('admin@example.com', PASSWORD, '10.9.99.2')).statusCode).toBe(201);
+    const throttled = await t.services.store.audit.list(sprayed, { action: 'sign_in.throttled' }, 100);
+    expect(throttled.items.length).toBeGreaterThan(0);
+    expect(throttled.items.every((e) => e.details.by === 'account')).toBe(true);
   });
 
   it('keeps key sign-in off unless the operator turns it on', async () => {
