@@ -53,7 +53,7 @@ export function registerPeoplePages(app: FastifyInstance, deps: PeoplePageDeps):
         email: found.invitation.email,
         role: found.invitation.role,
         account: { name: found.accountName },
-        existing: found.existingPerson,
+        existing_person: found.existingPerson,
         expires_at: new Date(found.invitation.expiresAt).toISOString(),
       };
     },

@@ -47,7 +47,7 @@ describe('invitations by single-use link, without mail', () => {
       email: 'newcomer@example.com',
       role: 'analyst',
       account: { name: 'acct-pro' },
-      existing: false,
+      existing_person: false,
     });
     expect((await accept(token, { password: 'password123' })).statusCode).toBe(400);
     const joined = await accept(token, { name: 'New Comer', password: NEWCOMER_PASSWORD });
@@ -80,7 +80,7 @@ describe('invitations by single-use link, without mail', () => {
     });
     expect(made.json()).toMatchObject({ emailed: false, created_by: 'admin-api', link: expect.stringMatching(/^\/dashboard#\/accept\//) });
     const token = tokenOf(made.json().link);
-    expect((await describeLink(token)).json()).toMatchObject({ existing: true });
+    expect((await describeLink(token)).json()).toMatchObject({ existing_person: true });
     const wrong = await accept(token, { password: 'not the right one at all' });
     expect(wrong.statusCode).toBe(401);
     const joined = await accept(token, { password: PASSWORD });
