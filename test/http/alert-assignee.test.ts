@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail, CLI_OPERATOR } from '../../src/audit/trail.js';
 import { Members } from '../../src/team/members.js';
 import { bearer, type TestApp } from '../helpers/app.js';
-import { roomyApp } from './support.js';
+import { roomyApp, storeOpenAlert } from './support.js';
 
 const PASSWORD = 'correct horse battery staple 7';
 type Headers = Record<string, string>;
@@ -43,18 +43,7 @@ describe('alerts assigned to members, and who triaged them', () => {
   });
   afterAll(() => t.close());
 
-  const newAlert = async (account = accountId): Promise<string> => {
-    const id = `alr_${Math.random().toString(36).slice(2, 12)}`;
-    const now = t.clock.now();
-    const alert = { id, accountId: account, type: 'auth.brute_force.account', severity: 'high', subject: id, status: 'open' as const, count: 1 };
-    await t.services.store.commit({
-      events: [],
-      alerts: [{ alert: { ...alert, firstSeen: now, lastSeen: now, actorId: 'u1', eventIds: [], details: {} }, opened: true }],
-      usage: [],
-      idempotency: [],
-    });
-    return id;
-  };
+  const newAlert = (account = accountId): Promise<string> => storeOpenAlert(t, account);
   const patch = (who: Headers, id: string, payload: object) => t.vigil.app.inject({ method: 'PATCH', url: `/v1/alerts/${id}`, headers: who, payload });
   const list = async (who: Headers, query: string) => {
     const res = await t.vigil.app.inject({ method: 'GET', url: `/v1/alerts?${query}`, headers: who });

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail, CLI_OPERATOR } from '../../src/audit/trail.js';
 import { Members } from '../../src/team/members.js';
 import { bearer, type TestApp } from '../helpers/app.js';
-import { roomyApp } from './support.js';
+import { roomyApp, storeOpenAlert } from './support.js';
 
 const PASSWORD = 'correct horse battery staple 7';
 
@@ -77,18 +77,7 @@ describe('the audit trail of changes made through the API and the dashboard', ()
     await step();
     return (await audit(bearer(secret), '?limit=500')).data.filter((e) => e.id > top).reverse();
   };
-  const newAlert = async (account = accountId): Promise<string> => {
-    const id = `alr_${Math.random().toString(36).slice(2, 12)}`;
-    const now = t.clock.now();
-    const alert = { id, accountId: account, type: 'auth.brute_force.account', severity: 'high', subject: id, status: 'open' as const, count: 1 };
-    await t.services.store.commit({
-      events: [],
-      alerts: [{ alert: { ...alert, firstSeen: now, lastSeen: now, actorId: 'u1', eventIds: [], details: {} }, opened: true }],
-      usage: [],
-      idempotency: [],
-    });
-    return id;
-  };
+  const newAlert = (account = accountId): Promise<string> => storeOpenAlert(t, account);
 
   /**
    * Each kind of change, made by `who`: exactly one entry, with its action, target and before/after.

@@ -7,6 +7,20 @@ import { openSqliteStore } from '../../src/storage/sqlite.js';
 import type { Store } from '../../src/storage/store.js';
 import { bearer, testApp, type TestApp } from '../helpers/app.js';
 
+/** Stores an open alert of the account straight through the store (no detector needed); answers its id. */
+export async function storeOpenAlert(t: TestApp, accountId: string): Promise<string> {
+  const id = `alr_${Math.random().toString(36).slice(2, 12)}`;
+  const now = t.clock.now();
+  const alert = { id, accountId, type: 'auth.brute_force.account', severity: 'high', subject: id, status: 'open' as const, count: 1 };
+  await t.services.store.commit({
+    events: [],
+    alerts: [{ alert: { ...alert, firstSeen: now, lastSeen: now, actorId: 'u1', eventIds: [], details: {} }, opened: true }],
+    usage: [],
+    idempotency: [],
+  });
+  return id;
+}
+
 /** A plans file keeping the default batch sizes and caps but with rate limits too high to matter. */
 export function highLimitPlansFile(): string {
   const dir = mkdtempSync(join(tmpdir(), 'vigil-plans-'));
