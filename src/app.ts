@@ -37,6 +37,8 @@ import { SessionAuthenticator } from './http/session-auth.js';
 import { AuditTrail, SYSTEM } from './audit/trail.js';
 import { AccountStamps } from './detection/state/stamps.js';
 import { registerDashboardRoutes } from './dashboard/routes.js';
+import { registerSsoRoutes } from './http/routes/sso.js';
+import { OidcSignIn } from './team/oidc.js';
 import { loadStaticFiles } from './dashboard/static-files.js';
 import { ipLimitResolver } from './limits/ip-limits.js';
 import type { CommitGroup } from './pipeline/commit-group.js';
@@ -185,6 +187,8 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
       await authenticator.changed(accountId);
     },
   });
+  const allowHttpLoopback = config.team.ssoAllowHttpLoopback;
+  const oidc = new OidcSignIn({ store: deps.store, clock: deps.clock, audit, instance: config.team.oidc, allowHttpLoopback });
   const { pipeline, commits } = composeIngestPipeline(deps, {
     commits: {
       windowMs: config.commitWindowMs,
@@ -356,7 +360,9 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     files: loadStaticFiles(),
     keySignIn: config.team.keySignIn,
     team,
+    oidc,
   });
+  registerSsoRoutes(app, { store: deps.store, clock: deps.clock, audit, allowHttpLoopback, publicUrl: config.team.publicUrl });
   registerOpsRoutes(app, {
     store: deps.store,
     metrics,

@@ -5,6 +5,8 @@ import type { IpLimitOverride } from '../limits/ip-limits.js';
 import { ENTRY_PLAN, loadPlans, PlanFileError, planNamed, type PlanTable } from '../limits/plans.js';
 import { errorCode } from '../util/caught.js';
 import { memberOf } from '../util/member-of.js';
+import { domainProblem, issuerProblem, SSO_LIMITS, ssoRoleProblem, type InstanceSso } from '../team/sso-settings.js';
+import type { Role } from '../event/account.js';
 
 export interface Config {
   readonly port: number;
@@ -57,9 +59,14 @@ export interface TeamConfig {
   readonly keySignIn: boolean;
   /**
    * Where people reach this service (`https://vigil.example.com`, no trailing slash): the base of
-   * the links in invitations and password resets. Unset, those links are relative.
+   * the links in invitations and password resets, and of the single sign-on redirect URI. Unset,
+   * those links are relative (the redirect URI is built from the request's address).
    */
   readonly publicUrl?: string;
+  /** Single sign-on for the whole instance (VIGIL_OIDC_ISSUER and the rest), when configured. */
+  readonly oidc?: InstanceSso;
+  /** Providers may be reached over http on a loopback address (a provider on the same machine). */
+  readonly ssoAllowHttpLoopback: boolean;
   /** Mail for invitations and password resets; without it the links are handed to whoever asked. */
   readonly smtp?: SmtpConfig;
 }
@@ -237,6 +244,92 @@ function smtp(env: Env): SmtpConfig | undefined {
   return { url: address, from };
 }
 
+const OIDC_VARIABLES = [
+  'VIGIL_OIDC_CLIENT_ID',
+  'VIGIL_OIDC_CLIENT_SECRET',
+  'VIGIL_OIDC_ACCOUNT',
+  'VIGIL_OIDC_ALLOWED_DOMAINS',
+  'VIGIL_OIDC_ROLE_CLAIM',
+  'VIGIL_OIDC_ROLE_MAP',
+  'VIGIL_OIDC_DEFAULT_ROLE',
+] as const;
+
+function bounded(env: Env, name: string, max: number): string | undefined {
+  const raw = optional(env, name);
+  if (raw !== undefined && raw.length > max) throw new ConfigError(name, `must be at most ${max} characters long`);
+  return raw;
+}
+
+function required(env: Env, name: string, max: number): string {
+  const raw = bounded(env, name, max);
+  if (raw === undefined) throw new ConfigError(name, 'must be set when VIGIL_OIDC_ISSUER is');
+  return raw;
+}
+
+const listOf = (raw: string | undefined): string[] =>
+  (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+
+/** VIGIL_OIDC_ROLE_MAP: `claimvalue=role,...`. */
+function roleMap(env: Env): Record<string, Role> {
+  const map: Record<string, Role> = {};
+  const items = listOf(bounded(env, 'VIGIL_OIDC_ROLE_MAP', SSO_LIMITS.mappings * (SSO_LIMITS.claimValue + 10)));
+  if (items.length > SSO_LIMITS.mappings) throw new ConfigError('VIGIL_OIDC_ROLE_MAP', `may map at most ${SSO_LIMITS.mappings} values`);
+  for (const item of items) {
+    const eq = item.lastIndexOf('=');
+    const value = item.slice(0, eq).trim();
+    const role = item.slice(eq + 1).trim();
+    if (eq <= 0 || value.length > SSO_LIMITS.claimValue)
+      throw new ConfigError('VIGIL_OIDC_ROLE_MAP', `must look like "secops-admins=admin,secops=analyst"; "${item}" does not`);
+    const problem = ssoRoleProblem(role);
+    if (problem) throw new ConfigError('VIGIL_OIDC_ROLE_MAP', problem);
+    map[value] = role as Role;
+  }
+  return map;
+}
+
+/** The instance's single sign-on: VIGIL_OIDC_ISSUER turns it on, and then the client and its account are required. */
+function instanceSso(env: Env, allowHttpLoopback: boolean): InstanceSso | undefined {
+  const issuer = bounded(env, 'VIGIL_OIDC_ISSUER', SSO_LIMITS.issuer);
+  if (issuer === undefined) {
+    const stray = OIDC_VARIABLES.find((name) => optional(env, name) !== undefined);
+    if (stray) throw new ConfigError(stray, 'is set but VIGIL_OIDC_ISSUER is not');
+    return undefined;
+  }
+  const problem = issuerProblem(issuer, allowHttpLoopback);
+  if (problem) throw new ConfigError('VIGIL_OIDC_ISSUER', `is not usable: ${problem}, got "${issuer}"`);
+  const clientId = required(env, 'VIGIL_OIDC_CLIENT_ID', SSO_LIMITS.clientId);
+  const clientSecret = required(env, 'VIGIL_OIDC_CLIENT_SECRET', SSO_LIMITS.clientSecret);
+  const accountIds = listOf(required(env, 'VIGIL_OIDC_ACCOUNT', 1000));
+  for (const id of accountIds)
+    if (!/^acc_[A-Za-z0-9]{1,60}$/.test(id)) throw new ConfigError('VIGIL_OIDC_ACCOUNT', `must be account ids separated by commas; "${id}" is not one`);
+  const allowedDomains = listOf(bounded(env, 'VIGIL_OIDC_ALLOWED_DOMAINS', SSO_LIMITS.domains * (SSO_LIMITS.domain + 1))).map((d) => d.toLowerCase());
+  if (allowedDomains.length > SSO_LIMITS.domains) throw new ConfigError('VIGIL_OIDC_ALLOWED_DOMAINS', `may name at most ${SSO_LIMITS.domains} domains`);
+  for (const domain of allowedDomains) {
+    const bad = domainProblem(domain);
+    if (bad) throw new ConfigError('VIGIL_OIDC_ALLOWED_DOMAINS', `must be email domains separated by commas; ${bad}`);
+  }
+  const roleClaim = bounded(env, 'VIGIL_OIDC_ROLE_CLAIM', SSO_LIMITS.claim) ?? null;
+  const map = roleMap(env);
+  if (Object.keys(map).length > 0 && roleClaim === null)
+    throw new ConfigError('VIGIL_OIDC_ROLE_MAP', 'needs VIGIL_OIDC_ROLE_CLAIM (the claim whose values it maps)');
+  const defaultRaw = optional(env, 'VIGIL_OIDC_DEFAULT_ROLE') ?? 'none';
+  if (defaultRaw !== 'none' && ssoRoleProblem(defaultRaw))
+    throw new ConfigError('VIGIL_OIDC_DEFAULT_ROLE', `must be viewer, analyst, admin or none, got "${defaultRaw}"`);
+  return {
+    issuer,
+    clientId,
+    clientSecret,
+    accountIds,
+    allowedDomains,
+    roleClaim,
+    roleMap: map,
+    defaultRole: defaultRaw === 'none' ? null : (defaultRaw as Role),
+  };
+}
+
 /** Reads and validates `VIGIL_*` variables. Throws ConfigError naming the variable and what is allowed. */
 export function loadConfig(env: Env = process.env): Config {
   let plans: PlanTable;
@@ -252,6 +345,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (adminToken !== undefined && adminToken.length < 16) throw new ConfigError('VIGIL_ADMIN_TOKEN', 'must be at least 16 characters long');
   const metricsToken = optional(env, 'VIGIL_METRICS_TOKEN');
   if (metricsToken !== undefined && metricsToken.length < 16) throw new ConfigError('VIGIL_METRICS_TOKEN', 'must be at least 16 characters long');
+  const ssoAllowHttpLoopback = oneOf(env, 'VIGIL_SSO_ALLOW_HTTP_LOOPBACK', ['on', 'off'] as const, 'off') === 'on';
   const metricsPort = optional(env, 'VIGIL_METRICS_PORT') === undefined ? undefined : integer(env, 'VIGIL_METRICS_PORT', 0, 1, 65535);
   const config: Config = {
     port: integer(env, 'VIGIL_PORT', 8080, 0, 65535),
@@ -290,6 +384,8 @@ export function loadConfig(env: Env = process.env): Config {
       keySignIn: oneOf(env, 'VIGIL_DASHBOARD_KEY_SIGN_IN', ['on', 'off'] as const, 'off') === 'on',
       publicUrl: publicUrl(env),
       smtp: smtp(env),
+      oidc: instanceSso(env, ssoAllowHttpLoopback),
+      ssoAllowHttpLoopback,
     },
     webhooks: {
       allowCidrs: cidrList(env, 'VIGIL_WEBHOOK_ALLOW_CIDRS').map((text) => parseCidr(text) as Cidr),

@@ -5,9 +5,11 @@ import { ApiError } from '../http/errors.js';
 import { ErrorResponses, KeyAuth } from '../http/schemas.js';
 import { CSRF_HEADER, SESSION_COOKIE, hashSessionId, randomToken, sessionIdFrom, type SessionAuthenticator } from '../http/session-auth.js';
 import type { AuditTrail } from '../audit/trail.js';
-import { memberSessionView, registerSignInRoutes } from './sign-in.js';
+import { memberSessionView, registerSignInRoutes, type SignInDeps } from './sign-in.js';
 import { registerPeoplePages } from './people.js';
 import type { Mailer } from '../team/mailer.js';
+import { registerOidcRoutes } from './oidc.js';
+import type { OidcSignIn } from '../team/oidc.js';
 import type { RateLimiter } from '../limits/types.js';
 import type { PlanTable } from '../limits/plans.js';
 import type { Store } from '../storage/store.js';
@@ -36,6 +38,7 @@ export interface DashboardDeps {
   readonly keySignIn: boolean;
   /** Links in invitations and password resets, and the mail that carries them. */
   readonly team: { readonly publicUrl?: string; readonly mailer?: Mailer };
+  readonly oidc: OidcSignIn;
 }
 
 /** A session lasts 12 hours; signing in again starts a new one. */
@@ -117,7 +120,7 @@ const historyView = (e: AuditEntry) => ({ at: new Date(e.at).toISOString(), acti
  */
 export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   const { store, clock } = deps;
-  registerSignInRoutes(app, {
+  const signIn: SignInDeps = {
     store,
     plans: deps.plans,
     keySignIn: deps.keySignIn,
@@ -127,7 +130,10 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
     sessions: deps.sessions,
     setCookie: setSessionCookie,
     sameOrigin,
-  });
+    ssoOffered: (accountId) => deps.oidc.offered(accountId),
+  };
+  registerSignInRoutes(app, signIn);
+  registerOidcRoutes(app, { ...signIn, oidc: deps.oidc, publicUrl: deps.team.publicUrl });
   registerPeoplePages(app, {
     store,
     audit: deps.audit,

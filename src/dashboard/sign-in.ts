@@ -39,7 +39,11 @@ export interface SignInDeps {
   readonly sessions: SessionAuthenticator;
   readonly setCookie: (request: FastifyRequest, reply: FastifyReply, value: string, maxAgeSeconds: number) => void;
   readonly sameOrigin: (request: FastifyRequest) => boolean;
+  /** Whether single sign-on is offered: by the instance, or (with an account id) by that account. */
+  readonly ssoOffered: (accountId: string | undefined) => Promise<boolean>;
 }
+
+const SignInOptionsQuery = Type.Object({ account: Type.Optional(Type.String({ maxLength: 64 })) });
 
 const SignInBody = Type.Object(
   {
@@ -120,15 +124,15 @@ export async function openMemberSession(
 }
 
 /**
- * Counts an attempt that proves who someone is (a password, a second-factor code, a reset) in its
- * source address's window and in the email's; past either it answers 429 and records it.
+ * Counts an attempt that proves who someone is (a password, a second-factor code, a reset, a
+ * single sign-on) in its source address's window and, when known, in the email's; past either it
+ * records `sign_in.throttled` and answers the seconds to wait.
  */
-export async function throttleSignIn(
+export async function signInThrottle(
   deps: Pick<SignInDeps, 'limiter' | 'clock' | 'audit'>,
   request: FastifyRequest,
-  reply: FastifyReply,
   email: string | undefined,
-): Promise<void> {
+): Promise<number | undefined> {
   const now = deps.clock.now();
   const byAddress = await deps.limiter.hitIp(`dashboard sign-in ${request.ip}`, SIGN_IN_PER_ADDRESS_PER_MINUTE, now);
   // The window is named by a digest of the email: the shared state holds no email address.
@@ -137,13 +141,25 @@ export async function throttleSignIn(
       ? byAddress
       : await deps.limiter.hitIp(`sign-in email ${createHash('sha256').update(email).digest('hex').slice(0, 32)}`, SIGN_IN_PER_EMAIL_PER_MINUTE, now);
   const refused = !byAddress.allowed ? byAddress : !byEmail.allowed ? byEmail : undefined;
-  if (refused === undefined) return;
+  if (refused === undefined) return undefined;
   await deps.audit.record(
     { accountId: '', actor: { kind: 'anonymous', id: null, label: email ?? null }, ip: request.ip, userAgent: userAgentOf(request) },
     { action: 'sign_in.throttled', details: { by: byAddress.allowed ? 'email' : 'address', route: request.routeOptions.url } },
   );
-  reply.header('Retry-After', String(refused.retryAfter));
-  throw new ApiError({ code: 'RATE_LIMITED', message: 'Too many attempts; retry in a minute.', retryAfter: refused.retryAfter });
+  return refused.retryAfter;
+}
+
+/** signInThrottle for JSON routes: past a limit, 429 with Retry-After. */
+export async function throttleSignIn(
+  deps: Pick<SignInDeps, 'limiter' | 'clock' | 'audit'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  email: string | undefined,
+): Promise<void> {
+  const retryAfter = await signInThrottle(deps, request, email);
+  if (retryAfter === undefined) return;
+  reply.header('Retry-After', String(retryAfter));
+  throw new ApiError({ code: 'RATE_LIMITED', message: 'Too many attempts; retry in a minute.', retryAfter });
 }
 
 /** Signing in with an email and a password. */
@@ -188,11 +204,11 @@ export function registerSignInRoutes(app: FastifyInstance, deps: SignInDeps): vo
     return memberSessionView(store, deps.plans, session, user, member);
   };
 
-  app.get('/dashboard/api/sign-in', {
-    schema: { hide: true, response: { ...ErrorResponses } },
-    handler: async (_request, reply) => {
+  app.get<{ Querystring: Static<typeof SignInOptionsQuery> }>('/dashboard/api/sign-in', {
+    schema: { hide: true, querystring: SignInOptionsQuery, response: { ...ErrorResponses } },
+    handler: async (request, reply) => {
       reply.header('Cache-Control', 'no-store');
-      return { password: true, key_sign_in: deps.keySignIn };
+      return { password: true, key_sign_in: deps.keySignIn, sso: await deps.ssoOffered(request.query.account) };
     },
   });
 

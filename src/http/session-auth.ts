@@ -21,18 +21,21 @@ export const randomToken = (): string => randomBytes(32).toString('base64url');
 /** The store knows a session only by this hash, so a copy of the table opens no session. */
 export const hashSessionId = (id: string): string => createHash('sha256').update(id).digest('hex');
 
-/** The session id in a Cookie header, if any. */
-export function sessionIdFrom(cookieHeader: string | undefined): string | undefined {
+/** The value of one cookie in a Cookie header, if it is there and looks like a token of ours. */
+export function cookieFrom(cookieHeader: string | undefined, name: string): string | undefined {
   if (cookieHeader === undefined) return undefined;
   for (const part of cookieHeader.split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) {
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
       const value = part.slice(eq + 1).trim();
       return /^[\w-]{20,100}$/.test(value) ? value : undefined;
     }
   }
   return undefined;
 }
+
+/** The session id in a Cookie header, if any. */
+export const sessionIdFrom = (cookieHeader: string | undefined): string | undefined => cookieFrom(cookieHeader, SESSION_COOKIE);
 
 function sameToken(presented: string | string[] | undefined, expected: string): boolean {
   if (typeof presented !== 'string') return false;

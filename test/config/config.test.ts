@@ -81,6 +81,37 @@ const BAD: [string, string, string][] = [
   ['VIGIL_WEBHOOK_MAX_ENDPOINTS', '0', '1 to 1000'],
   ['VIGIL_THREAT_MODEL_CHANGES_PER_MINUTE', '0', '1 to 1000000'],
   ['VIGIL_WEBHOOK_RATE_PER_MINUTE', '1.5', '1 to 1000000'],
+  ['VIGIL_SSO_ALLOW_HTTP_LOOPBACK', 'yes', 'on, off'],
+  ['VIGIL_OIDC_ISSUER', 'http://login.example.com', 'https URL'],
+  ['VIGIL_OIDC_ISSUER', 'http://127.0.0.1:9000', 'VIGIL_SSO_ALLOW_HTTP_LOOPBACK=on'],
+  ['VIGIL_OIDC_CLIENT_ID', 'vigil', 'VIGIL_OIDC_ISSUER is not'],
+  ['VIGIL_OIDC_CLIENT_SECRET', 'hunter2', 'VIGIL_OIDC_ISSUER is not'],
+  ['VIGIL_OIDC_ACCOUNT', 'acc_1', 'VIGIL_OIDC_ISSUER is not'],
+  ['VIGIL_OIDC_ALLOWED_DOMAINS', 'example.com', 'VIGIL_OIDC_ISSUER is not'],
+  ['VIGIL_OIDC_ROLE_CLAIM', 'groups', 'VIGIL_OIDC_ISSUER is not'],
+  ['VIGIL_OIDC_ROLE_MAP', 'admins=admin', 'VIGIL_OIDC_ISSUER is not'],
+  ['VIGIL_OIDC_DEFAULT_ROLE', 'viewer', 'VIGIL_OIDC_ISSUER is not'],
+];
+
+/** A complete instance single sign-on, each bad value below replacing one of its variables. */
+const OIDC: Record<string, string> = {
+  VIGIL_OIDC_ISSUER: 'https://login.example.com/realms/corp',
+  VIGIL_OIDC_CLIENT_ID: 'vigil',
+  VIGIL_OIDC_CLIENT_SECRET: 'client-secret-value',
+  VIGIL_OIDC_ACCOUNT: 'acc_01J8Z3V5N6X7Y8Z9A0B1C2D3E4',
+};
+const BAD_OIDC: [string, string, string][] = [
+  ['VIGIL_OIDC_ISSUER', 'https://login.example.com/?tenant=1', 'without a query'],
+  ['VIGIL_OIDC_ISSUER', 'https://' + 'a'.repeat(600) + '.example.com', 'at most 512'],
+  ['VIGIL_OIDC_CLIENT_ID', '', 'must be set when VIGIL_OIDC_ISSUER is'],
+  ['VIGIL_OIDC_CLIENT_SECRET', '', 'must be set when VIGIL_OIDC_ISSUER is'],
+  ['VIGIL_OIDC_ACCOUNT', '', 'must be set when VIGIL_OIDC_ISSUER is'],
+  ['VIGIL_OIDC_ACCOUNT', 'acc_1,corp', '"corp" is not one'],
+  ['VIGIL_OIDC_ALLOWED_DOMAINS', 'example.com,@corp', '"@corp" is not an email domain'],
+  ['VIGIL_OIDC_ROLE_MAP', 'admins', 'must look like'],
+  ['VIGIL_OIDC_ROLE_MAP', 'admins=owner', 'not a role single sign-on grants'],
+  ['VIGIL_OIDC_DEFAULT_ROLE', 'root', 'viewer, analyst, admin or none'],
+  ['VIGIL_OIDC_ROLE_CLAIM', 'g'.repeat(101), 'at most 100'],
 ];
 
 describe('loadConfig', () => {
@@ -164,6 +195,37 @@ describe('loadConfig', () => {
     expect(err.message.startsWith(variable + ' ')).toBe(true);
     expect(err.message).toContain(says);
     expect(err.message).not.toContain('\n');
+  });
+
+  it.each(BAD_OIDC)('%s=%j beside a complete single sign-on is a ConfigError naming the variable', (variable, value, says) => {
+    const err = errorOf({ ...OIDC, VIGIL_OIDC_ROLE_CLAIM: 'groups', [variable]: value });
+    expect(err.variable).toBe(variable);
+    expect(err.message).toContain(says);
+  });
+
+  it('reads the instance single sign-on and the public address', () => {
+    const c = loadConfig({
+      ...OIDC,
+      VIGIL_OIDC_ISSUER: 'http://127.0.0.1:9000',
+      VIGIL_SSO_ALLOW_HTTP_LOOPBACK: 'on',
+      VIGIL_OIDC_ALLOWED_DOMAINS: 'Example.com, corp.example.com',
+      VIGIL_OIDC_ROLE_CLAIM: 'groups',
+      VIGIL_OIDC_ROLE_MAP: 'secops-admins=admin, secops=analyst',
+      VIGIL_OIDC_DEFAULT_ROLE: 'viewer',
+      VIGIL_PUBLIC_URL: 'https://vigil.example.com/',
+    });
+    expect(c.team.publicUrl).toBe('https://vigil.example.com');
+    expect(c.team.oidc).toEqual({
+      issuer: 'http://127.0.0.1:9000',
+      clientId: 'vigil',
+      clientSecret: 'client-secret-value',
+      accountIds: ['acc_01J8Z3V5N6X7Y8Z9A0B1C2D3E4'],
+      allowedDomains: ['example.com', 'corp.example.com'],
+      roleClaim: 'groups',
+      roleMap: { 'secops-admins': 'admin', secops: 'analyst' },
+      defaultRole: 'viewer',
+    });
+    expect(loadConfig({}).team.oidc).toBeUndefined();
   });
 
   it('covers every VIGIL_* variable the source reads', async () => {

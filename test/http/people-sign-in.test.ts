@@ -179,6 +179,6 @@ describe('people sign in as themselves, with a role the guards enforce', () => {
     expect(res.statusCode).toBe(403);
     expect(res.json().message).toMatch(/VIGIL_DASHBOARD_KEY_SIGN_IN=on/);
     const options = await t.vigil.app.inject({ method: 'GET', url: '/dashboard/api/sign-in' });
-    expect(options.json()).toEqual({ password: true, key_sign_in: false });
+    expect(options.json()).toEqual({ password: true, key_sign_in: false, sso: false });
   });
 });
