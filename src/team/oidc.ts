@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import * as oidc from 'openid-client';
 import type { AuditTrail, AuditOrigin } from '../audit/trail.js';
 import type { Role } from '../event/account.js';
@@ -7,6 +6,7 @@ import type { MemberRecord, UserRecord } from '../storage/types.js';
 import type { Clock } from '../util/clock.js';
 import { MINUTE_MS } from '../util/duration.js';
 import { newId } from '../util/ids.js';
+import { hashToken, issueToken, liveToken } from './tokens.js';
 import { domainAllowed, issuerProblem, roleFromClaims, type InstanceSso, type SsoSettings } from './sso-settings.js';
 
 /** A sign-in started at the provider must come back within 10 minutes; its state works once. */
@@ -46,9 +46,6 @@ export interface OidcDeps {
   readonly instance?: InstanceSso;
   readonly allowHttpLoopback: boolean;
 }
-
-/** The store keeps the state and the browser binding only as digests, like every member token. */
-const digest = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 const failure = (reason: SsoFailure, accountId: string, extra: { email?: string; detail?: string } = {}) => ({
   ok: false as const,
@@ -90,7 +87,7 @@ export class OidcSignIn {
 
   /** The provider's configuration for these settings, discovered once per 10 minutes; a failed discovery is not kept. */
   private async configuration(settings: SsoSettings): Promise<oidc.Configuration> {
-    const key = `${settings.issuer}\n${settings.clientId}\n${digest(settings.clientSecret)}`;
+    const key = `${settings.issuer}\n${settings.clientId}\n${hashToken(settings.clientSecret)}`;
     const now = this.deps.clock.now();
     const known = this.discovered.get(key);
     if (known && now - known.at < DISCOVERY_TTL_MS) return known.config;
@@ -119,14 +116,13 @@ export class OidcSignIn {
     } catch (err) {
       return failure('sso_unavailable', home, { detail: describe(err) });
     }
-    const state = oidc.randomState();
     const nonce = oidc.randomNonce();
     const verifier = oidc.randomPKCECodeVerifier();
     const binding = oidc.randomState();
     const now = this.deps.clock.now();
-    const pending: Pending = { nonce, verifier, binding: digest(binding), source: resolved.source, redirectUri };
-    await this.deps.store.members.createToken({
-      tokenHash: digest(state),
+    const pending: Pending = { nonce, verifier, binding: hashToken(binding), source: resolved.source, redirectUri };
+    // The single-use token is the state the provider hands back.
+    const state = await issueToken(this.deps.store, {
       id: newId('tok', now),
       purpose: 'oidc',
       accountId: home,
@@ -137,7 +133,6 @@ export class OidcSignIn {
       createdBy: null,
       createdAt: now,
       expiresAt: now + OIDC_STATE_TTL_MS,
-      usedAt: null,
     });
     const url = oidc.buildAuthorizationUrl(config, {
       redirect_uri: redirectUri,
@@ -162,9 +157,9 @@ export class OidcSignIn {
   ): Promise<SsoResult<{ readonly user: UserRecord; readonly member: MemberRecord }>> {
     const state = query.get('state') ?? '';
     const now = this.deps.clock.now();
-    const token = state === '' ? undefined : await this.deps.store.members.findToken(digest(state), now);
-    const pending = token?.purpose === 'oidc' ? (token.data as unknown as Pending) : undefined;
-    if (!token || !pending || binding === undefined || digest(binding) !== pending.binding)
+    const token = state === '' ? undefined : await liveToken(this.deps.store, state, 'oidc', now);
+    const pending = token?.data as Pending | undefined;
+    if (!token || !pending || binding === undefined || hashToken(binding) !== pending.binding)
       return failure('sso_state', token?.accountId ?? '', { detail: token ? 'not the browser that started the sign-in' : 'unknown, used or expired state' });
     const home = token.accountId ?? '';
     if (!(await this.deps.store.members.useToken(token.tokenHash, now))) return failure('sso_state', home, { detail: 'state used already' });
