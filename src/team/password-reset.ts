@@ -47,14 +47,13 @@ export class PasswordResets {
     const email = normalEmail(emailText);
     const user = email === undefined ? undefined : await this.deps.store.members.findUserByEmail(email);
     if (!user) return { sent: Promise.resolve() };
-    const mailer = this.deps.mailer;
+    // Someone who signs in only through single sign-on has no password to reset: a link would give them one.
+    const mailer = user.passwordHash === null ? undefined : this.deps.mailer;
     await this.recordForPerson(
       user,
       (accountId) => ({ accountId, actor: { kind: 'anonymous', id: null, label: user.email }, ...from }),
       'password.reset_requested',
-      {
-        emailed: mailer !== undefined,
-      },
+      user.passwordHash === null ? { emailed: false, single_sign_on_only: true } : { emailed: mailer !== undefined },
     );
     if (!mailer) return { sent: Promise.resolve() };
     const link = await this.issue(user, 'self');

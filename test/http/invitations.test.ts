@@ -185,12 +185,21 @@ describe('invitations and password resets by mail (VIGIL_SMTP_URL)', () => {
   });
 
   it('mails a reset link to a known email only, and it sets the password', async () => {
-    for (const email of ['admin@example.com', 'stranger@example.com']) {
+    // Someone who signs in only through single sign-on gets no link: it would give them a password.
+    const now = t.clock.now();
+    const sso = { id: 'usr_ssoonly', email: 'sso@example.com', name: 'sso', passwordHash: null, totpSecret: null, totpEnabledAt: null, totpLastStep: null };
+    await t.services.store.members.createUser({ ...sso, recoveryHashes: [], createdAt: now, passwordChangedAt: null, lastSignInAt: null });
+    await t.services.store.members.addMember({ accountId, userId: sso.id, role: 'viewer', createdAt: now, createdBy: null });
+    for (const email of ['sso@example.com', 'admin@example.com', 'stranger@example.com']) {
       const res = await t.vigil.app.inject({ method: 'POST', url: '/dashboard/api/password-reset', payload: { email } });
       expect(res.statusCode).toBe(202);
     }
     await until(() => smtp.mails.some((m) => m.to.includes('admin@example.com')), 'the reset mail');
-    expect(smtp.mails.some((m) => m.to.includes('stranger@example.com'))).toBe(false);
+    expect(smtp.mails.some((m) => m.to.includes('stranger@example.com') || m.to.includes('sso@example.com'))).toBe(false);
+    expect((await people.entries(accountId, 'password.reset_requested')).find((e) => e.targetId === sso.id)?.details).toEqual({
+      emailed: false,
+      single_sign_on_only: true,
+    });
     const token = /dashboard#\/reset\/([\w-]+)/.exec(smtp.mails.find((m) => m.to.includes('admin@example.com'))?.text ?? '')?.[1] as string;
     const reset = await t.vigil.app.inject({ method: 'POST', url: `/dashboard/api/password-reset/${token}`, payload: { password: NEWCOMER_PASSWORD } });
     expect(reset.statusCode).toBe(204);
