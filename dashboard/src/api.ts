@@ -70,7 +70,9 @@ export const signInWithPassword = (email: string, password: string) =>
   call<Session | SecondFactorNeeded>('POST', '/dashboard/api/sign-in', { email, password });
 export const signInSecondFactor = (mfaToken: string, answer: { code: string } | { recovery_code: string }) =>
   call<Session>('POST', '/dashboard/api/sign-in/mfa', { mfa_token: mfaToken, ...answer });
-export const signInOptions = () => call<{ key_sign_in: boolean }>('GET', '/dashboard/api/sign-in');
+export const signInOptions = (account?: string) => call<{ key_sign_in: boolean; sso: boolean }>('GET', `/dashboard/api/sign-in${query({ account })}`);
+/** Starts single sign-on (the instance's, or an account's): the provider's page to go to. */
+export const startSingleSignOn = (account?: string) => call<{ redirect: string }>('POST', '/dashboard/api/oidc/start', account ? { account_id: account } : {});
 export const currentSession = () => call<Session>('GET', '/dashboard/api/session');
 export const signOut = () => call<void>('DELETE', '/dashboard/api/session');
 

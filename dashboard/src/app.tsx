@@ -8,6 +8,7 @@ import {
   signInSecondFactor,
   signInWithPassword,
   signOut,
+  startSingleSignOn,
   useSession,
   type Ability,
   type Session,
@@ -60,19 +61,61 @@ function SignedOut({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
   return <SignIn onSignedIn={onSignedIn} />;
 }
 
+/** Why single sign-on sent the browser back (`#/sign-in?error=…`), in the person's words. */
+const SSO_ERRORS: Readonly<Record<string, string>> = {
+  sso_state: 'The single sign-on took too long or its link was used already; start again.',
+  sso_provider: 'The identity provider refused the sign-in, or its answer did not check out.',
+  sso_unavailable: 'The identity provider cannot be reached; retry shortly.',
+  sso_email_unverified: 'Your identity provider has not verified your email address.',
+  sso_domain: 'Your email domain may not sign in here.',
+  sso_role: 'Your groups at the identity provider give you no role here; ask an admin to add you.',
+  sso_not_configured: 'Single sign-on is not set up here.',
+  rate_limited: 'Too many sign-in attempts; retry in a minute.',
+};
+
 function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
-  const [keySignIn, setKeySignIn] = useState(false);
+  const { params } = useRoute();
+  // An account's own single sign-on is offered from its link: #/sign-in?account=acc_…
+  const account = params.get('account') ?? undefined;
+  const [options, setOptions] = useState({ key_sign_in: false, sso: false });
   useEffect(() => {
-    signInOptions()
-      .then((o) => setKeySignIn(o.key_sign_in))
-      .catch(() => setKeySignIn(false));
-  }, []);
+    signInOptions(account)
+      .then(setOptions)
+      .catch(() => setOptions({ key_sign_in: false, sso: false }));
+  }, [account]);
+  const ssoError = params.get('error');
   return (
     <main class="signin">
       <h1>Vigil</h1>
+      {ssoError && <FormError error={SSO_ERRORS[ssoError] ?? 'Single sign-on failed.'} />}
+      {options.sso && <SingleSignOn account={account} />}
       <PasswordSignIn onSignedIn={onSignedIn} />
-      {keySignIn && <KeySignIn onSignedIn={onSignedIn} />}
+      {options.key_sign_in && <KeySignIn onSignedIn={onSignedIn} />}
     </main>
+  );
+}
+
+/** Leaves for the identity provider's page; the provider sends the browser back signed in (or with an error). */
+function SingleSignOn({ account }: { account: string | undefined }) {
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const start = async () => {
+    setBusy(true);
+    setError('');
+    try {
+      location.assign((await startSingleSignOn(account)).redirect);
+    } catch (err) {
+      setError(err instanceof ApiFailure ? err.message : 'The service did not answer.');
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="sso">
+      <FormError error={error} />
+      <button type="button" disabled={busy} onClick={() => void start()}>
+        Sign in with single sign-on
+      </button>
+    </div>
   );
 }
 
