@@ -157,6 +157,13 @@ function teamFlow(mode: string, open: () => Promise<{ owners: Service; viewers: 
       await viewer.getByTestId('alert-status').waitFor();
       expect(await viewer.getByRole('button', { name: 'Save status' }).count()).toBe(0);
       expect(await viewer.getByRole('button', { name: 'Assign to me' }).count()).toBe(0);
+      // Nor the forms of settings and threat models.
+      await viewer.goto(`${viewers.base}/dashboard#/settings`);
+      await viewer.getByText('Your role (viewer) reads these settings; an analyst or above changes them.').waitFor();
+      expect(await viewer.getByRole('button', { name: 'Save thresholds' }).isDisabled()).toBe(true);
+      await viewer.goto(`${viewers.base}/dashboard#/threat-models`);
+      await viewer.getByRole('heading', { name: 'Threat models' }).waitFor();
+      expect(await viewer.getByRole('link', { name: 'New model' }).count()).toBe(0);
       const refused = await patchFromPage(viewer, `/v1/alerts/${alertId}`, { status: 'resolved' });
       expect(refused).toEqual({ status: 403, message: 'Your role (viewer) cannot do this; it needs analyst or above.' });
       // The owner's session may: the status form is there and saves.

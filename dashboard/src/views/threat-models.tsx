@@ -3,6 +3,7 @@ import { ApiFailure, call, type DryRun, type ThreatModel, type ThreatModelVersio
 import { Table, type Column } from '../list';
 import { locateInJson, locateInYaml } from '../locate';
 import { go, href } from '../router';
+import { useCan } from '../session';
 import { Card, fmtNumber, fmtTime, Loading, Problems, problemsOf, Severity, useLoad, type Problem } from '../ui';
 
 /**
@@ -78,6 +79,7 @@ function useModels<T>(load: () => Promise<T>, deps: readonly unknown[]) {
 }
 
 function ModelList() {
+  const manage = useCan('manage');
   const list = useModels(() => call<{ data: ThreatModel[]; limits: { modelsPerAccount: number } }>('GET', '/v1/threat-models'), []);
   const [status, setStatus] = useState('');
   const [error, setError] = useState('');
@@ -115,9 +117,11 @@ function ModelList() {
         return (
           <span class="state">
             {m.suspended ? <SuspendedBadge /> : <span>{m.enabled ? 'Enabled' : 'Disabled'}</span>}
-            <button type="button" class="secondary small" aria-label={`${action} ${m.name}`} onClick={() => void toggle(m)}>
-              {action}
-            </button>
+            {manage && (
+              <button type="button" class="secondary small" aria-label={`${action} ${m.name}`} onClick={() => void toggle(m)}>
+                {action}
+              </button>
+            )}
           </span>
         );
       },
@@ -128,7 +132,7 @@ function ModelList() {
     <>
       <div class="heading">
         <h1>Threat models</h1>
-        {data?.data && (
+        {data?.data && manage && (
           <a class="button" href={href('/threat-models/new')}>
             New model
           </a>
@@ -223,6 +227,7 @@ function ModelPage({ id, saved }: { id?: string; saved: boolean }) {
 }
 
 function Editor({ model, saved, onSaved }: { model?: ThreatModel; saved: boolean; onSaved: () => void }) {
+  const manage = useCan('manage');
   const [format, setFormat] = useState<Format>(model?.format ?? 'native');
   const [text, setText] = useState(model ? editorText(model as unknown as { format: Format } & Record<string, unknown>) : NATIVE_EXAMPLE);
   const [enabled, setEnabled] = useState(model?.enabled ?? false);
@@ -320,11 +325,15 @@ function Editor({ model, saved, onSaved }: { model?: ThreatModel; saved: boolean
             <p role="status" class="ok">
               {status}
             </p>
-            <div class="actions">
-              <button type="submit" disabled={busy}>
-                {model ? 'Save new version' : 'Create model'}
-              </button>
-            </div>
+            {manage ? (
+              <div class="actions">
+                <button type="submit" disabled={busy}>
+                  {model ? 'Save new version' : 'Create model'}
+                </button>
+              </div>
+            ) : (
+              <p class="muted">Your role can dry-run this rule; an admin or owner saves and enables models.</p>
+            )}
           </form>
         </Card>
         <DryRunCard format={format} text={text} enabled={enabled} onProblems={setProblems} />
