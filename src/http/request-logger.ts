@@ -89,13 +89,16 @@ export function requestLoggerFactory(logger: FastifyBaseLogger, bindings: Bindin
   return new RequestLogger(logger, bindings);
 }
 
+/** Query parameters whose values are one-time secrets: an OpenID provider's code and state. */
+const SECRET_QUERY = /([?&](?:code|state)=)[^&]*/g;
+
 /**
  * The request's URL as logs show it: a single-use token in the path (an invitation, a password
- * reset) is replaced, since whoever reads the log must not be able to use it.
+ * reset) or in the query (single sign-on's code and state) is replaced, since whoever reads the
+ * log must not be able to use it.
  */
 export function loggedUrl(request: FastifyRequest): string {
   const token = (request.params as Readonly<Record<string, unknown>> | undefined)?.token;
-  return typeof token === 'string' && token.length > 0
-    ? request.url.split(encodeURIComponent(token)).join('[token]').split(token).join('[token]')
-    : request.url;
+  const url = request.url.replace(SECRET_QUERY, '$1[token]');
+  return typeof token === 'string' && token.length > 0 ? url.split(encodeURIComponent(token)).join('[token]').split(token).join('[token]') : url;
 }

@@ -1,3 +1,4 @@
+import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MINUTE_MS } from '../../src/util/duration.js';
 import { AuditTrail, CLI_OPERATOR } from '../../src/audit/trail.js';
@@ -28,23 +29,27 @@ describe('single sign-on with OpenID Connect', () => {
   let accountId: string;
   let secret: string;
   let admin: { cookie: string; csrf: string };
+  const logLines: string[] = [];
 
   const sessionOf = (res: { headers: Record<string, unknown> }) => String(res.headers['set-cookie']).match(/vigil_session=[^;]+/)?.[0];
 
   beforeAll(async () => {
     provider = await startProvider([CALLBACK], PEOPLE);
-    t = await testApp({
-      VIGIL_IP_LIMITS: '127.0.0.0/8=100000000',
-      VIGIL_PUBLIC_URL: PUBLIC_URL,
-      VIGIL_SSO_ALLOW_HTTP_LOOPBACK: 'on',
-      VIGIL_OIDC_ISSUER: provider.issuer,
-      VIGIL_OIDC_CLIENT_ID: provider.clientId,
-      VIGIL_OIDC_CLIENT_SECRET: provider.clientSecret,
-      VIGIL_OIDC_ACCOUNT: instanceAccount,
-      VIGIL_OIDC_ROLE_CLAIM: 'groups',
-      VIGIL_OIDC_ROLE_MAP: 'secops=analyst',
-      VIGIL_OIDC_DEFAULT_ROLE: 'viewer',
-    });
+    t = await testApp(
+      {
+        VIGIL_IP_LIMITS: '127.0.0.0/8=100000000',
+        VIGIL_PUBLIC_URL: PUBLIC_URL,
+        VIGIL_SSO_ALLOW_HTTP_LOOPBACK: 'on',
+        VIGIL_OIDC_ISSUER: provider.issuer,
+        VIGIL_OIDC_CLIENT_ID: provider.clientId,
+        VIGIL_OIDC_CLIENT_SECRET: provider.clientSecret,
+        VIGIL_OIDC_ACCOUNT: instanceAccount,
+        VIGIL_OIDC_ROLE_CLAIM: 'groups',
+        VIGIL_OIDC_ROLE_MAP: 'secops=analyst',
+        VIGIL_OIDC_DEFAULT_ROLE: 'viewer',
+      },
+      { logger: pino({ level: 'debug' }, { write: (line: string) => void logLines.push(line) }) },
+    );
     await t.services.store.accounts.createAccount({ id: instanceAccount, name: 'instance', plan: 'pro', createdAt: t.clock.now() });
     ({ id: accountId, secret } = await t.account('pro'));
     const members = new Members(t.services.store, new AuditTrail(t.services.store.audit, t.clock), t.clock);
@@ -152,6 +157,11 @@ describe('single sign-on with OpenID Connect', () => {
     expect(replay.headers.location).toBe('/dashboard/#/sign-in?error=sso_state');
     expect(sessionOf(replay)).toBeUndefined();
     expect(await failedReasons(accountId)).toEqual(expect.arrayContaining([[null, 'sso_state']]));
+    // The log shows the callback without its code and state.
+    const log = logLines.join('\n');
+    expect(log).toContain('/dashboard/api/oidc/callback?code=[token]');
+    expect(log).not.toContain(new URLSearchParams(url.split('?')[1]).get('state'));
+    expect(log).not.toContain(provider.clientSecret);
   });
 
   it('refuses an unmapped group without a default role, a domain not allowed and an unverified email', async () => {
