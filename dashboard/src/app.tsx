@@ -84,13 +84,18 @@ function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
       .catch(() => setOptions({ key_sign_in: false, sso: false }));
   }, [account]);
   const ssoError = params.get('error');
+  // Signed in from the sign-in link, the dashboard opens on the overview rather than on that link.
+  const signedIn = (s: Session) => {
+    if (location.hash.startsWith('#/sign-in')) history.replaceState(null, '', '#/');
+    onSignedIn(s);
+  };
   return (
     <main class="signin">
       <h1>Vigil</h1>
       {ssoError && <FormError error={SSO_ERRORS[ssoError] ?? 'Single sign-on failed.'} />}
       {options.sso && <SingleSignOn account={account} />}
-      <PasswordSignIn onSignedIn={onSignedIn} />
-      {options.key_sign_in && <KeySignIn onSignedIn={onSignedIn} />}
+      <PasswordSignIn onSignedIn={signedIn} />
+      {options.key_sign_in && <KeySignIn onSignedIn={signedIn} />}
     </main>
   );
 }

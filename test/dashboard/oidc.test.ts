@@ -83,6 +83,13 @@ describe.skipIf(!chromiumPresent())('single sign-on in the browser', () => {
     await other.goto(`${service.base}/dashboard/api/oidc/callback?state=forged&code=forged`);
     await other.getByText('The single sign-on took too long or its link was used already; start again.').waitFor();
     expect(new URL(other.url()).hash).toBe('#/sign-in?error=sso_state');
+    // A password sign-in from there opens the overview.
+    await other.getByLabel('Email').fill(OWNER.email);
+    await other.getByLabel('Password').fill(OWNER.password);
+    await other.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await other.getByRole('navigation', { name: 'Sections' }).waitFor();
+    expect(new URL(other.url()).hash).toBe('#/');
+    expect(await other.getByRole('heading', { name: 'Not found' }).count()).toBe(0);
     await context.close();
   });
 });
