@@ -3,7 +3,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../http/authenticator.js';
 import { ApiError } from '../http/errors.js';
 import { ErrorResponses, KeyAuth } from '../http/schemas.js';
-import { CSRF_HEADER, SESSION_COOKIE, hashSessionId, randomToken, sessionIdFrom, type SessionAuthenticator } from '../http/session-auth.js';
+import { CSRF_HEADER, SESSION_COOKIE, sessionIdFrom, type SessionAuthenticator } from '../http/session-auth.js';
+import { hashToken, randomToken } from '../team/tokens.js';
 import type { AuditTrail } from '../audit/trail.js';
 import { memberSessionView, registerSignInRoutes, type SignInDeps } from './sign-in.js';
 import { registerPeoplePages } from './people.js';
@@ -170,9 +171,9 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
       const csrf = randomToken();
       const expiresAt = now + SESSION_TTL_MS;
       // Sign-in is where expired sessions are swept (the fresh id matches no row).
-      await store.sessions.deleteDashboardSession(hashSessionId(id), now);
+      await store.sessions.deleteDashboardSession(hashToken(id), now);
       await store.sessions.createDashboardSession({
-        idHash: hashSessionId(id),
+        idHash: hashToken(id),
         accountId: auth.ctx.account.id,
         keyId: auth.ctx.keyId,
         csrfToken: csrf,
@@ -192,7 +193,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
       const id = sessionIdFrom(request.headers.cookie);
       const person = id === undefined ? undefined : await deps.sessions.memberSession(id);
       if (person) return memberSessionView(store, deps.plans, person.session, person.user, person.member);
-      const found = id === undefined || !deps.keySignIn ? undefined : await store.sessions.findDashboardSession(hashSessionId(id), clock.now());
+      const found = id === undefined || !deps.keySignIn ? undefined : await store.sessions.findDashboardSession(hashToken(id), clock.now());
       const auth = found && (await deps.authenticator.authenticateHash(found.keyHash));
       if (!found || !auth?.ok) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Not signed in.' });
       return {
@@ -213,7 +214,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
       if (id === undefined || request.headers[CSRF_HEADER] === undefined) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Not signed in.' });
       const principal = requestAccount(request).principal;
       if (principal.kind === 'member') await store.members.revokeSession(principal.userId, principal.sessionId, clock.now());
-      else await store.sessions.deleteDashboardSession(hashSessionId(id), clock.now());
+      else await store.sessions.deleteDashboardSession(hashToken(id), clock.now());
       setSessionCookie(request, reply, '', 0);
       reply.code(204);
       return null;

@@ -4,14 +4,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuditTrail } from '../audit/trail.js';
 import { ApiError } from '../http/errors.js';
 import { ErrorResponses } from '../http/schemas.js';
-import { hashSessionId, randomToken, type SessionAuthenticator } from '../http/session-auth.js';
+import type { SessionAuthenticator } from '../http/session-auth.js';
 import type { RateLimiter } from '../limits/types.js';
 import { planOf, type PlanTable } from '../limits/plans.js';
 import type { Store } from '../storage/store.js';
 import type { MemberRecord, MemberSession, UserRecord } from '../storage/types.js';
 import { MAX_PASSWORD_LENGTH, verifyPassword } from '../team/passwords.js';
 import { SecondFactor } from '../team/second-factor.js';
-import { issueToken, liveToken } from '../team/tokens.js';
+import { hashToken, issueToken, liveToken, randomToken } from '../team/tokens.js';
 import { MINUTE_MS } from '../util/duration.js';
 import type { Clock } from '../util/clock.js';
 import { newId } from '../util/ids.js';
@@ -105,7 +105,7 @@ export async function openMemberSession(
   const cookie = randomToken();
   const session: MemberSession = {
     id: newId('ses', now),
-    idHash: hashSessionId(cookie),
+    idHash: hashToken(cookie),
     accountId: member.accountId,
     userId: user.id,
     csrfToken: randomToken(),

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { AccountContext } from '../event/account.js';
 import { planOf, type PlanTable } from '../limits/plans.js';
@@ -7,6 +7,7 @@ import type { MemberRecord, MemberSession, UserRecord } from '../storage/types.j
 import type { Clock } from '../util/clock.js';
 import type { AuthResult, Authenticator } from './authenticator.js';
 import { ApiError } from './errors.js';
+import { hashToken } from '../team/tokens.js';
 
 /** The dashboard's session cookie: HttpOnly, SameSite=Strict, Path=/ (it also authenticates the read API). */
 export const SESSION_COOKIE = 'vigil_session';
@@ -14,12 +15,6 @@ export const SESSION_COOKIE = 'vigil_session';
 export const CSRF_HEADER = 'x-csrf-token';
 
 const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
-
-/** 32 random bytes, URL-safe: session ids and CSRF tokens. */
-export const randomToken = (): string => randomBytes(32).toString('base64url');
-
-/** The store knows a session only by this hash, so a copy of the table opens no session. */
-export const hashSessionId = (id: string): string => createHash('sha256').update(id).digest('hex');
 
 /** The value of one cookie in a Cookie header, if it is there and looks like a token of ours. */
 export function cookieFrom(cookieHeader: string | undefined, name: string): string | undefined {
@@ -79,7 +74,7 @@ export class SessionAuthenticator {
   async memberSession(id: string): Promise<ResolvedMemberSession | undefined> {
     const { store, clock } = this.deps;
     const now = clock.now();
-    const session = await store.members.findSession(hashSessionId(id), now);
+    const session = await store.members.findSession(hashToken(id), now);
     if (!session) return undefined;
     const [user, member, account] = await Promise.all([
       store.members.getUser(session.userId),
@@ -111,7 +106,7 @@ export class SessionAuthenticator {
       return { ok: true, ctx: member.ctx, allowedOrigins: [] };
     }
     if (!this.deps.keySignIn) return ended;
-    const found = await this.deps.store.sessions.findDashboardSession(hashSessionId(id), this.deps.clock.now());
+    const found = await this.deps.store.sessions.findDashboardSession(hashToken(id), this.deps.clock.now());
     if (!found) return ended;
     checkCsrf(request, found.session.csrfToken);
     return this.deps.authenticator.authenticateHash(found.keyHash);

@@ -1,9 +1,12 @@
-import { hashSessionId, randomToken } from '../http/session-auth.js';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Store } from '../storage/store.js';
 import type { MemberToken } from '../storage/types.js';
 
-/** The store knows a single-use token only by this hash, as it knows sessions. */
-export const hashToken = hashSessionId;
+/** 32 random bytes, URL-safe: session ids, CSRF tokens and single-use links. */
+export const randomToken = (): string => randomBytes(32).toString('base64url');
+
+/** The store knows a session or a single-use token only by this hash, so a copy of its tables opens nothing. */
+export const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
 
 /** Stores a new single-use token and returns it: the only time it exists in the clear. */
 export async function issueToken(store: Store, fields: Omit<MemberToken, 'tokenHash' | 'usedAt'>): Promise<string> {

@@ -10,7 +10,7 @@ import { auditOrigin } from '../audit-origin.js';
 import { requestAccount } from '../context.js';
 import { ApiError } from '../errors.js';
 import { ErrorResponses } from '../schemas.js';
-import { hashSessionId } from '../session-auth.js';
+import { hashToken } from '../../team/tokens.js';
 
 export interface SsoRouteDeps {
   readonly store: Store;
@@ -130,7 +130,7 @@ export function registerSsoRoutes(app: FastifyInstance, deps: SsoRouteDeps): voi
       };
       await store.members.putSsoConfig(config);
       // The secret enters the comparison as a digest, so the entry says it changed and never what it is.
-      const secretOf = (c: SsoConfig | undefined) => (c ? { client_secret: hashSessionId(c.clientSecret) } : {});
+      const secretOf = (c: SsoConfig | undefined) => (c ? { client_secret: hashToken(c.clientSecret) } : {});
       await audit.record(auditOrigin(request), {
         action: 'sso.configured',
         target: { kind: 'sso', id: accountId },
