@@ -1,6 +1,5 @@
 // Callbacks passed to page.evaluate run in the browser.
 /// <reference lib="dom" />
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { base32Decode, TOTP_STEP_SECONDS, totpCode } from '../../src/team/totp.js';
@@ -22,17 +21,16 @@ const tokenOf = (link: string): string => {
   return token;
 };
 
-/** A code of the next time step: a step whose code was used once (enrolment) is refused. */
-async function freshCode(secret: string): Promise<string> {
-  const stepMs = TOTP_STEP_SECONDS * 1000;
-  await sleep((Math.floor(Date.now() / stepMs) + 1) * stepMs - Date.now() + 50);
-  return codeNow(secret);
-}
+/**
+ * A code of the next time step: the step whose code enrolment used is refused, and the service
+ * accepts one step of drift, so the next step's code is good at once.
+ */
+const nextStepCode = (secret: string): string => codeNow(secret, TOTP_STEP_SECONDS * 1000);
 
-function codeNow(secret: string): string {
+function codeNow(secret: string, aheadMs = 0): string {
   const key = base32Decode(secret);
   if (key === undefined) throw new Error(`not a base32 secret: ${secret}`);
-  return totpCode(key, Date.now());
+  return totpCode(key, Date.now() + aheadMs);
 }
 
 const section = (page: Page, name: string) => page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name, exact: true });
@@ -147,7 +145,7 @@ function teamFlow(mode: string, open: () => Promise<{ owners: Service; viewers: 
       await code.waitFor();
       // The password alone opened no session.
       expect((await viewerContext.cookies()).some((c) => c.name === 'vigil_session')).toBe(false);
-      await code.fill(await freshCode(totpSecret));
+      await code.fill(nextStepCode(totpSecret));
       await viewer.getByRole('button', { name: 'Verify' }).click();
       await section(viewer, 'Overview').waitFor();
     }, 60_000);
