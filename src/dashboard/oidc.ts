@@ -4,7 +4,8 @@ import { ApiError } from '../http/errors.js';
 import { ErrorResponses } from '../http/schemas.js';
 import { cookieFrom } from '../http/session-auth.js';
 import { OIDC_STATE_TTL_MS, type OidcSignIn, type SsoFailure } from '../team/oidc.js';
-import { openMemberSession, signInThrottle, throttleSignIn, userAgentOf, type SignInDeps } from './sign-in.js';
+import { userAgentOf } from '../http/audit-origin.js';
+import { openMemberSession, signInThrottle, throttleSignIn, type SignInDeps } from './sign-in.js';
 
 /**
  * The cookie that ties a sign-in at the provider to the browser that started it (so a link to

@@ -6,7 +6,8 @@ import { Invitations } from '../team/invitations.js';
 import type { MembersFailure, TeamDeps } from '../team/members.js';
 import { PasswordResets } from '../team/password-reset.js';
 import { MAX_PASSWORD_LENGTH } from '../team/passwords.js';
-import { memberSessionView, openMemberSession, throttleSignIn, userAgentOf, type SignInDeps } from './sign-in.js';
+import { userAgentOf } from '../http/audit-origin.js';
+import { memberSessionView, openMemberSession, throttleSignIn, type SignInDeps } from './sign-in.js';
 
 export type PeoplePageDeps = TeamDeps & Pick<SignInDeps, 'plans' | 'limiter' | 'setCookie' | 'sameOrigin'>;
 

@@ -15,6 +15,7 @@ import { hashToken, issueToken, liveToken, randomToken } from '../team/tokens.js
 import { MINUTE_MS } from '../util/duration.js';
 import type { Clock } from '../util/clock.js';
 import { newId } from '../util/ids.js';
+import { userAgentOf } from '../http/audit-origin.js';
 
 /** A person's session lasts 12 hours; signing in again starts a new one. */
 export const MEMBER_SESSION_TTL_MS = 12 * 60 * 60 * 1000;
@@ -65,11 +66,6 @@ const MfaBody = Type.Object(
   },
   { additionalProperties: false },
 );
-
-export const userAgentOf = (request: FastifyRequest): string | null => {
-  const agent = request.headers['user-agent'];
-  return typeof agent === 'string' ? agent.slice(0, 256) : null;
-};
 
 /** The session body the dashboard reads: the account, the person, their role and the accounts they may switch to. */
 export async function memberSessionView(store: Store, plans: PlanTable, session: MemberSession, user: UserRecord, member: MemberRecord) {

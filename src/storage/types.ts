@@ -283,20 +283,27 @@ export interface MemberSession {
   readonly revokedAt: number | null;
 }
 
-/** An account's OpenID Connect settings. */
-export interface SsoConfig {
-  readonly accountId: string;
+/**
+ * Single sign-on with an OpenID provider: what an account stores and what the instance's settings
+ * (VIGIL_OIDC_ISSUER and the rest) say share this shape.
+ */
+export interface SsoSettings {
   readonly issuer: string;
   readonly clientId: string;
   readonly clientSecret: string;
   /** Email domains allowed to sign in (lower case); empty: any verified email. */
   readonly allowedDomains: readonly string[];
-  /** The ID token or userinfo claim whose value picks the role (a string or an array of strings). */
+  /** The claim whose value picks the role (a string or an array of strings); null: every person gets `defaultRole`. */
   readonly roleClaim: string | null;
   /** Claim value -> role. */
   readonly roleMap: Readonly<Record<string, Role>>;
   /** The role of a person no mapping matches; null refuses them. */
   readonly defaultRole: Role | null;
+}
+
+/** An account's OpenID Connect settings. */
+export interface SsoConfig extends SsoSettings {
+  readonly accountId: string;
   readonly updatedAt: number;
 }
 

@@ -2,12 +2,12 @@ import * as oidc from 'openid-client';
 import type { AuditTrail, AuditOrigin } from '../audit/trail.js';
 import type { Role } from '../event/account.js';
 import type { Store } from '../storage/store.js';
-import type { MemberRecord, UserRecord } from '../storage/types.js';
+import type { MemberRecord, SsoSettings, UserRecord } from '../storage/types.js';
 import type { Clock } from '../util/clock.js';
 import { MINUTE_MS } from '../util/duration.js';
 import { newId } from '../util/ids.js';
 import { hashToken, issueToken, liveToken } from './tokens.js';
-import { domainAllowed, issuerProblem, roleFromClaims, type InstanceSso, type SsoSettings } from './sso-settings.js';
+import { domainAllowed, issuerProblem, roleFromClaims, type InstanceSso } from './sso-settings.js';
 
 /** A sign-in started at the provider must come back within 10 minutes; its state works once. */
 export const OIDC_STATE_TTL_MS = 10 * MINUTE_MS;

@@ -1,22 +1,6 @@
 import type { Role } from '../event/account.js';
+import type { SsoSettings } from '../storage/types.js';
 import { memberOf } from '../util/member-of.js';
-
-/**
- * Single sign-on with an OpenID provider: the settings an account stores (PUT /v1/sso) and the
- * instance's (VIGIL_OIDC_ISSUER and the rest) share this shape and these checks.
- */
-export interface SsoSettings {
-  readonly issuer: string;
-  readonly clientId: string;
-  readonly clientSecret: string;
-  /** Email domains allowed to sign in (lower case); empty: any verified email. */
-  readonly allowedDomains: readonly string[];
-  /** The claim whose value picks the role (a string or an array of strings); null: every person gets `defaultRole`. */
-  readonly roleClaim: string | null;
-  readonly roleMap: Readonly<Record<string, Role>>;
-  /** The role of a person no mapping matches; null refuses them. */
-  readonly defaultRole: Role | null;
-}
 
 /** The instance's single sign-on: the accounts it signs people in to (the session opens in the first). */
 export interface InstanceSso extends SsoSettings {

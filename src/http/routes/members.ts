@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ADMIN_API_OPERATOR, type AuditOrigin } from '../../audit/trail.js';
+import type { AuditOrigin } from '../../audit/trail.js';
 import { ROLES } from '../../event/account.js';
 import type { Store } from '../../storage/store.js';
 import type { MemberRecord, MemberSession, MemberToken, UserRecord } from '../../storage/types.js';
@@ -9,7 +9,7 @@ import { Members, type MembersResult, type TeamDeps } from '../../team/members.j
 import { PasswordResets, RESET_TTL_MS } from '../../team/password-reset.js';
 import { MAX_PASSWORD_LENGTH } from '../../team/passwords.js';
 import { SecondFactor } from '../../team/second-factor.js';
-import { auditOrigin } from '../audit-origin.js';
+import { adminOrigin, auditOrigin } from '../audit-origin.js';
 import { requestAccount } from '../context.js';
 import { ApiError } from '../errors.js';
 import { NoFilters } from '../list-filter.js';
@@ -264,10 +264,7 @@ export function registerMemberRoutes(app: FastifyInstance, deps: TeamDeps): void
 
   const admin = { access: 'admin' as const };
   const adminRoute = (summary: string) => ({ summary, tags: ['admin'], security: [{ bearer: [] as string[] }], response: { ...ErrorResponses } });
-  const operator = (request: FastifyRequest, accountId: string): AuditOrigin => {
-    const agent = request.headers['user-agent'];
-    return { accountId, actor: ADMIN_API_OPERATOR, ip: request.ip, userAgent: typeof agent === 'string' ? agent : null };
-  };
+  const operator = (request: FastifyRequest, accountId: string): AuditOrigin => ({ accountId, ...adminOrigin(request) });
 
   app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof InviteBody> }>('/admin/accounts/:id/invitations', {
     config: admin,
