@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { call, query, type EventDoc, type Page } from './api';
+import { EntityLink } from './links';
 import { go, href } from './router';
 import { fmtTime, Loading, Risk, useLoad } from './ui';
 
@@ -44,8 +45,8 @@ export function Table<T extends { readonly id: string }>({ caption, columns, row
 export const EVENT_COLUMNS: readonly Column<EventDoc>[] = [
   { label: 'Time', cell: (ev) => <a href={href(`/events/${ev.id}`)}>{fmtTime(ev.timestamp)}</a> },
   { label: 'Type', cell: (ev) => <span class="mono">{ev.event}</span> },
-  { label: 'Actor', cell: (ev) => <span class="mono">{ev.actor_id ?? '—'}</span> },
-  { label: 'IP', cell: (ev) => <span class="mono">{ev.ip ?? '—'}</span> },
+  { label: 'Actor', cell: (ev) => <EntityLink kind="actor" value={ev.actor_id} /> },
+  { label: 'IP', cell: (ev) => <EntityLink kind="ip" value={ev.ip} /> },
   { label: 'Risk', num: true, cell: (ev) => (ev.risk ? <Risk score={ev.risk.score} /> : '—') },
 ];
 
