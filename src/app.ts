@@ -47,7 +47,7 @@ import { StoreUnavailableError } from './storage/store.js';
 import type { DryRunLimits } from './threat-models/dry-run.js';
 import { newId } from './util/ids.js';
 import type { WebhookDispatcher } from './webhooks/dispatcher.js';
-import { systemResolver, type SsrfGuard } from './webhooks/ssrf.js';
+import { LOOPBACK_RANGES, systemResolver, type SsrfGuard } from './webhooks/ssrf.js';
 
 /** Everything the HTTP app needs, built by services.ts (or by a test): the pipeline's backends and the app's own. */
 export interface AppDeps extends PipelineBackends {
@@ -188,7 +188,10 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     },
   });
   const allowHttpLoopback = config.team.ssoAllowHttpLoopback;
-  const oidc = new OidcSignIn({ store: deps.store, clock: deps.clock, audit, instance: config.team.oidc, allowHttpLoopback });
+  // A provider on this machine is reachable once the operator allows http on loopback for providers.
+  const providerRanges = [...config.team.ssoAllowCidrs, ...(allowHttpLoopback ? LOOPBACK_RANGES : [])];
+  const accountProviderGuard = { allowed: providerRanges, resolve: deps.webhookGuard?.resolve ?? systemResolver };
+  const oidc = new OidcSignIn({ store: deps.store, clock: deps.clock, audit, instance: config.team.oidc, allowHttpLoopback, accountProviderGuard });
   const { pipeline, commits } = composeIngestPipeline(deps, {
     commits: {
       windowMs: config.commitWindowMs,

@@ -67,6 +67,11 @@ export interface TeamConfig {
   readonly oidc?: InstanceSso;
   /** Providers may be reached over http on a loopback address (a provider on the same machine). */
   readonly ssoAllowHttpLoopback: boolean;
+  /**
+   * Address ranges a provider named in an account's own single sign-on settings may be on besides
+   * public addresses (VIGIL_SSO_ALLOW_CIDRS), e.g. a company's identity provider on a private network.
+   */
+  readonly ssoAllowCidrs: readonly Cidr[];
   /** Mail for invitations and password resets; without it the links are handed to whoever asked. */
   readonly smtp?: SmtpConfig;
 }
@@ -386,6 +391,7 @@ export function loadConfig(env: Env = process.env): Config {
       smtp: smtp(env),
       oidc: instanceSso(env, ssoAllowHttpLoopback),
       ssoAllowHttpLoopback,
+      ssoAllowCidrs: cidrList(env, 'VIGIL_SSO_ALLOW_CIDRS').map((text) => parseCidr(text) as Cidr),
     },
     webhooks: {
       allowCidrs: cidrList(env, 'VIGIL_WEBHOOK_ALLOW_CIDRS').map((text) => parseCidr(text) as Cidr),

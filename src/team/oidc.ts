@@ -8,6 +8,8 @@ import { MINUTE_MS } from '../util/duration.js';
 import { newId } from '../util/ids.js';
 import { hashToken, issueToken, liveToken } from './tokens.js';
 import { domainAllowed, issuerProblem, roleFromClaims, type InstanceSso } from './sso-settings.js';
+import { guardedProviderFetch } from './provider-fetch.js';
+import type { SsrfGuard } from '../webhooks/ssrf.js';
 
 /** A sign-in started at the provider must come back within 10 minutes; its state works once. */
 export const OIDC_STATE_TTL_MS = 10 * MINUTE_MS;
@@ -15,6 +17,8 @@ export const OIDC_STATE_TTL_MS = 10 * MINUTE_MS;
 const DISCOVERY_TTL_MS = 10 * MINUTE_MS;
 /** Seconds one request to the provider may take. */
 const PROVIDER_TIMEOUT_S = 10;
+/** Provider configurations kept at once; every account may name its own provider, so the cache is bounded. */
+const DISCOVERED_MAX = 1_000;
 
 /** Why a single sign-on failed: the dashboard shows a message for each, the audit trail records it. */
 export type SsoFailure = 'sso_not_configured' | 'sso_unavailable' | 'sso_state' | 'sso_provider' | 'sso_email_unverified' | 'sso_domain' | 'sso_role';
@@ -45,6 +49,12 @@ export interface OidcDeps {
   readonly audit: AuditTrail;
   readonly instance?: InstanceSso;
   readonly allowHttpLoopback: boolean;
+  /**
+   * Which addresses a provider named in an account's own settings may be reached on: the account
+   * chooses that URL, so its connections are checked like webhooks'. The instance's provider is
+   * the operator's choice and is not checked.
+   */
+  readonly accountProviderGuard: SsrfGuard;
 }
 
 const failure = (reason: SsoFailure, accountId: string, extra: { email?: string; detail?: string } = {}) => ({
@@ -86,8 +96,8 @@ export class OidcSignIn {
   }
 
   /** The provider's configuration for these settings, discovered once per 10 minutes; a failed discovery is not kept. */
-  private async configuration(settings: SsoSettings): Promise<oidc.Configuration> {
-    const key = `${settings.issuer}\n${settings.clientId}\n${hashToken(settings.clientSecret)}`;
+  private async configuration(settings: SsoSettings, source: Resolved['source']): Promise<oidc.Configuration> {
+    const key = `${source}\n${settings.issuer}\n${settings.clientId}\n${hashToken(settings.clientSecret)}`;
     const now = this.deps.clock.now();
     const known = this.discovered.get(key);
     if (known && now - known.at < DISCOVERY_TTL_MS) return known.config;
@@ -95,7 +105,13 @@ export class OidcSignIn {
     const config = oidc.discovery(new URL(settings.issuer), settings.clientId, undefined, oidc.ClientSecretBasic(settings.clientSecret), {
       timeout: PROVIDER_TIMEOUT_S,
       ...(insecure ? { execute: [oidc.allowInsecureRequests] } : {}),
+      ...(source === 'account' ? { [oidc.customFetch]: guardedProviderFetch(this.deps.accountProviderGuard) } : {}),
     });
+    this.discovered.delete(key);
+    if (this.discovered.size >= DISCOVERED_MAX) {
+      const oldest = this.discovered.keys().next();
+      if (!oldest.done) this.discovered.delete(oldest.value);
+    }
     this.discovered.set(key, { config, at: now });
     config.catch(() => this.discovered.delete(key));
     return config;
@@ -112,7 +128,7 @@ export class OidcSignIn {
     const home = resolved.accountIds[0] ?? '';
     let config: oidc.Configuration;
     try {
-      config = await this.configuration(resolved.settings);
+      config = await this.configuration(resolved.settings, resolved.source);
     } catch (err) {
       return failure('sso_unavailable', home, { detail: describe(err) });
     }
@@ -168,7 +184,7 @@ export class OidcSignIn {
     const { settings } = resolved;
     let config: oidc.Configuration;
     try {
-      config = await this.configuration(settings);
+      config = await this.configuration(settings, resolved.source);
     } catch (err) {
       return failure('sso_unavailable', home, { detail: describe(err) });
     }
@@ -267,6 +283,8 @@ export class OidcSignIn {
 
 /** What went wrong at the provider, for the log (never a token or a secret: openid-client's messages name checks, not values). */
 function describe(err: unknown): string {
-  if (err instanceof Error) return `${err.name}: ${err.message}`.slice(0, 300);
-  return 'unknown error';
+  if (!(err instanceof Error)) return 'unknown error';
+  // openid-client wraps what went wrong on the way (a refused address, an oversized answer) as the cause.
+  const cause = err.cause instanceof Error ? `; ${err.cause.message}` : '';
+  return `${err.name}: ${err.message}${cause}`.slice(0, 300);
 }

@@ -13,9 +13,12 @@ import type { LookupFunction } from 'node:net';
 // is parsed by the service's one IP module first and reaches ipaddr.js as bytes, never as text
 // (an architecture test holds this file to ipaddr.fromByteArray).
 import ipaddr from 'ipaddr.js';
-import { cidrContains, formatAddress, parseAddress, type Address, type Cidr } from '../util/ip.js';
+import { cidrContains, formatAddress, parseAddress, parseCidr, type Address, type Cidr } from '../util/ip.js';
 
 export type AllowedRange = Cidr;
+
+/** The loopback ranges, for an operator who allows a server on the same machine. */
+export const LOOPBACK_RANGES: readonly AllowedRange[] = ['127.0.0.0/8', '::1/128'].map((text) => parseCidr(text) as Cidr);
 
 /** Resolves a host name to every address it has (the dns module by default; tests substitute their own). */
 export type Resolver = (host: string) => Promise<readonly { address: string; family: number }[]>;

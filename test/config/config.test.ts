@@ -76,6 +76,7 @@ const BAD: [string, string, string][] = [
   ['VIGIL_SMTP_URL', 'http://mail.example.com', 'smtp: or smtps:'],
   ['VIGIL_SMTP_FROM', 'vigil@example.com', 'VIGIL_SMTP_URL is not'],
   ['VIGIL_WEBHOOK_ALLOW_CIDRS', '127.0.0.1/32,localhost', 'localhost'],
+  ['VIGIL_SSO_ALLOW_CIDRS', '10.20.0.0/16,intranet', 'intranet'],
   ['VIGIL_WEBHOOK_TIMEOUT_MS', '50', '100 to 60000'],
   ['VIGIL_WEBHOOK_POLL_MS', 'often', '10 to 60000'],
   ['VIGIL_WEBHOOK_MAX_ENDPOINTS', '0', '1 to 1000'],

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MINUTE_MS } from '../../src/util/duration.js';
@@ -219,6 +221,31 @@ describe('single sign-on with OpenID Connect', () => {
     expect(answers.at(-1)).toBe(429);
     const back = await t.vigil.app.inject({ method: 'GET', url: '/dashboard/api/oidc/callback?state=x&code=y', remoteAddress: '127.0.2.1' });
     expect(back.headers.location).toBe('/dashboard/#/sign-in?error=rate_limited');
+  });
+
+  it('never lets an account’s provider reach a private address, and cuts off an oversized provider answer', async () => {
+    const start = () => t.vigil.app.inject({ method: 'POST', url: '/dashboard/api/oidc/start', payload: { account_id: accountId } });
+    const warnings = () => logLines.filter((line) => line.includes('could not be reached')).join('\n');
+    expect((await putSso(settings({ issuer: 'https://10.1.2.3' }))).statusCode).toBe(200);
+    expect((await start()).statusCode).toBe(503);
+    expect(warnings()).toContain('10.1.2.3 is a private address');
+
+    // Loopback is allowed here (VIGIL_SSO_ALLOW_HTTP_LOOPBACK): a provider on it answers a discovery document of 1 MB.
+    const huge = createServer((_request, response) => {
+      response.setHeader('content-type', 'application/json');
+      response.end(JSON.stringify({ issuer: 'x', padding: 'x'.repeat(1024 * 1024) }));
+    });
+    await new Promise<void>((resolve) => huge.listen(0, '127.0.0.1', resolve));
+    try {
+      const issuer = `http://127.0.0.1:${(huge.address() as AddressInfo).port}`;
+      expect((await putSso(settings({ issuer }))).statusCode).toBe(200);
+      expect((await start()).statusCode).toBe(503);
+      expect(warnings()).toMatch(/answer from http:\/\/127\.0\.0\.1:\d+ exceeds 262144 bytes/);
+    } finally {
+      huge.close();
+    }
+    expect((await putSso(settings())).statusCode).toBe(200);
+    expect((await start()).statusCode).toBe(200);
   });
 
   it('turns the account’s single sign-on off', async () => {
