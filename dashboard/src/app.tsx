@@ -16,9 +16,11 @@ import {
 import { useRoute } from './router';
 import { SessionContext } from './session';
 import { FormError, Loading } from './ui';
-import { AlertPage, AlertsView } from './views/alerts';
+import { AlertPage } from './views/alert-page';
+import { AlertsView } from './views/alerts';
 import { AuditView } from './views/audit';
-import { EventPage, EventsView } from './views/events';
+import { EventPage } from './views/event-page';
+import { EventsView } from './views/events';
 import { OverviewView } from './views/overview';
 import { SettingsView } from './views/settings';
 import { AccountView, MemberSessionsView, TeamView } from './views/team';
