@@ -9,7 +9,8 @@ import { containerdEvent, parseCtrLine } from './sources/containerd.js';
 import { AuthParser } from './sources/auth-parser.js';
 import { journalEvents } from './sources/journal.js';
 import { packageLineHandler } from './sources/packages.js';
-import type { Line } from './sources/tail.js';
+import { completeLines, lineText, type Line } from './sources/tail.js';
+import { parseSyslogLine } from './syslog.js';
 
 const USAGE = `usage: vigil-agent [run] [--config FILE]
        vigil-agent parse --source auth|packages|journal|containerd [--host NAME] FILE...
@@ -55,24 +56,23 @@ function parseArgs(argv: readonly string[]): Args | string {
 
 /** Splits a whole file into lines with their byte offsets, as the tailer reads them. */
 function linesOf(content: Buffer): Line[] {
-  const lines: Line[] = [];
-  let start = 0;
-  for (let nl = content.indexOf(0x0a); nl >= 0; nl = content.indexOf(0x0a, start)) {
-    lines.push({ text: content.toString('utf8', start, nl), offset: start });
-    start = nl + 1;
-  }
-  if (start < content.length) lines.push({ text: content.toString('utf8', start), offset: start });
+  const { lines, consumed } = completeLines(content, content.length, 0);
+  if (consumed < content.length) lines.push({ text: lineText(content, consumed, content.length), offset: consumed });
   return lines;
 }
 
-/** The events the agent would send for these files, in order. */
-export function parseFiles(source: string, host: string, files: readonly string[]): AgentEvent[] {
+/** The events the agent would send for these files, in order, and how many non-empty lines were not syslog records. */
+export function parseFiles(source: string, host: string, files: readonly string[]): { readonly events: AgentEvent[]; readonly unreadable: number } {
   const out: AgentEvent[] = [];
+  let unreadable = 0;
   for (const file of files) {
     const content = readFileSync(file);
     const ino = statSync(file).ino;
-    if (source === 'auth') out.push(...authLineHandler(host)(linesOf(content), { path: file, ino }));
-    else if (source === 'packages') out.push(...packageLineHandler(host)(linesOf(content), { path: file, ino }));
+    if (source === 'auth') {
+      const lines = linesOf(content);
+      unreadable += lines.filter((line) => line.text !== '' && parseSyslogLine(line.text) === undefined).length;
+      out.push(...authLineHandler(host)(lines, { path: file, ino }));
+    } else if (source === 'packages') out.push(...packageLineHandler(host)(linesOf(content), { path: file, ino }));
     else if (source === 'journal') {
       const parser = new AuthParser(host);
       for (const line of linesOf(content)) out.push(...journalEvents(parser, line.text).events);
@@ -85,7 +85,7 @@ export function parseFiles(source: string, host: string, files: readonly string[
       }
     } else throw new ConfigError(`parse: unknown source "${source}" (auth, packages, journal, containerd)`);
   }
-  return out;
+  return { events: out, unreadable };
 }
 
 function age(ms: number | null): string {
@@ -110,7 +110,10 @@ export async function cliMain(argv: readonly string[]): Promise<number> {
     if (args.command === 'parse') {
       if (args.source === undefined || args.files.length === 0) throw new ConfigError('parse needs --source and at least one FILE');
       const host = args.host ?? loadConfig(args.config, process.env, false).host;
-      for (const e of parseFiles(args.source, host, args.files)) process.stdout.write(JSON.stringify(e) + '\n');
+      const { events, unreadable } = parseFiles(args.source, host, args.files);
+      for (const e of events) process.stdout.write(JSON.stringify(e) + '\n');
+      // Lines in another format would otherwise pass unnoticed: the count goes to stderr, the events stay clean JSON.
+      if (unreadable > 0) process.stderr.write(`warning: ${unreadable} line${unreadable === 1 ? ' is' : 's are'} not syslog records and were skipped\n`);
       return 0;
     }
     if (args.command === 'status') {

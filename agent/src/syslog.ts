@@ -23,7 +23,9 @@ function traditionalTime(month: number, day: number, h: number, m: number, s: nu
 }
 
 /** Parses "<time> <host> <tag>[pid]: message" in the traditional (Debian, RHEL) and RFC 3339 (Ubuntu 24.04+) forms. */
-export function parseSyslogLine(line: string, now = Date.now()): SyslogRecord | undefined {
+export function parseSyslogLine(text: string, now = Date.now()): SyslogRecord | undefined {
+  // A CR left by a CRLF line end is not part of the message.
+  const line = text.endsWith('\r') ? text.slice(0, -1) : text;
   let at: number;
   let rest: string;
   const t = TRADITIONAL.exec(line);

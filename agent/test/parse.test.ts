@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { validateEvent } from '../../src/pipeline/validate.js';
 import { parseFiles } from '../src/cli.js';
@@ -23,7 +26,7 @@ const EXPECTED: [string, string, Record<string, number>][] = [
   [
     'auth',
     'auth/ubuntu2404-auth.log',
-    { 'server.ssh.login.failure': 8, 'server.ssh.login.success': 1, 'server.user.sudo': 2, 'server.user.created': 1, 'server.user.modified': 1 },
+    { 'server.ssh.login.failure': 4, 'server.ssh.login.success': 1, 'server.user.sudo': 2, 'server.user.created': 1, 'server.user.modified': 1 },
   ],
   [
     'auth',
@@ -56,7 +59,7 @@ describe('vigil-agent parse on real-world log formats', () => {
   const table: string[] = [];
 
   it.each(EXPECTED)('%s %s', (source, file, expected) => {
-    const events = parseFiles(source, 'web1', [fixture(file)]);
+    const events = parseFiles(source, 'web1', [fixture(file)]).events;
     expect(countByType(events)).toEqual(expected);
     table.push(`${file} (${source}): ${events.length} events ${JSON.stringify(expected)}`);
     // Every event is one the service accepts, with a distinct idempotency key.
@@ -70,7 +73,7 @@ describe('vigil-agent parse on real-world log formats', () => {
   });
 
   it('counts an invalid user once per attempt: "Invalid user" takes the first, its first "Failed ... invalid user" is the same attempt', () => {
-    const events = parseFiles('auth', 'web1', [fixture('auth/debian12-auth.log')]);
+    const events = parseFiles('auth', 'web1', [fixture('auth/debian12-auth.log')]).events;
     const oracle = events.filter((e) => e.actor_id === 'oracle');
     expect(oracle.map((e) => e.metadata.reason)).toEqual(['invalid_user', 'invalid_user']);
     expect(oracle.every((e) => e.ip === '198.51.100.23')).toBe(true);
@@ -79,19 +82,19 @@ describe('vigil-agent parse on real-world log formats', () => {
     expect(root[0]?.metadata).toMatchObject({ method: 'password', port: 40600, reason: 'bad_credentials' });
   });
 
-  it('expands "message repeated 5 times" into five attempts and ignores the PAM summary lines', () => {
-    const events = parseFiles('auth', 'web1', [fixture('auth/ubuntu2404-auth.log')]);
+  it('reads "message repeated 5 times" as one event with count 5 and ignores the PAM summary lines', () => {
+    const events = parseFiles('auth', 'web1', [fixture('auth/ubuntu2404-auth.log')]).events;
     const root = events.filter((e) => e.event === 'server.ssh.login.failure' && e.actor_id === 'root');
-    expect(root).toHaveLength(6);
-    expect(new Set(root.map((e) => e.event_id)).size).toBe(6);
-    expect(root[0]?.timestamp).toBe('2026-01-21T08:00:03.380Z');
-    expect(root.slice(1).every((e) => e.timestamp === '2026-01-21T08:00:16.902Z')).toBe(true);
+    expect(root.map((e) => [e.timestamp, e.metadata.count])).toEqual([
+      ['2026-01-21T08:00:03.380Z', undefined],
+      ['2026-01-21T08:00:16.902Z', 5],
+    ]);
     const pubkey = events.find((e) => e.actor_id === 'ubuntu' && e.event === 'server.ssh.login.failure');
     expect(pubkey?.metadata.method).toBe('publickey');
   });
 
   it('reads sudo commands with their target user and outcome', () => {
-    const events = parseFiles('auth', 'web1', [fixture('auth/ubuntu2404-auth.log')]).filter((e) => e.event === 'server.user.sudo');
+    const events = parseFiles('auth', 'web1', [fixture('auth/ubuntu2404-auth.log')]).events.filter((e) => e.event === 'server.user.sudo');
     expect(events.map((e) => [e.actor_id, e.metadata.target_user, e.metadata.success, e.metadata.command])).toEqual([
       ['ubuntu', 'root', true, '/usr/sbin/useradd -m -G sudo svc-backup'],
       ['ubuntu', 'root', false, '/usr/bin/cat /etc/shadow'],
@@ -100,7 +103,7 @@ describe('vigil-agent parse on real-world log formats', () => {
   });
 
   it('reads shadow-utils account changes, once each although useradd, groupadd and groupdel log several lines', () => {
-    const events = parseFiles('auth', 'web1', [fixture('auth/rhel9-secure')]);
+    const events = parseFiles('auth', 'web1', [fixture('auth/rhel9-secure')]).events;
     const pick = (type: string) => events.filter((e) => e.event === type).map((e) => ({ actor: e.actor_id, ...e.metadata }));
     expect(pick('server.user.created')).toEqual([
       expect.objectContaining({ actor: 'deploy', uid: 1001, gid: 1001, home: '/home/deploy', shell: '/bin/bash', tty: '/dev/pts/0' }),
@@ -113,12 +116,12 @@ describe('vigil-agent parse on real-world log formats', () => {
   });
 
   it('reads both su formats: util-linux "(to root)" and the older shadow "Successful su for"', () => {
-    const deb = parseFiles('auth', 'web1', [fixture('auth/debian12-auth.log')]).filter((e) => e.event === 'server.user.su');
+    const deb = parseFiles('auth', 'web1', [fixture('auth/debian12-auth.log')]).events.filter((e) => e.event === 'server.user.su');
     expect(deb.map((e) => [e.actor_id, e.metadata.target_user, e.metadata.success])).toEqual([
       ['alice', 'root', true],
       ['alice', 'root', false],
     ]);
-    const old = parseFiles('auth', 'web1', [fixture('auth/ubuntu1604-auth.log')]).filter((e) => e.event === 'server.user.su');
+    const old = parseFiles('auth', 'web1', [fixture('auth/ubuntu1604-auth.log')]).events.filter((e) => e.event === 'server.user.su');
     expect(old.map((e) => [e.actor_id, e.metadata.target_user, e.metadata.success])).toEqual([
       ['root', 'root', true],
       ['user3', 'root', false],
@@ -126,20 +129,20 @@ describe('vigil-agent parse on real-world log formats', () => {
   });
 
   it('takes journal timestamps and identifiers (sshd-session of OpenSSH 9.8+) from the entry', () => {
-    const events = parseFiles('journal', 'web1', [fixture('journal/fedora-journal.json')]);
+    const events = parseFiles('journal', 'web1', [fixture('journal/fedora-journal.json')]).events;
     expect(events[0]).toMatchObject({ event: 'server.ssh.login.failure', actor_id: 'root', ip: '203.0.113.9', timestamp: '2026-01-22T08:00:00.123Z' });
     expect(events[2]).toMatchObject({ event: 'server.ssh.login.success', actor_id: 'fedora', ip: '192.0.2.71' });
     expect(events[2]?.metadata.program).toBe('sshd-session');
   });
 
   it('reads dpkg installs and upgrades, and dnf installs and upgrades (not the replaced package)', () => {
-    const dpkg = parseFiles('packages', 'web1', [fixture('packages/debian12-dpkg.log')]);
+    const dpkg = parseFiles('packages', 'web1', [fixture('packages/debian12-dpkg.log')]).events;
     expect(dpkg.map((e) => [e.metadata.action, e.metadata.package, e.metadata.version, e.metadata.previous_version])).toEqual([
       ['install', 'nginx-common', '1.22.1-9+deb12u1', undefined],
       ['install', 'nginx', '1.22.1-9+deb12u1', undefined],
       ['upgrade', 'libc6', '2.36-9+deb12u4', '2.36-9+deb12u3'],
     ]);
-    const dnf = parseFiles('packages', 'web1', [fixture('packages/rhel9-dnf.rpm.log')]);
+    const dnf = parseFiles('packages', 'web1', [fixture('packages/rhel9-dnf.rpm.log')]).events;
     expect(dnf.map((e) => [e.metadata.action, e.metadata.package, e.metadata.arch])).toEqual([
       ['install', 'nginx-filesystem', 'noarch'],
       ['install', 'nginx-core', 'x86_64'],
@@ -150,7 +153,7 @@ describe('vigil-agent parse on real-world log formats', () => {
   });
 
   it('reads `ctr events` output: task starts and init exits (containerd leaves a zero exit status out), not exec exits', () => {
-    const events = parseFiles('containerd', 'web1', [fixture('containerd/ctr-events.txt')]);
+    const events = parseFiles('containerd', 'web1', [fixture('containerd/ctr-events.txt')]).events;
     expect(events.map((e) => [e.event, e.timestamp, e.metadata.namespace, e.metadata.container_id, e.metadata.exit_code])).toEqual([
       ['server.container.started', '2022-01-21T15:09:49.830Z', 'moby', 'efdc0c13a23e', undefined],
       ['server.container.stopped', '2022-01-21T15:09:50.021Z', 'moby', 'efdc0c13a23e', 0],
@@ -167,7 +170,7 @@ describe('vigil-agent parse on real-world log formats', () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as AgentEvent);
-    expect(printed).toEqual(parseFiles('auth', 'web1', [file]));
+    expect(printed).toEqual(parseFiles('auth', 'web1', [file]).events);
     expect(second.stdout).toBe(first.stdout);
   });
 
@@ -175,5 +178,58 @@ describe('vigil-agent parse on real-world log formats', () => {
     const res = await runCli(['parse', '--source', 'nope', fixture('auth/rhel9-secure')]);
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('unknown source "nope"');
+  });
+
+  it('reads a log with CRLF line ends exactly as with LF ends, in the parser and the command', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vigil-crlf-'));
+    const crlf = join(dir, 'auth.log');
+    writeFileSync(crlf, readFileSync(fixture('auth/debian12-auth.log'), 'utf8').replace(/\n/g, '\r\n'));
+    const strip = (events: AgentEvent[]) => events.map(({ event, actor_id, ip, timestamp, metadata }) => ({ event, actor_id, ip, timestamp, metadata }));
+    const lf = parseFiles('auth', 'web1', [fixture('auth/debian12-auth.log')]).events;
+    const read = parseFiles('auth', 'web1', [crlf]);
+    expect(lf.length).toBe(8);
+    expect(strip(read.events)).toEqual(strip(lf));
+    expect(read.unreadable).toBe(0);
+    const printed = await runCli(['parse', '--source', 'auth', '--host', 'web1', crlf]);
+    expect(printed.stdout.trim().split('\n')).toHaveLength(lf.length);
+    expect(printed.stderr).toBe('');
+  });
+
+  it('warns on stderr how many lines were not syslog records', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vigil-parse-'));
+    const file = join(dir, 'mixed.log');
+    writeFileSync(file, 'not a syslog line\nJan 20 03:14:07 web1 sshd[1]: Failed password for root from 203.0.113.9 port 22 ssh2\n\nanother one\n');
+    const res = await runCli(['parse', '--source', 'auth', '--host', 'web1', file]);
+    expect(res.code).toBe(0);
+    expect(res.stdout.trim().split('\n')).toHaveLength(1);
+    expect(res.stderr).toBe('warning: 2 lines are not syslog records and were skipped\n');
+  });
+
+  it('takes the source address sshd wrote last: a user name cannot choose it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vigil-spoof-'));
+    const file = join(dir, 'auth.log');
+    const lines = [
+      'Jan 20 03:14:07 web1 sshd[41]: Invalid user x from 10.9.8.7 port 22 from 203.0.113.66 port 50122',
+      'Jan 20 03:14:09 web1 sshd[41]: Failed password for invalid user x from 10.9.8.7 port 22 ssh2 from 203.0.113.66 port 50122 ssh2',
+      'Jan 20 03:14:12 web1 sshd[42]: Failed password for root from 10.0.0.1 port 1 ssh2: RSA SHA256:x from 203.0.113.66 port 50123 ssh2',
+      'Jan 20 03:14:15 web1 sshd[43]: Failed publickey for ubuntu from 203.0.113.66 port 50124 ssh2: ED25519 SHA256:3qWbZg9rJ8mX0vTn',
+      'Jan 20 03:14:20 web1 sshd[44]: Accepted password for deploy from 203.0.113.66 port 50125 ssh2',
+    ];
+    writeFileSync(file, lines.join('\n') + '\n');
+    const events = parseFiles('auth', 'web1', [file]).events;
+    expect(events.map((e) => [e.event, e.actor_id, e.ip, e.metadata.port])).toEqual([
+      ['server.ssh.login.failure', 'x from 10.9.8.7 port 22', '203.0.113.66', 50122],
+      ['server.ssh.login.failure', 'root from 10.0.0.1 port 1 ssh2: RSA SHA256:x', '203.0.113.66', 50123],
+      ['server.ssh.login.failure', 'ubuntu', '203.0.113.66', 50124],
+      ['server.ssh.login.success', 'deploy', '203.0.113.66', 50125],
+    ]);
+  });
+
+  it('turns one forged "message repeated" line into one event whose count is capped at 10,000', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vigil-repeat-'));
+    const file = join(dir, 'auth.log');
+    writeFileSync(file, 'Jan 20 03:14:07 web1 sshd[7]: message repeated 2000000 times: [ Failed password for root from 203.0.113.7 port 22 ssh2]\n');
+    const events = parseFiles('auth', 'web1', [file]).events;
+    expect(events.map((e) => [e.event, e.ip, e.metadata.count])).toEqual([['server.ssh.login.failure', '203.0.113.7', 10_000]]);
   });
 });

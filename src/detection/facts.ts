@@ -6,6 +6,8 @@ import type { InferredType } from '../event/classification.js';
 import type { EnrichedEvent } from '../event/types.js';
 
 const LOGIN_SUCCESS_TYPES = new Set(['auth.login.success', 'auth.sso.login']);
+/** The most attempts one host event may stand for: the agent's cap for a "message repeated N times" line. */
+export const MAX_REPEATS = 10_000;
 const ANONYMISING_FEED = /tor|vpn|proxy|anonym/i;
 
 export class EventFacts {
@@ -31,6 +33,11 @@ export class EventFacts {
   readonly auth: boolean;
   /** Source on Tor or an anonymising (VPN/proxy) feed: location is meaningless. */
   readonly anonymising: boolean;
+  /**
+   * How many occurrences a host event stands for: the agent sends one event with `metadata.count`
+   * for a syslog "message repeated N times" line. 1 for every other event.
+   */
+  readonly repeats: number;
 
   constructor(
     readonly event: EnrichedEvent,
@@ -54,12 +61,17 @@ export class EventFacts {
     this.auth = this.loginSuccess || this.loginFailure || type.startsWith('auth.');
     const threat = event.enrichment.threat;
     this.anonymising = threat !== undefined && (threat.torExit || (threat.blocklists.length > 0 && threat.blocklists.some(isAnonymisingFeed)));
+    this.repeats = type.startsWith('server.') ? repeatsOf(event.metadata.count) : 1;
   }
 
   has(inferred: InferredType): boolean {
     const list = this.event.classification.inferred;
     return list.length > 0 && list.includes(inferred);
   }
+}
+
+function repeatsOf(count: unknown): number {
+  return typeof count === 'number' && Number.isInteger(count) && count > 1 ? Math.min(count, MAX_REPEATS) : 1;
 }
 
 function isAnonymisingFeed(name: string): boolean {

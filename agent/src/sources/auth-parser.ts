@@ -6,11 +6,18 @@ export const AUTH_IDENTS = ['sshd', 'sudo', 'su', 'useradd', 'userdel', 'usermod
 
 const PRIVILEGED_GROUPS = new Set(['root', 'sudo', 'wheel', 'admin', 'adm', 'docker', 'lxd', 'disk', 'shadow']);
 
-const SSH_ACCEPTED = /^Accepted (\S+) for (\S+) from (\S+) port (\d+)(?: \S+)?(?:: (.*))?$/;
-const SSH_FAILED = /^Failed (\S+) for (invalid user )?(.*?) from (\S+) port (\d+)/;
-const SSH_INVALID = /^Invalid user (.*?) from (\S+)(?: port (\d+))?\s*$/;
-const SSH_DISCONNECTED = /^Disconnected from user (\S+) (\S+) port (\d+)/;
-const REPEATED = /^message repeated (\d+) times: \[ ?(.*?)\]$/;
+/*
+ * sshd writes the user name the client sent verbatim, so a name may itself read like
+ * "x from 10.9.8.7 port 22 ssh2". The name is matched greedily, so what follows it (address,
+ * port, protocol, key) is the last such part of the message: the one sshd appended itself.
+ */
+const SSH_ACCEPTED = /^Accepted (\S+) for (.*) from (\S+) port (\d+)(?: ssh2)?(?:: (.*))?$/;
+const SSH_FAILED = /^Failed (\S+) for (invalid user )?(.*) from (\S+) port (\d+)(?: ssh2)?(?:: .*)?$/;
+const SSH_INVALID = /^Invalid user (.*) from (\S+)(?: port (\d+))?(?: \[preauth\])?\s*$/;
+const SSH_DISCONNECTED = /^Disconnected from user (.*) (\S+) port (\d+)(?: \[preauth\])?$/;
+const REPEATED = /^message repeated (\d+) times: \[ ?(.*)\]$/;
+/** The most attempts one "message repeated" line may stand for (one event carries them as `count`). */
+const MAX_REPEAT = 10_000;
 const SUDO = /^\s*(\S+) : (?:(.*?) ; )?TTY=(\S+) ; PWD=(.*?) ; USER=(\S+) ; (?:GROUP=\S+ ; )?(?:ENV=.*? ; )?COMMAND=(.*)$/;
 const SU_UTIL_LINUX = /^(FAILED SU )?\(to (\S+)\) (\S+) on (\S+)$/;
 const SU_SHADOW = /^(Successful|FAILED) su for (\S+) by (\S+)$/;
@@ -28,8 +35,8 @@ export type Origin = string;
 /**
  * sshd, sudo, su and shadow-utils messages to `server.*` events: one event per attempt.
  * The PAM lines that echo an attempt (pam_unix auth failure, "PAM n more authentication
- * failures", session opened/closed) are not counted; `message repeated N times` expands to N
- * events; "Invalid user" counts the first attempt of that connection, so its first
+ * failures", session opened/closed) are not counted; `message repeated N times` is one event
+ * with `count` N (at most 10,000), which the service's detectors count as N attempts; "Invalid user" counts the first attempt of that connection, so its first
  * "Failed ... for invalid user" is not counted again.
  */
 export class AuthParser {
@@ -55,9 +62,11 @@ export class AuthParser {
       );
     if (ident === 'sshd' || ident === 'sshd-session') {
       const repeated = REPEATED.exec(rec.message);
-      const times = repeated ? Math.min(Number(repeated[1]), 10_000) : 1;
-      const message = repeated ? (repeated[2] as string) : rec.message;
-      for (let i = 0; i < times; i++) this.sshd(rec.pid, message, add);
+      if (repeated) {
+        // One event stands for the repeats (`count`): a forged line then costs one event, not thousands.
+        const count = Math.min(Number(repeated[1]), MAX_REPEAT);
+        this.sshd(rec.pid, repeated[2] as string, (event, actor, ip, metadata) => add(event, actor, ip, { ...metadata, count }));
+      } else this.sshd(rec.pid, rec.message, add);
     } else if (ident === 'sudo') this.sudo(rec.message, add);
     else if (ident === 'su') this.su(rec.message, add);
     else this.shadow(ident, rec.message, add);

@@ -22,6 +22,26 @@ interface TailPosition {
 const CHUNK = 256 * 1024;
 
 /**
+ * The complete lines of `buf[0, end)`, `base` being the file offset of `buf[0]`, and the bytes they
+ * take. A line ends at LF; a CR before it belongs to the line end (logs copied from Windows hosts,
+ * some appliances and syslog relays end lines in CRLF).
+ */
+export function completeLines(buf: Buffer, end: number, base: number): { readonly lines: Line[]; readonly consumed: number } {
+  const lines: Line[] = [];
+  let start = 0;
+  for (let nl = buf.indexOf(0x0a, 0); nl >= 0 && nl < end; nl = buf.indexOf(0x0a, start)) {
+    lines.push({ text: lineText(buf, start, nl), offset: base + start });
+    start = nl + 1;
+  }
+  return { lines, consumed: start };
+}
+
+/** The text of `buf[start, end)` without a trailing CR. */
+export function lineText(buf: Buffer, start: number, end: number): string {
+  return buf.toString('utf8', start, end > start && buf[end - 1] === 0x0d ? end - 1 : end);
+}
+
+/**
  * Follows one log file by polling: reads complete lines from the saved offset, and saves
  * the new offset in the same transaction as the events those lines produced. Rotation by
  * rename or copytruncate is followed (the rest of the old file is read first, also when the
@@ -96,17 +116,14 @@ export class FileTail {
       while (!this.buffer.full) {
         const n = readSync(fd, buf, 0, CHUNK, offset);
         if (n === 0) return true;
-        const lines: Line[] = [];
-        let start = 0;
-        for (let nl = buf.indexOf(0x0a, 0); nl >= 0 && nl < n; nl = buf.indexOf(0x0a, start)) {
-          lines.push({ text: buf.toString('utf8', start, nl), offset: offset + start });
-          start = nl + 1;
-        }
+        const complete = completeLines(buf, n, offset);
+        const lines = complete.lines;
+        let start = complete.consumed;
         if (lines.length === 0) {
           // An incomplete last line waits for its newline; a rotated file's last line never gets one.
           if (isCurrent) return true;
           if (n < CHUNK) {
-            lines.push({ text: buf.toString('utf8', 0, n), offset });
+            lines.push({ text: lineText(buf, 0, n), offset });
             start = n;
           } else start = n; // a single line longer than the chunk: skipped
         }

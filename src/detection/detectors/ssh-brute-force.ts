@@ -4,13 +4,14 @@ import { defineDetector } from '../detector.js';
 const AFTER_FAILURES_WINDOW_MS = HOUR_MS;
 
 /**
- * host.ssh_brute_force: SSH failures from one IP on one host in a window (the IP is marked);
+ * host.ssh_brute_force: SSH failures from one IP on one host in a window (the IP is marked; an
+ * event with a repeat count counts as that many failures);
  * host.ssh_login_after_failures: an SSH success from a marked IP on that host.
  */
 export const sshBruteForce = defineDetector({
   name: 'ssh_brute_force',
   families: ['host'],
-  description: 'SSH failures per source IP per host, and a success from such an IP.',
+  description: 'SSH failures per source IP per host (an agent event with `metadata.count` N counts as N failures), and a success from such an IP.',
   thresholds: {
     failures: { default: 10, min: 2, max: 100_000, description: 'SSH failures from one IP on one host within the window.' },
     window_minutes: { default: 5, min: 1, max: 1440, description: 'Sliding window length in minutes.' },
@@ -34,7 +35,7 @@ export const sshBruteForce = defineDetector({
     if (f.host === undefined || f.ip === undefined) return;
     const key = ctx.key('w', `host:${f.host}|ip:${f.ip}`);
     if (f.type === 'server.ssh.login.failure') {
-      const slot = ctx.ops.add({ kind: 'window.add', key, field: 'ssh_fail', at: f.at, windowMs: t.window_minutes * MINUTE_MS });
+      const slot = ctx.ops.add({ kind: 'window.add', key, field: 'ssh_fail', at: f.at, windowMs: t.window_minutes * MINUTE_MS, amount: f.repeats });
       return (answers) => {
         const failures = answers.get(slot).sum;
         if (failures < t.failures) return;
