@@ -24,6 +24,7 @@ import { registerKeyRoutes } from './http/routes/keys.js';
 import { IngestAdmission } from './http/ingest-admission.js';
 import { registerOpsRoutes } from './http/routes/ops.js';
 import { registerReadRoutes } from './http/routes/read.js';
+import { registerEntityRoutes } from './http/routes/entities.js';
 import { registerSettingsRoutes } from './http/routes/settings.js';
 import { registerWebhookRoutes } from './http/routes/webhooks.js';
 import { registerMemberRoutes } from './http/routes/members.js';
@@ -46,6 +47,7 @@ import { composeIngestPipeline, type PipelineBackends } from './pipeline/compose
 import { StoreUnavailableError } from './storage/store.js';
 import type { DryRunLimits } from './threat-models/dry-run.js';
 import { newId } from './util/ids.js';
+import type { Enrichment } from './event/enrichment.js';
 import type { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { LOOPBACK_RANGES, systemResolver, type SsrfGuard } from './webhooks/ssrf.js';
 
@@ -54,6 +56,8 @@ export interface AppDeps extends PipelineBackends {
   readonly config: Config;
   /** A pino logger shared with start-up code; without it the app does not log. */
   readonly logger?: FastifyBaseLogger;
+  /** The pipeline's enrichment; with an address look-up, entity summaries show an address's network as it is now. */
+  readonly enrichment: PipelineBackends['enrichment'] & { readonly lookUpAddress?: (ip: string) => Enrichment };
   /** Extra facts for /readyz. */
   readonly status?: () => Record<string, unknown>;
   /** An alert was resolved or marked a false positive: the next sighting must open a new one. */
@@ -327,6 +331,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     maxBatchBytes: config.maxBatchBytes,
   });
   registerReadRoutes(app, { store: deps.store, catalog: deps.catalog, clock: deps.clock, alertClosed: deps.alertClosed, audit });
+  registerEntityRoutes(app, { store: deps.store, clock: deps.clock, lookUpAddress: deps.enrichment.lookUpAddress });
   registerAuditRoutes(app, { audit: deps.store.audit });
   registerAdminRoutes(app, { accounts, store: deps.store });
   registerKeyRoutes(app, { accounts });

@@ -5,6 +5,8 @@ import { stat } from 'node:fs/promises';
 import { EmailEnricher } from './email.js';
 import { runEnrichers, type Enricher } from './enricher.js';
 import type { ClassifiedEvent, EnrichedEvent } from '../event/types.js';
+import type { Classification } from '../event/classification.js';
+import type { Enrichment } from '../event/enrichment.js';
 import {
   asnEnricher,
   emailEnricher,
@@ -44,11 +46,16 @@ export interface EnrichmentOptions {
 export interface EnrichmentService {
   /** Runs every enricher on one event. */
   readonly enrich: (event: ClassifiedEvent) => EnrichedEvent;
+  /** What the address enrichers say of one address now (network, location, ASN, feeds), as an event from it would be enriched. */
+  readonly lookUpAddress: (ip: string) => Enrichment;
   /** The feed store, for reload hooks and tests; undefined when no feed folder is configured or readable. */
   readonly feeds?: FeedStore;
   close(): Promise<void>;
   status(): Record<string, unknown>;
 }
+
+/** The classification of the stand-in event an address look-up enriches: the address enrichers read only its address. */
+const ADDRESS_LOOKUP: Classification = { predefined: false, baseScore: 0, inferred: [], families: new Set(), detectors: [] };
 
 const require = createRequire(import.meta.url);
 const packageDir = (name: string): string | undefined => {
@@ -126,20 +133,20 @@ export async function createEnrichment(options: EnrichmentOptions): Promise<Enri
   const breached = BreachedPasswords.open({ hashFile: options.breachedHashFile, logger });
   const userAgents = new UserAgentCache();
   const emails = new EmailEnricher();
-  const enrichers: Enricher[] = [
+  const addressEnrichers: Enricher[] = [
     networkEnricher,
     ...(city.value ? [geoEnricher(city.value)] : []),
     ...(asn.value ? [asnEnricher(asn.value)] : []),
     ...(feeds?.value ? [threatEnricher(feeds.value)] : []),
-    userAgentEnricher(userAgents),
-    emailEnricher(emails),
-    passwordEnricher(breached),
-    requestScanEnricher,
   ];
+  const enrichers: Enricher[] = [...addressEnrichers, userAgentEnricher(userAgents), emailEnricher(emails), passwordEnricher(breached), requestScanEnricher];
   let enricherErrors = 0;
   const enrich = runEnrichers(enrichers, (name, err) => {
     if (enricherErrors++ < 10) logger.warn({ enricher: name, err }, 'enricher failed; event continues without its fields');
   });
+  const enrichAddress = runEnrichers(addressEnrichers, (name, err) => logger.warn({ enricher: name, err }, 'enricher failed on an address look-up'));
+  const lookUpAddress = (ip: string): Enrichment =>
+    enrichAddress({ type: 'address.lookup', occurredAt: 0, receivedAt: 0, ip, metadata: {}, classification: ADDRESS_LOOKUP }).enrichment;
   const startupMs = Math.round(performance.now() - started);
   logger.info({ startupMs, enrichers: enrichers.map((e) => e.name) }, 'enrichment ready');
 
@@ -152,6 +159,7 @@ export async function createEnrichment(options: EnrichmentOptions): Promise<Enri
 
   return {
     enrich,
+    lookUpAddress,
     feeds: feeds?.value,
     async close() {
       feeds?.value?.close();

@@ -5,13 +5,14 @@ import { translate } from './kysely/access.js';
 import { KyselyBackend } from './kysely/backend.js';
 import { runMigrations } from './kysely/migrate.js';
 import { PostgresEventStore } from './postgres-events.js';
+import { KyselyEntityStore } from './kysely/entities.js';
 import { ensureMonthPartitions, listMonthPartitions, partitionsFor, type MonthPartition } from './postgres-partitions.js';
 import { planCommit } from './commit-plan.js';
 import { writeCommitPlan } from './postgres-commit.js';
 import { isLostConnection } from './errors.js';
 import type { Database } from './schema.js';
 import type { CommitBatch } from './types.js';
-import { StoreRejectedError, StoreUnavailableError, type EventStore, type Store } from './store.js';
+import { StoreRejectedError, StoreUnavailableError, type EntityStore, type EventStore, type Store } from './store.js';
 
 export interface PostgresOptions {
   /**
@@ -60,6 +61,7 @@ const types = {
 export class PostgresStore extends KyselyBackend implements Store {
   readonly kind = 'postgres';
   readonly events: EventStore;
+  readonly entities: EntityStore;
   private resolvedSchema: string | undefined;
 
   constructor(
@@ -68,6 +70,7 @@ export class PostgresStore extends KyselyBackend implements Store {
   ) {
     super(db, 'postgres', { staleConnectionAttempts: settings.poolSize + 1 });
     this.events = new PostgresEventStore(this.x, () => this.schema());
+    this.entities = new KyselyEntityStore(this.x);
   }
 
   async close(): Promise<void> {

@@ -7,10 +7,11 @@ import { KyselyBackend } from './kysely/backend.js';
 import { runMigrations } from './kysely/migrate.js';
 import type { Database } from './schema.js';
 import { SqliteEventStore } from './sqlite-events.js';
+import { SqliteEntityStore } from './sqlite-entities.js';
 import { configureSqlite, type SqliteSynchronous } from './sqlite-pragmas.js';
 import { InlineSqliteWriter, ThreadSqliteWriter, type SqliteCommitWriter } from './sqlite-writer.js';
 import { planCommit } from './commit-plan.js';
-import type { CommitOptions, EventStore, Store } from './store.js';
+import type { CommitOptions, EntityStore, EventStore, Store } from './store.js';
 import type { CommitBatch } from './types.js';
 
 export interface SqliteOptions {
@@ -27,6 +28,7 @@ export interface SqliteOptions {
 export class SqliteStore extends KyselyBackend implements Store {
   readonly kind = 'sqlite';
   readonly events: EventStore;
+  readonly entities: EntityStore;
 
   constructor(
     db: Kysely<Database>,
@@ -35,6 +37,7 @@ export class SqliteStore extends KyselyBackend implements Store {
   ) {
     super(db, 'sqlite');
     this.events = new SqliteEventStore(this.x, database);
+    this.entities = new SqliteEntityStore(this.x);
   }
 
   get coalescesCommits(): boolean {

@@ -13,6 +13,10 @@ import type {
   ApiKeyRecord,
   CommitBatch,
   DashboardSession,
+  EntityActivity,
+  EntityAlerts,
+  EntityRef,
+  EntityWindow,
   EventFilter,
   EventRow,
   IdempotencyRow,
@@ -120,6 +124,18 @@ export interface StatsStore {
   dailyCounts(accountId: string, since: number): Promise<readonly { day: string; count: number }[]>;
   /** Counts for the dashboard overview: events and alerts per `bucketMs` since `since`, open alerts, top actors and addresses. */
   overview(accountId: string, since: number, bucketMs: number): Promise<Overview>;
+}
+
+/**
+ * What is stored about one actor, address or host, for its summary page. Every read is bounded:
+ * the counts stop at ENTITY_COUNT_CAP events and alerts, the sample holds the newest
+ * ENTITY_SAMPLE events, and a host (which no index covers) is looked for among the account's
+ * newest ENTITY_HOST_SCAN events of the window.
+ */
+export interface EntityStore {
+  activity(accountId: string, entity: EntityRef, window: EntityWindow): Promise<EntityActivity>;
+  /** Alerts about the entity seen in the window: by actor id, by subject, or by the address in their details. */
+  alerts(accountId: string, entity: EntityRef, window: EntityWindow, recent: number): Promise<EntityAlerts>;
 }
 
 /** Dashboard sessions, each tied to the key it was opened with. */
@@ -236,6 +252,7 @@ export interface Store {
   readonly events: EventStore;
   readonly alerts: AlertStore;
   readonly stats: StatsStore;
+  readonly entities: EntityStore;
   readonly sessions: SessionStore;
   readonly threatModels: ThreatModelStore;
   readonly members: MemberStore;

@@ -125,9 +125,16 @@ export interface AlertFilter {
   readonly severity?: string;
   readonly status?: AlertStatus;
   readonly actorId?: string;
+  /** Alerts about this address: subject `ip:<address>`, or an `ip` member of the details. */
+  readonly ip?: string;
+  /** Alerts last seen at or after this time. */
   readonly since?: number;
+  /** Alerts first seen before this time. */
+  readonly until?: number;
   /** A user id, or null for unassigned alerts. */
   readonly assignee?: string | null;
+  /** Only these alert ids. */
+  readonly ids?: readonly string[];
 }
 
 export interface Page<T> {
@@ -196,6 +203,46 @@ export interface Overview {
   readonly topIps: readonly TopValue[];
   /** Open and acknowledged kill-chain alerts, most recent first. */
   readonly chains: readonly AlertRow[];
+}
+
+/** What an entity summary is about: an actor id, an address, or the host an event names. */
+export interface EntityRef {
+  readonly kind: 'actor' | 'ip' | 'host';
+  readonly value: string;
+}
+
+/** The event-time range of an entity summary, and the width of its risk buckets. */
+export interface EntityWindow {
+  readonly since: number;
+  readonly until: number;
+  readonly bucketMs: number;
+}
+
+/** One bucket of an entity's events by event time. */
+export interface EntityBucket {
+  readonly at: number;
+  readonly count: number;
+  readonly maxRisk: number;
+  readonly avgRisk: number;
+  readonly firstSeen: number;
+  readonly lastSeen: number;
+}
+
+/** An entity's events in a window, as far as the store reads them (see EntityStore). */
+export interface EntityActivity {
+  readonly buckets: readonly EntityBucket[];
+  /** The newest events, whose documents give the entity's countries, devices, sessions and the rest. */
+  readonly sample: readonly EventRow[];
+  /** Fewer events were counted than the window holds: the counts stopped at the store's bound. */
+  readonly capped: boolean;
+}
+
+/** An entity's alerts in a window. */
+export interface EntityAlerts {
+  readonly total: number;
+  readonly open: number;
+  /** The most recent, newest first. */
+  readonly recent: readonly AlertRow[];
 }
 
 /** A note written with an alert status change. */

@@ -205,3 +205,14 @@ function addressOfValue(version: 4 | 6, value: number | bigint): Address {
 export function formatCidr(cidr: Cidr & { readonly bits: number }): string {
   return `${formatAddress(addressOfValue(cidr.version, cidr.first))}/${cidr.bits}`;
 }
+
+/**
+ * The /24 (IPv4) or /64 (IPv6) block holding an address, as CIDR text: the network one site,
+ * host or customer line usually has. Undefined for text that is not an address.
+ */
+export function siteNetwork(text: string): string | undefined {
+  const a = parseAddress(text);
+  if (a === undefined) return undefined;
+  if (a.version === 4) return `${formatAddress({ version: 4, w0: 0, w1: 0, w2: 0, w3: (a.w3 & 0xffffff00) >>> 0 })}/24`;
+  return `${formatAddress({ version: 6, w0: a.w0, w1: a.w1, w2: 0, w3: 0 })}/64`;
+}

@@ -5,6 +5,13 @@ import { alertRowOf, outboxRows } from '../webhooks/outbox.js';
 import { likeLiteral, num, pageOf, type KyselyAccess } from './access.js';
 import { enabledEndpoints, insertDeliveries } from './outbox.js';
 
+/**
+ * Alerts about an address: raised on it (subject `ip:<address>`) or naming it as the `ip` member
+ * of their details (an actor's brute force records the address it came from). The details are
+ * JSON text written by JSON.stringify, so the member is matched as that text.
+ */
+export const aboutAddress = (ip: string) => sql<boolean>`(subject = ${`ip:${ip}`} or details like ${`%"ip":${likeLiteral(JSON.stringify(ip))}%`} escape '\\')`;
+
 /** Alerts and alert notes over Kysely. */
 export class KyselyAlertStore implements AlertStore {
   constructor(private readonly x: KyselyAccess) {}
@@ -18,15 +25,20 @@ export class KyselyAlertStore implements AlertStore {
   }
 
   async listAlerts(accountId: string, filter: AlertFilter, limit: number, cursor?: string): Promise<Page<AlertRow>> {
-    if (this.x.unmatchable(accountId, cursor, filter.type, filter.typePrefix, filter.severity, filter.status, filter.actorId))
+    if (this.x.unmatchable(accountId, cursor, filter.type, filter.typePrefix, filter.severity, filter.status, filter.actorId, filter.ip))
       return { items: [], nextCursor: null };
+    const ids = filter.ids?.filter((id) => !this.x.unmatchable(id));
+    if (ids !== undefined && ids.length === 0) return { items: [], nextCursor: null };
     let q = this.x.db.selectFrom('alerts').selectAll().where('account_id', '=', accountId);
+    if (ids !== undefined) q = q.where('id', 'in', ids);
     if (filter.type !== undefined) q = q.where('type', '=', filter.type);
     if (filter.typePrefix !== undefined) q = q.where(sql<boolean>`type like ${likeLiteral(filter.typePrefix) + '%'} escape '\\'`);
     if (filter.severity !== undefined) q = q.where('severity', '=', filter.severity);
     if (filter.status !== undefined) q = q.where('status', '=', filter.status);
     if (filter.actorId !== undefined) q = q.where('actor_id', '=', filter.actorId);
+    if (filter.ip !== undefined) q = q.where(aboutAddress(filter.ip));
     if (filter.since !== undefined) q = q.where('last_seen', '>=', filter.since);
+    if (filter.until !== undefined) q = q.where('first_seen', '<', filter.until);
     if (filter.assignee === null) q = q.where('assignee', 'is', null);
     else if (filter.assignee !== undefined) q = q.where('assignee', '=', filter.assignee);
     if (cursor !== undefined) q = q.where('id', '<', cursor);

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../schema.js';
-import type { EventStore } from '../store.js';
+import type { EntityStore, EventStore } from '../store.js';
 import { KyselyAccess, type KyselyAccessOptions } from './access.js';
 import { KyselyAccountStore } from './accounts.js';
 import { KyselyAlertStore } from './alerts.js';
@@ -18,6 +18,7 @@ import { KyselyWebhookStore } from './webhooks.js';
  */
 export abstract class KyselyBackend {
   abstract readonly events: EventStore;
+  abstract readonly entities: EntityStore;
   readonly accounts: KyselyAccountStore;
   readonly alerts: KyselyAlertStore;
   readonly stats: KyselyStatsStore;

@@ -6,7 +6,7 @@ import { likeLiteral, num, pageOf, parseJson, type KyselyAccess, type Row } from
 /** Event ids per idempotency query: a batch's ids fit in one, far below any parameter limit. */
 const IDEMPOTENCY_LOOKUP_CHUNK = 1_000;
 
-function toEvent(row: Row<'events'>): EventRow {
+export function toEvent(row: Row<'events'>): EventRow {
   return {
     id: row.id,
     accountId: row.account_id,

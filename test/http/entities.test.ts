@@ -1,0 +1,128 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BLOCKLISTED, DAY, dayApp, type DayApp } from './investigation-day.js';
+import { expectError, getJson } from './support.js';
+
+const HOUR = 3_600_000;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Entity summaries and the alert list's entity filters over one seeded day. */
+describe('entities and alert filters', () => {
+  let d: DayApp;
+  beforeAll(async () => {
+    d = await dayApp();
+  }, 60_000);
+  afterAll(() => d?.close());
+
+  const ok = async (path: string, secret = d.acct.secret) => {
+    const res = await getJson(d.t, secret, path);
+    expect({ status: res.statusCode, body: res.body }).toMatchObject({ status: 200 });
+    return res.json();
+  };
+  const alertsOf = async (query: string, secret = d.acct.secret) =>
+    ((await ok(`/v1/alerts?limit=200&${query}`, secret)).data as { type: string; subject: string; actor_id: string | null }[])
+      .map((a) => `${a.type} ${a.subject}`)
+      .sort();
+
+  it('alerts: actor_id, ip, since and until filter; another account sees none of them', async () => {
+    expect(await alertsOf('actor_id=dana')).toEqual([
+      'auth.mfa_disabled actor:dana',
+      'chain.account_takeover actor:dana',
+      'data.bulk_export actor:dana',
+      'data.exfiltration_volume actor:dana',
+      `network.blocklisted_ip ip:${BLOCKLISTED}`,
+    ]);
+    expect(await alertsOf(`ip=${BLOCKLISTED}`)).toEqual([`network.blocklisted_ip ip:${BLOCKLISTED}`]);
+    // Alerts whose details name the address: the spray on the /24 and the brute force on the host.
+    expect(await alertsOf('ip=203.0.113.25')).toEqual(['auth.credential_spray net:203.0.113.0/24']);
+    expect(await alertsOf('ip=203.0.113.200')).toEqual(['host.ssh_brute_force host:web1']);
+    expect(await alertsOf(`since=${iso(DAY + 10 * HOUR)}&until=${iso(DAY + 11 * HOUR)}`)).toEqual(await alertsOf('actor_id=dana'));
+    expect(await alertsOf(`until=${iso(DAY + 9 * HOUR)}`)).toEqual([]);
+    expect(await alertsOf('actor_id=stuffed-07')).toEqual(['auth.breached_password actor:stuffed-07']);
+    expect(await alertsOf('actor_id=dana', d.other.secret)).toEqual([]);
+    expect(await alertsOf(`ip=${BLOCKLISTED}`, d.other.secret)).toEqual([]);
+  });
+
+  it('actor: counts, times, risk per hour, where it came from and its alerts', async () => {
+    const s = await ok(`/v1/entities/actor/dana?since=${iso(DAY)}&until=${iso(DAY + 12 * HOUR)}`);
+    expect(s).toMatchObject({
+      kind: 'actor',
+      id: 'dana',
+      bucket_ms: HOUR,
+      first_seen: iso(DAY + 10 * HOUR),
+      last_seen: iso(DAY + 10 * HOUR + 20 * 60_000),
+      events: 6,
+      alerts: 5,
+      open_alerts: 5,
+      addresses: [{ value: BLOCKLISTED, count: 6 }],
+      devices: [{ value: 'dana-laptop', count: 6 }],
+      sessions: [{ value: 'sess-dana', count: 6 }],
+      countries: [{ value: 'RU', count: 6 }],
+      hosts: [],
+      partial: false,
+    });
+    expect(s).not.toHaveProperty('actors');
+    expect(s).not.toHaveProperty('network');
+    expect(s.max_risk).toBeGreaterThanOrEqual(70);
+    expect(s.risk_over_time).toEqual([{ at: iso(DAY + 10 * HOUR), max: s.max_risk, avg: expect.any(Number), count: 6 }]);
+    expect(s.alerts_recent.map((a: { type: string }) => a.type)).toContain('chain.account_takeover');
+    // The default window is the last 30 days, in 12-hour buckets.
+    const wide = await ok('/v1/entities/actor/dana');
+    expect(wide).toMatchObject({ events: 6, bucket_ms: 12 * HOUR, until: iso(DAY + 12 * HOUR), since: iso(DAY + 12 * HOUR - 30 * 24 * HOUR) });
+  });
+
+  it('ip: the actors behind it and its network now: ASN, country, /24, the feeds it is on', async () => {
+    const s = await ok(`/v1/entities/ip/${BLOCKLISTED}`);
+    expect(s).toMatchObject({ kind: 'ip', events: 6, actors: [{ value: 'dana', count: 6 }], alerts: 1, open_alerts: 1 });
+    expect(s).not.toHaveProperty('addresses');
+    expect(s.network).toMatchObject({ asn: 57523, country: 'RU', network: '91.240.118.0/24', feeds: ['blocklist-example'], source: 'lookup' });
+    const stuffing = await ok('/v1/entities/ip/203.0.113.25');
+    expect(stuffing).toMatchObject({ events: 5, alerts: 1, user_agents: [{ value: 'python-requests/2.31.0', count: 5 }] });
+    expect(stuffing.actors).toHaveLength(5);
+    expect(stuffing.network).toMatchObject({ network: '203.0.113.0/24', feeds: [], kind: 'documentation' });
+    expectError(await getJson(d.t, d.acct.secret, '/v1/entities/ip/not-an-address'), 400, 'INVALID_REQUEST');
+  });
+
+  it('host: the events naming it, who logged in from where, its alerts', async () => {
+    const s = await ok('/v1/entities/host/web1');
+    expect(s).toMatchObject({
+      kind: 'host',
+      events: 13,
+      actors: [
+        { value: 'root', count: 12 },
+        { value: 'deploy', count: 1 },
+      ],
+      addresses: [
+        { value: '203.0.113.200', count: 12 },
+        { value: '10.0.0.6', count: 1 },
+      ],
+      alerts: 1,
+    });
+    expect(s.alerts_recent[0]).toMatchObject({ type: 'host.ssh_brute_force', subject: 'host:web1' });
+  });
+
+  it('an entity with nothing stored, or another account’s, answers zeros', async () => {
+    const zeros = {
+      first_seen: null,
+      last_seen: null,
+      events: 0,
+      alerts: 0,
+      open_alerts: 0,
+      max_risk: 0,
+      risk_over_time: [],
+      alerts_recent: [],
+      countries: [],
+    };
+    expect(await ok('/v1/entities/actor/nobody')).toMatchObject({ kind: 'actor', id: 'nobody', ...zeros });
+    expect(await ok('/v1/entities/actor/dana', d.other.secret)).toMatchObject(zeros);
+    expect(await ok('/v1/entities/host/web1', d.other.secret)).toMatchObject(zeros);
+    const ip = await ok(`/v1/entities/ip/${BLOCKLISTED}`, d.other.secret);
+    expect(ip).toMatchObject(zeros);
+    // What the feeds say of the address now is no account's data.
+    expect(ip.network).toMatchObject({ feeds: ['blocklist-example'] });
+  });
+
+  it('a window that ends before it starts is a 400', async () => {
+    const body = expectError(await getJson(d.t, d.acct.secret, `/v1/entities/actor/dana?since=${iso(DAY)}&until=${iso(DAY - HOUR)}`), 400, 'INVALID_REQUEST');
+    expect(body.details?.[0]?.field).toBe('since');
+  });
+});
