@@ -55,7 +55,7 @@ export class Agent {
     readonly config: AgentConfig,
     private readonly log: Logger,
   ) {
-    this.buffer = new EventBuffer(config.buffer.path, config.buffer.max_events);
+    this.buffer = new EventBuffer(config.buffer.path, config.buffer.max_events, false, config.redact);
     const ctx: SourceContext = { config, host: config.host, buffer: this.buffer, log };
     this.sources = chooseSources(ctx);
     if (config.heartbeat.enabled) this.sources.push(heartbeatSource(ctx, () => this.sources.map((s) => s.name)));

@@ -1,7 +1,20 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { AgentEvent } from './event.js';
+import { redactEvent, type RedactConfig } from './redact.js';
+
+/** The buffer holds command lines and user names: only the agent's own user may read it. */
+const BUFFER_MODE = 0o600;
+
+/**
+ * Creates the database file owner-only before SQLite opens it (SQLite gives its -wal and -shm
+ * files the database file's mode), and narrows the files a release before this one left 0644.
+ */
+function ownerOnly(path: string): void {
+  closeSync(openSync(path, 'a', BUFFER_MODE));
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(file)) chmodSync(file, BUFFER_MODE);
+}
 
 export interface PendingEvent {
   readonly seq: number;
@@ -44,8 +57,13 @@ export class EventBuffer {
     path: string,
     readonly maxEvents: number,
     readonly: boolean = false,
+    /** Scrubbing applied to every event before it is written (none when omitted). */
+    private readonly redact?: RedactConfig,
   ) {
-    if (!readonly && path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o750 });
+    if (!readonly && path !== ':memory:') {
+      mkdirSync(dirname(path), { recursive: true, mode: 0o750 });
+      ownerOnly(path);
+    }
     this.db = new Database(path, { readonly, fileMustExist: readonly });
     if (!readonly) {
       this.db.pragma('journal_mode = WAL');
@@ -81,7 +99,10 @@ export class EventBuffer {
     const now = Date.now();
     let added = 0;
     this.db.transaction(() => {
-      for (const e of events) added += this.insertEvent.run(e.event_id, e.event, JSON.stringify(e), now).changes;
+      for (const event of events) {
+        const e = this.redact === undefined ? event : redactEvent(event, this.redact);
+        added += this.insertEvent.run(e.event_id, e.event, JSON.stringify(e), now).changes;
+      }
       for (const [k, v] of Object.entries(states)) this.putState.run(k, JSON.stringify(v));
     })();
     this.cachedDepth += added;

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { Agent } from './agent.js';
 import { EventBuffer } from './buffer.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, DEFAULTS, loadConfig } from './config.js';
+import { redactEvent, type RedactConfig } from './redact.js';
 import type { AgentEvent } from './event.js';
 import { createLogger } from './log.js';
 import { authLineHandler } from './sources/auth.js';
@@ -61,8 +62,13 @@ function linesOf(content: Buffer): Line[] {
   return lines;
 }
 
-/** The events the agent would send for these files, in order, and how many non-empty lines were not syslog records. */
-export function parseFiles(source: string, host: string, files: readonly string[]): { readonly events: AgentEvent[]; readonly unreadable: number } {
+/** The events the agent would send for these files (scrubbed as the buffer scrubs them), in order, and how many non-empty lines were not syslog records. */
+export function parseFiles(
+  source: string,
+  host: string,
+  files: readonly string[],
+  redact: RedactConfig = DEFAULTS.redact,
+): { readonly events: AgentEvent[]; readonly unreadable: number } {
   const out: AgentEvent[] = [];
   let unreadable = 0;
   for (const file of files) {
@@ -85,7 +91,7 @@ export function parseFiles(source: string, host: string, files: readonly string[
       }
     } else throw new ConfigError(`parse: unknown source "${source}" (auth, packages, journal, containerd)`);
   }
-  return { events: out, unreadable };
+  return { events: out.map((e) => redactEvent(e, redact)), unreadable };
 }
 
 function age(ms: number | null): string {
@@ -109,8 +115,8 @@ export async function cliMain(argv: readonly string[]): Promise<number> {
   try {
     if (args.command === 'parse') {
       if (args.source === undefined || args.files.length === 0) throw new ConfigError('parse needs --source and at least one FILE');
-      const host = args.host ?? loadConfig(args.config, process.env, false).host;
-      const { events, unreadable } = parseFiles(args.source, host, args.files);
+      const cfg = args.host === undefined ? loadConfig(args.config, process.env, false) : DEFAULTS;
+      const { events, unreadable } = parseFiles(args.source, args.host ?? cfg.host, args.files, cfg.redact);
       for (const e of events) process.stdout.write(JSON.stringify(e) + '\n');
       // Lines in another format would otherwise pass unnoticed: the count goes to stderr, the events stay clean JSON.
       if (unreadable > 0) process.stderr.write(`warning: ${unreadable} line${unreadable === 1 ? ' is' : 's are'} not syslog records and were skipped\n`);

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parse as parseYaml } from 'yaml';
 import { isLogLevel, type LogLevel } from './log.js';
+import type { RedactConfig } from './redact.js';
 
 /** Whether a source runs: always, never, or when what it reads exists on this host. */
 export type Enabled = boolean | 'auto';
@@ -30,6 +31,7 @@ export interface AgentConfig {
     readonly idle_poll_ms: number;
   };
   readonly heartbeat: { readonly enabled: boolean; readonly interval_s: number };
+  readonly redact: RedactConfig;
   readonly sources: {
     readonly auth: TailSourceConfig;
     readonly journal: { readonly enabled: Enabled; readonly command: string };
@@ -80,6 +82,7 @@ export const DEFAULTS: AgentConfig = {
   buffer: { path: '/var/lib/vigil-agent/buffer.db', max_events: 200_000 },
   sender: { batch_size: 100, backoff_base_ms: 1_000, backoff_max_ms: 300_000, request_timeout_ms: 15_000, idle_poll_ms: 1_000 },
   heartbeat: { enabled: true, interval_s: 3_600 },
+  redact: { command_secrets: true, extra_flags: [] },
   sources: {
     auth: { enabled: 'auto', paths: AUTH_LOGS, poll_ms: 1_000 },
     journal: { enabled: 'auto', command: 'journalctl' },
@@ -181,6 +184,9 @@ function check(cfg: AgentConfig, needServer: boolean): void {
     const enabled = (src as { enabled: unknown }).enabled;
     if (enabled !== true && enabled !== false && enabled !== 'auto') problems.push(`sources.${name}.enabled must be true, false or auto`);
   }
+  if (typeof cfg.redact.command_secrets !== 'boolean') problems.push('redact.command_secrets must be true or false');
+  if (!Array.isArray(cfg.redact.extra_flags) || !cfg.redact.extra_flags.every((f) => typeof f === 'string' && /^-{0,2}[A-Za-z][\w.-]{0,63}$/.test(f)))
+    problems.push('redact.extra_flags must be a list of option names such as --vault-pass');
   if (problems.length > 0) throw new ConfigError(problems.join('; '));
 }
 
