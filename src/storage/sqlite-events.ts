@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { hourOf, SUMMARY_HOUR_MS } from './event-hours.js';
 import { translate, type KyselyAccess } from './kysely/access.js';
 import { KyselyEventStore, toIdempotency } from './kysely/events.js';
+import { SQLITE_ADDRESS_KEY, sqliteAddressKey } from './kysely/search-sql.js';
 import type { EventsTable, IdempotencyTable } from './schema.js';
 import type { EventFilter, IdempotencyRow } from './types.js';
 
@@ -22,6 +23,8 @@ export class SqliteEventStore extends KyselyEventStore {
     private readonly database: SqliteDatabase.Database,
   ) {
     super(x);
+    // CIDR tests of searches compare addresses as keys that sort as the addresses do.
+    database.function(SQLITE_ADDRESS_KEY, { deterministic: true }, sqliteAddressKey);
   }
 
   /**
@@ -62,7 +65,7 @@ export class SqliteEventStore extends KyselyEventStore {
       where events.account_id = ${accountId}
         and events.received_at >= h.hour * ${sql.lit(SUMMARY_HOUR_MS)} and events.received_at < (h.hour + 1) * ${sql.lit(SUMMARY_HOUR_MS)}
         and ${this.eventConditions(filter, cursor)}
-      order by events.id desc limit ${limit}`;
+      ${this.eventOrder(filter.sort)} limit ${limit}`;
     return query.execute(this.x.db).then((r) => r.rows);
   }
 

@@ -1,4 +1,5 @@
 import type { KeyKind, KeyScope, Role } from '../event/account.js';
+import type { QueryNode } from '../util/search-query.js';
 
 export interface ApiKeyRecord {
   readonly id: string;
@@ -106,7 +107,16 @@ export interface CommitBatch {
   readonly idempotency: readonly IdempotencyRow[];
 }
 
+/** An order of the event list: by event time or by risk, `-` for the highest first; id breaks ties. */
+export type EventSort = '-occurred_at' | 'occurred_at' | '-risk' | 'risk';
+/** An order of the alert list: by last or first sighting or by severity, `-` for the highest first; id breaks ties. */
+export type AlertSort = '-last_seen' | 'last_seen' | '-first_seen' | 'first_seen' | '-severity' | 'severity';
+
 export interface EventFilter {
+  /** A search query (util/search-query.ts), read against EVENT_FIELDS. */
+  readonly query?: QueryNode | null;
+  /** Without one, the newest id first and the cursor is an id (the order retention and dry runs read in). */
+  readonly sort?: EventSort;
   readonly type?: string;
   /** Prefix such as `auth.` or `auth.login.` */
   readonly typePrefix?: string;
@@ -119,6 +129,10 @@ export interface EventFilter {
 }
 
 export interface AlertFilter {
+  /** A search query (util/search-query.ts), read against ALERT_FIELDS. */
+  readonly query?: QueryNode | null;
+  /** Without one, the newest id first and the cursor is an id. */
+  readonly sort?: AlertSort;
   readonly type?: string;
   /** Prefix such as `auth.` or `auth.brute_force.` */
   readonly typePrefix?: string;

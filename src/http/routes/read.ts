@@ -14,6 +14,8 @@ import { auditOrigin } from '../audit-origin.js';
 import { NameFilterParam, parseNameFilter } from '../list-filter.js';
 import { usageReport } from '../usage-report.js';
 import { requestAccount } from '../context.js';
+import { EVENT_FIELDS, parseQuery, QUERY_LIMITS, type QueryFields, type QueryNode } from '../../util/search-query.js';
+import { readSortCursor } from '../../storage/sort-cursor.js';
 
 export interface ReadRouteDeps {
   readonly store: Store;
@@ -25,8 +27,34 @@ export interface ReadRouteDeps {
 
 const MinRisk = Type.Integer({ minimum: 0, maximum: 100 });
 
+const SearchText = Type.String({
+  maxLength: QUERY_LIMITS.length,
+  description: 'A search query: field:value, wildcards * and ?, ranges, CIDR, AND/OR/NOT, parentheses, free text (docs/reference/api.md, "Search")',
+});
+const EventSortParam = Type.Union([Type.Literal('-occurred_at'), Type.Literal('occurred_at'), Type.Literal('-risk'), Type.Literal('risk')], {
+  description: 'Order: event time or risk, - for the highest first (default -occurred_at)',
+});
+
+/** A search query of a list's `q`, read against the list's fields: a 400 naming the position of its first problem. */
+function searchQuery(text: string | undefined, fields: QueryFields): QueryNode | null {
+  if (text === undefined) return null;
+  const read = parseQuery(text, fields);
+  if (read.ok) return read.query;
+  const message = `${read.message} at position ${read.position}`;
+  throw new ApiError({ code: 'INVALID_REQUEST', message: `q: ${message}`, details: [{ field: 'q', message }] });
+}
+
+/** A sorted list's cursor is the one it answered; anything else is a 400 rather than a silent empty page. */
+function sortedCursor(cursor: string | undefined): string | undefined {
+  if (cursor === undefined || readSortCursor(cursor) !== undefined) return cursor;
+  const message = 'not a cursor of this list: pass next_cursor as it was answered';
+  throw new ApiError({ code: 'INVALID_REQUEST', message: `cursor: ${message}`, details: [{ field: 'cursor', message }] });
+}
+
 const EventsQuery = Type.Object(
   {
+    q: Type.Optional(SearchText),
+    sort: Type.Optional(EventSortParam),
     type: Type.Optional(NameFilterParam),
     prefix: Type.Optional(Type.String({ maxLength: 100, description: 'Deprecated: prefix=auth.login equals type=auth.login.*' })),
     actor_id: Type.Optional(Type.String({ maxLength: 256 })),
@@ -96,13 +124,16 @@ export function registerReadRoutes(app: FastifyInstance, deps: ReadRouteDeps): v
 
   app.get<{ Querystring: Static<typeof EventsQuery> }>('/v1/events', {
     config: { access: 'read' },
-    schema: { ...readRoute('List events, newest first', ['events']), querystring: EventsQuery },
+    schema: { ...readRoute('List or search events, newest event time first', ['events']), querystring: EventsQuery },
     handler: async (request) => {
       const q = request.query;
       const type = parseNameFilter(q.type);
+      const query = searchQuery(q.q, EVENT_FIELDS);
       const page = await deps.store.events.listEvents(
         accountOf(request),
         {
+          query,
+          sort: q.sort ?? '-occurred_at',
           type: type.exact,
           typePrefix: type.prefix ?? q.prefix,
           actorId: q.actor_id,
@@ -113,7 +144,7 @@ export function registerReadRoutes(app: FastifyInstance, deps: ReadRouteDeps): v
           tag: q.tag,
         },
         pageLimit(q.limit),
-        q.cursor,
+        sortedCursor(q.cursor),
       );
       return { data: page.items.map(eventView), next_cursor: page.nextCursor };
     },

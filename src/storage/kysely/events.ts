@@ -1,7 +1,24 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { EventStore } from '../store.js';
-import type { EventFilter, EventRow, IdempotencyRow, Page } from '../types.js';
+import type { EventFilter, EventRow, EventSort, IdempotencyRow, Page } from '../types.js';
+import { readSortCursor, writeSortCursor } from '../sort-cursor.js';
 import { likeLiteral, num, pageOf, parseJson, type KyselyAccess, type Row } from './access.js';
+import { searchCondition } from './search-sql.js';
+
+const SORT_COLUMN: Readonly<Record<EventSort, string>> = {
+  '-occurred_at': 'occurred_at',
+  occurred_at: 'occurred_at',
+  '-risk': 'risk_score',
+  risk: 'risk_score',
+};
+
+/** Rows after the cursor's row in the sort's order (an id alone without a sort). */
+function cursorCondition(sort: EventSort | undefined, cursor: string): RawBuilder<unknown> {
+  const after = sort === undefined ? undefined : readSortCursor(cursor);
+  if (sort === undefined || after === undefined) return sql`events.id < ${cursor}`;
+  const column = sql.ref(`events.${SORT_COLUMN[sort]}`);
+  return sort.startsWith('-') ? sql`(${column}, events.id) < (${after.value}, ${after.id})` : sql`(${column}, events.id) > (${after.value}, ${after.id})`;
+}
 
 /** Event ids per idempotency query: a batch's ids fit in one, far below any parameter limit. */
 const IDEMPOTENCY_LOOKUP_CHUNK = 1_000;
@@ -50,20 +67,28 @@ export class KyselyEventStore implements EventStore {
 
   async listEvents(accountId: string, filter: EventFilter, limit: number, cursor?: string): Promise<Page<EventRow>> {
     if (this.x.unmatchable(accountId, cursor, filter.type, filter.typePrefix, filter.actorId, filter.ip, filter.tag)) return { items: [], nextCursor: null };
+    if (filter.sort !== undefined && cursor !== undefined && readSortCursor(cursor) === undefined) return { items: [], nextCursor: null };
     const rows = await this.x.read('listEvents', () => this.eventPage(accountId, filter, limit + 1, cursor));
-    return pageOf(rows, limit, toEvent);
+    const page = pageOf(rows, limit, toEvent);
+    const sort = filter.sort;
+    if (sort === undefined || page.nextCursor === null) return page;
+    const last = page.items[page.items.length - 1] as EventRow;
+    return { items: page.items, nextCursor: writeSortCursor(sort.endsWith('risk') ? last.riskScore : last.occurredAt, last.id) };
   }
 
-  /** The account's events that pass the filter and follow the cursor, newest id first. */
+  /** The account's events that pass the filter and follow the cursor, in the filter's order. */
   protected eventPage(accountId: string, filter: EventFilter, limit: number, cursor: string | undefined): Promise<Row<'events'>[]> {
-    return this.x.db
-      .selectFrom('events')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where(this.eventConditions(filter, cursor))
-      .orderBy('id', 'desc')
-      .limit(limit)
-      .execute();
+    return sql<Row<'events'>>`select * from events where account_id = ${accountId} and ${this.eventConditions(filter, cursor)}
+      ${this.eventOrder(filter.sort)} limit ${limit}`
+      .execute(this.x.db)
+      .then((r) => r.rows);
+  }
+
+  /** The ORDER BY of a sort: its column and then id, both the same way. */
+  protected eventOrder(sort: EventSort | undefined): RawBuilder<unknown> {
+    if (sort === undefined) return sql`order by events.id desc`;
+    const column = sql.ref(`events.${SORT_COLUMN[sort]}`);
+    return sort.startsWith('-') ? sql`order by ${column} desc, events.id desc` : sql`order by ${column} asc, events.id asc`;
   }
 
   /** The filter and cursor as one condition on unqualified events columns other than account_id. */
@@ -77,7 +102,8 @@ export class KyselyEventStore implements EventStore {
     if (filter.since !== undefined) parts.push(sql`occurred_at >= ${filter.since}`);
     if (filter.until !== undefined) parts.push(sql`occurred_at < ${filter.until}`);
     if (filter.tag !== undefined) parts.push(this.hasTag(filter.tag));
-    if (cursor !== undefined) parts.push(sql`id < ${cursor}`);
+    if (filter.query) parts.push(searchCondition(filter.query, 'events', this.x.kind));
+    if (cursor !== undefined) parts.push(cursorCondition(filter.sort, cursor));
     return parts.length === 0 ? sql<boolean>`1 = 1` : sql<boolean>`${sql.join(parts, sql` and `)}`;
   }
 

@@ -7,6 +7,7 @@ import * as idempotencyDigest from './005-idempotency-digest.js';
 import * as eventHours from './006-event-hours.js';
 import * as threatModelSuspension from './007-threat-model-suspension.js';
 import * as teams from './008-teams.js';
+import * as search from './009-search.js';
 
 /** The one migration set, shared by SQLite and PostgreSQL; listed statically so builds need no file scanning. */
 export const migrationProvider: MigrationProvider = {
@@ -20,6 +21,7 @@ export const migrationProvider: MigrationProvider = {
       '006-event-hours': eventHours,
       '007-threat-model-suspension': threatModelSuspension,
       '008-teams': teams,
+      '009-search': search,
     };
   },
 };

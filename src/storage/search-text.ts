@@ -1,0 +1,42 @@
+import { sql, type RawBuilder } from 'kysely';
+
+/**
+ * What the full-text index of events holds: the text members of the event as it was sent that
+ * an investigator searches for (type, ids, addresses, user agent, host, session, request, every
+ * text in metadata), not what Vigil added (enrichment, classification, score), which would
+ * multiply the index and its cost on every write. The index splits the text into words of
+ * letters and digits: `dana.smith@example.com` holds dana, smith, example and com.
+ *
+ * The expressions here are the index's definition: the migration creates the index from them
+ * and the queries (kysely/search-sql.ts) repeat them, which on PostgreSQL is how the planner
+ * knows that the index answers the query.
+ */
+
+/** Top-level members of the stored document whose text is indexed (request and metadata with everything in them). */
+export const INDEXED_MEMBERS = ['event', 'event_id', 'actor_id', 'email', 'ip', 'user_agent', 'session_id', 'host', 'request', 'metadata'] as const;
+
+const JSONPATH = `strict $.keyvalue() ? (${INDEXED_MEMBERS.map((m) => `@.key == "${m}"`).join(' || ')}).value.** ? (@.type() == "string")`;
+
+/** Text as the PostgreSQL index splits it: every run of other characters becomes a blank, so the parser sees plain words. */
+const PG_NON_WORD = '[^[:alnum:]]+';
+const pgWords = (text: string): string => `regexp_replace(${text}, '${PG_NON_WORD}', ' ', 'g')`;
+
+/** The indexed tsvector of an event row (PostgreSQL); one parse of the document. */
+export const PG_EVENT_TSVECTOR = `to_tsvector('simple'::regconfig, ${pgWords(`jsonb_path_query_array(doc::jsonb, '${JSONPATH}'::jsonpath)::text`)})`;
+
+/**
+ * A tsquery matching the words of a text (a parameter) in that order, the last a prefix when
+ * asked; null (nothing matches) when the text holds no word.
+ */
+export function pgWordsQuery(text: string, prefix: boolean): RawBuilder<unknown> {
+  const words = sql`phraseto_tsquery('simple'::regconfig, regexp_replace(${text}, ${sql.raw(`'${PG_NON_WORD}'`)}, ' ', 'g'))`;
+  return prefix ? sql`cast(nullif(${words}::text, '') || ':*' as tsquery)` : words;
+}
+
+/** The indexed text of an event row (SQLite) whose document is `doc` (an SQL expression): one walk of the document. */
+export const sqliteEventText = (doc: string): string =>
+  `(select group_concat(value, ' ') from json_tree(${doc}) where type = 'text' and ((path = '$' and key in (${INDEXED_MEMBERS.filter(
+    (m) => m !== 'request' && m !== 'metadata',
+  )
+    .map((m) => `'${m}'`)
+    .join(', ')})) or fullkey glob '$.request.*' or fullkey glob '$.metadata.*'))`;
