@@ -147,6 +147,9 @@ export interface EventDoc {
   readonly ip?: string;
   readonly user_agent?: string;
   readonly email?: string;
+  readonly session_id?: string;
+  readonly host?: string;
+  readonly request?: { readonly method?: string; readonly path?: string; readonly status?: number; readonly query?: string };
   readonly metadata?: Record<string, unknown>;
   readonly tags: readonly string[];
   readonly classification?: { readonly predefined: boolean; readonly base_score: number; readonly families: readonly string[] };

@@ -13,12 +13,14 @@ import {
   type Ability,
   type Session,
 } from './api';
+import { quoted } from './links';
 import { useRoute } from './router';
 import { SessionContext } from './session';
 import { FormError, Loading } from './ui';
 import { AlertPage } from './views/alert-page';
 import { AlertsView } from './views/alerts';
 import { AuditView } from './views/audit';
+import { EntityView } from './views/entity';
 import { EventPage } from './views/event-page';
 import { EventsView } from './views/events';
 import { OverviewView } from './views/overview';
@@ -316,6 +318,9 @@ function ThreatModels(props: { id?: string; params: URLSearchParams }) {
 
 function View({ path, params }: { path: string; params: URLSearchParams }) {
   const [, section, id] = path.split('/');
+  if ((section === 'actor' || section === 'ip' || section === 'host') && id) return <EntityView kind={section} id={decodeURIComponent(id)} params={params} />;
+  // A session is the events list searched by it.
+  if (section === 'session' && id) return <EventsView params={new URLSearchParams({ q: `session_id:${quoted(decodeURIComponent(id))}` })} />;
   switch (section) {
     case '':
     case undefined:

@@ -12,19 +12,52 @@ export interface Series {
  * A time chart (uPlot) sized to its container. `times` are Unix milliseconds. A text summary
  * (the figure's accessible name) says what the chart shows for screen readers.
  */
-export function TimeChart({ times, series, label, bars }: { times: readonly number[]; series: readonly Series[]; label: string; bars?: boolean }) {
+export function TimeChart({
+  times,
+  series,
+  label,
+  bars,
+  onSelect,
+  bucketMs = 0,
+  legend = true,
+}: {
+  times: readonly number[];
+  series: readonly Series[];
+  label: string;
+  bars?: boolean;
+  /** Called with the time range (Unix ms) dragged across, or the bucket clicked (`bucketMs` long). */
+  onSelect?: (from: number, to: number) => void;
+  bucketMs?: number;
+  /** The series' names and values under the pointer; a chart of one series can do without. */
+  legend?: boolean;
+}) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const el = box.current;
     if (!el) return;
     const width = () => Math.max(240, el.clientWidth);
+    let dragged = false;
     const data: uPlot.AlignedData = [times.map((t) => t / 1000), ...series.map((s) => [...s.values])];
     const plot = new uPlot(
       {
         width: width(),
         height: 220,
-        legend: { show: true },
-        cursor: { drag: { x: false, y: false } },
+        legend: { show: legend },
+        cursor: { drag: { x: onSelect !== undefined, y: false, setScale: false } },
+        hooks: onSelect
+          ? {
+              setSelect: [
+                (u) => {
+                  if (u.select.width < 3) return;
+                  dragged = true;
+                  const from = u.posToVal(u.select.left, 'x') * 1000;
+                  const to = u.posToVal(u.select.left + u.select.width, 'x') * 1000;
+                  u.setSelect({ left: 0, width: 0, top: 0, height: 0 }, false);
+                  onSelect(from, to);
+                },
+              ],
+            }
+          : {},
         scales: { y: { range: (_u, _min, max) => [0, Math.max(1, max) * 1.1] } },
         series: [
           {},
@@ -41,13 +74,21 @@ export function TimeChart({ times, series, label, bars }: { times: readonly numb
       data,
       el,
     );
+    // A click on a bar (not the end of a drag) selects that bar's interval.
+    const click = () => {
+      const idx = plot.cursor.idx;
+      if (!dragged && onSelect && idx !== null && idx !== undefined && times[idx] !== undefined) onSelect(times[idx], times[idx] + bucketMs);
+      dragged = false;
+    };
+    if (onSelect) plot.over.addEventListener('click', click);
     const resize = new ResizeObserver(() => plot.setSize({ width: width(), height: 220 }));
     resize.observe(el);
     return () => {
       resize.disconnect();
+      plot.over.removeEventListener('click', click);
       plot.destroy();
     };
-  }, [times, series, bars]);
+  }, [times, series, bars, onSelect, bucketMs, legend]);
   const totals = series.map((s) => `${s.label}: ${s.values.reduce((a, b) => a + b, 0)}`).join(', ');
   return (
     <figure class="chart" aria-label={`${label} (${totals})`}>

@@ -23,3 +23,12 @@ export function EntityLink({ kind, value, label }: { kind: EntityKind; value: st
     </a>
   );
 }
+
+/** An alert's subject (`actor:u1`, `ip:1.2.3.4`, `host:web1`) as a link to that entity, else as text. */
+export function SubjectLink({ subject }: { subject: string }) {
+  const at = subject.indexOf(':');
+  const kind = subject.slice(0, at);
+  const value = subject.slice(at + 1);
+  if (at > 0 && (kind === 'actor' || kind === 'ip' || kind === 'host' || kind === 'session')) return <EntityLink kind={kind} value={value} label={subject} />;
+  return <span class="mono">{subject}</span>;
+}

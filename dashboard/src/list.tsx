@@ -9,9 +9,23 @@ export interface Column<T> {
   readonly label: string;
   readonly num?: boolean;
   readonly cell: (row: T) => ComponentChildren;
+  /** What the header shows instead of the label (a sort link, a select-all box). */
+  readonly header?: ComponentChildren;
+  /** How the rows are sorted by this column, when they are. */
+  readonly ariaSort?: 'ascending' | 'descending';
 }
 
-export function Table<T extends { readonly id: string }>({ caption, columns, rows }: { caption: string; columns: readonly Column<T>[]; rows: readonly T[] }) {
+export function Table<T extends { readonly id: string }>({
+  caption,
+  columns,
+  rows,
+  rowClass,
+}: {
+  caption: string;
+  columns: readonly Column<T>[];
+  rows: readonly T[];
+  rowClass?: (row: T) => string | undefined;
+}) {
   return (
     <div class="table-scroll">
       <table>
@@ -19,15 +33,15 @@ export function Table<T extends { readonly id: string }>({ caption, columns, row
         <thead>
           <tr>
             {columns.map((c) => (
-              <th key={c.label} scope="col" class={c.num ? 'num' : undefined}>
-                {c.label}
+              <th key={c.label} scope="col" class={c.num ? 'num' : undefined} aria-sort={c.ariaSort}>
+                {c.header ?? c.label}
               </th>
             ))}
           </tr>
         </thead>
         <tbody>
           {rows.map((row) => (
-            <tr key={row.id}>
+            <tr key={row.id} class={rowClass?.(row)}>
               {columns.map((c) => (
                 <td key={c.label} class={c.num ? 'num' : undefined}>
                   {c.cell(row)}

@@ -5,7 +5,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { expect } from 'vitest';
 import { chromiumPresent as chromiumPresentFor, launchChromium } from '../helpers/chromium.js';
 import { api, provision, startService, tempDir, type Service } from '../process/service.js';
 
@@ -28,6 +27,8 @@ export async function expectAccessible(page: Page, view: string): Promise<void> 
     const run = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: AxeViolation[] }> } }).axe.run;
     return (await run(document, { resultTypes: ['violations'] })).violations;
   });
+  // Imported here: the screenshot script loads this module outside vitest, where `expect` cannot load.
+  const { expect } = await import('vitest');
   const serious = violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${view}: ${v.id} ${v.help} at ${JSON.stringify(v.nodes.map((n) => n.target))}`);
@@ -50,9 +51,9 @@ export interface Stage {
 }
 
 /** The real service (trusting the loopback proxy, so X-Forwarded-Proto: https counts as TLS), one Pro account and a browser. */
-export async function openStage(): Promise<Stage> {
+export async function openStage(env: Record<string, string> = {}): Promise<Stage> {
   ensureDashboardBuilt();
-  const service = await startService(tempDir('vigil-dashboard-'), { VIGIL_TRUST_PROXY: '127.0.0.1/32', VIGIL_DASHBOARD_KEY_SIGN_IN: 'on' });
+  const service = await startService(tempDir('vigil-dashboard-'), { VIGIL_TRUST_PROXY: '127.0.0.1/32', VIGIL_DASHBOARD_KEY_SIGN_IN: 'on', ...env });
   const { key, accountId } = await provision(service.base, 'pro');
   const browser = await launchChromium();
   return {
@@ -107,4 +108,85 @@ export async function signIn(page: Page, base: string, key: string): Promise<voi
   await page.getByLabel('Secret API key').fill(key);
   await page.getByRole('button', { name: 'Sign in with the key' }).click();
   await page.getByRole('navigation', { name: 'Sections' }).waitFor();
+}
+
+/** The threat-intelligence feeds of the tests (a Tor exit list, a blocklist, hosting networks). */
+export const FIXTURE_FEEDS = join(ROOT, 'test', 'fixtures', 'feeds');
+
+/** The day's cast: a stuffing source, the address that takes over an account (on the fixture blocklist), a scanner and a host. */
+export const DAY = {
+  stuffingIps: ['45.155.205.17', '45.155.205.18'],
+  stuffedActors: 24,
+  takeoverIp: '5.188.10.77',
+  takeoverActor: 'dana@example.com',
+  homeIp: '81.2.69.160',
+  scannerIp: '45.155.205.200',
+  host: 'bastion-1',
+  sshIp: '194.26.29.113',
+} as const;
+
+/** sha1("password"): on the shipped breached-password list. */
+const BREACHED = '5baa61e4c9b93f3f0682250b6cf8331b7ee68fd8';
+
+/**
+ * A small realistic day, sent through the batch endpoint with event times over the last 20 hours:
+ * ordinary sign-ins; a credential-stuffing campaign (breached passwords on many accounts from two
+ * addresses of one network); an account takeover from a blocklisted address that ends in a large
+ * export; a scanner; SSH failures then a success on a host.
+ */
+export async function sendDay(base: string, key: string, now = Date.now()): Promise<number> {
+  const at = (hoursAgo: number, i = 0) => new Date(now - hoursAgo * 3_600_000 + i * 1000).toISOString();
+  const events: Record<string, unknown>[] = [];
+  for (let i = 0; i < 12; i++)
+    events.push({
+      event: 'auth.login.success',
+      timestamp: at(20 - i, i),
+      actor_id: `user${i}@example.com`,
+      ip: `81.2.69.${140 + i}`,
+      session_id: `sess-u${i}`,
+    });
+  events.push({ event: 'auth.login.success', timestamp: at(19), actor_id: DAY.takeoverActor, ip: DAY.homeIp, session_id: 'sess-dana-home' });
+  for (let i = 0; i < DAY.stuffedActors; i++)
+    events.push({
+      event: 'auth.login.failure',
+      timestamp: at(9, i * 20),
+      actor_id: `member${i}@example.com`,
+      ip: DAY.stuffingIps[i % DAY.stuffingIps.length],
+      user_agent: 'python-requests/2.31.0',
+      password_sha1: BREACHED,
+    });
+  for (let i = 0; i < 6; i++)
+    events.push({
+      event: 'auth.login.failure',
+      timestamp: at(5, i * 30),
+      actor_id: DAY.takeoverActor,
+      ip: DAY.takeoverIp,
+      user_agent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/120.0 Safari/537.36',
+    });
+  events.push({ event: 'auth.login.success', timestamp: at(5, 200), actor_id: DAY.takeoverActor, ip: DAY.takeoverIp, session_id: 'sess-dana-x' });
+  events.push({ event: 'auth.mfa.disabled', timestamp: at(5, 260), actor_id: DAY.takeoverActor, ip: DAY.takeoverIp, session_id: 'sess-dana-x' });
+  events.push({
+    event: 'data.exported',
+    timestamp: at(5, 400),
+    actor_id: DAY.takeoverActor,
+    ip: DAY.takeoverIp,
+    session_id: 'sess-dana-x',
+    metadata: { rows: 250_000, resource: 'customers' },
+  });
+  for (const [i, path] of ['/wp-admin/', '/.env', "/search?q=' OR 1=1--", '/../../etc/passwd', '/phpmyadmin/'].entries())
+    events.push({
+      event: 'api.request',
+      timestamp: at(3, i * 5),
+      ip: DAY.scannerIp,
+      user_agent: 'sqlmap/1.7.2#stable (https://sqlmap.org)',
+      request: { method: 'GET', path, status: 404 },
+    });
+  for (let i = 0; i < 8; i++)
+    events.push({ event: 'server.ssh.login.failure', timestamp: at(2, i * 10), host: DAY.host, ip: DAY.sshIp, actor_id: 'root', metadata: { port: 22 } });
+  events.push({ event: 'server.ssh.login.success', timestamp: at(2, 120), host: DAY.host, ip: DAY.sshIp, actor_id: 'root' });
+  for (let from = 0; from < events.length; from += 100) {
+    const res = await api(base, 'POST', '/v1/events/batch', key, { events: events.slice(from, from + 100) });
+    if (res.status !== 202) throw new Error(`batch refused: ${res.status} ${JSON.stringify(res.json)}`);
+  }
+  return events.length;
 }

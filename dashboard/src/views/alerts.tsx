@@ -1,5 +1,6 @@
 import { type Alert } from '../api';
 import { STATUSES, statusLabel } from '../alert-status';
+import { EntityLink, SubjectLink } from '../links';
 import { PagedList, type Column, type Filter } from '../list';
 import { href } from '../router';
 import { useSessionInfo } from '../session';
@@ -32,7 +33,8 @@ const COLUMNS: readonly Column<Alert>[] = [
   },
   { label: 'Severity', cell: (a) => <Severity level={a.severity} /> },
   { label: 'Status', cell: (a) => statusLabel(a.status) },
-  { label: 'Subject', cell: (a) => <span class="mono">{a.subject}</span> },
+  { label: 'Subject', cell: (a) => <SubjectLink subject={a.subject} /> },
+  { label: 'Actor', cell: (a) => <EntityLink kind="actor" value={a.actor_id} /> },
   { label: 'Assignee', cell: (a) => a.assignee?.email ?? '—' },
   { label: 'Events', num: true, cell: (a) => a.count },
   { label: 'Last seen', cell: (a) => fmtTime(a.last_seen) },
