@@ -1,4 +1,5 @@
-import { writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, renameSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { api, freePort, provision, startService, tempDir, type Service } from '../../test/process/service.js';
@@ -115,6 +116,67 @@ describe('agent delivery through outages and crashes', () => {
     expect(kills).toBe(5);
     // Each kill left events in the buffer: they were delivered by the next run.
     expect(pendingAtKill.every((n) => n > 0)).toBe(true);
+    expect(result.missing).toEqual([]);
+    expect(result.wrongContent).toBe(0);
+    expect(result.stored).toBe(written);
+    expect(result.distinctEventIds).toBe(written);
+  });
+
+  it.concurrent('log rotations with late writes, copytruncate and immediate compression: every line stored exactly once', async () => {
+    const { dir, service, key, log } = await serviceAndLog('vigil-agent-rotation-');
+    const agent = startAgent(writeAgentConfig(dir, service.base, key, log));
+    agents.push(agent);
+    await until('the agent to follow the log', 10_000, async () => (agent.stderr.some((l) => l.includes('vigil-agent running')) ? true : undefined));
+    const phases: Record<string, { from: number; to: number }> = {};
+    let written = 0;
+    const phase = async (name: string, run: () => Promise<void>) => {
+      // Rotations are at least a poll apart: the agent has looked at the log since the last one.
+      await sleep(1_000);
+      const from = written;
+      await run();
+      phases[name] = { from, to: written };
+    };
+    const write = (path: string, n: number) => {
+      writeLines(path, written, written + n);
+      written += n;
+    };
+    write(log, 20);
+    await phase('rename with late writes', async () => {
+      write(log, 10);
+      renameSync(log, `${log}.1`);
+      writeFileSync(log, '');
+      // The writer keeps writing to the renamed file for a while before it reopens the log.
+      for (const delay of [100, 300, 600, 1_000, 2_500]) {
+        await sleep(delay);
+        write(`${log}.1`, 3);
+      }
+      write(log, 10);
+    });
+    await phase('copytruncate', async () => {
+      write(log, 10);
+      copyFileSync(log, `${log}.2`);
+      truncateSync(log, 0);
+      write(log, 10);
+      await sleep(500);
+    });
+    await phase('rename then immediate compression', async () => {
+      write(log, 10);
+      renameSync(log, `${log}.3`);
+      writeFileSync(log, '');
+      write(`${log}.3`, 5);
+      writeFileSync(`${log}.3.gz`, gzipSync(readFileSync(`${log}.3`)));
+      rmSync(`${log}.3`);
+      write(log, 10);
+    });
+    // A line lost never arrives: the comparison below names it rather than the wait timing out.
+    await until('every line to be stored', 20_000, async () => ((await listEvents(service.base, key)).length >= written ? true : undefined)).catch(() => undefined);
+    await sleep(1_000);
+    const events = await listEvents(service.base, key);
+    const result = compare(written, events);
+    const lost = (p: { from: number; to: number }) => result.missing.filter((i) => i >= p.from && i < p.to).length;
+    console.log(
+      `[no-loss rotation] ${JSON.stringify({ ...result, missing: result.missing.length, phases: Object.fromEntries(Object.entries(phases).map(([k, p]) => [k, { written: p.to - p.from, lost: lost(p) }])) })}`,
+    );
     expect(result.missing).toEqual([]);
     expect(result.wrongContent).toBe(0);
     expect(result.stored).toBe(written);

@@ -1,4 +1,5 @@
 import { appendFileSync, copyFileSync, readFileSync, renameSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/process/service.js';
@@ -16,23 +17,27 @@ function setup(maxEvents = 100_000) {
   const log = join(dir, 'auth.log');
   const db = join(dir, 'buffer.db');
   writeFileSync(log, '');
+  const clock = { now: 0 };
+  const timing = { retiredIdleMs: 60_000, retiredMaxMs: 900_000, now: () => clock.now };
   let buffer = new EventBuffer(db, maxEvents);
-  let tail = new FileTail(log, buffer, authLineHandler('h1'), quiet);
+  let tail = new FileTail(log, buffer, authLineHandler('h1'), quiet, false, timing);
   const write = (from: number, to: number, path = log) => {
     for (let i = from; i < to; i++) appendFileSync(path, failureLine(i) + '\n');
   };
   return {
     dir,
     log,
+    clock,
     write,
     poll: () => tail.poll(),
     buffer: () => buffer,
     users: () => buffer.pending(1_000_000).map((r) => (JSON.parse(r.body) as { actor_id: string }).actor_id),
     /** A new process: a fresh buffer handle and tail on the same files. */
     restart() {
+      tail.close();
       buffer.close();
       buffer = new EventBuffer(db, maxEvents);
-      tail = new FileTail(log, buffer, authLineHandler('h1'), quiet);
+      tail = new FileTail(log, buffer, authLineHandler('h1'), quiet, false, timing);
     },
   };
 }
@@ -68,6 +73,91 @@ describe('following a log file', () => {
     t.poll();
     t.write(2, 4); // not yet read when the log is rotated
     renameSync(t.log, `${t.log}.1`);
+    writeFileSync(t.log, '');
+    t.write(4, 6);
+    t.poll();
+    expect(t.users()).toEqual(range(0, 6));
+  });
+
+  it('rename rotation with late writes: the renamed file stays followed until it is idle and the new log is written to', () => {
+    const t = setup();
+    t.poll();
+    t.write(0, 1);
+    t.poll();
+    renameSync(t.log, `${t.log}.1`);
+    writeFileSync(t.log, '');
+    t.clock.now = 2_500;
+    t.poll(); // the rotation is noticed; the writer has not reopened the log yet
+    t.write(1, 4, `${t.log}.1`);
+    t.clock.now = 3_000;
+    t.poll();
+    expect(t.users()).toEqual(range(0, 4));
+    // The writer reopens: new lines go to the new log; the renamed file idles and is let go.
+    t.write(4, 5);
+    t.clock.now = 70_000;
+    t.poll();
+    t.write(5, 6, `${t.log}.1`);
+    t.poll();
+    expect(t.users()).toEqual(range(0, 5));
+  });
+
+  it('rename rotation with late writes across a restart: the renamed file is found again by its inode', () => {
+    const t = setup();
+    t.poll();
+    t.write(0, 1);
+    t.poll();
+    renameSync(t.log, `${t.log}.1`);
+    writeFileSync(t.log, '');
+    t.poll();
+    t.restart();
+    t.write(1, 3, `${t.log}.1`);
+    t.write(3, 4);
+    t.poll();
+    expect(t.users()).toEqual(range(0, 4));
+  });
+
+  it('a last line written without a newline is read once the rotated file is let go', () => {
+    const t = setup();
+    t.poll();
+    t.write(0, 1);
+    t.poll();
+    renameSync(t.log, `${t.log}.1`);
+    writeFileSync(t.log, '');
+    appendFileSync(`${t.log}.1`, failureLine(1));
+    t.poll();
+    expect(t.users()).toEqual(range(0, 1));
+    t.write(2, 3);
+    t.clock.now = 70_000;
+    t.poll();
+    expect(t.users()).toEqual(range(0, 3));
+  });
+
+  it('rotation with immediate compression: lines not yet read when the renamed file was compressed and deleted are read from the open file', () => {
+    const t = setup();
+    t.poll();
+    t.write(0, 2);
+    t.poll();
+    t.write(2, 4);
+    renameSync(t.log, `${t.log}.1`);
+    writeFileSync(t.log, '');
+    t.write(4, 5, `${t.log}.1`); // a late write before the writer reopens
+    writeFileSync(`${t.log}.1.gz`, gzipSync(readFileSync(`${t.log}.1`)));
+    rmSync(`${t.log}.1`);
+    t.write(5, 7);
+    t.poll();
+    expect(t.users()).toEqual(range(0, 7));
+  });
+
+  it('rotation and compression while the agent was stopped: the unread rest is read from the .gz copy', () => {
+    const t = setup();
+    t.poll();
+    t.write(0, 2);
+    t.poll();
+    t.write(2, 4);
+    t.restart();
+    renameSync(t.log, `${t.log}.1`);
+    writeFileSync(`${t.log}.1.gz`, gzipSync(readFileSync(`${t.log}.1`)));
+    rmSync(`${t.log}.1`);
     writeFileSync(t.log, '');
     t.write(4, 6);
     t.poll();

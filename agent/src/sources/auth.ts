@@ -34,6 +34,7 @@ export function authFileSource(ctx: SourceContext): Source {
     },
     async stop() {
       await loop?.stop();
+      for (const t of tails) t.close();
     },
   };
 }

@@ -73,6 +73,7 @@ export function packagesSource(ctx: SourceContext): Source {
     },
     async stop() {
       await loop?.stop();
+      for (const t of tails) t.close();
     },
   };
 }

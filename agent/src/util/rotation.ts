@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, readSync, readdirSync, statSync, type Stats } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, readdirSync, statSync, type Stats } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { basename, dirname, join } from 'node:path';
 
 /** What the agent remembers of a log file between looks: identity, size, first line. */
@@ -11,17 +12,23 @@ export interface FileMark {
   readonly head: string;
 }
 
+/** The hash of the first line (up to 256 bytes) of these bytes. */
+function headOfBytes(bytes: Buffer): string {
+  const first = bytes.subarray(0, 256);
+  const nl = first.indexOf(0x0a);
+  return createHash('sha1')
+    .update(first.subarray(0, nl < 0 ? first.length : nl))
+    .digest('hex')
+    .slice(0, 16);
+}
+
 export function headOf(path: string): string {
   let fd: number | undefined;
   try {
     fd = openSync(path, 'r');
     const buf = Buffer.alloc(256);
     const n = readSync(fd, buf, 0, 256, 0);
-    const nl = buf.subarray(0, n).indexOf(0x0a);
-    return createHash('sha1')
-      .update(buf.subarray(0, nl < 0 ? n : nl))
-      .digest('hex')
-      .slice(0, 16);
+    return headOfBytes(buf.subarray(0, n));
   } catch {
     return '';
   } finally {
@@ -57,6 +64,38 @@ export function rotatedSiblings(path: string): string[] {
 /** The rotated sibling that is still the file the agent knew (same inode), after a rename rotation. */
 export function findRenamed(path: string, ino: number): string | undefined {
   return rotatedSiblings(path).find((p) => statOrUndefined(p)?.ino === ino);
+}
+
+/** The largest rotated log decompressed to find where an unread rest went. */
+const MAX_DECOMPRESSED_BYTES = 512 * 1024 * 1024;
+
+/**
+ * A rotated log compressed before the agent read all of it (logrotate's `compress`, or
+ * `delaycompress` while the agent was stopped): the decompressed bytes of the `.gz` sibling that
+ * starts like the log did and holds at least `size` bytes, newest first; undefined when none does.
+ */
+export function findCompressed(path: string, head: string, size: number): Buffer | undefined {
+  if (head === '') return undefined;
+  const dir = dirname(path);
+  const base = basename(path);
+  let candidates: string[];
+  try {
+    candidates = readdirSync(dir)
+      .filter((n) => n.startsWith(base) && n.endsWith('.gz') && /^[.-]/.test(n.slice(base.length)))
+      .map((n) => join(dir, n))
+      .sort((a, b) => (statOrUndefined(b)?.mtimeMs ?? 0) - (statOrUndefined(a)?.mtimeMs ?? 0));
+  } catch {
+    return undefined;
+  }
+  for (const candidate of candidates) {
+    try {
+      const bytes = gunzipSync(readFileSync(candidate), { maxOutputLength: MAX_DECOMPRESSED_BYTES });
+      if (bytes.length >= size && headOfBytes(bytes) === head) return bytes;
+    } catch {
+      // Unreadable, corrupt or larger than the bound: not the one.
+    }
+  }
+  return undefined;
 }
 
 /** After a copytruncate rotation: the copy, which starts like the log did and holds at least what was read. */
