@@ -169,7 +169,9 @@ describe('agent delivery through outages and crashes', () => {
       write(log, 10);
     });
     // A line lost never arrives: the comparison below names it rather than the wait timing out.
-    await until('every line to be stored', 20_000, async () => ((await listEvents(service.base, key)).length >= written ? true : undefined)).catch(() => undefined);
+    await until('every line to be stored', 20_000, async () => ((await listEvents(service.base, key)).length >= written ? true : undefined)).catch(
+      () => undefined,
+    );
     await sleep(1_000);
     const events = await listEvents(service.base, key);
     const result = compare(written, events);
