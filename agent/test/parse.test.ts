@@ -49,6 +49,8 @@ const EXPECTED: [string, string, Record<string, number>][] = [
     'auth/ubuntu1604-auth.log',
     { 'server.ssh.login.failure': 1, 'server.user.sudo': 1, 'server.user.su': 2, 'server.user.created': 1, 'server.group.created': 1 },
   ],
+  // CRLF line ends, as logs copied from Windows hosts and some syslog relays have them.
+  ['auth', 'auth/crlf-openssh.log', { 'server.ssh.login.failure': 3, 'server.ssh.login.success': 1 }],
   ['journal', 'journal/fedora-journal.json', { 'server.ssh.login.failure': 2, 'server.ssh.login.success': 1, 'server.user.sudo': 1 }],
   ['packages', 'packages/debian12-dpkg.log', { 'server.package.installed': 3 }],
   ['packages', 'packages/rhel9-dnf.rpm.log', { 'server.package.installed': 4 }],
