@@ -26,6 +26,7 @@ import { registerOpsRoutes } from './http/routes/ops.js';
 import { registerReadRoutes } from './http/routes/read.js';
 import { registerEntityRoutes } from './http/routes/entities.js';
 import { registerSettingsRoutes } from './http/routes/settings.js';
+import { registerStreamRoutes } from './http/routes/stream.js';
 import { registerWebhookRoutes } from './http/routes/webhooks.js';
 import { registerMemberRoutes } from './http/routes/members.js';
 import { smtpMailer } from './team/mailer.js';
@@ -45,6 +46,7 @@ import { ipLimitResolver } from './limits/ip-limits.js';
 import type { CommitGroup } from './pipeline/commit-group.js';
 import { composeIngestPipeline, type PipelineBackends } from './pipeline/compose.js';
 import { StoreUnavailableError } from './storage/store.js';
+import { LocalLiveFeed } from './storage/live-feed.js';
 import type { DryRunLimits } from './threat-models/dry-run.js';
 import { newId } from './util/ids.js';
 import type { Enrichment } from './event/enrichment.js';
@@ -196,7 +198,9 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   const providerRanges = [...config.team.ssoAllowCidrs, ...(allowHttpLoopback ? LOOPBACK_RANGES : [])];
   const accountProviderGuard = { allowed: providerRanges, resolve: deps.webhookGuard?.resolve ?? systemResolver };
   const oidc = new OidcSignIn({ store: deps.store, clock: deps.clock, audit, instance: config.team.oidc, allowHttpLoopback, accountProviderGuard });
-  const { pipeline, commits } = composeIngestPipeline(deps, {
+  // Streams need a feed whatever opened the backends: embedded, the process's own.
+  const live = deps.live ?? new LocalLiveFeed();
+  const { pipeline, commits } = composeIngestPipeline(Object.assign({}, deps, { live }), {
     commits: {
       windowMs: config.commitWindowMs,
       maxEvents: config.commitMaxEvents,
@@ -332,6 +336,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   });
   registerReadRoutes(app, { store: deps.store, catalog: deps.catalog, clock: deps.clock, alertClosed: deps.alertClosed, audit });
   registerEntityRoutes(app, { store: deps.store, clock: deps.clock, lookUpAddress: deps.enrichment.lookUpAddress });
+  registerStreamRoutes(app, { live });
   registerAuditRoutes(app, { audit: deps.store.audit });
   registerAdminRoutes(app, { accounts, store: deps.store });
   registerKeyRoutes(app, { accounts });

@@ -20,6 +20,7 @@ import { systemResolver } from './webhooks/ssrf.js';
 import { ThreatModelRegistry } from './threat-models/registry.js';
 import { ModelCostWatch } from './threat-models/cost-watch.js';
 import type { SuspensionPolicy } from './threat-models/budget.js';
+import { LocalLiveFeed } from './storage/live-feed.js';
 
 const silentLogger: EnrichmentLogger = { warn: () => undefined, info: () => undefined };
 
@@ -82,6 +83,7 @@ export async function createServices(
   const quota: QuotaCounter = redis?.quota ?? memoryQuota;
   const state: StateStore = redis?.state ?? memoryState;
   const redisHealth = redis?.health;
+  const live = redis?.live ?? new LocalLiveFeed();
   const webhookGuard = { allowed: config.webhooks.allowCidrs, resolve: systemResolver };
   const webhookDispatcher = new WebhookDispatcher({ webhooks: store.webhooks, clock, config: config.webhooks, guard: webhookGuard, log: options.logger });
   webhookDispatcher.start();
@@ -129,6 +131,7 @@ export async function createServices(
     webhookGuard,
     webhookDispatcher,
     redisHealth,
+    live,
     status: () => ({ redis: redisHealth ? (redisHealth.degraded ? 'degraded' : 'ok') : 'not configured', enrichment: enrichment.status() }),
     async shutdown() {
       await webhookDispatcher.stop();
@@ -137,6 +140,7 @@ export async function createServices(
       await memoryState.close();
       await memoryLimiter.close();
       await memoryQuota.close();
+      await live.close();
       await store.close();
       redis?.close();
     },

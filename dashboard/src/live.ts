@@ -5,18 +5,23 @@
  * The stream's messages:
  *   event: ready    data {"kinds": ["events", "alerts"]}   once, when the stream is subscribed
  *   event: event    data <EventDoc, as GET /v1/events answers an event>
- *   event: alert    data <Alert, as GET /v1/alerts answers an alert>
+ *   event: alert    data <LiveAlert: the alert as GET /v1/alerts answers it, without assignee, with
+ *                   `change`: 'opened' | 'sighted'; a sighting (a later event added to an alert
+ *                   opened earlier) has no status: the stored one is unchanged>
  *   event: dropped  data {"dropped": n, "total": n}        n messages were not sent since the last
  *                                                            such notice (the reader was too slow); total since the stream opened
  *   ": keep-alive" comments every 15 s (EventSource ignores them)
  * An account has at most 5 streams open; a sixth is refused (429), and the hook tries again later.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { query as queryString, type Alert, type EventDoc } from './api';
+import { query as queryString, type Alert, type AlertStatus, type EventDoc } from './api';
 
 export type LiveKind = 'events' | 'alerts';
 
-export type LiveItem = { readonly kind: 'event'; readonly event: EventDoc } | { readonly kind: 'alert'; readonly alert: Alert };
+/** An alert change as the stream sends it. */
+export type LiveAlert = Omit<Alert, 'status' | 'assignee'> & { readonly change: 'opened' | 'sighted'; readonly status?: AlertStatus };
+
+export type LiveItem = { readonly kind: 'event'; readonly event: EventDoc } | { readonly kind: 'alert'; readonly alert: LiveAlert };
 
 export interface LiveTail {
   /** Newest first, at most `max` (200 by default). */
@@ -30,7 +35,7 @@ export interface LiveTail {
 export interface LiveOptions {
   /** Items kept, newest first. */
   readonly max?: number;
-  /** Only events of this exact type (the stream's `type` filter). */
+  /** Only events and alerts of this type: the exact name or a prefix ending in `.*` (the stream's `type` filter). */
   readonly type?: string;
   /** Only events scored at least this (the stream's `min_risk` filter). */
   readonly minRisk?: number;
@@ -82,7 +87,7 @@ export function useLiveTail(kinds: readonly LiveKind[], query: string, paused: b
         setConnected(true);
       });
       es.addEventListener('event', (m) => add({ kind: 'event', event: JSON.parse((m as MessageEvent<string>).data) as EventDoc }));
-      es.addEventListener('alert', (m) => add({ kind: 'alert', alert: JSON.parse((m as MessageEvent<string>).data) as Alert }));
+      es.addEventListener('alert', (m) => add({ kind: 'alert', alert: JSON.parse((m as MessageEvent<string>).data) as LiveAlert }));
       es.addEventListener('dropped', (m) => {
         const n = (JSON.parse((m as MessageEvent<string>).data) as { dropped: number }).dropped;
         setDropped((d) => d + n);

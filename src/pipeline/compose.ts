@@ -28,6 +28,7 @@ import type { Classified, Deduplicated, Detected, Enriched, Limited, LookedUp, M
 import { createScoreStage, scoreStage } from './score.js';
 import { StageList, type Stage } from './stage.js';
 import { commitIn, storeStage } from './store.js';
+import type { LiveFeed } from '../storage/live-feed.js';
 import { validateStage } from './validate.js';
 
 /** What the stages run on. */
@@ -44,6 +45,8 @@ export interface PipelineBackends {
   /** What the threat models cost per account; suspends the heaviest model of an account over budget. */
   readonly threatModelCosts?: ModelCostWatch;
   readonly clock: Clock;
+  /** The account's open live streams, told what each commit stored. */
+  readonly live?: LiveFeed;
 }
 
 /** What the stages report to the service, besides the events' outcomes. */
@@ -106,7 +109,7 @@ export function composeStages(backends: PipelineBackends, commits: CommitGroup, 
     detect: detectStage(createDetectStage({ state: backends.state, clock: backends.clock })),
     model: modelStage(threatModels),
     score: scoreStage(createScoreStage()),
-    store: storeStage(commitIn(commits), hooks.degraded),
+    store: storeStage(commitIn(commits, backends.live), hooks.degraded),
   };
 }
 

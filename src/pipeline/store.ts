@@ -1,5 +1,6 @@
 import type { ScoredEvent } from '../event/types.js';
 import type { AlertWrite, CommitBatch, IdempotencyRow, NewEventRow } from '../storage/types.js';
+import { liveMessages, type LiveFeed } from '../storage/live-feed.js';
 import { toEventResult, toEventRow } from './answer.js';
 import type { CommitGroup } from './commit-group.js';
 import { answersOf } from './dedupe.js';
@@ -15,8 +16,25 @@ const NO_WRITES: readonly AlertWrite[] = Object.freeze([]);
 
 export type Commit = (batch: CommitBatch) => Promise<void>;
 
-export function commitIn(commits: CommitGroup): Commit {
-  return (batch) => (batch.events.length > 0 || batch.usage.length > 0 ? commits.add(batch) : Promise.resolve());
+/**
+ * Commits through the group; with a live feed, tells the account's open streams what the
+ * transaction stored once it committed (and only then). Building and handing over the message
+ * happens only while a stream of the account is open, and never fails the commit.
+ */
+export function commitIn(commits: CommitGroup, live?: LiveFeed): Commit {
+  return (batch) => {
+    if (batch.events.length === 0 && batch.usage.length === 0) return Promise.resolve();
+    const committed = commits.add(batch);
+    return live === undefined ? committed : committed.then(() => publishCommitted(live, batch));
+  };
+}
+
+function publishCommitted(live: LiveFeed, batch: CommitBatch): void {
+  try {
+    for (const [accountId, message] of liveMessages(batch.events, batch.alerts, (id) => live.listening(id))) live.publish(accountId, message);
+  } catch {
+    // The events are stored and answered whatever happens to their live copy.
+  }
 }
 
 /**

@@ -7,6 +7,7 @@ import { Failover, FailoverQuotaCounter, FailoverRateLimiter, FailoverStateStore
 import { RedisQuotaCounter } from './quota-counter.js';
 import { RedisRateLimiter } from './rate-limiter.js';
 import { RedisStateStore } from './state-store.js';
+import { RedisLiveFeed } from './live-feed.js';
 
 /**
  * How long a command may wait for its answer. Redis answers in well under a millisecond; one that
@@ -72,6 +73,8 @@ export interface RedisBackend {
   readonly state: StateStore;
   /** Whether calls are served by this instance's memory (Redis away); one flag for all three. */
   readonly health: { readonly degraded: boolean };
+  /** Live streams of every instance (pub/sub on a connection of its own). */
+  readonly live: RedisLiveFeed;
   /** Disconnects the client (the stand-ins belong to the caller). */
   close(): void;
 }
@@ -111,6 +114,7 @@ export async function openRedisBackend(options: RedisBackendOptions): Promise<Re
     quota: new FailoverQuotaCounter(new RedisQuotaCounter(redis, options.seed, { clock, prefix }), standIns.quota, failover),
     state: new FailoverStateStore(new RedisStateStore(redis, { prefix }), standIns.state, failover),
     health: failover,
+    live: new RedisLiveFeed(redis, { prefix }),
     close: () => redis.disconnect(),
   };
 }

@@ -26,6 +26,7 @@ const KEY_LAYOUTS: readonly RegExp[] = [
   /^rl:ip:\{threat-model changes acc_[0-9A-Za-z]+\}$/,
   /^rl:ip:\{sign-in email [0-9a-f]{32}\}$/,
   /^rl:ip:\{sign-in account acc_[0-9A-Za-z_]+\}$/,
+  /^live:\{acc_[0-9A-Za-z]+\}$/,
 ];
 const POISON = /\[object|undefined|null/;
 

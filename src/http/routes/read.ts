@@ -3,11 +3,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Catalog } from '../../catalog/catalog.js';
 import { monthOf } from '../../limits/types.js';
 import type { Store } from '../../storage/store.js';
-import type { AlertRow, AlertStatus, EventRow } from '../../storage/types.js';
+import type { AlertRow, AlertStatus } from '../../storage/types.js';
 import type { Clock } from '../../util/clock.js';
 import type { AuditTrail } from '../../audit/trail.js';
 import { ApiError } from '../errors.js';
-import { snakeCaseKeys } from '../../util/snake-case.js';
+import { eventView } from '../../storage/event-view.js';
 import { ErrorResponses, integerQuery, KeyAuth, pageLimit, PageQuery, queryTime, TimeQuery } from '../schemas.js';
 import { alertViewsWithAssignees, alertViewWithAssignee } from '../alert-views.js';
 import { auditOrigin } from '../audit-origin.js';
@@ -111,10 +111,6 @@ function assigneeFilter(request: FastifyRequest, value: string | undefined): str
   if (value.startsWith('usr_')) return value;
   throw badAssignee('assignee must be me, unassigned or a member id (usr_…).');
 }
-
-/** Events stored by earlier versions hold their enrichment in camelCase: it is answered in snake_case like the rest. */
-const eventView = (row: EventRow) =>
-  row.doc.enrichment === undefined ? { ...row.doc, id: row.id } : { ...row.doc, enrichment: snakeCaseKeys(row.doc.enrichment), id: row.id };
 
 const readRoute = (summary: string, tags: string[]) => ({ summary, tags, security: KeyAuth, response: { ...ErrorResponses } });
 
