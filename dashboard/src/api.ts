@@ -73,7 +73,11 @@ export const signInSecondFactor = (mfaToken: string, answer: { code: string } | 
 export const signInOptions = (account?: string) => call<{ key_sign_in: boolean; sso: boolean }>('GET', `/dashboard/api/sign-in${query({ account })}`);
 /** Starts single sign-on (the instance's, or an account's): the provider's page to go to. */
 export const startSingleSignOn = (account?: string) => call<{ redirect: string }>('POST', '/dashboard/api/oidc/start', account ? { account_id: account } : {});
-export const currentSession = () => call<Session>('GET', '/dashboard/api/session');
+/** The session of this browser, or null when signed out (the service answers 204 then). */
+export const currentSession = async (): Promise<Session | null> => {
+  const answer = await call<Partial<Session>>('GET', '/dashboard/api/session');
+  return answer.account ? (answer as Session) : null;
+};
 export const signOut = () => call<void>('DELETE', '/dashboard/api/session');
 
 /** Query string from the defined, non-empty values. */
@@ -147,9 +151,17 @@ export interface EventDoc {
   readonly ip?: string;
   readonly user_agent?: string;
   readonly email?: string;
+  readonly event_id?: string;
   readonly session_id?: string;
   readonly host?: string;
-  readonly request?: { readonly method?: string; readonly path?: string; readonly status?: number; readonly query?: string };
+  readonly device_id?: string;
+  readonly request?: {
+    readonly method?: string;
+    readonly path?: string;
+    readonly query?: string;
+    readonly status?: number;
+    readonly [member: string]: unknown;
+  };
   readonly metadata?: Record<string, unknown>;
   readonly tags: readonly string[];
   readonly classification?: { readonly predefined: boolean; readonly base_score: number; readonly families: readonly string[] };
@@ -205,8 +217,8 @@ export interface Overview {
   readonly events: readonly { at: number; count: number }[];
   readonly alerts: readonly { at: number; count: number }[];
   readonly open_alerts_by_severity: Record<string, number>;
-  readonly top_actors: readonly { actor_id: string; count: number; max_risk: number }[];
-  readonly top_ips: readonly { ip: string; count: number; max_risk: number }[];
+  readonly top_actors: readonly { actor_id: string; count: number; max_risk: number; alerts?: number }[];
+  readonly top_ips: readonly { ip: string; count: number; max_risk: number; alerts?: number }[];
   readonly chains_in_progress: readonly {
     id: string;
     type: string;
@@ -287,4 +299,44 @@ export interface DryRun {
     last_seen: string;
     event_ids: readonly string[];
   }[];
+}
+
+/** An API key as /v1/keys answers it (never the key itself, except once in the answer that made it). */
+export interface ApiKey {
+  readonly id: string;
+  readonly prefix: string;
+  readonly kind: 'secret' | 'publishable';
+  readonly name: string | null;
+  readonly scopes: readonly string[];
+  readonly allowed_origins: readonly string[];
+  readonly created_at: string;
+  readonly revoked_at: string | null;
+}
+
+export interface Webhook {
+  readonly id: string;
+  readonly url: string;
+  readonly description: string;
+  readonly format: 'vigil' | 'ocsf' | 'slack';
+  readonly filters: { readonly min_severity: string; readonly alert_types: readonly string[]; readonly kill_chains_only: boolean };
+  readonly enabled: boolean;
+  readonly disabled_reason: string | null;
+  readonly previous_secret_expires_at: string | null;
+  readonly failing_since: string | null;
+  readonly created_at: string;
+  readonly updated_at: string;
+}
+
+/** One delivery to a webhook endpoint with the endpoint's last answer. */
+export interface WebhookDelivery {
+  readonly id: string;
+  readonly event: string;
+  readonly alert_id: string | null;
+  readonly status: string;
+  readonly attempts: number;
+  readonly next_attempt_at: string | null;
+  readonly last_attempt_at: string | null;
+  readonly last_answer: { readonly status: number | null; readonly error: string | null } | null;
+  readonly created_at: string;
+  readonly finished_at: string | null;
 }

@@ -13,21 +13,31 @@ import {
   type Ability,
   type Session,
 } from './api';
+import { lazy } from './lazy';
 import { quoted } from './links';
 import { useRoute } from './router';
 import { SessionContext } from './session';
-import { FormError, Loading } from './ui';
-import { AlertPage } from './views/alert-page';
-import { AlertsView } from './views/alerts';
-import { AuditView } from './views/audit';
-import { EntityView } from './views/entity';
-import { EventPage } from './views/event-page';
-import { EventsView } from './views/events';
-import { OverviewView } from './views/overview';
-import { SettingsView } from './views/settings';
-import { AccountView, MemberSessionsView, TeamView } from './views/team';
-import { UsageView } from './views/usage';
-import { AcceptInvitation, ForgotPassword, ResetPassword } from './views/welcome';
+import { FormError } from './ui';
+
+// Every view loads when first opened: the first load is the shell and the sign-in.
+const OverviewView = lazy(() => import('./views/overview'), 'OverviewView');
+const EventsView = lazy(() => import('./views/events'), 'EventsView');
+const EventPage = lazy(() => import('./views/event-page'), 'EventPage');
+const AlertsView = lazy(() => import('./views/alerts'), 'AlertsView');
+const AlertPage = lazy(() => import('./views/alert-page'), 'AlertPage');
+const EntityView = lazy(() => import('./views/entity'), 'EntityView');
+const UsageView = lazy(() => import('./views/usage'), 'UsageView');
+const SettingsView = lazy(() => import('./views/settings'), 'SettingsView');
+const ThreatModelsView = lazy(() => import('./views/threat-models'), 'ThreatModelsView');
+const TeamView = lazy(() => import('./views/team'), 'TeamView');
+const MemberSessionsView = lazy(() => import('./views/team'), 'MemberSessionsView');
+const AccountView = lazy(() => import('./views/team'), 'AccountView');
+const AuditView = lazy(() => import('./views/audit'), 'AuditView');
+const KeysView = lazy(() => import('./views/keys'), 'KeysView');
+const WebhooksView = lazy(() => import('./views/webhooks'), 'WebhooksView');
+const AcceptInvitation = lazy(() => import('./views/welcome'), 'AcceptInvitation');
+const ResetPassword = lazy(() => import('./views/welcome'), 'ResetPassword');
+const ForgotPassword = lazy(() => import('./views/welcome'), 'ForgotPassword');
 
 /** The sections, each with what a session needs to see it in the navigation (the service checks again). */
 const NAV: readonly (readonly [string, string, Ability?])[] = [
@@ -37,6 +47,8 @@ const NAV: readonly (readonly [string, string, Ability?])[] = [
   ['/usage', 'Usage'],
   ['/settings', 'Settings'],
   ['/threat-models', 'Threat models'],
+  ['/webhooks', 'Webhooks'],
+  ['/keys', 'API keys', 'manage'],
   ['/team', 'Team', 'people'],
   ['/audit', 'Audit trail'],
 ];
@@ -271,28 +283,30 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
       </a>
       <header class="top">
         <span class="brand">Vigil</span>
-        <nav aria-label="Sections">
-          <ul>
-            {NAV.filter(([, , ability]) => ability === undefined || can(session, ability)).map(([path, label]) => (
-              <li key={path}>
-                <a href={`#${path}`} aria-current={section === path ? 'page' : undefined}>
-                  {label}
-                </a>
-              </li>
-            ))}
-          </ul>
-        </nav>
-        <span class="who">
-          {session.member && (
-            <>
-              <a href="#/account" aria-current={section === '/account' ? 'page' : undefined}>
-                {session.member.email}
-              </a>{' '}
-              ({session.member.role}) ·{' '}
-            </>
-          )}
-          {session.account.name} · {session.account.plan}
-        </span>
+        <div class="strip">
+          <nav aria-label="Sections">
+            <ul>
+              {NAV.filter(([, , ability]) => ability === undefined || can(session, ability)).map(([path, label]) => (
+                <li key={path}>
+                  <a href={`#${path}`} aria-current={section === path ? 'page' : undefined}>
+                    {label}
+                  </a>
+                </li>
+              ))}
+            </ul>
+          </nav>
+          <span class="who">
+            {session.member && (
+              <>
+                <a href="#/account" aria-current={section === '/account' ? 'page' : undefined}>
+                  {session.member.email}
+                </a>{' '}
+                ({session.member.role}) ·{' '}
+              </>
+            )}
+            {session.account.name} · {session.account.plan}
+          </span>
+        </div>
         <button type="button" class="secondary" onClick={out}>
           Sign out
         </button>
@@ -302,18 +316,6 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
       </main>
     </>
   );
-}
-
-type ThreatModelsModule = typeof import('./views/threat-models');
-
-/** The threat-model views load when first opened: most visits never need the editor. */
-function ThreatModels(props: { id?: string; params: URLSearchParams }) {
-  const [module, setModule] = useState<ThreatModelsModule | undefined>();
-  const [error, setError] = useState('');
-  useEffect(() => {
-    import('./views/threat-models').then(setModule, () => setError('The threat-model views did not load; reload the page.'));
-  }, []);
-  return module ? <module.ThreatModelsView {...props} /> : <Loading error={error} />;
 }
 
 function View({ path, params }: { path: string; params: URLSearchParams }) {
@@ -334,13 +336,17 @@ function View({ path, params }: { path: string; params: URLSearchParams }) {
     case 'settings':
       return <SettingsView />;
     case 'threat-models':
-      return <ThreatModels id={id === undefined ? undefined : decodeURIComponent(id)} params={params} />;
+      return <ThreatModelsView id={id === undefined ? undefined : decodeURIComponent(id)} params={params} />;
     case 'team':
       return id ? <MemberSessionsView userId={decodeURIComponent(id)} /> : <TeamView />;
     case 'audit':
       return <AuditView params={params} />;
     case 'account':
       return <AccountView />;
+    case 'keys':
+      return <KeysView />;
+    case 'webhooks':
+      return <WebhooksView id={id === undefined ? undefined : decodeURIComponent(id)} />;
     default:
       return (
         <>

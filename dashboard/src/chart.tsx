@@ -1,4 +1,4 @@
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 
@@ -7,6 +7,24 @@ export interface Series {
   readonly color: string;
   readonly values: readonly number[];
 }
+
+/** Axis labels in few characters: 20,000 reads "20K", so no label is cut at the axis' edge. */
+const compact = new Intl.NumberFormat(undefined, { notation: 'compact', maximumFractionDigits: 1 });
+export const axisLabel = (n: number): string => compact.format(n);
+
+/** The page's colour scheme, followed while the chart is shown (its axes and grid take the theme's colours). */
+function useDark(): boolean {
+  const query = matchMedia('(prefers-color-scheme: dark)');
+  const [dark, setDark] = useState(query.matches);
+  useEffect(() => {
+    const change = () => setDark(query.matches);
+    query.addEventListener('change', change);
+    return () => query.removeEventListener('change', change);
+  }, []);
+  return dark;
+}
+
+const themeColour = (name: string): string => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 
 /**
  * A time chart (uPlot) sized to its container. `times` are Unix milliseconds. A text summary
@@ -32,11 +50,15 @@ export function TimeChart({
   legend?: boolean;
 }) {
   const box = useRef<HTMLDivElement>(null);
+  const figure = useRef<HTMLElement>(null);
+  const dark = useDark();
   useEffect(() => {
     const el = box.current;
     if (!el) return;
     const width = () => Math.max(240, el.clientWidth);
     let dragged = false;
+    const fg = themeColour('--fg') || '#111827';
+    const grid = themeColour('--line') || '#d1d5db';
     const data: uPlot.AlignedData = [times.map((t) => t / 1000), ...series.map((s) => [...s.values])];
     const plot = new uPlot(
       {
@@ -69,7 +91,22 @@ export function TimeChart({
             ...(bars ? { paths: uPlot.paths.bars?.({ size: [0.6, 40] }), points: { show: false } } : {}),
           })),
         ],
-        axes: [{}, { size: 50 }],
+        axes: [
+          { stroke: fg, grid: { stroke: grid }, ticks: { stroke: grid } },
+          {
+            stroke: fg,
+            grid: { stroke: grid },
+            ticks: { stroke: grid },
+            values: (_u, splits) => {
+              const labels = splits.map(axisLabel);
+              // The labels drawn on the canvas, readable from the page (the canvas holds no text).
+              figure.current?.setAttribute('data-y-labels', labels.join(' '));
+              return labels;
+            },
+            // As wide as the longest label (about 8 px a character) plus the ticks' room.
+            size: (_u, values) => 24 + 8 * Math.max(1, ...(values ?? []).map((v) => String(v).length)),
+          },
+        ],
       },
       data,
       el,
@@ -88,10 +125,10 @@ export function TimeChart({
       plot.over.removeEventListener('click', click);
       plot.destroy();
     };
-  }, [times, series, bars, onSelect, bucketMs, legend]);
+  }, [times, series, bars, onSelect, bucketMs, legend, dark]);
   const totals = series.map((s) => `${s.label}: ${s.values.reduce((a, b) => a + b, 0)}`).join(', ');
   return (
-    <figure class="chart" aria-label={`${label} (${totals})`}>
+    <figure class="chart" ref={figure} aria-label={`${label} (${totals})`}>
       <div ref={box} />
       <figcaption class="visually-hidden">
         {label}: {totals}

@@ -1,4 +1,5 @@
 import type { ComponentChildren } from 'preact';
+import { useEffect, useRef } from 'preact/hooks';
 import { call, query, type EventDoc, type Page } from './api';
 import { EntityLink } from './links';
 import { go, href } from './router';
@@ -103,8 +104,21 @@ export function PagedList<T extends { readonly id: string }>(props: {
     limit: get('limit') ?? 50,
   });
   const { data, error } = useLoad(() => call<Page<T>>('GET', `${props.endpoint}${q}`), [q]);
+  // The form is made anew for each address (its fields show the address's filters); the control
+  // that applied the filters keeps the focus in the new form.
+  const formRef = useRef<HTMLFormElement>(null);
+  const refocus = useRef<string | undefined>();
+  useEffect(() => {
+    const name = refocus.current;
+    refocus.current = undefined;
+    if (name === undefined) return;
+    const control = formRef.current?.querySelector<HTMLElement>(name === '' ? 'button[type=submit]' : `[name="${CSS.escape(name)}"]`);
+    control?.focus();
+  }, [q]);
   const apply = (e: Event) => {
     e.preventDefault();
+    const active = document.activeElement;
+    refocus.current = active instanceof HTMLInputElement || active instanceof HTMLSelectElement ? active.name : '';
     const form = new FormData(e.currentTarget as HTMLFormElement);
     go(path, Object.fromEntries(filters.map((f) => [f.name, String(form.get(f.name) ?? '').trim() || undefined])));
   };
@@ -112,7 +126,7 @@ export function PagedList<T extends { readonly id: string }>(props: {
   return (
     <>
       <h1>{props.title}</h1>
-      <form class="filters" onSubmit={apply} aria-label={`${props.title} filters`} key={q}>
+      <form class="filters" onSubmit={apply} aria-label={`${props.title} filters`} key={q} ref={formRef}>
         {filters.map((f) => (
           <label key={f.name}>
             {f.label}

@@ -116,3 +116,37 @@ export function Problems({ problems, id, show }: { problems: readonly Problem[];
     </div>
   );
 }
+
+/** A secret the service shows this once: copy it now. */
+export function NewSecret({ title, name, secret, onDone }: { title: string; name: string; secret: string; onDone: () => void }) {
+  const [copied, setCopied] = useState('');
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(secret);
+      setCopied('Copied.');
+    } catch {
+      setCopied('The browser refused the clipboard; select the text instead.');
+    }
+  };
+  return (
+    <Card title={title} wide>
+      <p>
+        The secret of <strong>{name}</strong>. It is shown this once: store it now.
+      </p>
+      <pre class="secret" data-testid="new-secret">
+        {secret}
+      </pre>
+      <p class="actions">
+        <button type="button" class="secondary" onClick={() => void copy()}>
+          Copy
+        </button>
+        <button type="button" class="secondary" onClick={onDone}>
+          Done
+        </button>
+        <span role="status" class="small">
+          {copied}
+        </span>
+      </p>
+    </Card>
+  );
+}

@@ -195,7 +195,11 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
       if (person) return memberSessionView(store, deps.plans, person.session, person.user, person.member);
       const found = id === undefined || !deps.keySignIn ? undefined : await store.sessions.findDashboardSession(hashToken(id), clock.now());
       const auth = found && (await deps.authenticator.authenticateHash(found.keyHash));
-      if (!found || !auth?.ok) throw new ApiError({ code: 'UNAUTHORIZED', message: 'Not signed in.' });
+      // Being signed out is an ordinary answer here (the page asks on every load), not a failure.
+      if (!found || !auth?.ok) {
+        reply.code(204);
+        return null;
+      }
       return {
         account: accountView(auth.ctx),
         csrf_token: found.session.csrfToken,

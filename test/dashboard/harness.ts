@@ -50,7 +50,10 @@ export interface Stage {
   close(): Promise<void>;
 }
 
-/** The real service (trusting the loopback proxy, so X-Forwarded-Proto: https counts as TLS), one Pro account and a browser. */
+/**
+ * The real service (trusting the loopback proxy, so X-Forwarded-Proto: https counts as TLS), one
+ * Pro account and a browser; `env` adds to the service's settings.
+ */
 export async function openStage(env: Record<string, string> = {}): Promise<Stage> {
   ensureDashboardBuilt();
   const service = await startService(tempDir('vigil-dashboard-'), { VIGIL_TRUST_PROXY: '127.0.0.1/32', VIGIL_DASHBOARD_KEY_SIGN_IN: 'on', ...env });

@@ -113,6 +113,11 @@ describe('people sign in as themselves, with a role the guards enforce', () => {
     const out = await t.vigil.app.inject({ method: 'DELETE', url: '/dashboard/api/session', headers: { cookie: viewer.cookie, 'x-csrf-token': viewer.csrf } });
     expect(out.statusCode).toBe(204);
     expect((await t.vigil.app.inject({ method: 'GET', url: '/v1/events', headers: { cookie: viewer.cookie } })).statusCode).toBe(401);
+    // The page asks whether it is signed in on every load: signed out answers "no session", not an error.
+    const asked = await t.vigil.app.inject({ method: 'GET', url: '/dashboard/api/session', headers: { cookie: viewer.cookie } });
+    expect(asked.statusCode).toBe(204);
+    expect(asked.body).toBe('');
+    expect((await t.vigil.app.inject({ method: 'GET', url: '/dashboard/api/session' })).statusCode).toBe(204);
 
     const analyst = await session('analyst@example.com');
     const user = await t.services.store.members.findUserByEmail('analyst@example.com');

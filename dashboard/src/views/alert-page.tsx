@@ -1,12 +1,25 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { ApiFailure, call, type Alert, type AlertStatus, type ChainStage, type EventDoc } from '../api';
 import { STATUSES, statusLabel } from '../alert-status';
+import { EntityLink, quoted } from '../links';
 import { EVENT_COLUMNS, Table } from '../list';
+import { href } from '../router';
 import { useCan, useSessionInfo } from '../session';
 import { Card, fmtTime, FormError, Loading, Severity, useLoad } from '../ui';
 
 /** Events shown behind one alert (an alert keeps the ids of its most recent events). */
 const EVENTS_SHOWN = 25;
+/** Event ids in the search link to the events list: the search takes at most 32 terms and 1,000 characters. */
+const EVENTS_LINKED = 20;
+
+/** The events list searching for the alert's most recent events by id. */
+const eventsSearch = (ids: readonly string[]): string =>
+  href('/events', {
+    q: ids
+      .slice(-EVENTS_LINKED)
+      .map((id) => `id:${quoted(id)}`)
+      .join(' OR '),
+  });
 
 interface Note {
   readonly id: string;
@@ -39,10 +52,28 @@ export function AlertPage({ id }: { id: string }) {
                 <dd data-testid="alert-status">{statusLabel(a.status)}</dd>
                 <dt>Subject</dt>
                 <dd class="mono">{a.subject}</dd>
+                {a.actor_id && (
+                  <>
+                    <dt>Actor</dt>
+                    <dd>
+                      <EntityLink kind="actor" value={a.actor_id} />
+                    </dd>
+                  </>
+                )}
                 <dt>Assignee</dt>
                 <dd data-testid="alert-assignee">{a.assignee ? `${a.assignee.name} <${a.assignee.email}>` : 'Nobody'}</dd>
                 <dt>Events</dt>
-                <dd>{a.count}</dd>
+                <dd>
+                  {a.count}
+                  {a.event_ids.length > 0 && (
+                    <>
+                      {' · '}
+                      <a href={eventsSearch(a.event_ids)} data-testid="alert-events-link">
+                        Show the events behind this alert
+                      </a>
+                    </>
+                  )}
+                </dd>
                 <dt>First seen</dt>
                 <dd>{fmtTime(a.first_seen)}</dd>
                 <dt>Last seen</dt>
@@ -91,18 +122,20 @@ export function AlertPage({ id }: { id: string }) {
 function StatusForm({ alert, onChanged }: { alert: Alert; onChanged: () => void }) {
   const [error, setError] = useState('');
   const [done, setDone] = useState('');
+  // The form shows the alert's status as it is now, so saving without a choice changes nothing.
+  const [status, setStatus] = useState<AlertStatus>(alert.status);
+  useEffect(() => setStatus(alert.status), [alert.status]);
   const submit = async (e: Event) => {
     e.preventDefault();
     const form = e.currentTarget as HTMLFormElement;
-    const data = new FormData(form);
-    const status = String(data.get('status')) as AlertStatus;
-    const note = String(data.get('note') ?? '').trim();
+    const noteField = form.elements.namedItem('note') as HTMLTextAreaElement;
+    const note = noteField.value.trim();
     setError('');
     setDone('');
     try {
       await call('PATCH', `/v1/alerts/${encodeURIComponent(alert.id)}`, { status });
       if (note) await call('POST', `/dashboard/api/alerts/${encodeURIComponent(alert.id)}/notes`, { status, note });
-      form.reset();
+      noteField.value = '';
       setDone(`Status set to ${statusLabel(status)}.`);
       onChanged();
     } catch (err) {
@@ -113,10 +146,10 @@ function StatusForm({ alert, onChanged }: { alert: Alert; onChanged: () => void 
     <Card title="Change status">
       <form onSubmit={submit} class="stack">
         <fieldset>
-          <legend>New status</legend>
+          <legend>Status</legend>
           {STATUSES.map(([v, l]) => (
             <label key={v} class="inline">
-              <input type="radio" name="status" value={v} required defaultChecked={v !== alert.status && v === 'acknowledged'} /> {l}
+              <input type="radio" name="status" value={v} required checked={v === status} onChange={() => setStatus(v)} /> {l}
             </label>
           ))}
         </fieldset>
@@ -180,7 +213,7 @@ function ChainTimeline({ stages }: { stages: ChainStage[] }) {
             <span class="step">{i + 1}</span>
             <div>
               <strong>{s.stage.replace(/_/g, ' ')}</strong>
-              <div class="small">{fmtTime(s.at)}</div>
+              <div class="small">{s.event_id ? <a href={href(`/events/${encodeURIComponent(s.event_id)}`)}>{fmtTime(s.at)}</a> : fmtTime(s.at)}</div>
               {s.event_type && <div class="mono small">{s.event_type}</div>}
               {s.alerts.length > 0 && <div class="small">alerts: {s.alerts.join(', ')}</div>}
             </div>

@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { call, type Overview } from '../api';
 import { TimeChart } from '../chart';
+import { EntityLink, type EntityKind } from '../links';
 import { href } from '../router';
 import { Card, fmtNumber, fmtTime, Loading, Risk, Severity, useLoad } from '../ui';
 
@@ -71,26 +72,35 @@ export function OverviewView() {
               {data.chains_in_progress.length === 0 ? (
                 <p class="muted">No kill chain is open.</p>
               ) : (
-                <ul class="plain">
+                <ul class="plain chains">
                   {data.chains_in_progress.map((c) => (
                     <li key={c.id}>
-                      <a href={href(`/alerts/${c.id}`)}>{c.type}</a> · {c.subject} · {c.stages.length} stages · {fmtTime(c.last_seen)}
+                      <a href={href(`/alerts/${c.id}`)}>{c.type}</a> · <span class="mono">{c.subject}</span> · {fmtTime(c.last_seen)}
+                      <ol class="stages" aria-label={`Stages of ${c.type} on ${c.subject}`}>
+                        {c.stages.map((st, i) => (
+                          <li key={i}>
+                            {st.event_id ? (
+                              <a href={href(`/events/${encodeURIComponent(st.event_id)}`)}>{st.stage.replace(/_/g, ' ')}</a>
+                            ) : (
+                              st.stage.replace(/_/g, ' ')
+                            )}
+                          </li>
+                        ))}
+                      </ol>
                     </li>
                   ))}
                 </ul>
               )}
             </Card>
-            <Card title="Top attacked actors">
+            <Card title="Riskiest actors">
               <TopTable
-                rows={data.top_actors.map((a) => ({ value: a.actor_id, count: a.count, risk: a.max_risk, link: href('/events', { actor_id: a.actor_id }) }))}
+                rows={data.top_actors.map((a) => ({ value: a.actor_id, count: a.count, risk: a.max_risk, alerts: a.alerts }))}
                 what="Actor"
+                kind="actor"
               />
             </Card>
-            <Card title="Top attacking addresses">
-              <TopTable
-                rows={data.top_ips.map((a) => ({ value: a.ip, count: a.count, risk: a.max_risk, link: href('/events', { ip: a.ip }) }))}
-                what="Address"
-              />
+            <Card title="Riskiest addresses">
+              <TopTable rows={data.top_ips.map((a) => ({ value: a.ip, count: a.count, risk: a.max_risk, alerts: a.alerts }))} what="Address" kind="ip" />
             </Card>
           </div>
         )}
@@ -99,13 +109,20 @@ export function OverviewView() {
   );
 }
 
-function TopTable({ rows, what }: { rows: { value: string; count: number; risk: number; link: string }[]; what: string }) {
+/** Ranked by the service (highest risk, then alerts, then volume); the order is kept. */
+function TopTable({ rows, what, kind }: { rows: { value: string; count: number; risk: number; alerts?: number }[]; what: string; kind: EntityKind }) {
   if (rows.length === 0) return <p class="muted">No events in this range.</p>;
+  const withAlerts = rows.some((r) => r.alerts !== undefined);
   return (
     <table>
       <thead>
         <tr>
           <th scope="col">{what}</th>
+          {withAlerts && (
+            <th scope="col" class="num">
+              Alerts
+            </th>
+          )}
           <th scope="col" class="num">
             Events
           </th>
@@ -117,9 +134,10 @@ function TopTable({ rows, what }: { rows: { value: string; count: number; risk: 
       <tbody>
         {rows.map((r) => (
           <tr key={r.value}>
-            <td class="mono">
-              <a href={r.link}>{r.value}</a>
+            <td>
+              <EntityLink kind={kind} value={r.value} />
             </td>
+            {withAlerts && <td class="num">{fmtNumber(r.alerts ?? 0)}</td>}
             <td class="num">{fmtNumber(r.count)}</td>
             <td class="num">
               <Risk score={r.risk} />

@@ -3,7 +3,7 @@ import { ApiFailure, call, type DryRun, type ThreatModel, type ThreatModelVersio
 import { Table, type Column } from '../list';
 import { locateInJson, locateInYaml } from '../locate';
 import { go, href } from '../router';
-import { useCan } from '../session';
+import { useCan, useSessionInfo } from '../session';
 import { Card, fmtNumber, fmtTime, Loading, Problems, problemsOf, Severity, useLoad, type Problem } from '../ui';
 
 /**
@@ -63,17 +63,24 @@ function PlanOffer() {
 const planRefused = (error: unknown) => error instanceof ApiFailure && error.code === 'PLAN_UPGRADE_REQUIRED';
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
-/** Loads a threat-model resource; a plan without models is an answer, not an error. */
+/**
+ * Loads a threat-model resource; a plan without models is an answer, not an error. The session
+ * says the plan: without models nothing is asked (the service would refuse it).
+ */
 function useModels<T>(load: () => Promise<T>, deps: readonly unknown[]) {
+  const plan = useSessionInfo()?.account.pro;
+  const offer = { data: undefined, offer: true } as const;
   return useLoad(
     () =>
-      load().then(
-        (data) => ({ data, offer: false }),
-        (err: unknown) => {
-          if (planRefused(err)) return { data: undefined, offer: true };
-          throw err;
-        },
-      ),
+      plan === false
+        ? Promise.resolve(offer)
+        : load().then(
+            (data) => ({ data, offer: false }),
+            (err: unknown) => {
+              if (planRefused(err)) return offer;
+              throw err;
+            },
+          ),
     deps,
   );
 }
