@@ -25,6 +25,7 @@ import { IngestAdmission } from './http/ingest-admission.js';
 import { registerOpsRoutes } from './http/routes/ops.js';
 import { registerReadRoutes } from './http/routes/read.js';
 import { registerEntityRoutes } from './http/routes/entities.js';
+import { registerAlertCampaignRoutes } from './http/routes/alert-campaigns.js';
 import { registerSettingsRoutes } from './http/routes/settings.js';
 import { registerStreamRoutes } from './http/routes/stream.js';
 import { registerWebhookRoutes } from './http/routes/webhooks.js';
@@ -335,6 +336,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     maxBatchBytes: config.maxBatchBytes,
   });
   registerReadRoutes(app, { store: deps.store, catalog: deps.catalog, clock: deps.clock, alertClosed: deps.alertClosed, audit });
+  registerAlertCampaignRoutes(app, { store: deps.store, clock: deps.clock, alertClosed: deps.alertClosed, audit });
   registerEntityRoutes(app, { store: deps.store, clock: deps.clock, lookUpAddress: deps.enrichment.lookUpAddress });
   registerStreamRoutes(app, { live });
   registerAuditRoutes(app, { audit: deps.store.audit });

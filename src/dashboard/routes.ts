@@ -17,11 +17,9 @@ import type { Store } from '../storage/store.js';
 import type { AlertNote, AlertStatus, AuditEntry } from '../storage/types.js';
 import type { AccountContext } from '../event/account.js';
 import type { Clock } from '../util/clock.js';
-import { newId } from '../util/ids.js';
 import type { StaticFile } from './static-files.js';
 import { alertViewsWithAssignees } from '../http/alert-views.js';
-import { actorOf } from '../audit/trail.js';
-import { auditOrigin } from '../http/audit-origin.js';
+import { addAlertNote } from '../http/alert-triage.js';
 import { requestAccount } from '../http/context.js';
 import { DAY_MS, HOUR_MS } from '../util/duration.js';
 
@@ -287,22 +285,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
     handler: async (request, reply) => {
       const accountId = accountIdOf(request);
       if (!(await store.alerts.getAlert(accountId, request.params.id))) throw new ApiError({ code: 'NOT_FOUND', message: `No alert ${request.params.id}.` });
-      const now = clock.now();
-      const note = {
-        id: newId('not', now),
-        accountId,
-        alertId: request.params.id,
-        status: request.body.status as AlertStatus,
-        note: request.body.note,
-        createdAt: now,
-        author: actorOf(requestAccount(request).principal),
-      };
-      await store.alerts.addAlertNote(note);
-      await deps.audit.record(auditOrigin(request), {
-        action: 'alert.note_added',
-        target: { kind: 'alert', id: note.alertId },
-        details: { note_id: note.id, status: note.status, note: note.note },
-      });
+      const note = await addAlertNote({ store, clock, audit: deps.audit }, request, request.params.id, request.body.status as AlertStatus, request.body.note);
       reply.code(201);
       return noteView(note);
     },

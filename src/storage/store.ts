@@ -136,6 +136,8 @@ export interface EntityStore {
   activity(accountId: string, entity: EntityRef, window: EntityWindow): Promise<EntityActivity>;
   /** Alerts about the entity seen in the window: by actor id, by subject, or by the address in their details. */
   alerts(accountId: string, entity: EntityRef, window: EntityWindow, recent: number): Promise<EntityAlerts>;
+  /** The address of each of these events that has one, by event id (the account's events only). */
+  eventAddresses(accountId: string, eventIds: readonly string[]): Promise<ReadonlyMap<string, string>>;
 }
 
 /** Dashboard sessions, each tied to the key it was opened with. */

@@ -3,14 +3,14 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Catalog } from '../../catalog/catalog.js';
 import { monthOf } from '../../limits/types.js';
 import type { Store } from '../../storage/store.js';
-import type { AlertRow, AlertStatus } from '../../storage/types.js';
+import type { AlertStatus } from '../../storage/types.js';
 import type { Clock } from '../../util/clock.js';
 import type { AuditTrail } from '../../audit/trail.js';
 import { ApiError } from '../errors.js';
 import { eventView } from '../../storage/event-view.js';
 import { ErrorResponses, integerQuery, KeyAuth, pageLimit, PageQuery, queryTime, TimeQuery } from '../schemas.js';
 import { alertViewsWithAssignees, alertViewWithAssignee } from '../alert-views.js';
-import { auditOrigin } from '../audit-origin.js';
+import { badAssignee, checkAssignee, triageAlert } from '../alert-triage.js';
 import { NameFilterParam, parseNameFilter } from '../list-filter.js';
 import { usageReport } from '../usage-report.js';
 import { requestAccount } from '../context.js';
@@ -96,8 +96,6 @@ const AlertPatch = Type.Object(
   },
   { additionalProperties: false },
 );
-
-const badAssignee = (message: string) => new ApiError({ code: 'INVALID_REQUEST', message, details: [{ field: 'assignee', message }] });
 
 /** The `assignee` filter of an alert list as the store takes it: a user id, or null for unassigned alerts. */
 function assigneeFilter(request: FastifyRequest, value: string | undefined): string | null | undefined {
@@ -202,29 +200,10 @@ export function registerReadRoutes(app: FastifyInstance, deps: ReadRouteDeps): v
       if (status === undefined && assignee === undefined) throw new ApiError({ code: 'INVALID_REQUEST', message: 'Send "status", "assignee" or both.' });
       const before = await deps.store.alerts.getAlert(accountId, request.params.id);
       if (!before) throw noAlert(request.params.id);
-      // Checked before anything is written, so a refused assignee leaves the status as it was too.
-      if (assignee !== undefined && assignee !== null && !(assignee.startsWith('usr_') && (await deps.store.members.getMember(accountId, assignee))))
-        throw badAssignee(`assignee must be the id (usr_…) of a member of this account, or null; ${assignee} is not one.`);
-      const origin = auditOrigin(request);
-      const target = { kind: 'alert', id: before.id };
-      let alert: AlertRow = before;
-      if (status !== undefined) {
-        const changed = await deps.store.alerts.setAlertStatus(accountId, before.id, status as AlertStatus, deps.clock.now());
-        if (!changed) throw noAlert(before.id);
-        alert = changed;
-        if (alert.status === 'resolved' || alert.status === 'false_positive') await deps.alertClosed?.(accountId, alert.type, alert.subject);
-        if (alert.status !== before.status)
-          await deps.audit.record(origin, { action: 'alert.status_changed', target, changes: { status: { before: before.status, after: alert.status } } });
-      }
-      if (assignee !== undefined) {
-        const previous = alert.assignee ?? null;
-        const assigned = await deps.store.alerts.assignAlert(accountId, before.id, assignee);
-        if (!assigned) throw noAlert(before.id);
-        alert = assigned;
-        if ((alert.assignee ?? null) !== previous)
-          await deps.audit.record(origin, { action: 'alert.assigned', target, changes: { assignee: { before: previous, after: alert.assignee ?? null } } });
-      }
-      return alertViewWithAssignee(deps.store.members, alert);
+      await checkAssignee(deps.store, accountId, assignee);
+      const result = await triageAlert(deps, request, before, { status: status as AlertStatus | undefined, assignee });
+      if (!result) throw noAlert(before.id);
+      return alertViewWithAssignee(deps.store.members, result.alert);
     },
   });
 

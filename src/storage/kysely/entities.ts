@@ -7,6 +7,8 @@ import { aboutAddress } from './alerts.js';
 import { num, type KyselyAccess, type Row } from './access.js';
 import { toEvent } from './events.js';
 
+/** Event ids per address query: far below any parameter limit. */
+const ADDRESS_LOOKUP_CHUNK = 500;
 /** Events and alerts counted per entity summary at most: the counts stop there. */
 export const ENTITY_COUNT_CAP = 100_000;
 /** The newest events of a summary whose documents are read. */
@@ -76,6 +78,19 @@ export class KyselyEntityStore implements EntityStore {
       ]);
       return { total: num(counts?.n ?? 0), open: num(counts?.open ?? 0), recent: rows.map(alertRowOf) };
     });
+  }
+
+  async eventAddresses(accountId: string, eventIds: readonly string[]): Promise<ReadonlyMap<string, string>> {
+    const found = new Map<string, string>();
+    const ids = [...new Set(eventIds)].filter((id) => !this.x.unmatchable(accountId, id));
+    for (let from = 0; from < ids.length; from += ADDRESS_LOOKUP_CHUNK) {
+      const chunk = ids.slice(from, from + ADDRESS_LOOKUP_CHUNK);
+      const rows = await this.x.read('eventAddresses', () =>
+        this.x.db.selectFrom('events').select(['id', 'ip']).where('account_id', '=', accountId).where('id', 'in', chunk).where('ip', 'is not', null).execute(),
+      );
+      for (const row of rows) if (row.ip !== null) found.set(row.id, row.ip);
+    }
+    return found;
   }
 
   /**
