@@ -4,6 +4,7 @@ import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { createServices } from './services.js';
 import { startMetricsListener } from './http/metrics-listener.js';
 import { scheduleRetention } from './ops/retention.js';
+import { errorCode } from './util/caught.js';
 
 function configOrExit(): Config {
   try {
@@ -33,6 +34,18 @@ async function main(): Promise<void> {
   });
   const vigil = await buildApp(services);
 
+  // The port is taken before anything is created: a start that cannot serve leaves no first account behind.
+  try {
+    await vigil.app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    if (errorCode(err) !== 'EADDRINUSE' && errorCode(err) !== 'EACCES') throw err;
+    process.stderr.write(
+      `vigil: cannot listen on ${config.host}:${config.port}: ${errorCode(err) === 'EADDRINUSE' ? 'another program uses this port' : 'permission denied'}. Set VIGIL_PORT (and VIGIL_HOST) to a free port, e.g. VIGIL_PORT=8081 npm start\n`,
+    );
+    await vigil.close();
+    await services.shutdown();
+    process.exit(1);
+  }
   const first = await vigil.accounts.bootstrap(config.initialPlan);
   if (first) {
     process.stdout.write(
@@ -54,7 +67,6 @@ async function main(): Promise<void> {
   }
 
   const stopRetention = config.retentionEnabled ? scheduleRetention(services.store, config.plans, services.clock, log) : () => undefined;
-  await vigil.app.listen({ port: config.port, host: config.host });
   const metricsListener =
     config.metricsPort === undefined
       ? undefined

@@ -139,8 +139,16 @@ export class Accounts {
   async create(name: string, plan: string, by?: ChangeOrigin): Promise<AccountsResult<Account>> {
     if (!planNamed(this.plans, plan)) return this.unknownPlan(plan);
     const account = await this.store.createAccount({ id: newId('acc'), name, plan, createdAt: this.clock.now() });
-    await this.record(by, account.id, { action: 'account.created', target: { kind: 'account', id: account.id }, details: { name, plan } });
+    await this.recordCreated(by, account);
     return { ok: true, value: account };
+  }
+
+  private recordCreated(by: ChangeOrigin | undefined, account: Account): Promise<void> {
+    return this.record(by, account.id, {
+      action: 'account.created',
+      target: { kind: 'account', id: account.id },
+      details: { name: account.name, plan: account.plan },
+    });
   }
 
   async changePlan(id: string, plan: string, by?: ChangeOrigin): Promise<AccountsResult<Account>> {
@@ -252,15 +260,21 @@ export class Accounts {
     return this.updateKey(id, { allowedOrigins }, options);
   }
 
-  /** First start on an empty database: one account with a secret and a publishable key, recorded as Vigil's doing. */
+  /**
+   * First start on an empty database: one account with a secret and a publishable key, recorded
+   * as Vigil's doing. Of several instances starting together on one database, exactly one
+   * creates it; the others answer undefined as on any later start.
+   */
   async bootstrap(plan: string): Promise<{ account: Account; secret: string; publishable: string; publishableId: string } | undefined> {
     if ((await this.store.countAccounts()) > 0) return undefined;
+    if (!planNamed(this.plans, plan)) throw new Error(this.unknownPlan(plan).message);
     const by: ChangeOrigin = { actor: SYSTEM, ip: null, userAgent: null };
-    const created = await this.create('default', plan, by);
-    if (!created.ok) throw new Error(created.message);
-    const secret = await this.createKey(created.value.id, 'secret', [], { name: 'first start', by });
-    const publishable = await this.createKey(created.value.id, 'publishable', [], { name: 'first start', by });
+    const account = await this.store.createFirstAccount({ id: newId('acc'), name: 'default', plan, createdAt: this.clock.now() });
+    if (account === undefined) return undefined;
+    await this.recordCreated(by, account);
+    const secret = await this.createKey(account.id, 'secret', [], { name: 'first start', by });
+    const publishable = await this.createKey(account.id, 'publishable', [], { name: 'first start', by });
     if (!secret.ok || !publishable.ok) throw new Error('could not create the first keys');
-    return { account: created.value, secret: secret.value.key, publishable: publishable.value.key, publishableId: publishable.value.record.id };
+    return { account, secret: secret.value.key, publishable: publishable.value.key, publishableId: publishable.value.record.id };
   }
 }

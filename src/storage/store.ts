@@ -60,6 +60,11 @@ export interface CommitOptions {
 /** Accounts and their API keys. */
 export interface AccountStore {
   createAccount(input: { id: string; name: string; plan: string; createdAt: number }): Promise<Account>;
+  /**
+   * Creates the account only when the database holds none, atomically across every instance on
+   * the database; undefined when an account exists (another instance created the first one).
+   */
+  createFirstAccount(input: { id: string; name: string; plan: string; createdAt: number }): Promise<Account | undefined>;
   getAccount(id: string): Promise<Account | undefined>;
   listAccounts(): Promise<readonly Account[]>;
   countAccounts(): Promise<number>;

@@ -9,6 +9,20 @@ import { afterAll, describe, it } from 'vitest';
 
 export const REDIS_URL = process.env.VIGIL_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
+/** Where the test Redis listens, for a proxy put in front of it. */
+export function redisAddress(): { readonly host: string; readonly port: number } {
+  const url = new URL(REDIS_URL);
+  return { host: url.hostname.replace(/^\[(.*)\]$/, '$1') || '127.0.0.1', port: Number(url.port || 6379) };
+}
+
+/** The test Redis's URL (its database index and credentials kept) reached through a local proxy's port. */
+export function redisUrlThrough(proxyPort: number): string {
+  const url = new URL(REDIS_URL);
+  url.hostname = '127.0.0.1';
+  url.port = String(proxyPort);
+  return url.toString();
+}
+
 export interface TestRedis {
   readonly client: Redis;
   readonly prefix: string;

@@ -11,7 +11,7 @@ import { RedisRateLimiter } from '../../src/redis/rate-limiter.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { TcpProxy } from '../storage/tcp-proxy.js';
 import { T0 } from '../contract/limiter.contract.js';
-import { connectTestRedis, describeWithRedis } from '../limits/redis-helper.js';
+import { connectTestRedis, describeWithRedis, redisAddress, redisUrlThrough } from '../limits/redis-helper.js';
 
 /** Wraps a backend so that every call throws while `down` is set, and counts calls. */
 function flaky<T extends object>(target: T): { readonly backend: T; down: boolean; calls: number } {
@@ -132,10 +132,10 @@ const redis = await connectTestRedis('fallback');
 
 describeWithRedis('Fallback over Redis going away and coming back', redis, ({ prefix }) => {
   it('keeps answering from memory while Redis is unreachable, then returns to Redis', async () => {
-    const proxy = new TcpProxy('127.0.0.1', 6379);
+    const proxy = new TcpProxy(redisAddress().host, redisAddress().port);
     const port = await proxy.start();
     expect(port).toBeGreaterThan(0);
-    const client = new Redis(port, '127.0.0.1', { enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => 10 });
+    const client = new Redis(redisUrlThrough(port), { enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => 10 });
     client.on('error', () => {});
     try {
       await new Promise<void>((resolve) => client.once('ready', () => resolve()));

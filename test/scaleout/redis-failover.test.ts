@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { bearer, testApp, type TestApp } from '../helpers/app.js';
-import { connectTestRedis, describeWithRedis } from '../limits/redis-helper.js';
+import { connectTestRedis, describeWithRedis, redisAddress, redisUrlThrough } from '../limits/redis-helper.js';
 import { TcpProxy } from '../storage/tcp-proxy.js';
 import { until } from '../helpers/until.js';
 import { connectionReady, openRedis } from '../../src/redis/backend.js';
@@ -8,12 +8,12 @@ import { connectionReady, openRedis } from '../../src/redis/backend.js';
 const redis = await connectTestRedis('redis-failover');
 
 describeWithRedis('Redis unreachable or silent: local state, degraded marking, recovery', redis, (r) => {
-  const proxy = new TcpProxy('127.0.0.1', 6379);
+  const proxy = new TcpProxy(redisAddress().host, redisAddress().port);
   let t: TestApp;
   let key: string;
   beforeAll(async () => {
     const port = await proxy.start();
-    t = await testApp({ VIGIL_REDIS_URL: `redis://127.0.0.1:${port}`, VIGIL_REDIS_PREFIX: r.prefix });
+    t = await testApp({ VIGIL_REDIS_URL: redisUrlThrough(port), VIGIL_REDIS_PREFIX: r.prefix });
     await until(() => t.services.redisHealth?.degraded === false, 'Redis healthy');
     key = (await t.account('pro')).secret;
   });
@@ -76,7 +76,7 @@ describeWithRedis('Redis unreachable or silent: local state, degraded marking, r
 const redisAtStart = await connectTestRedis('redis-failover-at-start');
 
 describeWithRedis('Redis unreachable when the service starts', redisAtStart, (r) => {
-  const proxy = new TcpProxy('127.0.0.1', 6379);
+  const proxy = new TcpProxy(redisAddress().host, redisAddress().port);
   let t: TestApp | undefined;
   // A port of its own, closed: each test brings Redis up behind it when it needs to.
   beforeAll(async () => {
@@ -90,10 +90,10 @@ describeWithRedis('Redis unreachable when the service starts', redisAtStart, (r)
 
   it('connectionReady answers true for a reachable Redis and false once the wait ends for an unreachable one', async () => {
     const port = await proxy.start();
-    const reachable = await openRedis(`redis://127.0.0.1:${port}`);
+    const reachable = await openRedis(redisUrlThrough(port));
     const ready = await connectionReady(reachable, 10_000);
     await proxy.stop();
-    const unreachable = await openRedis(`redis://127.0.0.1:${port}`);
+    const unreachable = await openRedis(redisUrlThrough(port));
     try {
       expect(ready).toBe(true);
       expect(await connectionReady(unreachable, 300)).toBe(false);
@@ -105,7 +105,7 @@ describeWithRedis('Redis unreachable when the service starts', redisAtStart, (r)
 
   it('waits at start-up for a Redis that comes up meanwhile: the first request already uses it', async () => {
     const late = setTimeout(() => void proxy.start(), 1_000);
-    const early = await testApp({ VIGIL_REDIS_URL: `redis://127.0.0.1:${proxy.port}`, VIGIL_REDIS_PREFIX: r.prefix });
+    const early = await testApp({ VIGIL_REDIS_URL: redisUrlThrough(proxy.port), VIGIL_REDIS_PREFIX: r.prefix });
     try {
       const key = (await early.account('pro')).secret;
       const first = await early.vigil.app.inject({
@@ -124,7 +124,7 @@ describeWithRedis('Redis unreachable when the service starts', redisAtStart, (r)
   });
 
   it('starts after the wait and serves on local state, then on Redis once it is up', async () => {
-    t = await testApp({ VIGIL_REDIS_URL: `redis://127.0.0.1:${proxy.port}`, VIGIL_REDIS_PREFIX: r.prefix });
+    t = await testApp({ VIGIL_REDIS_URL: redisUrlThrough(proxy.port), VIGIL_REDIS_PREFIX: r.prefix });
     const key = (await t.account('pro')).secret;
     const send = (actor: string) =>
       (t as TestApp).vigil.app.inject({ method: 'POST', url: '/v1/events', headers: bearer(key), payload: { event: 'auth.login.success', actor_id: actor } });

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { bearer, type TestApp } from '../helpers/app.js';
 import { allEvents, highLimitPlansFile } from '../http/support.js';
-import { connectTestRedis, describeWithRedis } from '../limits/redis-helper.js';
+import { connectTestRedis, describeWithRedis, redisAddress, redisUrlThrough } from '../limits/redis-helper.js';
 import { describePostgres } from '../storage/pg-helpers.js';
 import { TcpProxy } from '../storage/tcp-proxy.js';
 import { sharedInstances, type Cluster } from './shared-backends.js';
@@ -15,11 +15,11 @@ const redis = await connectTestRedis('redis-restart');
 
 describePostgres('Redis restart under traffic', () => {
   describeWithRedis('two instances through a proxy to Redis', redis, (r) => {
-    const proxy = new TcpProxy('127.0.0.1', 6379);
+    const proxy = new TcpProxy(redisAddress().host, redisAddress().port);
     let c: Cluster;
     beforeAll(async () => {
       const port = await proxy.start();
-      c = await sharedInstances(2, r, { VIGIL_PLANS_FILE: highLimitPlansFile() }, `redis://127.0.0.1:${port}`);
+      c = await sharedInstances(2, r, { VIGIL_PLANS_FILE: highLimitPlansFile() }, redisUrlThrough(port));
       await until(() => c.apps.every((t) => t.services.redisHealth?.degraded === false), 'every instance healthy');
     }, 180_000);
     afterAll(async () => {

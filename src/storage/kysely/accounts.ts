@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { fullScopes, type Account, type KeyKind, type KeyScope } from '../../event/account.js';
 import type { AccountStore, NewKey } from '../store.js';
 import type { ApiKeyRecord } from '../types.js';
@@ -21,6 +22,9 @@ function toKey(row: Row<'api_keys'>): ApiKeyRecord {
   };
 }
 
+/** The advisory lock that serialises creating the first account (an arbitrary constant of Vigil's). */
+const FIRST_ACCOUNT_LOCK = 0x76_69_67_01;
+
 /** Accounts and API keys over Kysely. */
 export class KyselyAccountStore implements AccountStore {
   constructor(private readonly x: KyselyAccess) {}
@@ -29,6 +33,22 @@ export class KyselyAccountStore implements AccountStore {
     const row = { id: input.id, name: input.name, plan: input.plan, created_at: input.createdAt, settings: '{}' };
     await this.x.guard('createAccount', () => this.x.db.insertInto('accounts').values(row).execute());
     return toAccount(row);
+  }
+
+  async createFirstAccount(input: { id: string; name: string; plan: string; createdAt: number }): Promise<Account | undefined> {
+    const row = { id: input.id, name: input.name, plan: input.plan, created_at: input.createdAt, settings: '{}' };
+    const inserted = await this.x.guard('createFirstAccount', () =>
+      this.x.db.transaction().execute(async (trx) => {
+        // Two instances starting together on PostgreSQL would each see no account under READ
+        // COMMITTED: a transaction-scoped advisory lock makes the check and the insert one step.
+        // SQLite takes its write lock with the insert itself.
+        if (this.x.kind === 'postgres') await sql`select pg_advisory_xact_lock(${FIRST_ACCOUNT_LOCK})`.execute(trx);
+        const result = await sql`insert into accounts (id, name, plan, created_at, settings)
+          select ${row.id}, ${row.name}, ${row.plan}, ${row.created_at}, ${row.settings} where not exists (select 1 from accounts)`.execute(trx);
+        return num(result.numAffectedRows ?? 0);
+      }),
+    );
+    return inserted > 0 ? toAccount(row) : undefined;
   }
 
   async getAccount(id: string): Promise<Account | undefined> {

@@ -23,6 +23,17 @@ export function accountsContract(sut: StoreContext): void {
       expect(await sut.store.accounts.updateAccount('acc_b', {})).toEqual({ ...created, plan: 'pro', settings, name: 'renamed' });
     });
 
+    it('creates the first account once, however many callers race for it, and none once an account exists', async () => {
+      const tries = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => sut.store.accounts.createFirstAccount({ id: `acc_first${i}`, name: 'default', plan: 'free', createdAt: T0 })),
+      );
+      const created = tries.filter((a) => a !== undefined);
+      expect(created).toHaveLength(1);
+      expect(await sut.store.accounts.listAccounts()).toEqual(created);
+      expect(await sut.store.accounts.createFirstAccount({ id: 'acc_later', name: 'default', plan: 'free', createdAt: T0 })).toBeUndefined();
+      expect(await sut.store.accounts.countAccounts()).toBe(1);
+    });
+
     it('answers undefined for unknown accounts', async () => {
       expect(await sut.store.accounts.getAccount('acc_missing')).toBeUndefined();
       expect(await sut.store.accounts.updateAccount('acc_missing', { plan: 'pro' })).toBeUndefined();
