@@ -2,10 +2,12 @@
 /// <reference lib="dom" />
 /**
  * Refreshes docs/images/dashboard-*.png: starts the real service, sends an attack through the
- * API, signs in with headless Chromium and captures each view (laptop size, and the overview
- * on a phone). Run with `npm run screenshots`.
+ * API, signs in with headless Chromium and captures each view (laptop size, and some on a phone
+ * and in the dark colour scheme). Run with `npm run screenshots`.
  */
 import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { api } from '../process/service.js';
@@ -21,7 +23,10 @@ async function shoot(page: Page, name: string): Promise<void> {
   console.log(path);
 }
 
-const stage = await openStage();
+// A webhook receiver on loopback (allowed for this run), so the webhook view shows a delivered test.
+const receiver = createServer((_req, res) => res.writeHead(200).end('ok'));
+await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+const stage = await openStage({ VIGIL_WEBHOOK_ALLOW_CIDRS: '127.0.0.1/32' });
 try {
   mkdirSync(OUT, { recursive: true });
   const base = stage.service.base;
@@ -29,7 +34,29 @@ try {
   const alerts = await api(base, 'GET', '/v1/alerts?limit=100', stage.key);
   const chain = alerts.json.data.find((a: { type: string }) => a.type === 'chain.account_takeover');
   const bruteForce = alerts.json.data.find((a: { type: string }) => a.type === 'auth.brute_force.account');
-  const events = await api(base, 'GET', `/v1/events?type=auth.login.failure&limit=1`, stage.key);
+  const request = await api(base, 'POST', '/v1/events/batch', stage.key, {
+    events: [
+      {
+        event: 'api.request',
+        actor_id: 'mallory',
+        ip: '203.0.113.9',
+        host: 'web-1.example.com',
+        session_id: 'sess-42',
+        user_agent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
+        request: { method: 'GET', path: '/search', query: "id=1' UNION SELECT password FROM users--", status: 500 },
+        metadata: { device_id: 'dev-7', plan: 'team' },
+      },
+    ],
+  });
+  const requestEvent = request.json.results[0].id as string;
+  const hook = await api(base, 'POST', '/v1/webhooks', stage.key, {
+    url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/vigil`,
+    description: 'On-call channel',
+    filters: { min_severity: 'high', alert_types: ['auth.*', 'chain.*'] },
+  });
+  await api(base, 'POST', `/v1/webhooks/${hook.json.id}/test`, stage.key);
+  await api(base, 'POST', '/v1/keys', stage.key, { name: 'web shop (browser)', kind: 'publishable', scopes: ['ingest'] });
+  await api(base, 'POST', '/v1/keys', stage.key, { name: 'SIEM export', scopes: ['read'] });
   const scanner = {
     name: 'Scanner logins',
     description: 'Five failed sign-ins with a scanner user agent from one address within an hour',
@@ -53,13 +80,16 @@ try {
   const views: [string, string][] = [
     ['overview', '#/'],
     ['events', '#/events'],
-    ['event', `#/events/${events.json.data[0].id}`],
+    ['event', `#/events/${requestEvent}`],
     ['alerts', '#/alerts'],
     ['alert', `#/alerts/${bruteForce.id}`],
     ['kill-chain', `#/alerts/${chain.id}`],
     ['usage', '#/usage'],
     ['settings', '#/settings'],
     ['threat-models', '#/threat-models'],
+    ['keys', '#/keys'],
+    ['webhooks', '#/webhooks'],
+    ['webhook', `#/webhooks/${hook.json.id}`],
   ];
   for (const [name, hash] of views) {
     await page.goto(`${base}/dashboard${hash}`);
@@ -90,9 +120,29 @@ try {
   const phone = await stage.browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1, isMobile: true });
   await phone.addCookies(await context.cookies());
   const small = await phone.newPage();
-  await small.goto(`${base}/dashboard#/`);
-  await small.getByRole('heading', { level: 1 }).waitFor();
-  await shoot(small, 'overview-phone');
+  for (const [name, hash] of [
+    ['overview-phone', '#/'],
+    ['event-phone', `#/events/${requestEvent}`],
+    ['webhook-phone', `#/webhooks/${hook.json.id}`],
+  ]) {
+    await small.goto(`${base}/dashboard${hash}`);
+    await small.getByRole('heading', { level: 1 }).waitFor();
+    await shoot(small, name as string);
+  }
+  // The dark colour scheme follows the system's; the charts take its colours too.
+  for (const [shot, hash] of [
+    [page, '#/'],
+    [page, `#/events/${requestEvent}`],
+    [page, `#/alerts/${chain.id}`],
+    [small, '#/'],
+  ] as const) {
+    await shot.emulateMedia({ colorScheme: 'dark' });
+    await shot.goto(`${base}/dashboard${hash}`);
+    await shot.getByRole('heading', { level: 1 }).waitFor();
+    const name = hash === '#/' ? 'overview' : hash.startsWith('#/events') ? 'event' : 'kill-chain';
+    await shoot(shot, `${name}${shot === small ? '-phone' : ''}-dark`);
+  }
 } finally {
   await stage.close();
+  receiver.close();
 }

@@ -202,6 +202,8 @@ describe.runIf(chromiumPresent())('dashboard workbench: detail pages, keys, webh
     await page.getByRole('button', { name: 'Done' }).click();
     await page.getByRole('heading', { name: `Webhook ${url}` }).waitFor();
 
+    // The change form starts from the endpoint as it is.
+    expect(await page.getByRole('region', { name: 'Change the endpoint' }).getByLabel('Least severity').inputValue()).toBe('high');
     await page.getByRole('button', { name: 'Send a test' }).click();
     await expect.poll(() => page.getByRole('status').filter({ hasText: 'Test delivery: delivered, HTTP 200.' }).count()).toBe(1);
     expect(received).toHaveLength(1);

@@ -28,14 +28,15 @@ function filtersOf(data: FormData) {
   };
 }
 
+/** The endpoint's format and filters; a select's option is chosen with `selected` (a select has no default value of its own). */
 function FilterFields({ webhook }: { webhook?: Webhook }) {
   return (
     <>
       <label>
         Format
-        <select name="format" defaultValue={webhook?.format ?? 'vigil'}>
+        <select name="format">
           {FORMATS.map(([v, l]) => (
-            <option key={v} value={v}>
+            <option key={v} value={v} selected={v === (webhook?.format ?? 'vigil')}>
               {l}
             </option>
           ))}
@@ -43,9 +44,9 @@ function FilterFields({ webhook }: { webhook?: Webhook }) {
       </label>
       <label>
         Least severity
-        <select name="min_severity" defaultValue={webhook?.filters.min_severity ?? 'low'}>
+        <select name="min_severity">
           {SEVERITIES.map((s) => (
-            <option key={s} value={s}>
+            <option key={s} value={s} selected={s === (webhook?.filters.min_severity ?? 'low')}>
               {s}
             </option>
           ))}
