@@ -76,6 +76,24 @@ const AlertStatusSchema = Type.Union([Type.Literal('open'), Type.Literal('acknow
 const NoteBody = Type.Object({ status: AlertStatusSchema, note: Type.String({ minLength: 1, maxLength: 2000 }) }, { additionalProperties: false });
 const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 
+/**
+ * A kill chain's stages in order, each with the events that met it: a chain alert's details hold
+ * one step per sighting of a stage (`{stage, at, event_id, …}`), a stage met again having a step
+ * of its own.
+ */
+function stageEvents(steps: readonly unknown[]): { stage: string; event_ids: string[] }[] {
+  const out: { stage: string; event_ids: string[] }[] = [];
+  for (const step of steps) {
+    if (typeof step !== 'object' || step === null) continue;
+    const { stage, event_id: eventId } = step as { stage?: unknown; event_id?: unknown };
+    if (typeof stage !== 'string') continue;
+    let entry = out.find((e) => e.stage === stage);
+    if (entry === undefined) out.push((entry = { stage, event_ids: [] }));
+    if (typeof eventId === 'string' && !entry.event_ids.includes(eventId)) entry.event_ids.push(eventId);
+  }
+  return out;
+}
+
 /** Sign-in and the static files stay out of the OpenAPI document (they are the dashboard's, not the API's). */
 const hidden = { hide: true } as const;
 
@@ -226,7 +244,8 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
   app.get<{ Querystring: Static<typeof OverviewQuery> }>('/dashboard/api/overview', {
     config: { access: 'read' },
     schema: {
-      summary: 'Dashboard overview: events and alerts over time, open alerts by severity, top actors and addresses, kill chains in progress',
+      summary:
+        'Dashboard overview: events and alerts over time (by event time), open alerts by severity, the riskiest actors and addresses, kill chains in progress with the events of each stage',
       tags: ['dashboard'],
       security: KeyAuth,
       querystring: OverviewQuery,
@@ -243,12 +262,12 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
         events: o.events,
         alerts: o.alerts,
         open_alerts_by_severity: o.openBySeverity,
-        top_actors: o.topActors.map((t) => ({ actor_id: t.value, count: t.count, max_risk: t.maxRisk })),
-        top_ips: o.topIps.map((t) => ({ ip: t.value, count: t.count, max_risk: t.maxRisk })),
-        chains_in_progress: (await alertViewsWithAssignees(store.members, o.chains)).map((a) => ({
-          ...a,
-          stages: Array.isArray(a.details.stages) ? a.details.stages : [],
-        })),
+        top_actors: o.topActors.map((t) => ({ actor_id: t.value, count: t.count, max_risk: t.maxRisk, alerts: t.alerts })),
+        top_ips: o.topIps.map((t) => ({ ip: t.value, count: t.count, max_risk: t.maxRisk, alerts: t.alerts })),
+        chains_in_progress: (await alertViewsWithAssignees(store.members, o.chains)).map((a) => {
+          const stages = Array.isArray(a.details.stages) ? (a.details.stages as unknown[]) : [];
+          return { ...a, stages, stage_events: stageEvents(stages) };
+        }),
       };
     },
   });

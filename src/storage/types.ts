@@ -199,20 +199,23 @@ export interface CountPoint {
   readonly count: number;
 }
 
+/** An actor or address of the overview: its events' count and highest risk, and its alerts seen in the range. */
 export interface TopValue {
   readonly value: string;
   readonly count: number;
   readonly maxRisk: number;
+  readonly alerts: number;
 }
 
 /** The dashboard overview's aggregates for one account over one time range. */
 export interface Overview {
-  /** Events per bucket of received time. */
+  /** Events per bucket of event time (occurred_at). */
   readonly events: readonly CountPoint[];
   /** Alerts per bucket of first sighting. */
   readonly alerts: readonly CountPoint[];
   /** Open and acknowledged alerts per severity. */
   readonly openBySeverity: Readonly<Record<string, number>>;
+  /** Ranked by highest risk, then alerts, then events. */
   readonly topActors: readonly TopValue[];
   readonly topIps: readonly TopValue[];
   /** Open and acknowledged kill-chain alerts, most recent first. */

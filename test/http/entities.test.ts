@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BLOCKLISTED, DAY, dayApp, type DayApp } from './investigation-day.js';
+import { BACKFILLED_AT, BLOCKLISTED, DAY, dayApp, dayEvents, type DayApp } from './investigation-day.js';
 import { expectError, getJson } from './support.js';
 
 const HOUR = 3_600_000;
@@ -119,6 +119,38 @@ describe('entities and alert filters', () => {
     expect(ip).toMatchObject(zeros);
     // What the feeds say of the address now is no account's data.
     expect(ip.network).toMatchObject({ feeds: ['blocklist-example'] });
+  });
+
+  it('overview: events and alerts by event time; the riskiest actors and addresses first; kill chains with the events of each stage', async () => {
+    const o = await ok('/dashboard/api/overview?range=24h');
+    const events = o.events as { at: number; count: number }[];
+    const sent = dayEvents();
+    expect(events.reduce((n, p) => n + p.count, 0)).toBe(sent.length);
+    // Everything arrived at noon; the backfilled login counts in its own hour, with the others that happened then.
+    expect(events.find((p) => p.at === DAY + 12 * HOUR)).toBeUndefined();
+    const hourOf = (ms: number) => ms - (ms % HOUR);
+    const inBackfillHour = sent.filter((e) => hourOf(Date.parse(String(e.timestamp))) === hourOf(BACKFILLED_AT)).length;
+    expect(events.find((p) => p.at === hourOf(BACKFILLED_AT))).toEqual({ at: hourOf(BACKFILLED_AT), count: inBackfillHour });
+    expect((o.alerts as { at: number }[]).map((p) => p.at)).toEqual([DAY + 9 * HOUR, DAY + 10 * HOUR, DAY + 11 * HOUR]);
+
+    const actors = (o.top_actors as { actor_id: string; alerts: number; max_risk: number; count: number }[]).map((a) => a.actor_id);
+    expect(o.top_actors[0]).toMatchObject({ actor_id: 'dana', count: 6, alerts: 5 });
+    // 400 harmless requests rank below six risky events, if at all.
+    expect(actors.indexOf('svc-backup') === -1 || actors.indexOf('svc-backup') > actors.indexOf('dana')).toBe(true);
+    expect(o.top_ips[0]).toMatchObject({ ip: BLOCKLISTED, count: 6, alerts: 1 });
+    const ips = (o.top_ips as { ip: string }[]).map((a) => a.ip);
+    expect(ips.indexOf('10.0.0.5') === -1 || ips.indexOf('10.0.0.5') > 0).toBe(true);
+
+    const chain = (o.chains_in_progress as { type: string; stage_events: { stage: string; event_ids: string[] }[] }[]).find(
+      (c) => c.type === 'chain.account_takeover',
+    );
+    expect(chain?.stage_events.map((s) => s.stage)).toEqual(['credential_attack_or_risky_login', 'login_success', 'sensitive_change']);
+    const last = chain?.stage_events[2]?.event_ids ?? [];
+    expect(last).toHaveLength(1);
+    expect((await ok(`/v1/events/${last[0]}`)).event).toBe('auth.mfa.disabled');
+
+    const theirs = await ok('/dashboard/api/overview?range=24h', d.other.secret);
+    expect(theirs).toMatchObject({ events: [], alerts: [], top_actors: [], top_ips: [], chains_in_progress: [] });
   });
 
   it('a window that ends before it starts is a 400', async () => {
