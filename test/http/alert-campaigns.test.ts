@@ -64,6 +64,13 @@ describe('alert campaigns and bulk triage', () => {
 
   it('resolves a whole group with a note: one audit entry and one note per alert; again, nothing changes; the next sighting opens a new alert', async () => {
     const [group] = await groups('type=auth.breached_password');
+    const hook = await d.t.vigil.app.inject({
+      method: 'POST',
+      url: '/v1/webhooks',
+      headers: bearer(d.acct.secret),
+      payload: { url: 'http://127.0.0.1:9/hook', filters: { alert_types: ['auth.breached_password'] } },
+    });
+    expect({ status: hook.statusCode, body: hook.body }).toMatchObject({ status: 201 });
     const res = await bulk({ group: group?.key, status: 'resolved', note: 'stuffing run from 203.0.113.0/24, passwords reset' });
     expect(res.json()).toEqual({ updated: 30, unchanged: 0, not_found: [] });
     expect((await ok('/v1/alerts?type=auth.breached_password&status=open')).data).toEqual([]);
@@ -71,6 +78,13 @@ describe('alert campaigns and bulk triage', () => {
     const audit = (await ok('/v1/audit?action=alert.status_changed&limit=100')).data as { target: { id: string }; changes: unknown }[];
     expect(audit.map((e) => e.target.id).sort()).toEqual([...(group?.alert_ids ?? [])].sort());
     expect(audit[0]?.changes).toEqual({ status: { before: 'open', after: 'resolved' } });
+    const deliveries = (await ok(`/v1/webhooks/${hook.json().id}/deliveries?limit=100`)).data as { event: string; alert_id: string }[];
+    expect(
+      deliveries
+        .filter((x) => x.event === 'alert.status_changed')
+        .map((x) => x.alert_id)
+        .sort(),
+    ).toEqual([...(group?.alert_ids ?? [])].sort());
     const notes = await ok(`/dashboard/api/alerts/${group?.alert_ids[0]}/notes`);
     expect(notes.data).toMatchObject([{ status: 'resolved', note: 'stuffing run from 203.0.113.0/24, passwords reset' }]);
 

@@ -75,7 +75,7 @@ export interface DayApp {
 export async function dayApp(): Promise<DayApp> {
   const feedsDir = await mkdtemp(join(tmpdir(), 'vigil-test-feeds-'));
   await cp(new URL('../fixtures/feeds/', import.meta.url).pathname, feedsDir, { recursive: true });
-  const t = await roomyApp({ VIGIL_FEEDS_DIR: feedsDir });
+  const t = await roomyApp({ VIGIL_FEEDS_DIR: feedsDir, VIGIL_WEBHOOK_ALLOW_CIDRS: '127.0.0.1/32' });
   t.clock.set(DAY + 12 * HOUR);
   const acct = await t.account('business');
   const other = await t.account('business');
