@@ -245,7 +245,7 @@ export function FilterChips({ path, state, labels }: { path: string; state: Sear
         return (
           <li key={name}>
             {labels[name] ?? name}: <span class="mono">{value}</span>{' '}
-            <a href={stateHref(path, state, { filters: rest })} aria-label={`Remove the filter ${labels[name] ?? name} ${value}`}>
+            <a href={stateHref(path, state, { filters: rest })} aria-label={`Remove the filter ${labels[name] ?? name}`}>
               ×
             </a>
           </li>

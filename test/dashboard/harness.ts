@@ -184,9 +184,9 @@ export async function sendDay(base: string, key: string, now = Date.now()): Prom
       user_agent: 'sqlmap/1.7.2#stable (https://sqlmap.org)',
       request: { method: 'GET', path, status: 404 },
     });
-  for (let i = 0; i < 8; i++)
+  for (let i = 0; i < 12; i++)
     events.push({ event: 'server.ssh.login.failure', timestamp: at(2, i * 10), host: DAY.host, ip: DAY.sshIp, actor_id: 'root', metadata: { port: 22 } });
-  events.push({ event: 'server.ssh.login.success', timestamp: at(2, 120), host: DAY.host, ip: DAY.sshIp, actor_id: 'root' });
+  events.push({ event: 'server.ssh.login.success', timestamp: at(2, 150), host: DAY.host, ip: DAY.sshIp, actor_id: 'root' });
   for (let from = 0; from < events.length; from += 100) {
     const res = await api(base, 'POST', '/v1/events/batch', key, { events: events.slice(from, from + 100) });
     if (res.status !== 202) throw new Error(`batch refused: ${res.status} ${JSON.stringify(res.json)}`);

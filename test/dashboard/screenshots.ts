@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { api } from '../process/service.js';
-import { openStage, sendAttack, signIn } from './harness.js';
+import { DAY, FIXTURE_FEEDS, openStage, sendAttack, sendDay, signIn } from './harness.js';
 
 const OUT = new URL('../../docs/images/', import.meta.url).pathname;
 
@@ -26,11 +26,12 @@ async function shoot(page: Page, name: string): Promise<void> {
 // A webhook receiver on loopback (allowed for this run), so the webhook view shows a delivered test.
 const receiver = createServer((_req, res) => res.writeHead(200).end('ok'));
 await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-const stage = await openStage({ VIGIL_WEBHOOK_ALLOW_CIDRS: '127.0.0.1/32' });
+const stage = await openStage({ VIGIL_WEBHOOK_ALLOW_CIDRS: '127.0.0.1/32', VIGIL_FEEDS_DIR: FIXTURE_FEEDS });
 try {
   mkdirSync(OUT, { recursive: true });
   const base = stage.service.base;
   await sendAttack(base, stage.key);
+  await sendDay(base, stage.key);
   const alerts = await api(base, 'GET', '/v1/alerts?limit=100', stage.key);
   const chain = alerts.json.data.find((a: { type: string }) => a.type === 'chain.account_takeover');
   const bruteForce = alerts.json.data.find((a: { type: string }) => a.type === 'auth.brute_force.account');
@@ -90,6 +91,11 @@ try {
     ['keys', '#/keys'],
     ['webhooks', '#/webhooks'],
     ['webhook', `#/webhooks/${hook.json.id}`],
+    ['search', `#/events?q=${encodeURIComponent('type:auth.login.failure AND risk:>=40')}&since=24h`],
+    ['campaigns', '#/alerts?group=campaign'],
+    ['actor', `#/actor/${encodeURIComponent(DAY.takeoverActor)}`],
+    ['ip', `#/ip/${DAY.takeoverIp}`],
+    ['host', `#/host/${DAY.host}`],
   ];
   for (const [name, hash] of views) {
     await page.goto(`${base}/dashboard${hash}`);

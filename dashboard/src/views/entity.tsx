@@ -42,6 +42,9 @@ export interface Entity {
     readonly kind?: string | null;
   } | null;
   readonly alerts_recent?: readonly Alert[];
+  /** Events the lists beside the counts were drawn from, and whether that was a sample of more. */
+  readonly sampled_events?: number;
+  readonly partial?: boolean;
 }
 
 const TITLES: Readonly<Record<Entity['kind'], string>> = { actor: 'Actor', ip: 'Address', host: 'Host' };
@@ -88,6 +91,7 @@ export function EntityView({ kind, id, params }: { kind: Entity['kind']; id: str
         {data && (
           <>
             <Facts entity={data} />
+            {data.partial && <p class="small muted">The lists below are drawn from the {fmtNumber(data.sampled_events ?? 0)} most recent events.</p>}
             <div class="grid">
               {kind === 'ip' && <NetworkCard entity={data} />}
               <RiskCard entity={data} />
