@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ApiFailure, call, query, type Alert, type AlertStatus, type Page } from '../api';
 import { STATUSES, statusLabel } from '../alert-status';
 import { EntityLink, quoted, SubjectLink } from '../links';
@@ -225,9 +225,18 @@ function AlertRows({ state, onProblem, ...sel }: { state: SearchState; onProblem
   const [live, setLive] = useState(false);
   const firstPage = !state.cursor && (state.sort ?? DEFAULT_SORT) === DEFAULT_SORT && !state.until;
   const tail = useLiveTail(['alerts'], filtersAsQuery(state), !(live && firstPage));
+  const pageRows = page.data?.data ?? [];
   const rows = useLiveRows(
-    tail.items.flatMap((i) => (i.kind === 'alert' ? [i.alert] : [])),
-    page.data?.data ?? [],
+    // A sighting carries no status or assignee: those of the row on the page stay.
+    useMemo(() => {
+      const onPage = new Map(pageRows.map((a) => [a.id, a]));
+      return tail.items.flatMap((i): Alert[] =>
+        i.kind === 'alert'
+          ? [{ ...i.alert, status: i.alert.status ?? onPage.get(i.alert.id)?.status ?? 'open', assignee: onPage.get(i.alert.id)?.assignee ?? null }]
+          : [],
+      );
+    }, [tail.items, pageRows]),
+    pageRows,
   );
   const columns: Column<Alert>[] = [
     ...(sel.triage ? [selectColumn(rows.shown, sel, (a) => `${a.type} ${a.subject}`, 'Select every alert shown')] : []),

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 import type { EventDoc } from '../api';
 import { EntityLink } from '../links';
 import { Table, type Column } from '../list';
@@ -75,10 +75,8 @@ export function EventsView({ params }: { params: URLSearchParams }) {
   const [live, setLive] = useState(false);
   const firstPage = !state.cursor && (state.sort ?? DEFAULT_SORT) === DEFAULT_SORT && !state.until;
   const tail = useLiveTail(['events'], filtersAsQuery(state), !(live && firstPage));
-  const rows = useLiveRows(
-    tail.items.flatMap((i) => (i.kind === 'event' ? [i.event] : [])),
-    page.data?.data ?? [],
-  );
+  const events = useMemo(() => tail.items.flatMap((i) => (i.kind === 'event' ? [i.event] : [])), [tail.items]);
+  const rows = useLiveRows(events, page.data?.data ?? []);
   return (
     <>
       <h1>Events</h1>

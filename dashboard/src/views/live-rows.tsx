@@ -2,7 +2,7 @@ import { useMemo, useState } from 'preact/hooks';
 import { fmtNumber } from '../ui';
 
 export interface LiveRows<T> {
-  /** The rows to show: live rows not yet on the page, newest first, then the page. */
+  /** The rows to show: live rows newest first, then the rest of the page. */
   readonly shown: readonly T[];
   /** Ids of the rows that arrived live (highlighted). */
   readonly fresh: ReadonlySet<string>;
@@ -27,10 +27,11 @@ export function useLiveRows<T extends { readonly id: string }>(live: readonly T[
       const at = frozenTop === null ? -1 : live.findIndex((r) => r.id === frozenTop);
       from = at === -1 ? live.length : at;
     }
-    const onPage = new Set(page.map((r) => r.id));
-    const liveShown = live.slice(from).filter((r) => !onPage.has(r.id));
+    // The newest sighting of a row wins over older ones and over the page's copy (an alert seen again moves up with its new count).
+    const seen = new Set<string>();
+    const liveShown = live.slice(from).filter((r) => !seen.has(r.id) && (seen.add(r.id), true));
     return {
-      shown: [...liveShown, ...page],
+      shown: [...liveShown, ...page.filter((r) => !seen.has(r.id))],
       fresh: new Set(liveShown.map((r) => r.id)),
       waiting: from,
       paused,
