@@ -26,6 +26,7 @@ import { registerOpsRoutes } from './http/routes/ops.js';
 import { registerReadRoutes } from './http/routes/read.js';
 import { registerEntityRoutes } from './http/routes/entities.js';
 import { registerAlertCampaignRoutes } from './http/routes/alert-campaigns.js';
+import { registerSearchRoutes } from './http/routes/search.js';
 import { registerSettingsRoutes } from './http/routes/settings.js';
 import { registerStreamRoutes } from './http/routes/stream.js';
 import { registerWebhookRoutes } from './http/routes/webhooks.js';
@@ -339,6 +340,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   registerAlertCampaignRoutes(app, { store: deps.store, clock: deps.clock, alertClosed: deps.alertClosed, audit });
   registerEntityRoutes(app, { store: deps.store, clock: deps.clock, lookUpAddress: deps.enrichment.lookUpAddress });
   registerStreamRoutes(app, { live });
+  registerSearchRoutes(app, { store: deps.store, clock: deps.clock });
   registerAuditRoutes(app, { audit: deps.store.audit });
   registerAdminRoutes(app, { accounts, store: deps.store });
   registerKeyRoutes(app, { accounts });

@@ -1,6 +1,7 @@
 import type { AccountContext } from '../event/account.js';
 import type { ScoredEvent } from '../event/types.js';
 import type { NewEventRow } from '../storage/types.js';
+import { eventSearchText } from '../storage/search-text.js';
 import { isoTime } from '../util/iso-time.js';
 import { flatten } from '../util/flatten.js';
 import { jsonLeaf, jsonString, rememberJson, rememberedJson } from '../util/json-text.js';
@@ -224,5 +225,17 @@ export function toEventRow(event: ScoredEvent, ctx: AccountContext, result: Acce
     // The answer's id and received_at (an id and an ISO time) cannot hold RISK_MEMBER's text, so
     // its first match is the member itself.
     docJson: `${head},"enrichment":${snakeEnrichmentJson(event.enrichment)}${answer.slice(answer.indexOf(RISK_MEMBER))}`,
+    searchText: eventSearchText({
+      event: event.type,
+      event_id: event.eventId,
+      actor_id: event.actorId,
+      email: event.email,
+      ip: event.ip,
+      user_agent: event.userAgent,
+      session_id: event.sessionId,
+      host: event.host,
+      request: event.request,
+      metadata: event.metadata,
+    }),
   };
 }

@@ -10,6 +10,7 @@ import type { AlertRow, AlertWrite, CommitBatch, IdempotencyRow } from './types.
 import { docTextOf } from './types.js';
 import type { AlertsTable, Database } from './schema.js';
 import { jsonOf } from '../util/json-text.js';
+import { eventSearchText } from './search-text.js';
 
 /** The PostgreSQL type of a column, for array parameters. */
 export type ColumnType = 'text' | 'int8' | 'int4';
@@ -121,6 +122,8 @@ export type RowValues = readonly unknown[];
  */
 export interface CommitPlan {
   readonly events: readonly RowValues[];
+  /** Each event's text for the full-text index, by the events' order (SQLite writes it beside the row; PostgreSQL indexes the document). */
+  readonly eventTexts: readonly string[];
   readonly idempotency: readonly RowValues[];
   /** In key order; an alert opened and updated in one group is one insert. */
   readonly alerts: readonly { readonly opened: boolean; readonly row: RowValues }[];
@@ -236,6 +239,7 @@ export function planCommit(batch: CommitBatch): CommitPlan {
       e.tags.length === 0 ? '[]' : JSON.stringify(e.tags),
       docTextOf(e),
     ]),
+    eventTexts: batch.events.map((e) => ('searchText' in e ? e.searchText : eventSearchText(e.doc))),
     idempotency: sortedKeys(lastPerKey).map((r) => [r.accountId, r.eventId, jsonOf(r.response), r.createdAt, r.payloadDigest]),
     alerts: alerts.map((w) => ({ opened: w.opened, row: alertValues(w.alert) })),
     monthly: sortedKeys(monthly),

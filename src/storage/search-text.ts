@@ -33,7 +33,30 @@ export function pgWordsQuery(text: string, prefix: boolean): RawBuilder<unknown>
   return prefix ? sql`cast(nullif(${words}::text, '') || ':*' as tsquery)` : words;
 }
 
-/** The indexed text of an event row (SQLite) whose document is `doc` (an SQL expression): one walk of the document. */
+/** Texts gathered from one event at most: metadata is the client's, and its size is bounded only by the body's. */
+const MAX_TEXTS = 256;
+
+function gatherTexts(value: unknown, out: string[], depth: number): void {
+  if (out.length >= MAX_TEXTS) return;
+  if (typeof value === 'string') out.push(value);
+  else if (depth < 8 && value !== null && typeof value === 'object') {
+    if (Array.isArray(value)) for (const v of value) gatherTexts(v, out, depth + 1);
+    else for (const key in value) gatherTexts((value as Record<string, unknown>)[key], out, depth + 1);
+  }
+}
+
+/**
+ * The indexed text of an event (SQLite), from its document's members (or an object holding
+ * them under the same names): made by the caller that builds the row, so the writer only
+ * inserts it. The migration indexes stored events with sqliteEventText, which reads the same members.
+ */
+export function eventSearchText(doc: Readonly<Record<string, unknown>>): string {
+  const out: string[] = [];
+  for (const member of INDEXED_MEMBERS) gatherTexts(doc[member], out, 0);
+  return out.join(' ');
+}
+
+/** The indexed text of an event row (SQLite) whose document is `doc` (an SQL expression), for rows stored before the index. */
 export const sqliteEventText = (doc: string): string =>
   `(select group_concat(value, ' ') from json_tree(${doc}) where type = 'text' and ((path = '$' and key in (${INDEXED_MEMBERS.filter(
     (m) => m !== 'request' && m !== 'metadata',

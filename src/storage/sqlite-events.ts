@@ -3,12 +3,15 @@ import { sql } from 'kysely';
 import { hourOf, SUMMARY_HOUR_MS } from './event-hours.js';
 import { translate, type KyselyAccess } from './kysely/access.js';
 import { KyselyEventStore, toIdempotency } from './kysely/events.js';
-import { SQLITE_ADDRESS_KEY, sqliteAddressKey } from './kysely/search-sql.js';
+import { SQLITE_ADDRESS_KEY, sqliteAddressKey, sqliteCandidates } from './kysely/search-sql.js';
 import type { EventsTable, IdempotencyTable } from './schema.js';
 import type { EventFilter, IdempotencyRow } from './types.js';
 
 const FIND_IDEMPOTENCY =
   'select account_id, event_id, response, created_at, payload_digest from idempotency where account_id = ? and event_id = ? and created_at >= ?';
+
+/** Candidate rows of a search read one by one rather than by walking the account in order (see searchPage). */
+const SMALL_CANDIDATES = 20_000;
 
 /** Events deleted per retention transaction (see deleteEvents). */
 const RETENTION_CHUNK = 2_000;
@@ -60,11 +63,29 @@ export class SqliteEventStore extends KyselyEventStore {
         : filter.ip !== undefined
           ? sql`select hour from event_ip_hours where account_id = ${accountId} and address = ${filter.ip}`
           : undefined;
-    if (hours === undefined) return super.eventPage(accountId, filter, limit, cursor);
+    if (hours === undefined) return this.searchPage(accountId, filter, limit, cursor);
     const query = sql<EventsTable>`select events.* from (${hours}) as h cross join events
       where events.account_id = ${accountId}
         and events.received_at >= h.hour * ${sql.lit(SUMMARY_HOUR_MS)} and events.received_at < (h.hour + 1) * ${sql.lit(SUMMARY_HOUR_MS)}
-        and ${this.eventConditions(filter, cursor)}
+        and ${this.eventConditions(accountId, filter, cursor)}
+      ${this.eventOrder(filter.sort)} limit ${limit}`;
+    return query.execute(this.x.db).then((r) => r.rows);
+  }
+
+  /**
+   * A search whose query names a set of candidate rows (search-sql.ts, sqliteCandidates) reads
+   * those rows by rowid and sorts them when the set is small: walking the account in its sort
+   * order until a page is full reads every row of the account when the matches are rare. How
+   * small the set is comes from the index itself, counting at most SMALL_CANDIDATES of it;
+   * a larger set means the matches are common and the ordered walk fills a page soon.
+   */
+  private async searchPage(accountId: string, filter: EventFilter, limit: number, cursor: string | undefined): Promise<EventsTable[]> {
+    const candidates = filter.query ? sqliteCandidates(filter.query, accountId) : undefined;
+    if (candidates === undefined) return super.eventPage(accountId, filter, limit, cursor);
+    const counted = await sql<{ n: number }>`select count(*) as n from (${candidates} limit ${SMALL_CANDIDATES})`.execute(this.x.db);
+    if ((counted.rows[0]?.n ?? 0) >= SMALL_CANDIDATES) return super.eventPage(accountId, filter, limit, cursor);
+    const query = sql<EventsTable>`select events.* from (${candidates}) as c cross join events on events.rowid = c.rid
+      where events.account_id = ${accountId} and ${this.eventConditions(accountId, filter, cursor)}
       ${this.eventOrder(filter.sort)} limit ${limit}`;
     return query.execute(this.x.db).then((r) => r.rows);
   }

@@ -15,6 +15,7 @@ const ALERT_UPDATE_PARAMS = [...ALERT_UPDATE, 'id', 'account_id'].map(alertIndex
 
 const SQL = {
   event: insertSql(TABLE_WRITES.events),
+  eventText: 'insert into events_fts (rowid, text) values (?, ?)',
   idempotency: insertSql(TABLE_WRITES.idempotency),
   alertOpen: insertSql(TABLE_WRITES.alerts),
   alertUpdate: `update alerts set ${ALERT_UPDATE.map((c) => `${c} = ?`).join(', ')} where id = ? and account_id = ?`,
@@ -69,8 +70,11 @@ export class SqliteBatchWriter {
     this.writeAll = db.transaction((groups: readonly CommitPlan[]) => {
       this.summaryHours.sync(epoch.get() as number);
       for (const w of groups) {
-        run(s.event, w.events);
-        for (const e of w.events) this.summarise(e);
+        for (let i = 0; i < w.events.length; i++) {
+          const event = w.events[i] as RowValues;
+          s.eventText.run(s.event.run(event).lastInsertRowid, w.eventTexts[i]);
+          this.summarise(event);
+        }
         run(s.idempotency, w.idempotency);
         const reads = this.outboxReads();
         for (const alert of w.alerts) {

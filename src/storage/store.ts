@@ -88,6 +88,8 @@ export interface AccountStore {
 export interface EventStore {
   getEvent(accountId: string, id: string): Promise<EventRow | undefined>;
   listEvents(accountId: string, filter: EventFilter, limit: number, cursor?: string): Promise<Page<EventRow>>;
+  /** How many of the account's events that pass the filter occurred in each of `buckets` spans of `bucketMs` from `from`. */
+  eventHistogram(accountId: string, filter: EventFilter, from: number, bucketMs: number, buckets: number): Promise<number[]>;
   countEvents(accountId: string): Promise<number>;
   /**
    * The idempotency rows of these event ids created at `since` or later, by event id: a request

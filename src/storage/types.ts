@@ -38,6 +38,8 @@ export interface EventRow {
  */
 export interface NewEventRow extends Omit<EventRow, 'doc'> {
   readonly docJson: string;
+  /** What the full-text index holds of the event (search-text.ts, eventSearchText). */
+  readonly searchText: string;
 }
 
 /** The document text an event is stored with. */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from '../helpers/app.js';
+import { bearer, type TestApp } from '../helpers/app.js';
 import { expectError, getJson, postEvent, roomyApp } from './support.js';
 
 const HOUR = 3_600_000;
@@ -252,4 +252,98 @@ describe('search: q, sort and time range of GET /v1/events', () => {
     const fromB = (await getJson(t, b.secret, `/v1/events?q=${encodeURIComponent(`id:${stored[0]?.id}`)}`)).json();
     expect(fromB.data).toEqual([]);
   });
+
+  it('a histogram counts the events a search finds per span of event time', async () => {
+    const since = base;
+    const until = base + 25 * HOUR;
+    const res = await getJson(t, a.secret, `/v1/events/histogram?q=${encodeURIComponent('type:auth.login.*')}&since=${since}&until=${until}&buckets=5`);
+    expect(res.statusCode, res.body).toBe(200);
+    const body = res.json();
+    expect(body.bucket_ms).toBe(5 * HOUR);
+    expect(body.since).toBe(new Date(since).toISOString());
+    expect(body.buckets).toHaveLength(5);
+    const expected = [0, 0, 0, 0, 0];
+    for (const e of stored)
+      if (e.event.startsWith('auth.login.') && e.timestamp < until) (expected[Math.floor((e.timestamp - since) / (5 * HOUR))] as number)++;
+    expect(body.buckets.map((b: { count: number }) => b.count)).toEqual(expected);
+    expect(body.buckets[1].at).toBe(new Date(since + 5 * HOUR).toISOString());
+    // The last 24 hours by default, 60 buckets; bounds are checked.
+    const day = (await getJson(t, a.secret, '/v1/events/histogram')).json();
+    expect(day.buckets).toHaveLength(60);
+    expect(Date.parse(day.until) - Date.parse(day.since)).toBe(24 * HOUR);
+    expectError(await getJson(t, a.secret, '/v1/events/histogram?buckets=201'), 400, 'INVALID_REQUEST');
+    expectError(await getJson(t, a.secret, `/v1/events/histogram?since=${until}&until=${since}`), 400, 'INVALID_REQUEST');
+    expectError(await getJson(t, a.secret, '/v1/events/histogram?q=nope:1'), 400, 'INVALID_REQUEST');
+    const other = (await getJson(t, b.secret, `/v1/events/histogram?q=type:nothing.at.all&since=${since}&until=${until}&buckets=5`)).json();
+    expect(other.buckets.map((x: { count: number }) => x.count)).toEqual([0, 0, 0, 0, 0]);
+  });
+
+  it('exports stream every matching event, past one page of the store, as NDJSON or formula-safe CSV, and only the account’s own', async () => {
+    const c = await t.account('pro');
+    const d = await t.account('pro');
+    const many = Array.from({ length: 520 }, (_, i) => ({
+      event: 'custom.export.row',
+      actor_id: `exp-${i}`,
+      metadata: { note: i === 7 ? '=HYPERLINK("x")' : 'plain, "quoted"' },
+    }));
+    for (const key of [c.secret, d.secret])
+      for (let i = 0; i < many.length; i += 100) expect((await postEvent(t, key, { events: many.slice(i, i + 100) }, '/v1/events/batch')).statusCode).toBe(202);
+    const res = await t.vigil.app.inject({ method: 'GET', url: '/v1/events/export?format=ndjson&q=type:custom.export.row', headers: bearer(c.secret) });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/ndjson/);
+    expect(res.headers['content-disposition']).toMatch(/^attachment; filename="vigil-events-.*\.ndjson"$/);
+    const rows = res.body
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: string; actor_id: string });
+    expect(rows).toHaveLength(520);
+    expect(new Set(rows.map((r) => r.actor_id))).toEqual(new Set(many.map((e) => e.actor_id)));
+    const own = new Set((await allIds(c.secret)).values());
+    for (const r of rows) expect(own.has(r.id)).toBe(true);
+
+    const csv = await t.vigil.app.inject({ method: 'GET', url: '/v1/events/export?format=csv&sort=occurred_at', headers: bearer(c.secret) });
+    expect(csv.statusCode).toBe(200);
+    expect(csv.headers['content-type']).toMatch(/^text\/csv/);
+    const lines = csv.body.trimEnd().split('\r\n');
+    expect(lines[0]).toBe(
+      'id,occurred_at,received_at,type,actor_id,email,ip,country,risk,tags,host,session_id,user_agent,request.method,request.path,request.query',
+    );
+    expect(lines).toHaveLength(521);
+    const ids = new Set(lines.slice(1).map((l) => l.split(',')[0]));
+    expect(ids).toEqual(own);
+    // Every stored event's metadata stays out of the CSV's columns; a formula in a column is defused.
+    const formula = await t.vigil.app.inject({
+      method: 'GET',
+      url: `/v1/events/export?format=csv&q=${encodeURIComponent('actor_id:exp-7')}`,
+      headers: bearer(c.secret),
+    });
+    expect(formula.body.split('\r\n')[1]).toContain(',exp-7,');
+    const attack = await postEvent(t, c.secret, {
+      event: 'custom.export.formula',
+      actor_id: '=cmd|calc',
+      host: '@SUM(1)',
+      session_id: '+1',
+      email: 'a"b,c@example.com',
+    });
+    expect(attack.statusCode).toBe(202);
+    const defused = await t.vigil.app.inject({ method: 'GET', url: '/v1/events/export?format=csv&q=type:custom.export.formula', headers: bearer(c.secret) });
+    const line = defused.body.split('\r\n')[1] as string;
+    expect(line).toContain(",'=cmd|calc,");
+    expect(line).toContain(",'@SUM(1),'+1,");
+    expect(line).toContain(',"a""b,c@example.com",');
+    expectError(await getJson(t, c.secret, '/v1/events/export?format=xml'), 400, 'INVALID_REQUEST');
+  });
+
+  /** Every id the account's event list answers. */
+  async function allIds(secret: string): Promise<Set<string>> {
+    const out = new Set<string>();
+    let cursor: string | null = null;
+    do {
+      const res = await getJson(t, secret, `/v1/events?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const body = res.json();
+      for (const e of body.data) out.add(e.id);
+      cursor = body.next_cursor;
+    } while (cursor);
+    return out;
+  }
 });

@@ -27,16 +27,16 @@ export interface ReadRouteDeps {
 
 const MinRisk = Type.Integer({ minimum: 0, maximum: 100 });
 
-const SearchText = Type.String({
+export const SearchText = Type.String({
   maxLength: QUERY_LIMITS.length,
   description: 'A search query: field:value, wildcards * and ?, ranges, CIDR, AND/OR/NOT, parentheses, free text (docs/reference/api.md, "Search")',
 });
-const EventSortParam = Type.Union([Type.Literal('-occurred_at'), Type.Literal('occurred_at'), Type.Literal('-risk'), Type.Literal('risk')], {
+export const EventSortParam = Type.Union([Type.Literal('-occurred_at'), Type.Literal('occurred_at'), Type.Literal('-risk'), Type.Literal('risk')], {
   description: 'Order: event time or risk, - for the highest first (default -occurred_at)',
 });
 
 /** A search query of a list's `q`, read against the list's fields: a 400 naming the position of its first problem. */
-function searchQuery(text: string | undefined, fields: QueryFields): QueryNode | null {
+export function searchQuery(text: string | undefined, fields: QueryFields): QueryNode | null {
   if (text === undefined) return null;
   const read = parseQuery(text, fields);
   if (read.ok) return read.query;

@@ -78,10 +78,30 @@ export class KyselyEventStore implements EventStore {
 
   /** The account's events that pass the filter and follow the cursor, in the filter's order. */
   protected eventPage(accountId: string, filter: EventFilter, limit: number, cursor: string | undefined): Promise<Row<'events'>[]> {
-    return sql<Row<'events'>>`select * from events where account_id = ${accountId} and ${this.eventConditions(filter, cursor)}
+    return sql<Row<'events'>>`select * from events where account_id = ${accountId} and ${this.eventConditions(accountId, filter, cursor)}
       ${this.eventOrder(filter.sort)} limit ${limit}`
       .execute(this.x.db)
       .then((r) => r.rows);
+  }
+
+  async eventHistogram(accountId: string, filter: EventFilter, from: number, bucketMs: number, buckets: number): Promise<number[]> {
+    const counts = new Array<number>(buckets).fill(0);
+    if (this.x.unmatchable(accountId, filter.type, filter.typePrefix, filter.actorId, filter.ip, filter.tag)) return counts;
+    const until = from + bucketMs * buckets;
+    const inRange = { ...filter, since: Math.max(from, filter.since ?? from), until: Math.min(until, filter.until ?? until) };
+    const bucket =
+      this.x.kind === 'postgres' ? sql`((occurred_at - ${from}::bigint) / ${bucketMs}::bigint)` : sql`cast((occurred_at - ${from}) / ${bucketMs} as integer)`;
+    const rows = await this.x.read('eventHistogram', () =>
+      sql<{ b: number | string; n: number | string }>`select ${bucket} as b, count(*) as n from events
+        where account_id = ${accountId} and ${this.eventConditions(accountId, inRange, undefined)} group by b`
+        .execute(this.x.db)
+        .then((r) => r.rows),
+    );
+    for (const row of rows) {
+      const b = num(row.b);
+      if (b >= 0 && b < buckets) counts[b] = num(row.n);
+    }
+    return counts;
   }
 
   /** The ORDER BY of a sort: its column and then id, both the same way. */
@@ -92,7 +112,7 @@ export class KyselyEventStore implements EventStore {
   }
 
   /** The filter and cursor as one condition on unqualified events columns other than account_id. */
-  protected eventConditions(filter: EventFilter, cursor: string | undefined): RawBuilder<boolean> {
+  protected eventConditions(accountId: string, filter: EventFilter, cursor: string | undefined): RawBuilder<boolean> {
     const parts: RawBuilder<unknown>[] = [];
     if (filter.type !== undefined) parts.push(sql`type = ${filter.type}`);
     if (filter.typePrefix !== undefined) parts.push(sql`type like ${likeLiteral(filter.typePrefix) + '%'} escape '\\'`);
@@ -102,7 +122,7 @@ export class KyselyEventStore implements EventStore {
     if (filter.since !== undefined) parts.push(sql`occurred_at >= ${filter.since}`);
     if (filter.until !== undefined) parts.push(sql`occurred_at < ${filter.until}`);
     if (filter.tag !== undefined) parts.push(this.hasTag(filter.tag));
-    if (filter.query) parts.push(searchCondition(filter.query, 'events', this.x.kind));
+    if (filter.query) parts.push(searchCondition(filter.query, 'events', this.x.kind, accountId));
     if (cursor !== undefined) parts.push(cursorCondition(filter.sort, cursor));
     return parts.length === 0 ? sql<boolean>`1 = 1` : sql<boolean>`${sql.join(parts, sql` and `)}`;
   }

@@ -21,8 +21,11 @@ type Cond = RawBuilder<boolean>;
 /** The SQL of a field's value, and for a field held in the event document, its path there. */
 interface Column {
   readonly sql: RawBuilder<unknown>;
-  /** The value is one of the texts the full-text index holds: a word test can narrow it first. */
-  readonly indexed?: boolean;
+  /**
+   * The value is one of the texts the full-text index holds, so a word test can narrow it
+   * first: true, or the one dialect that has no better index for it.
+   */
+  readonly indexed?: boolean | Dialect;
 }
 
 const col = (name: string): RawBuilder<unknown> => sql.ref(name);
@@ -44,6 +47,9 @@ const EVENT_COLUMNS: Readonly<Record<string, string>> = {
   received_at: 'received_at',
 };
 
+/** Columns the full-text index also holds, and where no other index serves them. */
+const INDEXED_COLUMNS: Readonly<Record<string, boolean | Dialect>> = { actor_id: 'sqlite', ip: 'sqlite', event_id: true };
+
 const EVENT_DOC_PATHS: Readonly<Record<string, readonly string[]>> = {
   email: ['email'],
   host: ['host'],
@@ -62,7 +68,7 @@ const INDEXED_DOC_ROOTS = new Set(['email', 'host', 'session_id', 'user_agent', 
 
 function eventColumn(field: string, dialect: Dialect): Column {
   const name = EVENT_COLUMNS[field];
-  if (name !== undefined) return { sql: col(name) };
+  if (name !== undefined) return { sql: col(name), ...(Object.hasOwn(INDEXED_COLUMNS, field) ? { indexed: INDEXED_COLUMNS[field] } : {}) };
   const path = EVENT_DOC_PATHS[field] ?? (field.startsWith('metadata.') ? field.split('.') : undefined);
   if (path === undefined) throw new Error(`no column for event field ${field}`);
   const member = docMember(path, dialect);
@@ -170,49 +176,110 @@ function alertWords(words: readonly string[], dialect: Dialect): Cond {
 }
 
 /**
- * The words a value's index text must hold for a test of a document member to pass: its
- * literal start, as a phrase whose last word may continue. Narrowing by the index first turns a
- * scan of the account's documents into a look-up.
+ * Words the index text of an event must hold, in this order, for a test of an indexed value
+ * to pass: the literal start of an exact value or a pattern, whose last word may continue; or,
+ * in a pattern that starts with a wildcard, the words of its first literal after the first one
+ * (which may be the end of a longer word). Narrowing by the index first turns a scan of the
+ * account's rows into a look-up.
  */
-function leadingWords(test: FieldTest): { text: string; prefix: boolean } | undefined {
-  const lead =
-    test.op === 'equals'
-      ? { text: String(test.value), prefix: false }
-      : test.op === 'pattern' && test.parts[0]?.wildcard === null
-        ? { text: test.parts[0].text, prefix: true }
-        : undefined;
+function indexWords(test: FieldTest): { text: string; prefix: boolean } | undefined {
+  let lead: { text: string; prefix: boolean } | undefined;
+  if (test.op === 'equals') lead = { text: String(test.value), prefix: false };
+  else if (test.op === 'pattern') {
+    const first = test.parts[0];
+    if (first?.wildcard === null) lead = { text: first.text, prefix: true };
+    else {
+      const literal = test.parts.find((p) => p.wildcard === null && textWords(p.text).length >= 2);
+      // The first word may be the end of a longer one: the index can only vouch for the rest.
+      if (literal !== undefined) lead = { text: textWords(literal.text).slice(1).join(' '), prefix: true };
+    }
+  }
   if (lead === undefined) return undefined;
   const words = textWords(lead.text);
   return words.length === 0 || words.length > QUERY_LIMITS.words ? undefined : lead;
 }
 
-function fieldCondition(node: Extract<QueryNode, { kind: 'field' }>, table: SearchTable, dialect: Dialect): Cond {
+/**
+ * SQLite keeps no actor or address index on events (see event-hours.ts): a pattern on either
+ * reads the (account_id, received_at, actor_id, ip) index, which holds both, rather than every
+ * row of the account.
+ */
+function sqliteIndexScan(accountId: string, column: string, test: Cond): Cond {
+  return sql<boolean>`events.rowid in (select rowid from events as scan indexed by events_account_received where scan.account_id = ${accountId} and ${sql.raw(`scan.${column}`)} is not null and ${test})`;
+}
+
+function fieldCondition(node: Extract<QueryNode, { kind: 'field' }>, table: SearchTable, dialect: Dialect, accountId: string): Cond {
   if (table === 'events' && node.field === 'tag') return tagTest(node.test, dialect);
   const column = table === 'events' ? eventColumn(node.field, dialect) : alertColumn(node.field);
   const test = valueTest(column, node.test, dialect);
-  const lead = column.indexed ? leadingWords(node.test) : undefined;
-  return lead === undefined ? test : sql<boolean>`(${eventWords(lead.text, lead.prefix, dialect)} and ${test})`;
+  const lead = column.indexed === true || (column.indexed === dialect && node.test.op !== 'cidr') ? indexWords(node.test) : undefined;
+  if (lead !== undefined) return sql<boolean>`(${eventWords(lead.text, lead.prefix, dialect)} and ${test})`;
+  if (table === 'events' && dialect === 'sqlite' && (node.field === 'actor_id' || node.field === 'ip') && node.test.op !== 'equals')
+    return sqliteIndexScan(accountId, node.field, valueTest({ sql: sql.ref(`scan.${node.field}`) }, node.test, dialect));
+  return test;
 }
 
-/** The query as one condition on the table's unqualified columns (events also as `events.`). */
-export function searchCondition(node: QueryNode, table: SearchTable, dialect: Dialect): Cond {
+/**
+ * SQLite: rowids (`rid`, of any account) that include every event of the account passing the query,
+ * from the full-text index and the time-ordered index, when the query's structure allows one
+ * (an AND needs one such part, an OR all of its parts; a negation gives none). A store reads a
+ * small such set row by row instead of walking the account in its sort order, which for a
+ * rare match walks the whole account.
+ */
+export function sqliteCandidates(node: QueryNode, accountId: string): RawBuilder<unknown> | undefined {
+  switch (node.kind) {
+    case 'text':
+      return sql`select rowid as rid from events_fts where events_fts match ${ftsPhrase(node.text, node.prefix)}`;
+    case 'field': {
+      const column = eventColumn(node.field, 'sqlite');
+      const lead = column.indexed === true || column.indexed === 'sqlite' ? indexWords(node.test) : undefined;
+      if (lead !== undefined) return sql`select rowid as rid from events_fts where events_fts match ${ftsPhrase(lead.text, lead.prefix)}`;
+      if ((node.field === 'actor_id' || node.field === 'ip') && node.test.op !== 'equals') {
+        const test = valueTest({ sql: sql.ref(`scan.${node.field}`) }, node.test, 'sqlite');
+        return sql`select rowid as rid from events as scan indexed by events_account_received where scan.account_id = ${accountId} and ${sql.raw(`scan.${node.field}`)} is not null and ${test}`;
+      }
+      return undefined;
+    }
+    case 'and': {
+      for (const item of node.items) {
+        const found = sqliteCandidates(item, accountId);
+        if (found !== undefined) return found;
+      }
+      return undefined;
+    }
+    case 'or': {
+      const parts: RawBuilder<unknown>[] = [];
+      for (const item of node.items) {
+        const found = sqliteCandidates(item, accountId);
+        if (found === undefined) return undefined;
+        parts.push(found);
+      }
+      return sql.join(parts, sql` union `);
+    }
+    case 'not':
+      return undefined;
+  }
+}
+
+/** The query as one condition on the table's unqualified columns (events also as `events.`) for rows of the account. */
+export function searchCondition(node: QueryNode, table: SearchTable, dialect: Dialect, accountId: string): Cond {
   switch (node.kind) {
     case 'and':
       return sql<boolean>`(${sql.join(
-        node.items.map((n) => searchCondition(n, table, dialect)),
+        node.items.map((n) => searchCondition(n, table, dialect, accountId)),
         sql` and `,
       )})`;
     case 'or':
       return sql<boolean>`(${sql.join(
-        node.items.map((n) => searchCondition(n, table, dialect)),
+        node.items.map((n) => searchCondition(n, table, dialect, accountId)),
         sql` or `,
       )})`;
     case 'not':
       // A missing value (null) fails a test, and NOT of it passes: "not this actor" includes events without one.
-      return sql<boolean>`not coalesce(${searchCondition(node.item, table, dialect)}, ${dialect === 'postgres' ? sql`false` : sql`0`})`;
+      return sql<boolean>`not coalesce(${searchCondition(node.item, table, dialect, accountId)}, ${dialect === 'postgres' ? sql`false` : sql`0`})`;
     case 'text':
       return table === 'events' ? eventWords(node.text, node.prefix, dialect) : alertWords(node.words, dialect);
     case 'field':
-      return fieldCondition(node, table, dialect);
+      return fieldCondition(node, table, dialect, accountId);
   }
 }

@@ -6,9 +6,10 @@ import { PG_EVENT_TSVECTOR, sqliteEventText } from '../search-text.js';
  * Search (the `q`, `sort` and time range of the event and alert lists):
  *
  * - the full-text index of events (search-text.ts says what it holds). SQLite: a contentless
- *   FTS5 table keyed by the events' rowid, kept by triggers, so the writer's statements stay as
- *   they are and the text is not stored twice (the events table must then never be VACUUMed:
- *   that renumbers the rowids of a table without an INTEGER PRIMARY KEY). PostgreSQL: a GIN
+ *   FTS5 table keyed by the events' rowid, so the text is not stored twice: the writer inserts
+ *   each event's text, made on the request thread, beside its row; a trigger deletes it with
+ *   the row (the events table must never be VACUUMed: that renumbers the rowids of a table
+ *   without an INTEGER PRIMARY KEY). PostgreSQL: a GIN
  *   index over an expression of the document, on the partitioned table and so on every month
  *   partition, present and future.
  * - the orders a list can be sorted in: event time and risk (SQLite had neither index; both are
@@ -22,11 +23,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     await db.schema.createIndex('events_account_occurred').on('events').columns(['account_id', 'occurred_at', 'id']).execute();
   } else {
     await sql`create virtual table events_fts using fts5(text, content = '', contentless_delete = 1)`.execute(db);
-    await sql
-      .raw(
-        `create trigger events_fts_insert after insert on events begin insert into events_fts (rowid, text) values (new.rowid, ${sqliteEventText('new.doc')}); end`,
-      )
-      .execute(db);
     await sql`create trigger events_fts_delete after delete on events begin delete from events_fts where rowid = old.rowid; end`.execute(db);
     await sql.raw(`insert into events_fts (rowid, text) select rowid, ${sqliteEventText('events.doc')} from events`).execute(db);
     await db.schema.createIndex('events_account_occurred').on('events').columns(['account_id', 'occurred_at', 'id']).execute();
@@ -45,7 +41,6 @@ export async function down(db: Kysely<unknown>): Promise<void> {
     await db.schema.dropIndex('events_account_risk').execute();
     await db.schema.dropIndex('events_account_occurred').execute();
     await sql`drop trigger events_fts_delete`.execute(db);
-    await sql`drop trigger events_fts_insert`.execute(db);
     await sql`drop table events_fts`.execute(db);
   }
 }

@@ -1,0 +1,173 @@
+import { Readable } from 'node:stream';
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Store } from '../../storage/store.js';
+import type { EventFilter, EventRow } from '../../storage/types.js';
+import type { Clock } from '../../util/clock.js';
+import { DAY_MS } from '../../util/duration.js';
+import { EVENT_FIELDS } from '../../util/search-query.js';
+import { requestAccount } from '../context.js';
+import { ApiError } from '../errors.js';
+import { ErrorResponses, integerQuery, KeyAuth, queryTime, TimeQuery } from '../schemas.js';
+import { eventView } from '../../storage/event-view.js';
+import { EventSortParam, searchQuery, SearchText } from './read.js';
+
+export interface SearchRouteDeps {
+  readonly store: Store;
+  readonly clock: Clock;
+}
+
+const Buckets = Type.Integer({ minimum: 1, maximum: 200, default: 60 });
+
+const HistogramQuery = Type.Object(
+  {
+    q: Type.Optional(SearchText),
+    since: Type.Optional(TimeQuery),
+    until: Type.Optional(TimeQuery),
+    buckets: Type.Optional(Buckets),
+  },
+  { additionalProperties: false },
+);
+
+const ExportQuery = Type.Object(
+  {
+    format: Type.Union([Type.Literal('ndjson'), Type.Literal('csv')], { default: 'ndjson' }),
+    q: Type.Optional(SearchText),
+    since: Type.Optional(TimeQuery),
+    until: Type.Optional(TimeQuery),
+    sort: Type.Optional(EventSortParam),
+  },
+  { additionalProperties: false },
+);
+
+/** Rows an export reads from the store at a time: what it holds in memory, whatever the result's size. */
+const EXPORT_PAGE = 500;
+
+/** The columns of a CSV export, each with how it is read from the event as /v1/events answers it. */
+const CSV_COLUMNS: readonly (readonly [string, (e: Record<string, unknown>) => unknown])[] = [
+  ['id', (e) => e.id],
+  ['occurred_at', (e) => e.timestamp],
+  ['received_at', (e) => e.received_at],
+  ['type', (e) => e.event],
+  ['actor_id', (e) => e.actor_id],
+  ['email', (e) => e.email],
+  ['ip', (e) => e.ip],
+  ['country', (e) => member(e, 'enrichment', 'geo', 'country')],
+  ['risk', (e) => member(e, 'risk', 'score')],
+  ['tags', (e) => (Array.isArray(e.tags) ? e.tags.join(' ') : undefined)],
+  ['host', (e) => e.host],
+  ['session_id', (e) => e.session_id],
+  ['user_agent', (e) => e.user_agent],
+  ['request.method', (e) => member(e, 'request', 'method')],
+  ['request.path', (e) => member(e, 'request', 'path')],
+  ['request.query', (e) => member(e, 'request', 'query')],
+];
+
+function member(value: unknown, ...path: string[]): unknown {
+  let at = value;
+  for (const key of path) at = at !== null && typeof at === 'object' ? (at as Record<string, unknown>)[key] : undefined;
+  return at;
+}
+
+/**
+ * One CSV cell: quoted when it holds a comma, quote or line break; a text a spreadsheet would
+ * read as a formula (starting with = + - @, a tab or a carriage return) gets a leading `'`,
+ * so opening an export never runs what a client sent.
+ */
+export function csvCell(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  let text = typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : JSON.stringify(value);
+  const first = text.charAt(0);
+  if (first === '=' || first === '+' || first === '-' || first === '@' || first === '\t' || first === '\r') text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+const csvLine = (cells: readonly unknown[]): string => `${cells.map(csvCell).join(',')}\r\n`;
+
+/** The time range of a histogram: since/until, or the 24 hours before now. */
+function histogramRange(since: number | undefined, until: number | undefined, now: number): { from: number; to: number } {
+  const to = until ?? (since !== undefined ? Math.max(since + DAY_MS, now) : now);
+  const from = since ?? to - DAY_MS;
+  if (from >= to) {
+    const message = 'since must be before until';
+    throw new ApiError({ code: 'INVALID_REQUEST', message, details: [{ field: 'since', message }] });
+  }
+  return { from, to };
+}
+
+/** Histograms and streamed exports of the event list: the same `q`, time range and sort. */
+export function registerSearchRoutes(app: FastifyInstance, deps: SearchRouteDeps): void {
+  const accountOf = (request: FastifyRequest): string => requestAccount(request).account.id;
+
+  app.get<{ Querystring: Static<typeof HistogramQuery> }>('/v1/events/histogram', {
+    config: { access: 'read' },
+    schema: {
+      summary: 'How many events a search finds in each span of event time (the last 24 hours unless since/until say)',
+      tags: ['events'],
+      security: KeyAuth,
+      response: { ...ErrorResponses },
+      querystring: HistogramQuery,
+    },
+    handler: async (request) => {
+      const q = request.query;
+      const query = searchQuery(q.q, EVENT_FIELDS);
+      const buckets = integerQuery(q.buckets, 'buckets', Buckets) ?? 60;
+      const { from, to } = histogramRange(queryTime(q.since, 'since'), queryTime(q.until, 'until'), deps.clock.now());
+      const bucketMs = Math.max(1, Math.ceil((to - from) / buckets));
+      const counts = await deps.store.events.eventHistogram(accountOf(request), { query, until: to }, from, bucketMs, buckets);
+      return {
+        bucket_ms: bucketMs,
+        since: new Date(from).toISOString(),
+        until: new Date(to).toISOString(),
+        buckets: counts.map((count, i) => ({ at: new Date(from + i * bucketMs).toISOString(), count })),
+      };
+    },
+  });
+
+  app.get<{ Querystring: Static<typeof ExportQuery> }>('/v1/events/export', {
+    config: { access: 'read' },
+    schema: {
+      summary: 'Every event a search finds, streamed as NDJSON or CSV',
+      tags: ['events'],
+      security: KeyAuth,
+      response: { ...ErrorResponses },
+      querystring: ExportQuery,
+    },
+    handler: async (request, reply) => {
+      const q = request.query;
+      const accountId = accountOf(request);
+      const filter: EventFilter = {
+        query: searchQuery(q.q, EVENT_FIELDS),
+        sort: q.sort ?? '-occurred_at',
+        since: queryTime(q.since, 'since'),
+        until: queryTime(q.until, 'until'),
+      };
+      const store = deps.store;
+      async function* pages(): AsyncGenerator<EventRow[]> {
+        let cursor: string | undefined;
+        for (;;) {
+          const page = await store.events.listEvents(accountId, filter, EXPORT_PAGE, cursor);
+          yield [...page.items];
+          if (page.nextCursor === null) return;
+          cursor = page.nextCursor;
+        }
+      }
+      async function* lines(): AsyncGenerator<string> {
+        if (q.format === 'csv') yield csvLine(CSV_COLUMNS.map(([name]) => name));
+        for await (const rows of pages()) {
+          let chunk = '';
+          for (const row of rows) {
+            const view = eventView(row) as Record<string, unknown>;
+            chunk += q.format === 'csv' ? csvLine(CSV_COLUMNS.map(([, read]) => read(view))) : `${JSON.stringify(view)}\n`;
+          }
+          if (chunk !== '') yield chunk;
+        }
+      }
+      const stamp = new Date(deps.clock.now()).toISOString().replace(/[:.]/g, '-');
+      return reply
+        .header('content-type', q.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson')
+        .header('content-disposition', `attachment; filename="vigil-events-${stamp}.${q.format}"`)
+        .send(Readable.from(lines()));
+    },
+  });
+}
