@@ -50,6 +50,7 @@ import { composeIngestPipeline, type PipelineBackends } from './pipeline/compose
 import { StoreUnavailableError } from './storage/store.js';
 import { LocalLiveFeed } from './storage/live-feed.js';
 import type { DryRunLimits } from './threat-models/dry-run.js';
+import type { DryRunStates } from './threat-models/dry-run-states.js';
 import { newId } from './util/ids.js';
 import type { Enrichment } from './event/enrichment.js';
 import type { WebhookDispatcher } from './webhooks/dispatcher.js';
@@ -74,6 +75,8 @@ export interface AppDeps extends PipelineBackends {
   readonly webhookDispatcher?: WebhookDispatcher;
   /** Bounds of threat-model dry runs (default DRY_RUN_LIMITS). */
   readonly dryRunLimits?: DryRunLimits;
+  /** Paged dry runs' states between pages (Redis when scaled out; the process's memory otherwise). */
+  readonly dryRunStates?: DryRunStates;
 }
 
 export interface VigilApp {
@@ -355,6 +358,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
       settingsChanged: () => authenticator.invalidate(),
       audit,
       ...(deps.dryRunLimits ? { dryRunLimits: deps.dryRunLimits } : {}),
+      ...(deps.dryRunStates ? { dryRunStates: deps.dryRunStates } : {}),
     });
   registerWebhookRoutes(app, {
     webhooks: deps.store.webhooks,

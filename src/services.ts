@@ -132,6 +132,7 @@ export async function createServices(
     webhookDispatcher,
     redisHealth,
     live,
+    ...(redis ? { dryRunStates: redis.dryRunStates } : {}),
     status: () => ({ redis: redisHealth ? (redisHealth.degraded ? 'degraded' : 'ok') : 'not configured', enrichment: enrichment.status() }),
     async shutdown() {
       await webhookDispatcher.stop();

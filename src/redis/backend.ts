@@ -8,6 +8,7 @@ import { RedisQuotaCounter } from './quota-counter.js';
 import { RedisRateLimiter } from './rate-limiter.js';
 import { RedisStateStore } from './state-store.js';
 import { RedisLiveFeed } from './live-feed.js';
+import { RedisDryRunStates } from './dry-run-states.js';
 
 /**
  * How long a command may wait for its answer. Redis answers in well under a millisecond; one that
@@ -75,6 +76,8 @@ export interface RedisBackend {
   readonly health: { readonly degraded: boolean };
   /** Live streams of every instance (pub/sub on a connection of its own). */
   readonly live: RedisLiveFeed;
+  /** Paged dry runs' states, shared by the instances. */
+  readonly dryRunStates: RedisDryRunStates;
   /** Disconnects the client (the stand-ins belong to the caller). */
   close(): void;
 }
@@ -115,6 +118,7 @@ export async function openRedisBackend(options: RedisBackendOptions): Promise<Re
     state: new FailoverStateStore(new RedisStateStore(redis, { prefix }), standIns.state, failover),
     health: failover,
     live: new RedisLiveFeed(redis, { prefix }),
+    dryRunStates: new RedisDryRunStates(redis, prefix),
     close: () => redis.disconnect(),
   };
 }

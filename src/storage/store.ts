@@ -91,6 +91,8 @@ export interface EventStore {
   /** How many of the account's events that pass the filter occurred in each of `buckets` spans of `bucketMs` from `from`. */
   eventHistogram(accountId: string, filter: EventFilter, from: number, bucketMs: number, buckets: number): Promise<number[]>;
   countEvents(accountId: string): Promise<number>;
+  /** The account's events whose event time is in [since, until), counted up to `max`. */
+  countEventsBetween(accountId: string, since: number, until: number, max: number): Promise<number>;
   /**
    * The idempotency rows of these event ids created at `since` or later, by event id: a request
    * asks once for all of its event ids (one query, one round trip on a database server).

@@ -7,8 +7,9 @@
  * `progress` every few events or milliseconds and one `done`, each a plain object holding the
  * counts and lists so far, so a thread stopped from outside still leaves the last of them behind.
  */
+import { deserialize, serialize } from 'node:v8';
 import { parentPort, type MessagePort } from 'node:worker_threads';
-import { MemoryStateStore } from '../detection/state/memory-state-store.js';
+import { MemoryStateStore, type StateDump } from '../detection/state/memory-state-store.js';
 import { nameThread } from '../storage/thread-name.js';
 import type { Clock } from '../util/clock.js';
 import { errorMessage } from '../util/caught.js';
@@ -54,6 +55,8 @@ export type DryRunRequest =
       readonly now: number;
       /** Matched events and alerts listed in the answer. */
       readonly listed: number;
+      /** The state the run's previous page left (serialized StateDump); none on a first page. */
+      readonly state?: Uint8Array;
     }
   | { readonly kind: 'rows'; readonly rows: readonly DryRunRow[] }
   | {
@@ -63,6 +66,8 @@ export type DryRunRequest =
       /** A progress message after this many evaluated events, or after this long (ms), whichever comes first. */
       readonly progressEvents: number;
       readonly progressMs: number;
+      /** More of the range follows these rows: the answer carries the state for the next page. */
+      readonly more: boolean;
     };
 
 /** What has been evaluated so far, in event-time order from the range's oldest event. */
@@ -78,8 +83,11 @@ export type DryRunReply =
   /** Once, when the thread has loaded its modules and takes runs. */
   | { readonly kind: 'ready' }
   | ({ readonly kind: 'progress' } & DryRunTally)
-  /** `stopped`: 'time' when the deadline came before the last event, else null. */
-  | ({ readonly kind: 'done'; readonly stopped: 'time' | null } & DryRunTally)
+  /**
+   * `stopped`: 'time' when the deadline came before the last event, else null. `state`: the
+   * serialized state for the next page, when one follows; null when it outgrew STATE_MAX_BYTES.
+   */
+  | ({ readonly kind: 'done'; readonly stopped: 'time' | null; readonly state?: Uint8Array | null } & DryRunTally)
   | { readonly kind: 'failed'; readonly message: string };
 
 /** The same instant on every thread: each thread's `performance.now()` counts from its own origin. */
@@ -91,14 +99,25 @@ interface Run {
   readonly clock: Clock;
   readonly listed: number;
   readonly rows: DryRunRow[];
+  readonly state: Uint8Array | undefined;
 }
+
+/**
+ * A run's state between pages is bounded: the store evicts the records written longest ago past
+ * STATE_BYTES (its estimate, as the service's own store does under its bound), and a serialized
+ * state past STATE_MAX_BYTES is not kept at all (the run cannot go on).
+ */
+export const STATE_BYTES = 16 * 1024 * 1024;
+export const STATE_MAX_BYTES = 32 * 1024 * 1024;
 
 class Tally {
   evaluated = 0;
   matched = 0;
   private readonly events: DryRunEventView[] = [];
-  /** Every alert the run raised, by id: a later sighting updates its count and times in place. */
+  /** Every alert the page raised or added to, by id: a later sighting updates its count and times in place. */
   private readonly alerts = new Map<string, DryRunAlertView>();
+  /** The alerts opened on this page (the others were opened by an earlier page of the run). */
+  private readonly opened = new Set<string>();
 
   constructor(private readonly listed: number) {}
 
@@ -108,9 +127,10 @@ class Tally {
       this.events.push({ id: row.id, event: row.type, timestamp: new Date(row.occurredAt).toISOString(), actor_id: row.actorId, ip: row.ip });
   }
 
-  alert(view: DryRunAlertView & { readonly id: string }): void {
+  alert(view: DryRunAlertView & { readonly id: string }, opened: boolean): void {
     const { id, ...rest } = view;
     this.alerts.set(id, rest);
+    if (opened) this.opened.add(id);
   }
 
   snapshot(): DryRunTally {
@@ -119,7 +139,7 @@ class Tally {
       if (alerts.length >= this.listed) break;
       alerts.push(a);
     }
-    return { evaluated: this.evaluated, matched: this.matched, alerts_raised: this.alerts.size, events: [...this.events], alerts };
+    return { evaluated: this.evaluated, matched: this.matched, alerts_raised: this.opened.size, events: [...this.events], alerts };
   }
 }
 
@@ -129,13 +149,21 @@ async function evaluate(port: MessagePort, run: Run, request: Extract<DryRunRequ
   rows.sort((a, b) => a.occurredAt - b.occurredAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const models = [model];
   const tally = new Tally(run.listed);
-  const state = new MemoryStateStore({ clock: run.clock, sweepIntervalMs: 0 });
+  const state = new MemoryStateStore({ clock: run.clock, sweepIntervalMs: 0, maxBytes: STATE_BYTES });
+  if (run.state !== undefined) state.restore(deserialize(run.state) as StateDump);
+  /** The state for the next page, when there is one. */
+  const carried = (more: boolean): { state?: Uint8Array | null } => {
+    if (!more) return {};
+    const bytes = serialize(state.dump());
+    return { state: bytes.length > STATE_MAX_BYTES ? null : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length) };
+  };
   let lastPost = wallNow();
   try {
     for (const row of rows) {
-      // Between events: one event's evaluation is the unit the deadline cannot cut.
-      if (wallNow() >= request.deadline) {
-        port.postMessage({ kind: 'done', stopped: 'time', ...tally.snapshot() } satisfies DryRunReply);
+      // Between events: one event's evaluation is the unit the deadline cannot cut. The first
+      // event is evaluated whatever the time, so each page of a run moves it on.
+      if (tally.evaluated > 0 && wallNow() >= request.deadline) {
+        port.postMessage({ kind: 'done', stopped: 'time', ...tally.snapshot(), ...carried(true) } satisfies DryRunReply);
         return;
       }
       const view = EventView.ofDoc(row.type, row.occurredAt, row.doc);
@@ -148,16 +176,19 @@ async function evaluate(port: MessagePort, run: Run, request: Extract<DryRunRequ
         tally.match(row);
         const [detection] = await evaluateModels(state, run.clock, run.accountId, models, [{ view, eventId: row.id }]);
         for (const w of detection?.writes ?? [])
-          tally.alert({
-            id: w.alert.id,
-            type: w.alert.type,
-            severity: w.alert.severity,
-            subject: w.alert.subject,
-            count: w.alert.count,
-            first_seen: new Date(w.alert.firstSeen).toISOString(),
-            last_seen: new Date(w.alert.lastSeen).toISOString(),
-            event_ids: w.alert.eventIds,
-          });
+          tally.alert(
+            {
+              id: w.alert.id,
+              type: w.alert.type,
+              severity: w.alert.severity,
+              subject: w.alert.subject,
+              count: w.alert.count,
+              first_seen: new Date(w.alert.firstSeen).toISOString(),
+              last_seen: new Date(w.alert.lastSeen).toISOString(),
+              event_ids: w.alert.eventIds,
+            },
+            w.opened,
+          );
       }
       tally.evaluated++;
       const now = wallNow();
@@ -166,7 +197,7 @@ async function evaluate(port: MessagePort, run: Run, request: Extract<DryRunRequ
         lastPost = now;
       }
     }
-    port.postMessage({ kind: 'done', stopped: null, ...tally.snapshot() } satisfies DryRunReply);
+    port.postMessage({ kind: 'done', stopped: null, ...tally.snapshot(), ...carried(request.more) } satisfies DryRunReply);
   } finally {
     await state.close();
   }
@@ -184,7 +215,7 @@ if (port) {
           const startedAt = performance.now();
           const clock: Clock = { now: () => request.now + Math.floor(performance.now() - startedAt) };
           const { id, version, definition } = request.model;
-          run = { accountId: request.accountId, model: compileModel(id, version, definition), clock, listed: request.listed, rows: [] };
+          run = { accountId: request.accountId, model: compileModel(id, version, definition), clock, listed: request.listed, rows: [], state: request.state };
           break;
         }
         case 'rows':

@@ -18,8 +18,11 @@
  */
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
+import { createHash, randomBytes } from 'node:crypto';
 import type { EventStore } from '../storage/store.js';
 import type { EventRow } from '../storage/types.js';
+import { readSortCursor, writeSortCursor } from '../storage/sort-cursor.js';
+import { MemoryDryRunStates, type DryRunStates } from './dry-run-states.js';
 import { youngGenerationLimits } from '../storage/thread-heap.js';
 import type { Clock } from '../util/clock.js';
 import { startModuleThread } from '../util/module-thread.js';
@@ -27,7 +30,7 @@ import { wallNow, type DryRunReply, type DryRunRequest, type DryRunRow, type Dry
 import type { ThreatModelDefinition } from './model.js';
 
 export interface DryRunLimits {
-  /** Events read from the range at most. */
+  /** Events read from the range at most, per page. */
   readonly maxRows: number;
   /** Wall time of reading and evaluation together (ms). */
   readonly maxMs: number;
@@ -46,6 +49,8 @@ const DEFAULT_CONCURRENCY = Math.max(1, Math.min(4, availableParallelism() - 1))
 
 export const DRY_RUN_LIMITS: DryRunLimits = { maxRows: 10_000, maxMs: 2_000, listed: 100, concurrency: DEFAULT_CONCURRENCY, waitMs: 1_000, graceMs: 500 };
 
+/** The range's events are counted up to this many for `progress.total` (an index range count, bounded). */
+const TOTAL_COUNTED = 10_000_000;
 /** Rows per read: parsing a page and cloning it to the thread is one stretch of the request thread's time. */
 const PAGE = 200;
 /** The thread reports its counts this often, so a thread terminated at the hard stop still leaves them. */
@@ -57,7 +62,7 @@ const IDLE_MS = 60_000;
 const THREAD_YOUNG_GENERATION_MB = 16;
 
 export interface DryRunResult {
-  /** Events evaluated, oldest first: every event of the range unless `truncated`. */
+  /** Events this page evaluated, oldest first: every event left in the range unless `truncated`. */
   readonly scanned: number;
   readonly matched: number;
   readonly alerts_raised: number;
@@ -67,6 +72,24 @@ export interface DryRunResult {
   readonly truncated_reason: string | null;
   readonly events: DryRunTally['events'];
   readonly alerts: DryRunTally['alerts'];
+  /** Where the next page starts; null when the run is over (the range is done, or it cannot go on). */
+  readonly next: DryRunPosition | null;
+  /** The run so far, this page included. */
+  readonly progress: { readonly evaluated: number; readonly total: number; readonly matched: number; readonly alerts_raised: number };
+}
+
+/**
+ * Where a paged run stands: what the cursor of its next page holds. `after` is the store's sort
+ * cursor of the last event evaluated (events are walked by event time, then id).
+ */
+export interface DryRunPosition {
+  readonly run: string;
+  readonly page: number;
+  readonly after: string | null;
+  readonly evaluated: number;
+  readonly matched: number;
+  readonly alertsRaised: number;
+  readonly total: number;
 }
 
 /** The model to run: a saved version, or a definition that validateModel accepted. The dry run's thread compiles it. */
@@ -77,7 +100,11 @@ export interface DryRunModel {
 }
 
 /** A dry run either ran, or could not start within the wait: `retryAfter` seconds is when a slot should be free. */
-export type DryRunOutcome = { readonly ok: true; readonly result: DryRunResult } | { readonly ok: false; readonly retryAfter: number };
+export type DryRunOutcome =
+  | { readonly ok: true; readonly result: DryRunResult }
+  | { readonly ok: false; readonly retryAfter: number }
+  /** The page's state is gone: its cursor was used already, or waited past DRY_RUN_STATE_TTL_MS. */
+  | { readonly ok: false; readonly spent: true };
 
 /** Builds run the compiled thread module, source checkouts the TypeScript one (module-thread.ts). */
 const newThread = (): Worker => startModuleThread(import.meta.url, 'dry-run-thread', { resourceLimits: youngGenerationLimits(THREAD_YOUNG_GENERATION_MB) });
@@ -87,6 +114,8 @@ const EMPTY: DryRunTally = Object.freeze({ evaluated: 0, matched: 0, alerts_rais
 interface Finished {
   readonly tally: DryRunTally;
   readonly stopped: 'time' | null;
+  /** The state for the next page (see the thread's `done`). */
+  readonly state?: Uint8Array | null;
   /** The thread was terminated at the hard stop: the tally is its last progress. */
   readonly terminated: boolean;
 }
@@ -117,7 +146,7 @@ class Session {
     else if (reply.kind === 'failed') this.end({ error: new Error(`dry run thread failed: ${reply.message}`) });
     else if (reply.kind === 'done') {
       this.answered = true;
-      this.end({ finished: { tally: reply, stopped: reply.stopped, terminated: false } });
+      this.end({ finished: { tally: reply, stopped: reply.stopped, terminated: false, state: reply.state } });
     }
   };
   private readonly onError = (err: Error): void => this.end({ error: new Error(`dry run thread failed: ${err.message}`) });
@@ -166,16 +195,59 @@ interface Waiter {
 
 const count = (n: number): string => n.toLocaleString('en-US');
 
-function reasonOf(limits: DryRunLimits, read: number, readStop: 'rows' | 'time' | null, finished: Finished): string | null {
+function reasonOf(limits: DryRunLimits, read: number, readStop: 'rows' | 'time' | null, finished: Finished, ending: string | null): string | null {
   const { evaluated } = finished.tally;
-  if (finished.stopped === null && readStop === null) return null;
+  const then = ending ?? '; next_cursor continues';
+  if (finished.stopped === null && readStop === null) return ending === null ? null : ending.slice(2);
   if (finished.stopped === null && readStop === 'rows')
-    return `the range holds more than ${count(limits.maxRows)} events; the ${count(read)} received last were evaluated`;
+    return `a page reads at most ${count(limits.maxRows)} events; these ${count(read)} were evaluated, oldest first${then}`;
   const seconds = (limits.maxMs / 1000).toFixed(1);
   const phase = readStop === 'time' ? 'reading the range' : 'reading and evaluation';
-  const more = readStop === 'rows' ? ` (the range holds more than ${count(limits.maxRows)})` : '';
+  const more = readStop === 'rows' ? ` (a page reads at most ${count(limits.maxRows)})` : '';
   const cut = finished.terminated ? `; one event's evaluation ran ${(limits.graceMs / 1000).toFixed(1)} s past the bound and was stopped` : '';
-  return `stopped after ${seconds} s of ${phase}${cut}; ${count(evaluated)} of the ${count(read)} events read${more} were evaluated, oldest first`;
+  return `stopped after ${seconds} s of ${phase}${cut}; ${count(evaluated)} of the ${count(read)} events read${more} were evaluated, oldest first${then}`;
+}
+
+/** Identifies a model in a cursor: a saved version by id, a model tried unsaved by its definition's digest. */
+export function modelKeyOf(model: DryRunModel): string {
+  if (model.version > 0) return `${model.id}@${model.version}`;
+  return createHash('sha256').update(JSON.stringify(model.definition)).digest('hex').slice(0, 32);
+}
+
+/** What a dry-run cursor holds besides the run's position: the run's account, model and range, which its next page must repeat. */
+export interface DryRunCursor {
+  readonly account: string;
+  readonly model: string;
+  readonly from: number;
+  readonly to: number;
+  readonly at: DryRunPosition;
+}
+
+const CURSOR_MAX_CHARS = 1_000;
+const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+const isText = (v: unknown, pattern: RegExp): v is string => typeof v === 'string' && pattern.test(v);
+
+export const writeDryRunCursor = (c: DryRunCursor): string =>
+  Buffer.from(
+    JSON.stringify([c.account, c.model, c.from, c.to, c.at.run, c.at.page, c.at.after, c.at.evaluated, c.at.matched, c.at.alertsRaised, c.at.total]),
+  ).toString('base64url');
+
+/** The cursor's parts, or undefined when the text is no cursor this service wrote. */
+export function readDryRunCursor(text: string): DryRunCursor | undefined {
+  if (text.length > CURSOR_MAX_CHARS || !/^[A-Za-z0-9_-]+$/.test(text)) return undefined;
+  let parts: unknown;
+  try {
+    parts = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(parts) || parts.length !== 11) return undefined;
+  const [account, model, from, to, run, page, after, evaluated, matched, alertsRaised, total] = parts as unknown[];
+  if (!isText(account, /^acc_[0-9A-Za-z]{1,64}$/) || !isText(model, /^[0-9A-Za-z_@.-]{1,100}$/) || !isText(run, /^[0-9a-f]{16}$/)) return undefined;
+  if (!isCount(from) || !isCount(to) || !isCount(page) || page < 1 || !isCount(evaluated) || !isCount(matched) || !isCount(alertsRaised) || !isCount(total))
+    return undefined;
+  if (after !== null && (typeof after !== 'string' || readSortCursor(after) === undefined)) return undefined;
+  return { account, model, from, to, at: { run, page, after, evaluated, matched, alertsRaised, total } };
 }
 
 const toThreadRow = (r: EventRow): DryRunRow => ({ id: r.id, type: r.type, occurredAt: r.occurredAt, actorId: r.actorId, ip: r.ip, doc: r.doc });
@@ -192,15 +264,31 @@ export class DryRunner {
   private closed = false;
 
   constructor(
-    private readonly store: Pick<EventStore, 'listEvents'>,
+    private readonly store: Pick<EventStore, 'listEvents' | 'countEventsBetween'>,
     private readonly clock: Clock,
     private readonly limits: DryRunLimits = DRY_RUN_LIMITS,
+    private readonly states: DryRunStates = new MemoryDryRunStates(),
   ) {}
 
-  async run(accountId: string, model: DryRunModel, range: { from: number; to: number }): Promise<DryRunOutcome> {
+  /** One page of a run: the first (`at` undefined) or the one a cursor's position starts. */
+  async run(accountId: string, model: DryRunModel, range: { from: number; to: number }, at?: DryRunPosition): Promise<DryRunOutcome> {
     if (!(await this.acquire(accountId))) return { ok: false, retryAfter: this.retryAfter(accountId) };
     try {
-      return { ok: true, result: await this.evaluate(accountId, model, range) };
+      let state: Uint8Array | undefined;
+      if (at !== undefined) {
+        state = await this.states.take(accountId, at.run, at.page);
+        if (state === undefined) return { ok: false, spent: true };
+      }
+      const begun: DryRunPosition = at ?? {
+        run: randomBytes(8).toString('hex'),
+        page: 0,
+        after: null,
+        evaluated: 0,
+        matched: 0,
+        alertsRaised: 0,
+        total: await this.store.countEventsBetween(accountId, range.from, range.to, TOTAL_COUNTED),
+      };
+      return { ok: true, result: await this.evaluate(accountId, model, range, begun, state) };
     } finally {
       this.release(accountId);
     }
@@ -219,7 +307,13 @@ export class DryRunner {
     await Promise.all(this.idle.splice(0).map((w) => w.terminate()));
   }
 
-  private async evaluate(accountId: string, model: DryRunModel, range: { from: number; to: number }): Promise<DryRunResult> {
+  private async evaluate(
+    accountId: string,
+    model: DryRunModel,
+    range: { from: number; to: number },
+    at: DryRunPosition,
+    state: Uint8Array | undefined,
+  ): Promise<DryRunResult> {
     const { limits } = this;
     const worker = this.idle.pop() ?? (await this.startThread());
     worker.ref();
@@ -234,33 +328,85 @@ export class DryRunner {
         model: { id: model.id, version: model.version, definition: model.definition },
         now: this.clock.now(),
         listed: limits.listed,
+        ...(state === undefined ? {} : { state }),
       };
       worker.postMessage(start);
       let read = 0;
       let readStop: 'rows' | 'time' | null = null;
-      let cursor: string | undefined;
+      let rangeDone = false;
+      let cursor = at.after ?? undefined;
+      // Each event read, in order, as the sort cursor that starts after it: the next page starts after the last one evaluated.
+      const positions: string[] = [];
+      // Reading stops at half the time bound, so a page leaves time to evaluate what it read.
+      const readUntil = wallNow() + limits.maxMs / 2;
       for (;;) {
-        const page = await this.store.listEvents(accountId, { since: range.from, until: range.to }, Math.min(PAGE, limits.maxRows - read), cursor);
+        const page = await this.store.listEvents(
+          accountId,
+          { since: range.from, until: range.to, sort: 'occurred_at' },
+          Math.min(PAGE, limits.maxRows - read),
+          cursor,
+        );
         read += page.items.length;
+        for (const row of page.items) positions.push(writeSortCursor(row.occurredAt, row.id));
         if (session.over) break;
         worker.postMessage({ kind: 'rows', rows: page.items.map(toThreadRow) } satisfies DryRunRequest);
-        if (page.nextCursor === null) break;
+        if (page.nextCursor === null) {
+          rangeDone = true;
+          break;
+        }
         if (read >= limits.maxRows) readStop = 'rows';
-        else if (wallNow() >= deadline) readStop = 'time';
+        else if (wallNow() >= readUntil) readStop = 'time';
         if (readStop !== null) break;
         cursor = page.nextCursor;
       }
-      worker.postMessage({ kind: 'evaluate', deadline, progressEvents: PROGRESS_EVENTS, progressMs: PROGRESS_MS } satisfies DryRunRequest);
+      worker.postMessage({
+        kind: 'evaluate',
+        deadline,
+        progressEvents: PROGRESS_EVENTS,
+        progressMs: PROGRESS_MS,
+        more: !rangeDone,
+      } satisfies DryRunRequest);
       const finished = await session.finish(deadline + limits.graceMs);
       const { tally } = finished;
+      const evaluated = at.evaluated + tally.evaluated;
+      const progress = {
+        evaluated,
+        total: Math.max(at.total, evaluated),
+        matched: at.matched + tally.matched,
+        alerts_raised: at.alertsRaised + tally.alerts_raised,
+      };
+      const done = rangeDone && !finished.terminated && tally.evaluated === read;
+      let next: DryRunPosition | null = null;
+      let ending: string | null = null;
+      if (finished.terminated) ending = '; the run cannot go on (its state was lost with the thread): start it again with a later "from"';
+      else if (!done) {
+        const saved = finished.state !== undefined && finished.state !== null && (await this.states.save(accountId, at.run, at.page + 1, finished.state));
+        if (saved)
+          next = {
+            run: at.run,
+            page: at.page + 1,
+            after: tally.evaluated === 0 ? at.after : (positions[tally.evaluated - 1] as string),
+            evaluated: progress.evaluated,
+            matched: progress.matched,
+            alertsRaised: progress.alerts_raised,
+            total: progress.total,
+          };
+        else
+          ending =
+            finished.state === null
+              ? '; the run cannot go on: its state outgrew what a run may keep between pages'
+              : '; the run cannot go on: its state could not be kept for the next page';
+      }
       return {
         scanned: tally.evaluated,
         matched: tally.matched,
         alerts_raised: tally.alerts_raised,
         truncated: finished.stopped ?? readStop,
-        truncated_reason: reasonOf(limits, read, readStop, finished),
+        truncated_reason: reasonOf(limits, read, readStop, finished, ending),
         events: tally.events,
         alerts: tally.alerts,
+        next,
+        progress,
       };
     } finally {
       this.sessions.delete(session);

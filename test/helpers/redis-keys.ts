@@ -27,6 +27,7 @@ const KEY_LAYOUTS: readonly RegExp[] = [
   /^rl:ip:\{sign-in email [0-9a-f]{32}\}$/,
   /^rl:ip:\{sign-in account acc_[0-9A-Za-z_]+\}$/,
   /^live:\{acc_[0-9A-Za-z]+\}$/,
+  /^dryrun:\{acc_[0-9A-Za-z]+\}:[0-9a-f]+:\d+$/,
 ];
 const POISON = /\[object|undefined|null/;
 

@@ -2,6 +2,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DRY_RUN_LIMITS } from '../../src/threat-models/dry-run.js';
+import { newId } from '../../src/util/ids.js';
 import { bearer, type TestApp } from '../helpers/app.js';
 import { expectError, roomyApp } from './support.js';
 
@@ -37,6 +38,38 @@ const matchedAmong = (scanned: number) => Math.ceil(scanned / 5);
  * times the bound.
  */
 const BOUNDED_READ = 150;
+
+interface DryRunPage {
+  readonly scanned: number;
+  readonly matched: number;
+  readonly alerts_raised: number;
+  readonly truncated: string | null;
+  readonly truncated_reason: string | null;
+  readonly next_cursor: string | null;
+  readonly progress: { readonly evaluated: number; readonly total: number; readonly matched: number; readonly alerts_raised: number };
+}
+
+const sum = (pages: readonly DryRunPage[], field: 'scanned' | 'matched' | 'alerts_raised') => pages.reduce((n, p) => n + p[field], 0);
+
+/** Every page of a dry run, following next_cursor to the end. */
+async function walk(app: TestApp, key: string, request: Record<string, unknown>): Promise<DryRunPage[]> {
+  const pages: DryRunPage[] = [];
+  let cursor: string | null | undefined;
+  do {
+    const res = await app.vigil.app.inject({
+      method: 'POST',
+      url: '/v1/threat-models/test',
+      headers: bearer(key),
+      payload: { ...request, ...(cursor ? { cursor } : {}) },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const page = res.json() as DryRunPage;
+    pages.push(page);
+    cursor = page.next_cursor;
+    expect(pages.length).toBeLessThan(1_000);
+  } while (cursor !== null);
+  return pages;
+}
 
 describe('threat-model dry runs off the request thread', () => {
   let t: TestApp;
@@ -158,21 +191,103 @@ describe('threat-model dry runs off the request thread', () => {
     expect(body.alerts_raised).toBe(10);
     expect(body.alerts).toHaveLength(10);
 
+    expect(body).toMatchObject({ next_cursor: null, progress: { evaluated: 1_200, total: 1_200, matched: 900, alerts_raised: 10 } });
+
+    // Pages of 500: each actor's alert goes on across pages, opened once.
     const few = await roomyApp({}, { store: t.services.store, clock: t.clock, dryRunLimits: { ...DRY_RUN_LIMITS, maxRows: 500 } });
     try {
-      const cut = (await post(few, acct.secret, { model, from: at(0), to: at(1_200_000) })).json();
-      expect(cut).toMatchObject({ scanned: 500, truncated: 'rows' });
-      expect(cut.truncated_reason).toBe('the range holds more than 500 events; the 500 received last were evaluated');
+      const pages = await walk(few, acct.secret, { model, from: at(0), to: at(1_200_000) });
+      expect(pages.map((p) => p.scanned)).toEqual([500, 500, 200]);
+      expect(pages[0]).toMatchObject({ truncated: 'rows', progress: { evaluated: 500, total: 1_200 } });
+      expect(pages[0]?.truncated_reason).toBe('a page reads at most 500 events; these 500 were evaluated, oldest first; next_cursor continues');
+      expect(sum(pages, 'matched')).toBe(900);
+      expect(sum(pages, 'alerts_raised')).toBe(10);
+      expect(pages[2]).toMatchObject({ truncated: null, truncated_reason: null, next_cursor: null, progress: body.progress });
     } finally {
       await few.vigil.close();
     }
   });
 
+  it('walks a day of 25,000 events page by page to the counts of one evaluation of the whole range', async () => {
+    const acct = await t.account('business');
+    const start = T0 - 12 * 3_600_000;
+    // An actor every 150 s. Half the actors match each time, four times in each 600 s window, so
+    // each of their alerts is opened once and goes on all day; the other half match every other
+    // time, twice a window, and never fire.
+    const rows = Array.from({ length: 25_000 }, (_, i) => {
+      const occurredAt = start + i * 3_000;
+      const type = i % 4 === 3 ? 'custom.day.other' : 'custom.day.login.fail';
+      const actorId = `d${i % 50}`;
+      return {
+        id: newId('evt', occurredAt),
+        accountId: acct.id,
+        type,
+        eventId: null,
+        occurredAt,
+        receivedAt: occurredAt,
+        actorId,
+        ip: null,
+        riskScore: 0,
+        tags: [],
+        doc: { event: type, actor_id: actorId, timestamp: new Date(occurredAt).toISOString() },
+      };
+    });
+    for (let i = 0; i < rows.length; i += 2_500) await t.services.store.commit({ events: rows.slice(i, i + 2_500), alerts: [], usage: [], idempotency: [] });
+    const model = {
+      name: 'Day bursts',
+      match: { event: 'custom.day.login.*' },
+      threshold: { count: 3, group_by: 'actor_id', window_seconds: 600 },
+      outcome: { alert: 'custom.day_bursts', severity: 'low' },
+    };
+    const range = { from: new Date(start).toISOString(), to: new Date(start + 25_000 * 3_000).toISOString() };
+
+    const whole = await roomyApp({}, { store: t.services.store, clock: t.clock, dryRunLimits: { ...DRY_RUN_LIMITS, maxRows: 30_000, maxMs: 600_000 } });
+    let one: DryRunPage;
+    try {
+      const res = await post(whole, acct.secret, { model, ...range });
+      expect(res.statusCode, res.body).toBe(200);
+      one = res.json();
+    } finally {
+      await whole.vigil.close();
+    }
+    expect(one).toMatchObject({ scanned: 25_000, matched: 18_750, alerts_raised: 25, next_cursor: null });
+
+    const pages = await walk(t, acct.secret, { model, ...range });
+    expect(pages.length).toBeGreaterThanOrEqual(3);
+    expect(sum(pages, 'scanned')).toBe(25_000);
+    expect(sum(pages, 'matched')).toBe(one.matched);
+    expect(sum(pages, 'alerts_raised')).toBe(one.alerts_raised);
+    expect(pages[pages.length - 1]?.progress).toEqual({ evaluated: 25_000, total: 25_000, matched: one.matched, alerts_raised: one.alerts_raised });
+
+    // A cursor serves its account, its model and one page.
+    const first = (await post(t, acct.secret, { model, ...range })).json() as DryRunPage;
+    const cursor = first.next_cursor as string;
+    const other = await t.account('business');
+    expectError(await post(t, other.secret, { model, cursor }), 400, 'INVALID_REQUEST');
+    expectError(await post(t, acct.secret, { model: { ...model, name: 'Another' }, cursor }), 400, 'INVALID_REQUEST');
+    expect((await post(t, acct.secret, { model, cursor })).statusCode).toBe(200);
+    expectError(await post(t, acct.secret, { model, cursor }), 400, 'INVALID_REQUEST');
+    const forged = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as unknown[];
+    for (const hostile of [
+      'x',
+      '!!',
+      'a'.repeat(1_001),
+      Buffer.from('{"__proto__":{}}').toString('base64url'),
+      Buffer.from(JSON.stringify([other.id, ...forged.slice(1)])).toString('base64url'),
+      Buffer.from(JSON.stringify([...forged.slice(0, 6), "1.evt_x' or 1=1 --", ...forged.slice(7)])).toString('base64url'),
+      Buffer.from(JSON.stringify([...forged.slice(0, 7), -1, ...forged.slice(8)])).toString('base64url'),
+    ]) {
+      const res = await post(t, acct.secret, { model, cursor: hostile });
+      expectError(res, 400, 'INVALID_REQUEST');
+      expect(res.json().details).toEqual([expect.objectContaining({ field: 'cursor' })]);
+    }
+  }, 300_000);
+
   it('documents truncated and truncated_reason in the OpenAPI document', async () => {
     const doc = (await t.vigil.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     const schema = doc.paths['/v1/threat-models/test'].post.responses['200'].content['application/json'].schema;
     expect(Object.keys(schema.properties)).toEqual(
-      expect.arrayContaining(['scanned', 'matched', 'alerts_raised', 'truncated', 'truncated_reason', 'events', 'alerts']),
+      expect.arrayContaining(['scanned', 'matched', 'alerts_raised', 'truncated', 'truncated_reason', 'events', 'alerts', 'next_cursor', 'progress']),
     );
   });
 });

@@ -50,12 +50,12 @@ describe('times in events, list filters and dry runs', () => {
   });
 
   it('checks the rest of a dry run body by its schema: a model or an id, and no other member', async () => {
-    const shape = 'send {"model": ...} or {"id": "tm_…"}, with optional "from" and "to"';
+    const shape = 'send {"model": ...} or {"id": "tm_…"}, with optional "from", "to" and "cursor"';
     expect(expectError(await inject('POST', '/v1/threat-models/test', [model]), 400, 'INVALID_REQUEST').message).toBe(shape);
     expect(expectError(await inject('POST', '/v1/threat-models/test', { from: earlier }), 400, 'INVALID_REQUEST').message).toBe(shape);
     expect(expectError(await inject('POST', '/v1/threat-models/test', { model, id: 'tm_x' }), 400, 'INVALID_REQUEST').message).toBe(shape);
     const extra = expectError(await inject('POST', '/v1/threat-models/test', { model, colour: 'red' }), 400, 'INVALID_REQUEST');
-    expect(extra.details).toEqual([{ field: 'colour', message: 'colour is not allowed here (allowed: model, id, from, to)' }]);
+    expect(extra.details).toEqual([{ field: 'colour', message: 'colour is not allowed here (allowed: model, id, from, to, cursor)' }]);
     const id = expectError(await inject('POST', '/v1/threat-models/test', { id: 5 }), 400, 'INVALID_REQUEST');
     expect(id.details).toEqual([{ field: 'id', message: 'id must be a string' }]);
   });

@@ -338,6 +338,37 @@ export class MemoryStateStore implements StateStore {
     this.evictCursor = undefined;
   }
 
+  /**
+   * Every record as plain data (structured-clone safe), with each record's remaining lifetime:
+   * what `restore` needs to go on as if the store had never been put away. A dry run walking a
+   * range page by page carries its state from one page to the next this way.
+   */
+  dump(): StateDump {
+    const now = this.seconds();
+    const records: DumpedRecord[] = [];
+    for (const [key, rec] of this.records) {
+      if (rec.e <= now) continue;
+      const slots: unknown[] = [];
+      for (let i = 0; i < rec.l.names.length * 2; i++) slots.push(dumpSlot(getSlot(rec, i)));
+      records.push([key, rec.e - now, rec.b, rec.l.names, slots]);
+    }
+    return { scopes: [...this.scopes], records };
+  }
+
+  /** Adds the records of a dump (see dump()); the store should be empty. */
+  restore(dump: StateDump): void {
+    const now = this.seconds();
+    for (const [accountId, alias] of dump.scopes) this.scopes.set(accountId, alias);
+    for (const [key, left, bytes, names, slots] of dump.records) {
+      let rec = newRecord(now + left);
+      for (const name of names) rec = withField(rec, name);
+      for (let i = 0; i < slots.length; i++) setSlot(rec, i, restoreSlot(slots[i]));
+      rec.b = bytes;
+      this.total += bytes;
+      this.records.set(key, rec);
+    }
+  }
+
   /** Examines up to `budget` records (at most one full pass), resuming where the last sweep stopped; drops the expired ones. */
   sweep(budget: number): number {
     const now = this.seconds();
@@ -813,6 +844,40 @@ export class MemoryStateStore implements StateStore {
     setSlot(rec, this.slot + 1, undefined);
     return { deleted: true };
   }
+}
+
+/** A record as dump() writes it: key, seconds left, estimated bytes, field names, slots. */
+type DumpedRecord = [string, number, number, readonly string[], unknown[]];
+
+/** A MemoryStateStore's records as plain data (dump() and restore()). */
+export interface StateDump {
+  readonly scopes: readonly (readonly [string, AccountScope])[];
+  readonly records: readonly DumpedRecord[];
+}
+
+/** A slot as plain data: the field classes become tagged arrays, everything else is data already. */
+function dumpSlot(v: unknown): unknown {
+  if (v instanceof WindowField) return { $w: [v.end, v.head, v.times, v.amounts, v.sum] };
+  if (v instanceof DistinctField) return { $d: [v.end, [...v.members], v.chars] };
+  if (v instanceof AlertField) return { $a: [v.id, v.count, v.firstSeen, v.lastSeen, v.eventIds, v.chars] };
+  return v;
+}
+
+function restoreSlot(v: unknown): unknown {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+  if ('$w' in v) {
+    const [end, head, times, amounts, sum] = v.$w as [number, number, number[], number[] | null, number];
+    return Object.assign(new WindowField(end), { head, times, amounts, sum });
+  }
+  if ('$d' in v) {
+    const [end, members, chars] = v.$d as [number, [string, number[]][], number];
+    return Object.assign(new DistinctField(end), { members: new Map(members), chars });
+  }
+  if ('$a' in v) {
+    const [id, count, firstSeen, lastSeen, eventIds, chars] = v.$a as [string, number, number, number, string[], number];
+    return Object.assign(new AlertField(id, firstSeen, undefined), { count, firstSeen, lastSeen, eventIds, chars });
+  }
+  return v;
 }
 
 function isLive(alert: AlertField, at: number, windowMs: number): boolean {

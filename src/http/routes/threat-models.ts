@@ -9,7 +9,16 @@ import { ulid } from '../../util/ids.js';
 import { DAY_MS } from '../../util/duration.js';
 import { schemaCheck } from '../../util/schema-check.js';
 import { readTime } from '../../util/time-text.js';
-import { DryRunner, type DryRunLimits, type DryRunModel } from '../../threat-models/dry-run.js';
+import {
+  DryRunner,
+  modelKeyOf,
+  readDryRunCursor,
+  writeDryRunCursor,
+  type DryRunCursor,
+  type DryRunLimits,
+  type DryRunModel,
+} from '../../threat-models/dry-run.js';
+import type { DryRunStates } from '../../threat-models/dry-run-states.js';
 import { DEFAULT_SIGMA_FIELDS, validateFieldMapping, type FieldMapping } from '../../threat-models/field-mapping.js';
 import { ModelChecker, type CheckOutcome } from '../../threat-models/checker.js';
 import type { CheckedModel } from '../../threat-models/check-thread.js';
@@ -40,6 +49,8 @@ export interface ThreatModelRouteDeps {
   readonly settingsChanged: () => void;
   /** Bounds of dry runs (default DRY_RUN_LIMITS). */
   readonly dryRunLimits?: DryRunLimits;
+  /** Paged dry runs' states between pages (shared by the instances when scaled out). */
+  readonly dryRunStates?: DryRunStates;
   readonly audit: AuditTrail;
 }
 
@@ -117,14 +128,23 @@ function contextOf(request: FastifyRequest): AccountContext {
 
 const fieldsOf = (ctx: AccountContext): FieldMapping => (ctx.account.settings[SIGMA_FIELDS_SETTING] as FieldMapping | undefined) ?? {};
 
-const DRY_RUN_SHAPE = 'send {"model": ...} or {"id": "tm_…"}, with optional "from" and "to"';
+const DRY_RUN_SHAPE = 'send {"model": ...} or {"id": "tm_…"}, with optional "from", "to" and "cursor"';
 /** A dry run's body: a model to try, or the id of a saved one, and an optional range. */
 const checkDryRun = schemaCheck(
   Type.Object(
-    { model: Type.Optional(Type.Unknown()), id: Type.Optional(Type.String()), from: Type.Optional(Type.Unknown()), to: Type.Optional(Type.Unknown()) },
+    {
+      model: Type.Optional(Type.Unknown()),
+      id: Type.Optional(Type.String()),
+      from: Type.Optional(Type.Unknown()),
+      to: Type.Optional(Type.Unknown()),
+      cursor: Type.Optional(Type.String({ maxLength: 1_000 })),
+    },
     { additionalProperties: false, message: DRY_RUN_SHAPE },
   ),
 );
+
+const badCursor = (problem: string) =>
+  new ApiError({ code: 'INVALID_REQUEST', message: `cursor ${problem}`, details: [{ field: 'cursor', message: problem }] });
 
 /** A dry run's `from` or `to`: a time as everywhere (util/time-text.ts), else `fallback` when absent. */
 const parseTime = (value: unknown, field: string, fallback: number): number => (value === undefined ? fallback : requestTime(readTime(value), field));
@@ -257,11 +277,11 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
     },
   });
 
-  const dryRuns = new DryRunner(deps.store.events, deps.clock, deps.dryRunLimits);
+  const dryRuns = new DryRunner(deps.store.events, deps.clock, deps.dryRunLimits, deps.dryRunStates);
   app.addHook('onClose', () => dryRuns.close());
   const DryRunAnswer = Type.Object({
     range: Type.Object({ from: Type.String(), to: Type.String() }),
-    scanned: Type.Integer({ description: 'Events evaluated, oldest first: every event of the range unless truncated' }),
+    scanned: Type.Integer({ description: 'Events this page evaluated, oldest first: every event left in the range unless truncated' }),
     matched: Type.Integer(),
     alerts_raised: Type.Integer(),
     truncated: Type.Union([Type.Literal('rows'), Type.Literal('time'), Type.Null()], {
@@ -289,7 +309,14 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
         last_seen: Type.String(),
         event_ids: Type.Array(Type.String()),
       }),
-      { description: 'The first alerts it would have raised' },
+      { description: 'The first alerts this page would have raised or added to (alerts_raised counts those it opened)' },
+    ),
+    next_cursor: Type.Union([Type.String(), Type.Null()], {
+      description: 'Send it back (with the same model) for the next page; null when the run is over. A cursor serves one page, for 10 minutes.',
+    }),
+    progress: Type.Object(
+      { evaluated: Type.Integer(), total: Type.Integer(), matched: Type.Integer(), alerts_raised: Type.Integer() },
+      { description: 'The run so far, this page included; total: the events of the range counted when the run started' },
     ),
   });
 
@@ -299,7 +326,8 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
     schema: {
       ...route('Dry run: which stored events a model would have matched and which alerts it would have raised (no side effects)'),
       body: Type.Unknown({
-        description: '{"model": <model or Sigma>} or {"id": "tm_…"}, with optional "from" and "to" (ISO 8601 or Unix milliseconds; default the last 24 hours).',
+        description:
+          '{"model": <model or Sigma>} or {"id": "tm_…"}, with optional "from" and "to" (ISO 8601 or Unix milliseconds; default the last 24 hours), and "cursor": the next_cursor of the previous page.',
       }),
       response: { 200: DryRunAnswer, ...ErrorResponses },
     },
@@ -309,9 +337,18 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
       if (!checked.ok) throw new ApiError({ code: 'INVALID_REQUEST', message: (checked.errors[0] as ErrorDetail).message, details: checked.errors });
       const body = checked.value;
       if ((body.model === undefined) === (body.id === undefined)) throw new ApiError({ code: 'INVALID_REQUEST', message: DRY_RUN_SHAPE });
+      const cursor = body.cursor === undefined ? undefined : readDryRunCursor(body.cursor);
+      if (body.cursor !== undefined && (cursor === undefined || cursor.account !== ctx.account.id))
+        throw badCursor('is not the next_cursor of a dry run of this account');
       const now = deps.clock.now();
-      const to = parseTime(body.to, 'to', now);
-      const from = parseTime(body.from, 'from', to - DAY_MS);
+      // A later page walks the range its run started with.
+      const to = cursor?.to ?? parseTime(body.to, 'to', now);
+      const from = cursor?.from ?? parseTime(body.from, 'from', to - DAY_MS);
+      if (
+        cursor !== undefined &&
+        ((body.to !== undefined && parseTime(body.to, 'to', now) !== to) || (body.from !== undefined && parseTime(body.from, 'from', now) !== from))
+      )
+        throw badCursor('is of a dry run over another range: send the range of its first page, or none');
       if (from >= to || to - from > MAX_RANGE_MS)
         throw new ApiError({ code: 'INVALID_REQUEST', message: 'the range must have from before to and span at most 31 days' });
       // Compiled on the dry run's thread: compiling large patterns would take the request thread's time too.
@@ -323,7 +360,10 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
         const value = accept(await checker.input(ctx.account.id, body.model, fieldsOf(ctx)), reply);
         model = { id: 'dry_run', version: 0, definition: value.definition };
       }
-      const outcome = await dryRuns.run(ctx.account.id, model, { from, to });
+      if (cursor !== undefined && cursor.model !== modelKeyOf(model)) throw badCursor('is of a dry run of another model: send the model of its first page');
+      const outcome = await dryRuns.run(ctx.account.id, model, { from, to }, cursor?.at);
+      if (!outcome.ok && 'spent' in outcome)
+        throw badCursor('was used already or is older than 10 minutes (a cursor serves one page): start the dry run again from the last page’s range');
       if (!outcome.ok) {
         reply.header('Retry-After', String(outcome.retryAfter));
         throw new ApiError({
@@ -332,7 +372,13 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
           retryAfter: outcome.retryAfter,
         });
       }
-      return { range: { from: new Date(from).toISOString(), to: new Date(to).toISOString() }, ...outcome.result };
+      const { next, ...result } = outcome.result;
+      const following: DryRunCursor | null = next === null ? null : { account: ctx.account.id, model: modelKeyOf(model), from, to, at: next };
+      return {
+        range: { from: new Date(from).toISOString(), to: new Date(to).toISOString() },
+        ...result,
+        next_cursor: following === null ? null : writeDryRunCursor(following),
+      };
     },
   });
 

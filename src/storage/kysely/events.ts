@@ -144,6 +144,18 @@ export class KyselyEventStore implements EventStore {
     return num(row.n);
   }
 
+  async countEventsBetween(accountId: string, since: number, until: number, max: number): Promise<number> {
+    if (this.x.unmatchable(accountId)) return 0;
+    // The (account_id, occurred_at) index answers the range; the inner LIMIT bounds the walk.
+    const row = await this.x.read('countEventsBetween', () =>
+      sql<{ n: number | string | bigint }>`select count(*) as n from (select 1 from events where account_id = ${accountId}
+        and occurred_at >= ${since} and occurred_at < ${until} limit ${max}) as counted`
+        .execute(this.x.db)
+        .then((r) => r.rows[0]),
+    );
+    return row === undefined ? 0 : num(row.n);
+  }
+
   async findIdempotency(accountId: string, eventIds: readonly string[], since: number): Promise<ReadonlyMap<string, IdempotencyRow>> {
     const found = new Map<string, IdempotencyRow>();
     const ids = eventIds.filter((id) => !this.x.unmatchable(accountId, id));
