@@ -3,6 +3,7 @@ import { ApiFailure, call, type DryRun, type ThreatModel, type ThreatModelVersio
 import { Table, type Column } from '../list';
 import { locateInJson, locateInYaml } from '../locate';
 import { go, href } from '../router';
+import { dryRunAll, type DryRunSummary } from '../dry-run';
 import { useCan, useSessionInfo } from '../session';
 import { Card, fmtNumber, fmtTime, Loading, Problems, problemsOf, Severity, useLoad, type Problem } from '../ui';
 
@@ -362,9 +363,10 @@ function DryRunCard({
   enabled: boolean;
   onProblems: (problems: readonly Problem[]) => void;
 }) {
-  const [result, setResult] = useState<DryRun | undefined>();
+  const [result, setResult] = useState<DryRunSummary | undefined>();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
+  const stopping = useRef(false);
   const now = Date.now();
   const run = async (e: Event) => {
     e.preventDefault();
@@ -374,10 +376,20 @@ function DryRunCard({
     if ('problem' in request) return onProblems([request.problem]);
     onProblems([]);
     setBusy(true);
+    stopping.current = false;
+    setResult(undefined);
     try {
       const from = new Date(String(form.get('from'))).toISOString();
       const to = new Date(String(form.get('to'))).toISOString();
-      setResult(await call<DryRun>('POST', '/v1/threat-models/test', { model: request.body, from, to }));
+      // A day or more of events is read page by page; the bar shows how far the run is.
+      setResult(
+        await dryRunAll(
+          { model: request.body },
+          { from, to },
+          (_page, summary) => setResult(summary),
+          () => stopping.current,
+        ),
+      );
     } catch (err) {
       setResult(undefined);
       if (err instanceof ApiFailure && err.code === 'INVALID_THREAT_MODEL') onProblems(problemsOf(err, '(model)'));
@@ -416,8 +428,21 @@ function DryRunCard({
           <button type="submit" disabled={busy}>
             Run dry run
           </button>
+          {busy && (
+            <button type="button" class="secondary" onClick={() => (stopping.current = true)}>
+              Stop
+            </button>
+          )}
         </div>
       </form>
+      {result && (busy || result.stopped) && (
+        <>
+          <label for="dry-run-progress">Events evaluated</label>
+          <progress id="dry-run-progress" max={Math.max(1, result.total)} value={result.evaluated}>
+            {fmtNumber(result.evaluated)} of {fmtNumber(result.total)}
+          </progress>
+        </>
+      )}
       {error && (
         <p class="error" role="alert">
           {error}
@@ -426,13 +451,14 @@ function DryRunCard({
       <div role="status">
         {result && (
           <p data-testid="dry-run-summary">
-            Scanned {fmtNumber(result.scanned)} events: {fmtNumber(result.matched)} matched, {fmtNumber(result.alerts_raised)}{' '}
+            {busy ? 'So far: scanned' : 'Scanned'} {fmtNumber(result.evaluated)}
+            {busy && ` of ${fmtNumber(result.total)}`} events: {fmtNumber(result.matched)} matched, {fmtNumber(result.alerts_raised)}{' '}
             {result.alerts_raised === 1 ? 'alert' : 'alerts'} would be raised.
-            {result.truncated && ` Stopped early (${result.truncated === 'rows' ? 'row limit' : 'time limit'}): narrow the range.`}
+            {result.stopped && ' Stopped before the end of the range.'}
           </p>
         )}
       </div>
-      {result && result.alerts.length > 0 && (
+      {result && !busy && result.alerts.length > 0 && (
         <>
           <h3>Alerts it would raise</h3>
           <Table
@@ -442,7 +468,7 @@ function DryRunCard({
           />
         </>
       )}
-      {result && result.events.length > 0 && (
+      {result && !busy && result.events.length > 0 && (
         <>
           <h3>Matched events</h3>
           <Table caption="Stored events the rule matches" columns={eventColumns} rows={result.events} />
