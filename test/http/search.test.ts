@@ -161,6 +161,8 @@ describe('search: q, sort and time range of GET /v1/events', () => {
   it('ip: an address, a CIDR block (IPv4 and IPv6) or a pattern', async () => {
     expect(await ids('ip:10.0.0.0/8')).toEqual(where((e) => e.ip?.startsWith('10.') === true));
     expect(await ids('ip:10.1.0.0/16')).toEqual(where((e) => e.ip === '10.1.2.3'));
+    expect(await ids('ip:10.0.0.0/9')).toEqual(where((e) => e.ip === '10.1.2.3'));
+    expect(await ids('ip:10.128.0.0/9')).toEqual(where((e) => e.ip === '10.200.0.9'));
     expect(await ids('ip:2001:db8::/32')).toEqual(where((e) => e.ip === '2001:db8::5'));
     expect(await ids('ip:2001:DB8::5')).toEqual(where((e) => e.ip === '2001:db8::5'));
     expect(await ids('ip:203.0.113.1*')).toEqual(where((e) => e.ip?.startsWith('203.0.113.1') === true));

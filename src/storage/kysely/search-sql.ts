@@ -118,9 +118,17 @@ export function sqliteAddressKey(text: unknown): string | null {
 function cidrTest(value: RawBuilder<unknown>, block: string, dialect: Dialect): Cond {
   if (dialect === 'postgres') return sql<boolean>`(${value})::inet <<= ${block}::inet`;
   const cidr = parseCidr(block);
-  if (cidr === undefined) return sql<boolean>`0 = 1`;
+  if (cidr === undefined || cidr.bits === undefined) return sql<boolean>`0 = 1`;
   const key = (v: number | bigint) => (cidr.version === 4 ? `4${Number(v).toString(16).padStart(8, '0')}` : `6${BigInt(v).toString(16).padStart(32, '0')}`);
-  return sql<boolean>`${sql.raw(SQLITE_ADDRESS_KEY)}(${value}) between ${key(cidr.first)} and ${key(cidr.last)}`;
+  const test = sql<boolean>`${sql.raw(SQLITE_ADDRESS_KEY)}(${value}) between ${key(cidr.first)} and ${key(cidr.last)}`;
+  if (cidr.version !== 4 || cidr.bits < 8) return test;
+  // Stored addresses are canonical dotted quads: the block's whole octets are a text prefix,
+  // which GLOB tests in C; the address function then runs only on the rows that prefix leaves,
+  // and not at all for a block of whole octets.
+  const first = Number(cidr.first);
+  const octets = [first >>> 24, (first >>> 16) & 255, (first >>> 8) & 255, first & 255].slice(0, Math.floor(cidr.bits / 8));
+  const prefix = sql<boolean>`${value} glob ${`${octets.join('.')}${octets.length < 4 ? '.*' : ''}`}`;
+  return cidr.bits % 8 === 0 ? prefix : sql<boolean>`(${prefix} and ${test})`;
 }
 
 function rangeTest(value: RawBuilder<unknown>, test: Extract<FieldTest, { op: 'range' }>): Cond {
@@ -199,24 +207,12 @@ function indexWords(test: FieldTest): { text: string; prefix: boolean } | undefi
   return words.length === 0 || words.length > QUERY_LIMITS.words ? undefined : lead;
 }
 
-/**
- * SQLite keeps no actor or address index on events (see event-hours.ts): a pattern on either
- * reads the (account_id, received_at, actor_id, ip) index, which holds both, rather than every
- * row of the account.
- */
-function sqliteIndexScan(accountId: string, column: string, test: Cond): Cond {
-  return sql<boolean>`events.rowid in (select rowid from events as scan indexed by events_account_received where scan.account_id = ${accountId} and ${sql.raw(`scan.${column}`)} is not null and ${test})`;
-}
-
-function fieldCondition(node: Extract<QueryNode, { kind: 'field' }>, table: SearchTable, dialect: Dialect, accountId: string): Cond {
+function fieldCondition(node: Extract<QueryNode, { kind: 'field' }>, table: SearchTable, dialect: Dialect): Cond {
   if (table === 'events' && node.field === 'tag') return tagTest(node.test, dialect);
   const column = table === 'events' ? eventColumn(node.field, dialect) : alertColumn(node.field);
   const test = valueTest(column, node.test, dialect);
   const lead = column.indexed === true || (column.indexed === dialect && node.test.op !== 'cidr') ? indexWords(node.test) : undefined;
-  if (lead !== undefined) return sql<boolean>`(${eventWords(lead.text, lead.prefix, dialect)} and ${test})`;
-  if (table === 'events' && dialect === 'sqlite' && (node.field === 'actor_id' || node.field === 'ip') && node.test.op !== 'equals')
-    return sqliteIndexScan(accountId, node.field, valueTest({ sql: sql.ref(`scan.${node.field}`) }, node.test, dialect));
-  return test;
+  return lead === undefined ? test : sql<boolean>`(${eventWords(lead.text, lead.prefix, dialect)} and ${test})`;
 }
 
 /**
@@ -234,6 +230,8 @@ export function sqliteCandidates(node: QueryNode, accountId: string): RawBuilder
       const column = eventColumn(node.field, 'sqlite');
       const lead = column.indexed === true || column.indexed === 'sqlite' ? indexWords(node.test) : undefined;
       if (lead !== undefined) return sql`select rowid as rid from events_fts where events_fts match ${ftsPhrase(lead.text, lead.prefix)}`;
+      // SQLite keeps no actor or address index on events (see event-hours.ts): a pattern on
+      // either reads the (account_id, received_at, actor_id, ip) index, which holds both.
       if ((node.field === 'actor_id' || node.field === 'ip') && node.test.op !== 'equals') {
         const test = valueTest({ sql: sql.ref(`scan.${node.field}`) }, node.test, 'sqlite');
         return sql`select rowid as rid from events as scan indexed by events_account_received where scan.account_id = ${accountId} and ${sql.raw(`scan.${node.field}`)} is not null and ${test}`;
@@ -280,6 +278,6 @@ export function searchCondition(node: QueryNode, table: SearchTable, dialect: Di
     case 'text':
       return table === 'events' ? eventWords(node.text, node.prefix, dialect) : alertWords(node.words, dialect);
     case 'field':
-      return fieldCondition(node, table, dialect, accountId);
+      return fieldCondition(node, table, dialect);
   }
 }
