@@ -100,6 +100,8 @@ try {
   for (const [name, hash] of views) {
     await page.goto(`${base}/dashboard${hash}`);
     await page.getByRole('heading', { level: 1 }).waitFor();
+    // A view shows its heading before its data: wait until nothing is loading.
+    await page.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
     await shoot(page, name);
   }
   // The editor with a dry run's result and its versions.

@@ -44,6 +44,10 @@ export interface Entity {
   readonly alerts_recent?: readonly Alert[];
   /** Events the lists beside the counts were drawn from, and whether that was a sample of more. */
   readonly sampled_events?: number;
+  /** The window summed up, and the length of one interval of `risk_over_time`. */
+  readonly since?: string;
+  readonly until?: string;
+  readonly bucket_ms?: number;
   readonly partial?: boolean;
 }
 
@@ -176,11 +180,21 @@ function NetworkCard({ entity }: { entity: Entity }) {
 function RiskCard({ entity }: { entity: Entity }) {
   const chart = useMemo(() => {
     const points = entity.risk_over_time;
+    // Every interval of the window, so that the time axis is the window's (an interval without events shows 0).
+    const step = entity.bucket_ms ?? 0;
+    // Intervals start at whole multiples of their length, as the service counts them.
+    const start = entity.since && step > 0 ? Math.floor(Date.parse(entity.since) / step) * step : NaN;
+    const end = entity.until ? Date.parse(entity.until) : NaN;
+    const times =
+      step > 0 && start < end && points.length > 0
+        ? Array.from({ length: Math.ceil((end - start) / step) }, (_, i) => start + i * step)
+        : points.map((p) => Date.parse(p.at));
+    const by = new Map(points.map((p) => [Date.parse(p.at), p]));
     return {
-      times: points.map((p) => Date.parse(p.at)),
+      times,
       series: [
-        { label: 'Max risk', color: '#dc2626', values: points.map((p) => p.max) },
-        { label: 'Average risk', color: '#2563eb', values: points.map((p) => Math.round(p.avg)) },
+        { label: 'Max risk', color: '#dc2626', values: times.map((t) => by.get(t)?.max ?? 0) },
+        { label: 'Average risk', color: '#2563eb', values: times.map((t) => Math.round(by.get(t)?.avg ?? 0)) },
       ],
     };
   }, [entity]);
