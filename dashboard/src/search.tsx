@@ -305,6 +305,8 @@ export function HistogramCard({ endpoint, path, state, what }: { endpoint: strin
         bars
         onSelect={zoom}
         bucketMs={data.bucket_ms}
+        // One series, named by the heading: a legend would only repeat it (as a table of its own).
+        legend={false}
       />
       <p class="small muted">Drag across bars or click one to narrow the time range.</p>
     </section>

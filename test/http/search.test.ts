@@ -42,6 +42,14 @@ function eventsOf(base: number): Sent[] {
     { event: 'auth.login.success', actor_id: 'danaher', ip: '10.200.0.9', host: 'web-1', timestamp: base + 2 * HOUR },
     { event: 'auth.login.failure', actor_id: 'bob', ip: '192.168.1.5', metadata: { note: '=cmd|calc' }, timestamp: base + 3 * HOUR },
     { event: 'data.exported', actor_id: 'carol', ip: '2001:db8::5', request: { method: 'GET', path: '/export/all' }, timestamp: base + 4 * HOUR },
+    // Classified by its path: tagged inferred:auth.logout.
+    {
+      event: 'api.request',
+      actor_id: 'dana.smith',
+      ip: '10.1.2.3',
+      request: { method: 'POST', path: '/logout', status: 200 },
+      timestamp: base + 4 * HOUR + 60_000,
+    },
   ];
   for (let i = 0; i < 20; i++) out.push({ event: 'custom.filler.step', actor_id: `user-${i}`, ip: `203.0.113.${i}`, timestamp: base + (5 + i) * HOUR });
   return out;
@@ -58,10 +66,10 @@ describe('search: q, sort and time range of GET /v1/events', () => {
   const seed = async (secret: string, events: Sent[]): Promise<Stored[]> => {
     const res = await postEvent(t, secret, { events }, '/v1/events/batch');
     expect(res.statusCode).toBe(202);
-    const ids = res.json().results.map((r: { id: string }) => r.id) as string[];
+    const results = res.json().results as { id: string; tags: string[] }[];
     const out: Stored[] = [];
-    for (const [i, id] of ids.entries())
-      out.push({ ...(await getJson(t, secret, `/v1/events/${id}`)).json(), timestamp: (events[i] as Sent).timestamp } as Stored);
+    for (const [i, { id, tags }] of results.entries())
+      out.push({ ...(await getJson(t, secret, `/v1/events/${id}`)).json(), tags, timestamp: (events[i] as Sent).timestamp } as Stored);
     return out;
   };
 
@@ -112,6 +120,19 @@ describe('search: q, sort and time range of GET /v1/events', () => {
     expect(await ids('type:data.exported')).toEqual(where((e) => e.event === 'data.exported'));
     expect(await ids('actor_id:dana')).toEqual([]);
     expect(await ids(`id:${stored[2]?.id}`)).toEqual([stored[2]?.id]);
+  });
+
+  it('tag: matches one of an event’s tags, exactly or by a pattern, alone or with other terms', async () => {
+    const tagsOf = (e: Stored) => (e as unknown as { tags?: string[] }).tags ?? [];
+    const tags = [...new Set(stored.flatMap(tagsOf))];
+    expect(tags.length).toBeGreaterThan(0);
+    for (const tag of tags) {
+      expect(await ids(`tag:"${tag}"`)).toEqual(where((e) => tagsOf(e).includes(tag)));
+      expect(await ids(`tag:"${tag}" actor_id:dana*`)).toEqual(where((e) => tagsOf(e).includes(tag) && (e.actor_id ?? '').startsWith('dana')));
+    }
+    const [first] = tags as [string];
+    expect(await ids(`tag:${first.slice(0, 3)}*`)).toEqual(where((e) => tagsOf(e).some((tag) => tag.startsWith(first.slice(0, 3)))));
+    expect(await ids('tag:"no such tag"')).toEqual([]);
   });
 
   it('wildcards * and ? match any characters and one character', async () => {

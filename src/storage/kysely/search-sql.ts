@@ -227,6 +227,8 @@ export function sqliteCandidates(node: QueryNode, accountId: string): RawBuilder
     case 'text':
       return sql`select rowid as rid from events_fts where events_fts match ${ftsPhrase(node.text, node.prefix)}`;
     case 'field': {
+      // Tags live in their own JSON column, which no index covers.
+      if (node.field === 'tag') return undefined;
       const column = eventColumn(node.field, 'sqlite');
       const lead = column.indexed === true || column.indexed === 'sqlite' ? indexWords(node.test) : undefined;
       if (lead !== undefined) return sql`select rowid as rid from events_fts where events_fts match ${ftsPhrase(lead.text, lead.prefix)}`;
