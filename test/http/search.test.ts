@@ -12,7 +12,7 @@ interface Sent {
   readonly host?: string;
   readonly session_id?: string;
   readonly user_agent?: string;
-  readonly request?: { method: string; path: string; query?: string };
+  readonly request?: { method: string; path: string; query?: string; status?: number };
   readonly metadata?: Record<string, unknown>;
   readonly timestamp: number;
 }
