@@ -116,6 +116,8 @@ export interface EventStore {
 export interface AlertStore {
   getAlert(accountId: string, id: string): Promise<AlertRow | undefined>;
   listAlerts(accountId: string, filter: AlertFilter, limit: number, cursor?: string): Promise<Page<AlertRow>>;
+  /** Alerts passing the filter per bucket of first sighting: `buckets` counts from `from`. */
+  alertHistogram(accountId: string, filter: AlertFilter, from: number, bucketMs: number, buckets: number): Promise<number[]>;
   /** Sets the status and, in the same transaction, writes the webhook deliveries of the change. */
   setAlertStatus(accountId: string, id: string, status: AlertStatus, at: number): Promise<AlertRow | undefined>;
   /** Assigns the alert to a member (user id) or to nobody (null); undefined when there is no such alert. */

@@ -62,6 +62,58 @@ describe('alert campaigns and bulk triage', () => {
     expect((await ok('/v1/alerts/groups', d.other.secret)).data).toEqual([]);
   });
 
+  it('searches, sorts, counts and exports the alert list with the events’ grammar', async () => {
+    type Alert = { id: string; type: string; severity: string; first_seen: string; last_seen: string };
+    const all = (await ok('/v1/alerts?limit=500')).data as Alert[];
+    const walk = async (query: string): Promise<Alert[]> => {
+      const out: Alert[] = [];
+      let cursor: string | null = null;
+      do {
+        const page = await ok(`/v1/alerts?limit=7&${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+        out.push(...(page.data as Alert[]));
+        cursor = page.next_cursor;
+      } while (cursor !== null);
+      return out;
+    };
+    const idsOf = (alerts: Alert[]) => alerts.map((a) => a.id).sort();
+    expect(idsOf(await walk('q=type:auth.breached_password'))).toEqual(idsOf(all.filter((a) => a.type === 'auth.breached_password')));
+    expect(idsOf(await walk(`q=${encodeURIComponent('severity:high OR severity:critical')}`))).toEqual(
+      idsOf(all.filter((a) => a.severity === 'high' || a.severity === 'critical')),
+    );
+    expect((await ok('/v1/alerts?q=type:auth.breached_password', d.other.secret)).data).toEqual([]);
+    const rank: Record<string, number> = { critical: 4, high: 3, medium: 2, low: 1 };
+    const bySeverity = await walk('sort=-severity');
+    expect(idsOf(bySeverity)).toEqual(idsOf(all));
+    for (let i = 1; i < bySeverity.length; i++) expect(rank[bySeverity[i - 1]!.severity]).toBeGreaterThanOrEqual(rank[bySeverity[i]!.severity]!);
+    const byLastSeen = await walk('sort=last_seen');
+    expect(idsOf(byLastSeen)).toEqual(idsOf(all));
+    for (let i = 1; i < byLastSeen.length; i++) expect(byLastSeen[i - 1]!.last_seen <= byLastSeen[i]!.last_seen).toBe(true);
+    expectError(await getJson(d.t, d.acct.secret, '/v1/alerts?q=severity%3A'), 400, 'INVALID_REQUEST');
+    expectError(await getJson(d.t, d.acct.secret, '/v1/alerts?sort=-severity&cursor=nonsense'), 400, 'INVALID_REQUEST');
+
+    const firsts = all.map((a) => Date.parse(a.first_seen));
+    const since = new Date(Math.min(...firsts)).toISOString();
+    const until = new Date(Math.max(...firsts) + 1).toISOString();
+    const histogram = await ok(`/v1/alerts/histogram?since=${since}&until=${until}&buckets=24`);
+    expect(histogram.buckets).toHaveLength(24);
+    expect(histogram.buckets.reduce((sum: number, b: { count: number }) => sum + b.count, 0)).toBe(all.length);
+    const stuffing = await ok(`/v1/alerts/histogram?since=${since}&until=${until}&q=type:auth.breached_password`);
+    expect(stuffing.buckets.reduce((sum: number, b: { count: number }) => sum + b.count, 0)).toBe(30);
+
+    const ndjson = await getJson(d.t, d.acct.secret, '/v1/alerts/export?format=ndjson&q=type:auth.breached_password');
+    expect(ndjson.headers['content-disposition']).toMatch(/^attachment; filename="vigil-alerts-.*\.ndjson"$/);
+    expect(
+      ndjson.body
+        .trimEnd()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as Alert).type),
+    ).toEqual(Array(30).fill('auth.breached_password'));
+    const csv = await getJson(d.t, d.acct.secret, '/v1/alerts/export?format=csv');
+    const lines = csv.body.trimEnd().split('\r\n');
+    expect(lines[0]).toBe('id,type,severity,status,subject,actor_id,count,first_seen,last_seen,assignee');
+    expect(lines).toHaveLength(all.length + 1);
+  });
+
   it('resolves a whole group with a note: one audit entry and one note per alert; again, nothing changes; the next sighting opens a new alert', async () => {
     const [group] = await groups('type=auth.breached_password');
     const hook = await d.t.vigil.app.inject({

@@ -14,7 +14,7 @@ import { badAssignee, checkAssignee, triageAlert } from '../alert-triage.js';
 import { NameFilterParam, parseNameFilter } from '../list-filter.js';
 import { usageReport } from '../usage-report.js';
 import { requestAccount } from '../context.js';
-import { EVENT_FIELDS, parseQuery, QUERY_LIMITS, type QueryFields, type QueryNode } from '../../util/search-query.js';
+import { ALERT_FIELDS, EVENT_FIELDS, parseQuery, QUERY_LIMITS, type QueryFields, type QueryNode } from '../../util/search-query.js';
 import { readSortCursor } from '../../storage/sort-cursor.js';
 
 export interface ReadRouteDeps {
@@ -68,8 +68,22 @@ const EventsQuery = Type.Object(
   { additionalProperties: false },
 );
 
+export const AlertSortParam = Type.Union(
+  [
+    Type.Literal('-last_seen'),
+    Type.Literal('last_seen'),
+    Type.Literal('-first_seen'),
+    Type.Literal('first_seen'),
+    Type.Literal('-severity'),
+    Type.Literal('severity'),
+  ],
+  { description: 'Order: last or first sighting or severity, - for the latest or highest first (default: newest alert first)' },
+);
+
 const AlertsQuery = Type.Object(
   {
+    q: Type.Optional(SearchText),
+    sort: Type.Optional(AlertSortParam),
     type: Type.Optional(NameFilterParam),
     severity: Type.Optional(Type.Union([Type.Literal('low'), Type.Literal('medium'), Type.Literal('high'), Type.Literal('critical')])),
     status: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('acknowledged'), Type.Literal('resolved'), Type.Literal('false_positive')])),
@@ -163,6 +177,8 @@ export function registerReadRoutes(app: FastifyInstance, deps: ReadRouteDeps): v
       const page = await deps.store.alerts.listAlerts(
         accountOf(request),
         {
+          query: searchQuery(q.q, ALERT_FIELDS),
+          ...(q.sort === undefined ? {} : { sort: q.sort }),
           type: type.exact,
           typePrefix: type.prefix,
           severity: q.severity,
@@ -174,7 +190,7 @@ export function registerReadRoutes(app: FastifyInstance, deps: ReadRouteDeps): v
           assignee: assigneeFilter(request, q.assignee),
         },
         pageLimit(q.limit),
-        q.cursor,
+        q.sort === undefined ? q.cursor : sortedCursor(q.cursor),
       );
       return { data: await alertViewsWithAssignees(deps.store.members, page.items), next_cursor: page.nextCursor };
     },

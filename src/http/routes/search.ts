@@ -1,16 +1,17 @@
 import { Readable } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Store } from '../../storage/store.js';
-import type { EventFilter, EventRow } from '../../storage/types.js';
+import type { AlertFilter, AlertRow, EventFilter, EventRow } from '../../storage/types.js';
 import type { Clock } from '../../util/clock.js';
 import { DAY_MS } from '../../util/duration.js';
-import { EVENT_FIELDS } from '../../util/search-query.js';
+import { ALERT_FIELDS, EVENT_FIELDS } from '../../util/search-query.js';
 import { requestAccount } from '../context.js';
 import { ApiError } from '../errors.js';
 import { ErrorResponses, integerQuery, KeyAuth, queryTime, TimeQuery } from '../schemas.js';
 import { eventView } from '../../storage/event-view.js';
-import { EventSortParam, searchQuery, SearchText } from './read.js';
+import { AlertSortParam, EventSortParam, searchQuery, SearchText } from './read.js';
+import { alertViewsWithAssignees } from '../alert-views.js';
 
 export interface SearchRouteDeps {
   readonly store: Store;
@@ -29,14 +30,15 @@ const HistogramQuery = Type.Object(
   { additionalProperties: false },
 );
 
+const ExportFormat = Type.Union([Type.Literal('ndjson'), Type.Literal('csv')], { default: 'ndjson' });
+
 const ExportQuery = Type.Object(
-  {
-    format: Type.Union([Type.Literal('ndjson'), Type.Literal('csv')], { default: 'ndjson' }),
-    q: Type.Optional(SearchText),
-    since: Type.Optional(TimeQuery),
-    until: Type.Optional(TimeQuery),
-    sort: Type.Optional(EventSortParam),
-  },
+  { format: ExportFormat, q: Type.Optional(SearchText), since: Type.Optional(TimeQuery), until: Type.Optional(TimeQuery), sort: Type.Optional(EventSortParam) },
+  { additionalProperties: false },
+);
+
+const AlertExportQuery = Type.Object(
+  { format: ExportFormat, q: Type.Optional(SearchText), since: Type.Optional(TimeQuery), until: Type.Optional(TimeQuery), sort: Type.Optional(AlertSortParam) },
   { additionalProperties: false },
 );
 
@@ -61,6 +63,20 @@ const CSV_COLUMNS: readonly (readonly [string, (e: Record<string, unknown>) => u
   ['request.method', (e) => member(e, 'request', 'method')],
   ['request.path', (e) => member(e, 'request', 'path')],
   ['request.query', (e) => member(e, 'request', 'query')],
+];
+
+/** The columns of an alert CSV export, read from the alert as /v1/alerts answers it. */
+const ALERT_CSV_COLUMNS: readonly (readonly [string, (a: Record<string, unknown>) => unknown])[] = [
+  ['id', (a) => a.id],
+  ['type', (a) => a.type],
+  ['severity', (a) => a.severity],
+  ['status', (a) => a.status],
+  ['subject', (a) => a.subject],
+  ['actor_id', (a) => a.actor_id],
+  ['count', (a) => a.count],
+  ['first_seen', (a) => a.first_seen],
+  ['last_seen', (a) => a.last_seen],
+  ['assignee', (a) => member(a, 'assignee', 'email') ?? a.assignee],
 ];
 
 function member(value: unknown, ...path: string[]): unknown {
@@ -95,7 +111,42 @@ function histogramRange(since: number | undefined, until: number | undefined, no
   return { from, to };
 }
 
-/** Histograms and streamed exports of the event list: the same `q`, time range and sort. */
+function histogramAnswer(from: number, to: number, bucketMs: number, counts: readonly number[]) {
+  return {
+    bucket_ms: bucketMs,
+    since: new Date(from).toISOString(),
+    until: new Date(to).toISOString(),
+    buckets: counts.map((count, i) => ({ at: new Date(from + i * bucketMs).toISOString(), count })),
+  };
+}
+
+type CsvColumns = readonly (readonly [string, (row: Record<string, unknown>) => unknown])[];
+
+/** Streams the pages of a list as NDJSON or CSV, one chunk per page: memory holds one page, whatever the result's size. */
+function sendExport(
+  reply: FastifyReply,
+  what: 'events' | 'alerts',
+  format: 'ndjson' | 'csv',
+  columns: CsvColumns,
+  pages: AsyncGenerator<Record<string, unknown>[]>,
+  now: number,
+): FastifyReply {
+  async function* lines(): AsyncGenerator<string> {
+    if (format === 'csv') yield csvLine(columns.map(([name]) => name));
+    for await (const rows of pages) {
+      let chunk = '';
+      for (const view of rows) chunk += format === 'csv' ? csvLine(columns.map(([, read]) => read(view))) : `${JSON.stringify(view)}\n`;
+      if (chunk !== '') yield chunk;
+    }
+  }
+  const stamp = new Date(now).toISOString().replace(/[:.]/g, '-');
+  return reply
+    .header('content-type', format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson')
+    .header('content-disposition', `attachment; filename="vigil-${what}-${stamp}.${format}"`)
+    .send(Readable.from(lines()));
+}
+
+/** Histograms and streamed exports of the event and alert lists: the same `q`, time range and sort as the lists. */
 export function registerSearchRoutes(app: FastifyInstance, deps: SearchRouteDeps): void {
   const accountOf = (request: FastifyRequest): string => requestAccount(request).account.id;
 
@@ -115,12 +166,7 @@ export function registerSearchRoutes(app: FastifyInstance, deps: SearchRouteDeps
       const { from, to } = histogramRange(queryTime(q.since, 'since'), queryTime(q.until, 'until'), deps.clock.now());
       const bucketMs = Math.max(1, Math.ceil((to - from) / buckets));
       const counts = await deps.store.events.eventHistogram(accountOf(request), { query, until: to }, from, bucketMs, buckets);
-      return {
-        bucket_ms: bucketMs,
-        since: new Date(from).toISOString(),
-        until: new Date(to).toISOString(),
-        buckets: counts.map((count, i) => ({ at: new Date(from + i * bucketMs).toISOString(), count })),
-      };
+      return histogramAnswer(from, to, bucketMs, counts);
     },
   });
 
@@ -143,31 +189,68 @@ export function registerSearchRoutes(app: FastifyInstance, deps: SearchRouteDeps
         until: queryTime(q.until, 'until'),
       };
       const store = deps.store;
-      async function* pages(): AsyncGenerator<EventRow[]> {
+      async function* pages(): AsyncGenerator<Record<string, unknown>[]> {
         let cursor: string | undefined;
         for (;;) {
           const page = await store.events.listEvents(accountId, filter, EXPORT_PAGE, cursor);
-          yield [...page.items];
+          yield page.items.map((row: EventRow) => eventView(row) as Record<string, unknown>);
           if (page.nextCursor === null) return;
           cursor = page.nextCursor;
         }
       }
-      async function* lines(): AsyncGenerator<string> {
-        if (q.format === 'csv') yield csvLine(CSV_COLUMNS.map(([name]) => name));
-        for await (const rows of pages()) {
-          let chunk = '';
-          for (const row of rows) {
-            const view = eventView(row) as Record<string, unknown>;
-            chunk += q.format === 'csv' ? csvLine(CSV_COLUMNS.map(([, read]) => read(view))) : `${JSON.stringify(view)}\n`;
-          }
-          if (chunk !== '') yield chunk;
+      return sendExport(reply, 'events', q.format, CSV_COLUMNS, pages(), deps.clock.now());
+    },
+  });
+
+  app.get<{ Querystring: Static<typeof HistogramQuery> }>('/v1/alerts/histogram', {
+    config: { access: 'read' },
+    schema: {
+      summary: 'How many alerts a search finds in each span of first sighting (the last 24 hours unless since/until say)',
+      tags: ['alerts'],
+      security: KeyAuth,
+      response: { ...ErrorResponses },
+      querystring: HistogramQuery,
+    },
+    handler: async (request) => {
+      const q = request.query;
+      const query = searchQuery(q.q, ALERT_FIELDS);
+      const buckets = integerQuery(q.buckets, 'buckets', Buckets) ?? 60;
+      const { from, to } = histogramRange(queryTime(q.since, 'since'), queryTime(q.until, 'until'), deps.clock.now());
+      const bucketMs = Math.max(1, Math.ceil((to - from) / buckets));
+      const counts = await deps.store.alerts.alertHistogram(accountOf(request), { query }, from, bucketMs, buckets);
+      return histogramAnswer(from, to, bucketMs, counts);
+    },
+  });
+
+  app.get<{ Querystring: Static<typeof AlertExportQuery> }>('/v1/alerts/export', {
+    config: { access: 'read' },
+    schema: {
+      summary: 'Every alert a search finds, streamed as NDJSON or CSV',
+      tags: ['alerts'],
+      security: KeyAuth,
+      response: { ...ErrorResponses },
+      querystring: AlertExportQuery,
+    },
+    handler: async (request, reply) => {
+      const q = request.query;
+      const accountId = accountOf(request);
+      const filter: AlertFilter = {
+        query: searchQuery(q.q, ALERT_FIELDS),
+        sort: q.sort ?? '-last_seen',
+        since: queryTime(q.since, 'since'),
+        until: queryTime(q.until, 'until'),
+      };
+      const store = deps.store;
+      async function* pages(): AsyncGenerator<Record<string, unknown>[]> {
+        let cursor: string | undefined;
+        for (;;) {
+          const page = await store.alerts.listAlerts(accountId, filter, EXPORT_PAGE, cursor);
+          yield (await alertViewsWithAssignees(store.members, page.items as AlertRow[])) as unknown as Record<string, unknown>[];
+          if (page.nextCursor === null) return;
+          cursor = page.nextCursor;
         }
       }
-      const stamp = new Date(deps.clock.now()).toISOString().replace(/[:.]/g, '-');
-      return reply
-        .header('content-type', q.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson')
-        .header('content-disposition', `attachment; filename="vigil-events-${stamp}.${q.format}"`)
-        .send(Readable.from(lines()));
+      return sendExport(reply, 'alerts', q.format, ALERT_CSV_COLUMNS, pages(), deps.clock.now());
     },
   });
 }

@@ -1,8 +1,10 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { AlertStore } from '../store.js';
-import type { Actor, AlertFilter, AlertNote, AlertRow, AlertStatus, Page } from '../types.js';
+import { readSortCursor, writeSortCursor } from '../sort-cursor.js';
+import type { Actor, AlertFilter, AlertNote, AlertRow, AlertSort, AlertStatus, Page } from '../types.js';
 import { alertRowOf, outboxRows } from '../webhooks/outbox.js';
-import { likeLiteral, num, pageOf, type KyselyAccess } from './access.js';
+import { likeLiteral, num, pageOf, type KyselyAccess, type Row } from './access.js';
+import { searchCondition } from './search-sql.js';
 import { enabledEndpoints, insertDeliveries } from './outbox.js';
 
 /**
@@ -11,6 +13,33 @@ import { enabledEndpoints, insertDeliveries } from './outbox.js';
  * JSON text written by JSON.stringify, so the member is matched as that text.
  */
 export const aboutAddress = (ip: string) => sql<boolean>`(subject = ${`ip:${ip}`} or details like ${`%"ip":${likeLiteral(JSON.stringify(ip))}%`} escape '\\')`;
+
+/** Severity as a number, for sorting: the stored text's order is not the severities'. */
+const SEVERITY_RANK = sql`(case severity when 'critical' then 4 when 'high' then 3 when 'medium' then 2 when 'low' then 1 else 0 end)`;
+const SEVERITY_VALUE: Readonly<Record<string, number>> = { critical: 4, high: 3, medium: 2, low: 1 };
+
+function alertSortKey(sort: AlertSort): RawBuilder<unknown> {
+  if (sort === '-severity' || sort === 'severity') return SEVERITY_RANK;
+  return sql.ref(sort.replace(/^-/, ''));
+}
+
+function alertSortValue(alert: AlertRow, sort: AlertSort): number {
+  if (sort === '-severity' || sort === 'severity') return SEVERITY_VALUE[alert.severity] ?? 0;
+  return sort.endsWith('first_seen') ? alert.firstSeen : alert.lastSeen;
+}
+
+/** The ORDER BY of a sort (its key, then id, both the same way); without one, the newest id first. */
+function alertOrder(sort: AlertSort | undefined): RawBuilder<unknown> {
+  if (sort === undefined) return sql`order by id desc`;
+  return sort.startsWith('-') ? sql`order by ${alertSortKey(sort)} desc, id desc` : sql`order by ${alertSortKey(sort)} asc, id asc`;
+}
+
+function alertCursorCondition(sort: AlertSort | undefined, cursor: string): RawBuilder<unknown> {
+  const after = sort === undefined ? undefined : readSortCursor(cursor);
+  if (sort === undefined || after === undefined) return sql`id < ${cursor}`;
+  const key = alertSortKey(sort);
+  return sort.startsWith('-') ? sql`(${key}, id) < (${after.value}, ${after.id})` : sql`(${key}, id) > (${after.value}, ${after.id})`;
+}
 
 /** Alerts and alert notes over Kysely. */
 export class KyselyAlertStore implements AlertStore {
@@ -29,26 +58,57 @@ export class KyselyAlertStore implements AlertStore {
       return { items: [], nextCursor: null };
     const ids = filter.ids?.filter((id) => !this.x.unmatchable(id));
     if (ids !== undefined && ids.length === 0) return { items: [], nextCursor: null };
-    let q = this.x.db.selectFrom('alerts').selectAll().where('account_id', '=', accountId);
-    if (ids !== undefined) q = q.where('id', 'in', ids);
-    if (filter.type !== undefined) q = q.where('type', '=', filter.type);
-    if (filter.typePrefix !== undefined) q = q.where(sql<boolean>`type like ${likeLiteral(filter.typePrefix) + '%'} escape '\\'`);
-    if (filter.severity !== undefined) q = q.where('severity', '=', filter.severity);
-    if (filter.status !== undefined) q = q.where('status', '=', filter.status);
-    if (filter.actorId !== undefined) q = q.where('actor_id', '=', filter.actorId);
-    if (filter.ip !== undefined) q = q.where(aboutAddress(filter.ip));
-    if (filter.since !== undefined) q = q.where('last_seen', '>=', filter.since);
-    if (filter.until !== undefined) q = q.where('first_seen', '<', filter.until);
-    if (filter.assignee === null) q = q.where('assignee', 'is', null);
-    else if (filter.assignee !== undefined) q = q.where('assignee', '=', filter.assignee);
-    if (cursor !== undefined) q = q.where('id', '<', cursor);
+    const sort = filter.sort;
     const rows = await this.x.read('listAlerts', () =>
-      q
-        .orderBy('id', 'desc')
-        .limit(limit + 1)
-        .execute(),
+      sql<Row<'alerts'>>`select * from alerts where account_id = ${accountId} and ${this.alertConditions(accountId, filter, ids, cursor)}
+        ${alertOrder(sort)} limit ${limit + 1}`
+        .execute(this.x.db)
+        .then((r) => r.rows),
     );
-    return pageOf(rows, limit, alertRowOf);
+    // A sorted list's cursor is the last row's sort value and id; an unsorted one's its id.
+    const page = pageOf(rows, limit, alertRowOf);
+    if (sort === undefined || page.nextCursor === null) return page;
+    const last = page.items.at(-1) as AlertRow;
+    return { ...page, nextCursor: writeSortCursor(alertSortValue(last, sort), last.id) };
+  }
+
+  async alertHistogram(accountId: string, filter: AlertFilter, from: number, bucketMs: number, buckets: number): Promise<number[]> {
+    const counts = new Array<number>(buckets).fill(0);
+    if (this.x.unmatchable(accountId, filter.type, filter.typePrefix, filter.severity, filter.status, filter.actorId, filter.ip)) return counts;
+    const until = from + bucketMs * buckets;
+    const bucket =
+      this.x.kind === 'postgres' ? sql`((first_seen - ${from}::bigint) / ${bucketMs}::bigint)` : sql`cast((first_seen - ${from}) / ${bucketMs} as integer)`;
+    const rows = await this.x.read('alertHistogram', () =>
+      sql<{ b: number | string; n: number | string }>`select ${bucket} as b, count(*) as n from alerts
+        where account_id = ${accountId} and first_seen >= ${from} and first_seen < ${until}
+        and ${this.alertConditions(accountId, filter, undefined, undefined)} group by b`
+        .execute(this.x.db)
+        .then((r) => r.rows),
+    );
+    for (const row of rows) {
+      const b = num(row.b);
+      if (b >= 0 && b < buckets) counts[b] = num(row.n);
+    }
+    return counts;
+  }
+
+  /** The filter, ids and cursor as one condition on the alerts columns other than account_id. */
+  private alertConditions(accountId: string, filter: AlertFilter, ids: readonly string[] | undefined, cursor: string | undefined): RawBuilder<boolean> {
+    const parts: RawBuilder<unknown>[] = [];
+    if (ids !== undefined) parts.push(sql`id in (${sql.join(ids)})`);
+    if (filter.type !== undefined) parts.push(sql`type = ${filter.type}`);
+    if (filter.typePrefix !== undefined) parts.push(sql`type like ${likeLiteral(filter.typePrefix) + '%'} escape '\\'`);
+    if (filter.severity !== undefined) parts.push(sql`severity = ${filter.severity}`);
+    if (filter.status !== undefined) parts.push(sql`status = ${filter.status}`);
+    if (filter.actorId !== undefined) parts.push(sql`actor_id = ${filter.actorId}`);
+    if (filter.ip !== undefined) parts.push(aboutAddress(filter.ip));
+    if (filter.since !== undefined) parts.push(sql`last_seen >= ${filter.since}`);
+    if (filter.until !== undefined) parts.push(sql`first_seen < ${filter.until}`);
+    if (filter.assignee === null) parts.push(sql`assignee is null`);
+    else if (filter.assignee !== undefined) parts.push(sql`assignee = ${filter.assignee}`);
+    if (filter.query) parts.push(searchCondition(filter.query, 'alerts', this.x.kind, accountId));
+    if (cursor !== undefined) parts.push(alertCursorCondition(filter.sort, cursor));
+    return parts.length === 0 ? sql<boolean>`1 = 1` : sql<boolean>`${sql.join(parts, sql` and `)}`;
   }
 
   async setAlertStatus(accountId: string, id: string, status: AlertStatus, at: number): Promise<AlertRow | undefined> {
