@@ -173,6 +173,31 @@ describe('GET /v1/stream', () => {
     expectError(await t.vigil.app.inject({ method: 'GET', url: '/v1/stream?kinds=everything', headers: bearer(acct.secret) }), 400, 'INVALID_REQUEST');
   });
 
+  it('applies a search in the lists’ grammar: fields, wildcards, CIDR, ranges, NOT and free text', async () => {
+    const q = encodeURIComponent('actor_id:keep* ip:198.51.100.0/24 -type:custom.noise risk:<=100 (request.path:/admin* OR transfer)');
+    const stream = await subscribed(base, bearer(acct.secret), `?kinds=events&q=${q}`);
+    try {
+      await ingest(t, acct.secret, [
+        { event: 'custom.a', actor_id: 'skip-1', ip: '198.51.100.7', request: { path: '/admin/x' } },
+        { event: 'custom.a', actor_id: 'keep-1', ip: '203.0.113.7', request: { path: '/admin/x' } },
+        { event: 'custom.noise', actor_id: 'keep-2', ip: '198.51.100.8', request: { path: '/admin/x' } },
+        { event: 'custom.a', actor_id: 'keep-3', ip: '198.51.100.9', request: { path: '/home' } },
+        { event: 'custom.a', actor_id: 'keep-4', ip: '198.51.100.10', request: { path: '/admin/users' } },
+        { event: 'custom.a', actor_id: 'keep-5', ip: '198.51.100.11', metadata: { note: 'wire transfer approved' } },
+      ]);
+      expect((await stream.next('event')).data).toMatchObject({ actor_id: 'keep-4' });
+      expect((await stream.next('event')).data).toMatchObject({ actor_id: 'keep-5' });
+    } finally {
+      stream.close();
+    }
+    expectError(
+      await t.vigil.app.inject({ method: 'GET', url: '/v1/stream?kinds=events&q=actor_id%3A', headers: bearer(acct.secret) }),
+      400,
+      'INVALID_REQUEST',
+    );
+    expectError(await t.vigil.app.inject({ method: 'GET', url: '/v1/stream?kinds=alerts&q=risk%3A5', headers: bearer(acct.secret) }), 400, 'INVALID_REQUEST');
+  });
+
   it('refuses the sixth open stream of an account with 429, and a closed stream frees its slot', async () => {
     const streams = [];
     for (let i = 0; i < 5; i++) streams.push(await subscribed(base, bearer(acct.secret)));

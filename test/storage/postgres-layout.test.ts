@@ -171,7 +171,7 @@ describePostgres('PostgreSQL layout', () => {
       [{ actorId: 'rare_actor' }, /events_p202601_account_id_actor_id_id_idx/],
       [{ ip: '192.0.2.99' }, /events_p202601_account_id_ip_id_idx/],
       [{ minRisk: 90 }, /events_p202601_account_id_risk_score_id_idx/],
-      [{ since: T0, until: T0 + 100 }, /events_p202601_account_id_occurred_at_idx/],
+      [{ since: T0, until: T0 + 100 }, /events_p202601_account_id_occurred_at_id_idx/],
       [{ tag: 'rare' }, /events_p202601_tags_idx/],
     ];
     for (const [filter, index] of cases) {

@@ -6,6 +6,9 @@ import { requestAccount } from '../context.js';
 import { ApiError } from '../errors.js';
 import { NameFilterParam, parseNameFilter } from '../list-filter.js';
 import { ErrorResponses, integerQuery, KeyAuth } from '../schemas.js';
+import { matchesQuery, wordsOf } from '../../util/search-match.js';
+import { ALERT_FIELDS, EVENT_FIELDS, parseQuery, type QueryNode } from '../../util/search-query.js';
+import { SearchText } from './read.js';
 
 export interface StreamRouteDeps {
   readonly live: LiveFeed;
@@ -21,6 +24,7 @@ const MinRisk = Type.Integer({ minimum: 0, maximum: 100 });
 const StreamQuery = Type.Object(
   {
     kinds: Type.Optional(Type.String({ maxLength: 20, pattern: '^(events|alerts)(,(events|alerts))?$', description: 'events, alerts or both (default both)' })),
+    q: Type.Optional(SearchText),
     type: Type.Optional(NameFilterParam),
     min_risk: Type.Optional(MinRisk),
   },
@@ -33,6 +37,44 @@ interface StreamFilter {
   readonly exact?: string;
   readonly prefix?: string;
   readonly minRisk?: number;
+  /** The search each kind's items pass (the list's grammar); null: no search; undefined: the query names fields the kind lacks. */
+  readonly eventQuery?: QueryNode | null;
+  readonly alertQuery?: QueryNode | null;
+}
+
+/** How an event (as the API shows it) answers a field of the event list's grammar. */
+function eventField(e: Readonly<Record<string, unknown>>, field: string): unknown {
+  const at = (...path: string[]): unknown =>
+    path.reduce<unknown>((v, k) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), e);
+  switch (field) {
+    case 'type':
+      return e.event;
+    case 'risk':
+      return at('risk', 'score');
+    case 'country':
+      return at('enrichment', 'geo', 'country');
+    case 'asn':
+      return at('enrichment', 'asn', 'number');
+    case 'device_id':
+      return at('metadata', 'device_id');
+    case 'occurred_at':
+      return e.timestamp;
+    default:
+      return field.includes('.') ? at(...field.split('.')) : e[field];
+  }
+}
+
+const EVENT_TEXT = ['event', 'actor_id', 'email', 'ip', 'host', 'session_id', 'user_agent'] as const;
+
+function eventWords(e: Readonly<Record<string, unknown>>): Set<string> {
+  const request = (e.request ?? {}) as Record<string, unknown>;
+  const metadata = (e.metadata ?? {}) as Record<string, unknown>;
+  return wordsOf([...EVENT_TEXT.map((k) => e[k]), request.path, request.query, ...Object.values(metadata)]);
+}
+
+function passesQuery(query: QueryNode | null | undefined, field: (f: string) => unknown, words: () => Set<string>): boolean {
+  if (query === undefined) return false;
+  return query === null || matchesQuery(query, field, words);
 }
 
 function typeMatches(filter: StreamFilter, type: unknown): boolean {
@@ -43,12 +85,35 @@ function typeMatches(filter: StreamFilter, type: unknown): boolean {
 
 function eventMatches(filter: StreamFilter, event: Readonly<Record<string, unknown>>): boolean {
   if (!filter.kinds.has('events') || !typeMatches(filter, event.event)) return false;
+  if (
+    !passesQuery(
+      filter.eventQuery,
+      (f) => eventField(event, f),
+      () => eventWords(event),
+    )
+  )
+    return false;
   if (filter.minRisk === undefined) return true;
   const score = (event.risk as { score?: unknown } | undefined)?.score;
   return typeof score === 'number' && score >= filter.minRisk;
 }
 
-const alertMatches = (filter: StreamFilter, alert: LiveAlertView): boolean => filter.kinds.has('alerts') && typeMatches(filter, alert.type);
+function alertMatches(filter: StreamFilter, alert: LiveAlertView): boolean {
+  if (!filter.kinds.has('alerts') || !typeMatches(filter, alert.type)) return false;
+  const view = alert as unknown as Readonly<Record<string, unknown>>;
+  return passesQuery(
+    filter.alertQuery,
+    (f) => view[f],
+    () => wordsOf([alert.type, alert.subject, view.actor_id]),
+  );
+}
+
+/** The stream's search for one kind: null without q, undefined when q names fields the kind lacks (nothing of it passes). */
+function kindQuery(text: string | undefined, fields: typeof EVENT_FIELDS): QueryNode | null | undefined {
+  if (text === undefined || text.trim() === '') return null;
+  const read = parseQuery(text, fields);
+  return read.ok ? read.query : undefined;
+}
 
 const frame = (name: string, data: unknown): string => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 
@@ -85,11 +150,20 @@ export function registerStreamRoutes(app: FastifyInstance, deps: StreamRouteDeps
       const q = request.query;
       const accountId = requestAccount(request).account.id;
       const type = parseNameFilter(q.type);
+      const kinds = new Set((q.kinds ?? 'events,alerts').split(',') as Kind[]);
       const filter: StreamFilter = {
-        kinds: new Set((q.kinds ?? 'events,alerts').split(',') as Kind[]),
+        kinds,
         ...type,
         minRisk: integerQuery(q.min_risk, 'min_risk', MinRisk),
+        eventQuery: kindQuery(q.q, EVENT_FIELDS),
+        alertQuery: kindQuery(q.q, ALERT_FIELDS),
       };
+      // A query no requested kind can read is refused as the lists refuse it.
+      if ((!kinds.has('events') || filter.eventQuery === undefined) && (!kinds.has('alerts') || filter.alertQuery === undefined)) {
+        const read = parseQuery(q.q ?? '', kinds.has('events') ? EVENT_FIELDS : ALERT_FIELDS);
+        const message = read.ok ? 'the query names no field of the streamed kinds' : `${read.message} at position ${read.position}`;
+        throw new ApiError({ code: 'INVALID_REQUEST', message: `q: ${message}`, details: [{ field: 'q', message }] });
+      }
 
       let dropped = 0;
       let droppedTotal = 0;
