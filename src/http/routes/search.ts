@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Store } from '../../storage/store.js';
-import type { AlertFilter, AlertRow, EventFilter, EventRow } from '../../storage/types.js';
+import type { AlertFilter, AlertRow, EventFilter, EventRow, Page } from '../../storage/types.js';
 import type { Clock } from '../../util/clock.js';
 import { DAY_MS } from '../../util/duration.js';
 import { ALERT_FIELDS, EVENT_FIELDS } from '../../util/search-query.js';
@@ -111,6 +111,27 @@ function histogramRange(since: number | undefined, until: number | undefined, no
   return { from, to };
 }
 
+/** A histogram's range (histogramRange) cut into its buckets' equal spans. */
+function histogramSpans(q: Static<typeof HistogramQuery>, now: number): { from: number; to: number; bucketMs: number; buckets: number } {
+  const buckets = integerQuery(q.buckets, 'buckets', Buckets) ?? 60;
+  const { from, to } = histogramRange(queryTime(q.since, 'since'), queryTime(q.until, 'until'), now);
+  return { from, to, bucketMs: Math.max(1, Math.ceil((to - from) / buckets)), buckets };
+}
+
+/** A list's pages one after the other, each as the views `view` makes of its rows. */
+async function* pagesOf<R>(
+  list: (cursor: string | undefined) => Promise<Page<R>>,
+  view: (rows: readonly R[]) => Record<string, unknown>[] | Promise<Record<string, unknown>[]>,
+): AsyncGenerator<Record<string, unknown>[]> {
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await list(cursor);
+    yield await view(page.items);
+    if (page.nextCursor === null) return;
+    cursor = page.nextCursor;
+  }
+}
+
 function histogramAnswer(from: number, to: number, bucketMs: number, counts: readonly number[]) {
   return {
     bucket_ms: bucketMs,
@@ -162,9 +183,7 @@ export function registerSearchRoutes(app: FastifyInstance, deps: SearchRouteDeps
     handler: async (request) => {
       const q = request.query;
       const query = searchQuery(q.q, EVENT_FIELDS);
-      const buckets = integerQuery(q.buckets, 'buckets', Buckets) ?? 60;
-      const { from, to } = histogramRange(queryTime(q.since, 'since'), queryTime(q.until, 'until'), deps.clock.now());
-      const bucketMs = Math.max(1, Math.ceil((to - from) / buckets));
+      const { from, to, bucketMs, buckets } = histogramSpans(q, deps.clock.now());
       const counts = await deps.store.events.eventHistogram(accountOf(request), { query, until: to }, from, bucketMs, buckets);
       return histogramAnswer(from, to, bucketMs, counts);
     },
@@ -188,17 +207,11 @@ export function registerSearchRoutes(app: FastifyInstance, deps: SearchRouteDeps
         since: queryTime(q.since, 'since'),
         until: queryTime(q.until, 'until'),
       };
-      const store = deps.store;
-      async function* pages(): AsyncGenerator<Record<string, unknown>[]> {
-        let cursor: string | undefined;
-        for (;;) {
-          const page = await store.events.listEvents(accountId, filter, EXPORT_PAGE, cursor);
-          yield page.items.map((row: EventRow) => eventView(row) as Record<string, unknown>);
-          if (page.nextCursor === null) return;
-          cursor = page.nextCursor;
-        }
-      }
-      return sendExport(reply, 'events', q.format, CSV_COLUMNS, pages(), deps.clock.now());
+      const pages = pagesOf(
+        (cursor) => deps.store.events.listEvents(accountId, filter, EXPORT_PAGE, cursor),
+        (rows: readonly EventRow[]) => rows.map((row) => eventView(row)),
+      );
+      return sendExport(reply, 'events', q.format, CSV_COLUMNS, pages, deps.clock.now());
     },
   });
 
@@ -214,9 +227,7 @@ export function registerSearchRoutes(app: FastifyInstance, deps: SearchRouteDeps
     handler: async (request) => {
       const q = request.query;
       const query = searchQuery(q.q, ALERT_FIELDS);
-      const buckets = integerQuery(q.buckets, 'buckets', Buckets) ?? 60;
-      const { from, to } = histogramRange(queryTime(q.since, 'since'), queryTime(q.until, 'until'), deps.clock.now());
-      const bucketMs = Math.max(1, Math.ceil((to - from) / buckets));
+      const { from, to, bucketMs, buckets } = histogramSpans(q, deps.clock.now());
       const counts = await deps.store.alerts.alertHistogram(accountOf(request), { query }, from, bucketMs, buckets);
       return histogramAnswer(from, to, bucketMs, counts);
     },
@@ -240,17 +251,11 @@ export function registerSearchRoutes(app: FastifyInstance, deps: SearchRouteDeps
         since: queryTime(q.since, 'since'),
         until: queryTime(q.until, 'until'),
       };
-      const store = deps.store;
-      async function* pages(): AsyncGenerator<Record<string, unknown>[]> {
-        let cursor: string | undefined;
-        for (;;) {
-          const page = await store.alerts.listAlerts(accountId, filter, EXPORT_PAGE, cursor);
-          yield (await alertViewsWithAssignees(store.members, page.items as AlertRow[])) as unknown as Record<string, unknown>[];
-          if (page.nextCursor === null) return;
-          cursor = page.nextCursor;
-        }
-      }
-      return sendExport(reply, 'alerts', q.format, ALERT_CSV_COLUMNS, pages(), deps.clock.now());
+      const pages = pagesOf(
+        (cursor) => deps.store.alerts.listAlerts(accountId, filter, EXPORT_PAGE, cursor),
+        async (rows: readonly AlertRow[]) => (await alertViewsWithAssignees(deps.store.members, rows)) as unknown as Record<string, unknown>[],
+      );
+      return sendExport(reply, 'alerts', q.format, ALERT_CSV_COLUMNS, pages, deps.clock.now());
     },
   });
 }

@@ -4,6 +4,7 @@ import { readSortCursor, writeSortCursor } from '../sort-cursor.js';
 import type { Actor, AlertFilter, AlertNote, AlertRow, AlertSort, AlertStatus, Page } from '../types.js';
 import { alertRowOf, outboxRows } from '../webhooks/outbox.js';
 import { likeLiteral, num, pageOf, type KyselyAccess, type Row } from './access.js';
+import { bucketCounts, bucketOf } from './histogram.js';
 import { searchCondition } from './search-sql.js';
 import { enabledEndpoints, insertDeliveries } from './outbox.js';
 
@@ -73,23 +74,17 @@ export class KyselyAlertStore implements AlertStore {
   }
 
   async alertHistogram(accountId: string, filter: AlertFilter, from: number, bucketMs: number, buckets: number): Promise<number[]> {
-    const counts = new Array<number>(buckets).fill(0);
-    if (this.x.unmatchable(accountId, filter.type, filter.typePrefix, filter.severity, filter.status, filter.actorId, filter.ip)) return counts;
+    if (this.x.unmatchable(accountId, filter.type, filter.typePrefix, filter.severity, filter.status, filter.actorId, filter.ip))
+      return bucketCounts([], buckets);
     const until = from + bucketMs * buckets;
-    const bucket =
-      this.x.kind === 'postgres' ? sql`((first_seen - ${from}::bigint) / ${bucketMs}::bigint)` : sql`cast((first_seen - ${from}) / ${bucketMs} as integer)`;
     const rows = await this.x.read('alertHistogram', () =>
-      sql<{ b: number | string; n: number | string }>`select ${bucket} as b, count(*) as n from alerts
+      sql<{ b: number | string; n: number | string }>`select ${bucketOf(this.x.kind, 'first_seen', from, bucketMs)} as b, count(*) as n from alerts
         where account_id = ${accountId} and first_seen >= ${from} and first_seen < ${until}
         and ${this.alertConditions(accountId, filter, undefined, undefined)} group by b`
         .execute(this.x.db)
         .then((r) => r.rows),
     );
-    for (const row of rows) {
-      const b = num(row.b);
-      if (b >= 0 && b < buckets) counts[b] = num(row.n);
-    }
-    return counts;
+    return bucketCounts(rows, buckets);
   }
 
   /** The filter, ids and cursor as one condition on the alerts columns other than account_id. */

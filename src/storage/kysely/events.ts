@@ -2,6 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import type { EventStore } from '../store.js';
 import type { EventFilter, EventRow, EventSort, IdempotencyRow, Page } from '../types.js';
 import { readSortCursor, writeSortCursor } from '../sort-cursor.js';
+import { bucketCounts, bucketOf } from './histogram.js';
 import { likeLiteral, num, pageOf, parseJson, type KyselyAccess, type Row } from './access.js';
 import { searchCondition } from './search-sql.js';
 
@@ -85,23 +86,16 @@ export class KyselyEventStore implements EventStore {
   }
 
   async eventHistogram(accountId: string, filter: EventFilter, from: number, bucketMs: number, buckets: number): Promise<number[]> {
-    const counts = new Array<number>(buckets).fill(0);
-    if (this.x.unmatchable(accountId, filter.type, filter.typePrefix, filter.actorId, filter.ip, filter.tag)) return counts;
+    if (this.x.unmatchable(accountId, filter.type, filter.typePrefix, filter.actorId, filter.ip, filter.tag)) return bucketCounts([], buckets);
     const until = from + bucketMs * buckets;
     const inRange = { ...filter, since: Math.max(from, filter.since ?? from), until: Math.min(until, filter.until ?? until) };
-    const bucket =
-      this.x.kind === 'postgres' ? sql`((occurred_at - ${from}::bigint) / ${bucketMs}::bigint)` : sql`cast((occurred_at - ${from}) / ${bucketMs} as integer)`;
     const rows = await this.x.read('eventHistogram', () =>
-      sql<{ b: number | string; n: number | string }>`select ${bucket} as b, count(*) as n from events
+      sql<{ b: number | string; n: number | string }>`select ${bucketOf(this.x.kind, 'occurred_at', from, bucketMs)} as b, count(*) as n from events
         where account_id = ${accountId} and ${this.eventConditions(accountId, inRange, undefined)} group by b`
         .execute(this.x.db)
         .then((r) => r.rows),
     );
-    for (const row of rows) {
-      const b = num(row.b);
-      if (b >= 0 && b < buckets) counts[b] = num(row.n);
-    }
-    return counts;
+    return bucketCounts(rows, buckets);
   }
 
   /** The ORDER BY of a sort: its column and then id, both the same way. */
