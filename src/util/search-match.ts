@@ -6,6 +6,7 @@
 import { cidrContains, parseAddress, parseCidr } from './ip.js';
 import { SEVERITY_RANK, type Bound, type FieldKind, type FieldTest, type QueryNode } from './search-query.js';
 import { compileGlob, escapeWildcards, type WildcardPart } from './tenant-pattern.js';
+import { readTime } from './time-text.js';
 
 /** How the item answers a field: a value, several (tags), or undefined when it has none. */
 export type FieldValue = (field: string) => unknown;
@@ -64,10 +65,7 @@ function passes(test: FieldTest, kind: FieldKind, v: unknown): boolean {
 
 function numberOf(kind: FieldKind, v: unknown): number | undefined {
   if (kind === 'severity') return SEVERITY_RANK[String(v)];
-  if (kind === 'time' && typeof v === 'string') {
-    const ms = Date.parse(v);
-    return Number.isNaN(ms) ? undefined : ms;
-  }
+  if (kind === 'time') return readTime(v).ms;
   const n = typeof v === 'number' ? v : Number(v);
   return Number.isFinite(n) ? n : undefined;
 }
