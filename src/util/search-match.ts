@@ -76,9 +76,15 @@ function within(n: number, low: Bound | undefined, high: Bound | undefined): boo
   return true;
 }
 
-/** The glob of a pattern's parts; a query's patterns are few and small, so each is compiled when tested. */
+/** Each pattern of a query is compiled once and kept with it: a stream tests every new item against the same query. */
+const globs = new WeakMap<readonly WildcardPart[], { test(text: string): boolean }>();
+
 function globOf(parts: readonly WildcardPart[]): { test(text: string): boolean } {
-  const pattern = parts.map((p) => p.wildcard ?? escapeWildcards(p.text)).join('');
-  const compiled = compileGlob(pattern, { single: true, escapes: true });
-  return compiled.ok ? compiled.pattern : { test: () => false };
+  let glob = globs.get(parts);
+  if (glob === undefined) {
+    const compiled = compileGlob(parts.map((p) => p.wildcard ?? escapeWildcards(p.text)).join(''), { single: true, escapes: true });
+    glob = compiled.ok ? compiled.pattern : { test: () => false };
+    globs.set(parts, glob);
+  }
+  return glob;
 }
