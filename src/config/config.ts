@@ -7,6 +7,7 @@ import { errorCode } from '../util/caught.js';
 import { memberOf } from '../util/member-of.js';
 import { domainProblem, issuerProblem, SSO_LIMITS, ssoRoleProblem, type InstanceSso } from '../team/sso-settings.js';
 import type { Role } from '../event/account.js';
+import { MASTER_SECRET_MIN_LENGTH } from '../privacy/pseudonym.js';
 
 export interface Config {
   readonly port: number;
@@ -47,6 +48,8 @@ export interface Config {
   readonly sqliteSynchronous: 'full' | 'normal';
   readonly logLevel: string;
   readonly retentionEnabled: boolean;
+  /** Master secret of the accounts' pseudonym keys (src/privacy/pseudonym.ts); without it no pseudonym can be made. */
+  readonly pseudonymSecret?: string;
   /** Threat-model saves and deletions per account and minute. */
   readonly threatModelChangesPerMinute: number;
   readonly webhooks: WebhookConfig;
@@ -348,6 +351,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (!planNamed(plans, initialPlan)) throw new ConfigError('VIGIL_INITIAL_PLAN', `must name a plan (${Object.keys(plans).join(', ')}), got "${initialPlan}"`);
   const adminToken = optional(env, 'VIGIL_ADMIN_TOKEN');
   if (adminToken !== undefined && adminToken.length < 16) throw new ConfigError('VIGIL_ADMIN_TOKEN', 'must be at least 16 characters long');
+  const pseudonymSecret = optional(env, 'VIGIL_PSEUDONYM_SECRET');
+  if (pseudonymSecret !== undefined && pseudonymSecret.length < MASTER_SECRET_MIN_LENGTH) {
+    throw new ConfigError('VIGIL_PSEUDONYM_SECRET', `must be at least ${MASTER_SECRET_MIN_LENGTH} characters long`);
+  }
   const metricsToken = optional(env, 'VIGIL_METRICS_TOKEN');
   if (metricsToken !== undefined && metricsToken.length < 16) throw new ConfigError('VIGIL_METRICS_TOKEN', 'must be at least 16 characters long');
   const ssoAllowHttpLoopback = oneOf(env, 'VIGIL_SSO_ALLOW_HTTP_LOOPBACK', ['on', 'off'] as const, 'off') === 'on';
@@ -385,6 +392,7 @@ export function loadConfig(env: Env = process.env): Config {
     sqliteSynchronous: oneOf(env, 'VIGIL_SQLITE_SYNCHRONOUS', ['full', 'normal'] as const, 'full'),
     logLevel: oneOf(env, 'VIGIL_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     retentionEnabled: oneOf(env, 'VIGIL_RETENTION', ['on', 'off'] as const, 'on') === 'on',
+    pseudonymSecret,
     team: {
       keySignIn: oneOf(env, 'VIGIL_DASHBOARD_KEY_SIGN_IN', ['on', 'off'] as const, 'off') === 'on',
       publicUrl: publicUrl(env),

@@ -9,6 +9,7 @@ export const FLOORS: readonly (readonly string[])[] = [
   ['enrichment', 'limits', 'storage'],
   ['detection', 'scoring'],
   ['redis', 'threat-models'],
+  ['privacy'],
   ['pipeline'],
   ['audit'],
   ['accounts', 'ops', 'config', 'webhooks', 'team'],

@@ -37,6 +37,7 @@ const BAD: [string, string, string][] = [
   ['VIGIL_REDIS_URL', 'http://cache:6379', 'redis:'],
   ['VIGIL_ADMIN_TOKEN', 'short', 'at least 16'],
   ['VIGIL_METRICS_TOKEN', 'short', 'at least 16'],
+  ['VIGIL_PSEUDONYM_SECRET', 'x'.repeat(31), 'at least 32'],
   ['VIGIL_METRICS_PORT', '0', '1 to 65535'],
   ['VIGIL_METRICS_PORT', 'nine', '1 to 65535'],
   ['VIGIL_METRICS_HOST', 'not a host!', 'IP address'],
@@ -156,8 +157,10 @@ describe('loadConfig', () => {
       VIGIL_FEEDS_DIR: dir,
       VIGIL_GEOIP_CITY: aFile,
       VIGIL_SQLITE_SYNCHRONOUS: 'normal',
+      VIGIL_PSEUDONYM_SECRET: 's'.repeat(32),
     });
     expect(c).toMatchObject({
+      pseudonymSecret: 's'.repeat(32),
       port: 0,
       host: '::',
       dataDir: ':memory:',
