@@ -4,12 +4,14 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { scanRequest, type ScanInput } from '../../../src/enrichment/request-scan/index.js';
 import type { InjectionClass } from '../../../src/event/enrichment.js';
+import { partOf, type Part } from './split.js';
 
 const dir = join(dirname(fileURLToPath(import.meta.url)), '../../fixtures/scan-corpus');
 
 export interface Sample {
   readonly location: string;
   readonly value: string;
+  readonly part: Part;
 }
 
 export function loadCorpus(file: string): Sample[] {
@@ -18,7 +20,7 @@ export function loadCorpus(file: string): Sample[] {
     .filter((line) => line.length > 0)
     .map((line) => {
       const tab = line.indexOf('\t');
-      return { location: line.slice(0, tab), value: line.slice(tab + 1) };
+      return { location: line.slice(0, tab), value: line.slice(tab + 1), part: partOf(line) };
     });
 }
 
@@ -53,6 +55,7 @@ export const BENIGN_FILES = ['benign-paths.txt', 'benign-queries.txt', 'benign-u
 
 export interface ClassFigures {
   readonly cls: InjectionClass;
+  readonly part: Part;
   readonly attacks: number;
   readonly detected: number;
   readonly missed: Sample[];
@@ -60,21 +63,22 @@ export interface ClassFigures {
   readonly falsePositives: Sample[];
 }
 
-export function measure(): ClassFigures[] {
-  const benign = BENIGN_FILES.flatMap(loadCorpus);
+/** Detection and false positives per class on one part (split.ts) of every corpus. */
+export function measure(part: Part): ClassFigures[] {
+  const benign = BENIGN_FILES.flatMap(loadCorpus).filter((s) => s.part === part);
   const benignClasses = benign.map(classesOf);
   return (Object.keys(ATTACK_FILES) as InjectionClass[]).map((cls) => {
-    const attacks = ATTACK_FILES[cls].flatMap(loadCorpus);
+    const attacks = ATTACK_FILES[cls].flatMap(loadCorpus).filter((s) => s.part === part);
     const missed = attacks.filter((s) => !classesOf(s).has(cls));
     const falsePositives = benign.filter((_, i) => benignClasses[i]?.has(cls));
-    return { cls, attacks: attacks.length, detected: attacks.length - missed.length, missed, benign: benign.length, falsePositives };
+    return { cls, part, attacks: attacks.length, detected: attacks.length - missed.length, missed, benign: benign.length, falsePositives };
   });
 }
 
 export function table(figures: readonly ClassFigures[]): string {
   const rows = figures.map(
     (f) =>
-      `| ${f.cls.padEnd(17)} | ${String(f.attacks).padStart(7)} | ${((100 * f.detected) / f.attacks).toFixed(1).padStart(8)}% | ${String(f.benign).padStart(6)} | ${((100 * f.falsePositives.length) / f.benign).toFixed(2).padStart(6)}% |`,
+      `| ${f.cls.padEnd(17)} | ${f.part.padEnd(8)} | ${String(f.attacks).padStart(7)} | ${((100 * f.detected) / f.attacks).toFixed(1).padStart(8)}% | ${String(f.benign).padStart(6)} | ${((100 * f.falsePositives.length) / f.benign).toFixed(2).padStart(6)}% |`,
   );
-  return ['| class             | attacks | detection | benign |    FP   |', '|---|---|---|---|---|', ...rows].join('\n');
+  return ['| class             | part     | attacks | detection | benign |    FP   |', '|---|---|---|---|---|---|', ...rows].join('\n');
 }

@@ -1,55 +1,84 @@
 /**
- * Recall on payloads sampled from public fuzz lists, in a query string and in metadata, and false
- * positives on real traffic and form text. The tables are printed by bench/scan-quality.ts.
+ * Recall on payloads sampled from public fuzz lists and built the way attack tools build them, in a
+ * query string and in metadata, and false positives on real traffic and form text; each on the
+ * tuning part and on the held-out part of every corpus (split.ts). The held-out recall is the
+ * figure that counts: nobody tuned the scanner on those lines. The tables are printed by
+ * bench/scan-quality.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { scanRequest } from '../../../src/enrichment/request-scan/index.js';
 import type { InjectionClass } from '../../../src/event/enrichment.js';
-import { FUZZ_FILES, loadAttackFile, measureFalsePositives, measureRecall } from './fuzz-corpus.js';
+import { CLASS_FILES, loadAttackFile, loadClass, measureFalsePositives, measureRecall, type AttackLocation } from './fuzz-corpus.js';
+import type { Part } from './split.js';
 
-const MIN_RECALL = 0.95;
+/**
+ * Recall floors per class, location and part: the measured figure rounded down to a whole percent
+ * (docs/internals/detection.md). A change that loses payloads fails here.
+ */
+const MIN_RECALL: Readonly<Record<Part, Readonly<Record<InjectionClass, Readonly<Record<AttackLocation, number>>>>>> = {
+  'held-out': {
+    sql_injection: { query: 0.98, metadata: 0.98 },
+    xss: { query: 0.98, metadata: 0.98 },
+    path_traversal: { query: 0.69, metadata: 0.63 },
+    command_injection: { query: 0.88, metadata: 0.65 },
+  },
+  tuning: {
+    sql_injection: { query: 0.93, metadata: 0.93 },
+    xss: { query: 0.99, metadata: 0.99 },
+    path_traversal: { query: 0.67, metadata: 0.61 },
+    command_injection: { query: 0.83, metadata: 0.67 },
+  },
+};
 const MAX_FALSE_POSITIVES = 0.005;
-/** Each class's sample is large enough that one payload is under 1% of it. */
-const MIN_PAYLOADS_PER_CLASS = 150;
+/** Each class's held-out sample is large enough that one payload is under 1% of it. */
+const MIN_PAYLOADS_PER_CLASS = { tuning: 300, 'held-out': 150 } as const;
 
 describe('request scanner on public fuzz lists and real traffic', () => {
   const recall = measureRecall();
   const falsePositives = measureFalsePositives();
 
-  it('has a sample of every class, each line attributed to a public list', () => {
-    for (const file of Object.values(FUZZ_FILES)) {
-      const { attacks, excluded } = loadAttackFile(file);
-      expect(attacks.length, file).toBeGreaterThanOrEqual(MIN_PAYLOADS_PER_CLASS);
-      for (const p of [...attacks, ...excluded]) expect(p.source, `${file}: ${p.payload}`).toMatch(/^[\w.-]+\/[\w.-]+ \S/);
+  it('has a sample of every class in both parts, each line attributed to a public list or tool', () => {
+    for (const cls of Object.keys(CLASS_FILES) as InjectionClass[]) {
+      const { attacks } = loadClass(cls);
+      for (const part of ['tuning', 'held-out'] as const) {
+        expect(attacks.filter((a) => a.part === part).length, `${cls} ${part}`).toBeGreaterThanOrEqual(MIN_PAYLOADS_PER_CLASS[part]);
+      }
+      for (const file of CLASS_FILES[cls]) {
+        const { attacks: lines, excluded } = loadAttackFile(file);
+        for (const p of [...lines, ...excluded]) expect(p.source, `${file}: ${p.payload}`).toMatch(/^[\w.-]+\/[\w.-]+ \S/);
+      }
     }
   });
 
   for (const f of recall) {
-    it(`${f.cls} in ${f.location}: recall >= 95%`, () => {
-      expect(f.detected / f.attacks, `missed: ${JSON.stringify(f.missed.map((m) => m.payload))}`).toBeGreaterThanOrEqual(MIN_RECALL);
+    const floor = MIN_RECALL[f.part][f.cls][f.location];
+    it(`${f.cls} in ${f.location}, ${f.part} part: recall >= ${Math.round(floor * 100)}%`, () => {
+      expect(f.detected / f.attacks, `missed: ${JSON.stringify(f.missed.map((m) => m.payload))}`).toBeGreaterThanOrEqual(floor);
     });
   }
 
-  it('flags at most 0.5% of all benign events, and at most 0.5% of each set and location as any one class', () => {
+  it('flags at most 0.5% of all benign events, and at most 0.5% of each set, location and part as any one class', () => {
     const events = falsePositives.reduce((n, f) => n + f.events, 0);
     const flagged = falsePositives.flatMap((f) => f.flagged);
     expect(flagged.length / events, JSON.stringify(flagged)).toBeLessThanOrEqual(MAX_FALSE_POSITIVES);
     for (const f of falsePositives) {
-      for (const cls of Object.keys(FUZZ_FILES) as InjectionClass[]) {
+      for (const cls of Object.keys(CLASS_FILES) as InjectionClass[]) {
         const asClass = f.flagged.filter((x) => x.classes.includes(cls));
-        expect(asClass.length / f.events, `${f.set} in ${f.location} as ${cls}: ${JSON.stringify(asClass)}`).toBeLessThanOrEqual(MAX_FALSE_POSITIVES);
+        expect(asClass.length / f.events, `${f.set} in ${f.location} (${f.part}) as ${cls}: ${JSON.stringify(asClass)}`).toBeLessThanOrEqual(
+          MAX_FALSE_POSITIVES,
+        );
       }
     }
   });
 
   it('real user-written text (reviews, prose in many scripts, names, system logs) and the real access logs are not flagged at all', () => {
     for (const f of falsePositives.filter((x) => x.set.endsWith('(real)') && !x.set.startsWith('Markdown'))) {
-      expect(f.flagged, `${f.set} in ${f.location}`).toEqual([]);
+      expect(f.flagged, `${f.set} in ${f.location} (${f.part})`).toEqual([]);
     }
   });
 
   it('leaves out only lines that are no attack on their own: bare words, lone metacharacters, probes', () => {
-    const excluded = Object.values(FUZZ_FILES).flatMap((file) => loadAttackFile(file).excluded);
+    const excluded = (Object.keys(CLASS_FILES) as InjectionClass[]).flatMap((cls) => loadClass(cls).excluded);
     const flagged = excluded.filter((e) => scanRequest({ metadata: { comment: e.payload } }).length > 0).map((e) => e.payload);
     // A few left-out lines are caught anyway (a lone `'; exec xp_cmdshell` fragment); most are not.
     expect(flagged.length / excluded.length).toBeLessThan(0.25);

@@ -2,7 +2,8 @@
  * Loads the corpora of test/fixtures/fuzz-corpus (payloads sampled from public fuzz lists; real
  * access logs, system log text, names, reviews, prose in many scripts and README Markdown) and
  * measures the request scanner on them: recall per class and location, false positives per benign
- * set, location and class. Used by fuzz-corpus.test.ts, calibration.test.ts and bench/scan-quality.ts.
+ * set, location and class, each on the tuning part and the held-out part of every corpus (split.ts).
+ * Used by fuzz-corpus.test.ts, calibration.test.ts and bench/scan-quality.ts.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -10,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { scanRequest, type ScanInput } from '../../../src/enrichment/request-scan/index.js';
 import type { InjectionClass } from '../../../src/event/enrichment.js';
 import { BENIGN_FILES, loadCorpus, toInput } from './corpus.js';
+import { partOf, PARTS, type Part } from './split.js';
 
 const dir = join(dirname(fileURLToPath(import.meta.url)), '../../fixtures/fuzz-corpus');
 
@@ -17,6 +19,9 @@ export interface Payload {
   readonly payload: string;
   /** `owner/repo path` of the public list the line was copied from. */
   readonly source: string;
+  /** The corpus file of the line. */
+  readonly file: string;
+  readonly part: Part;
 }
 
 export interface ExcludedPayload extends Payload {
@@ -57,8 +62,9 @@ export function loadAttackFile(file: string): AttackFile {
     if (line.startsWith('#!') || line.length === 0) continue;
     let payload = line;
     if (payload.includes('{FILE}') && targets.length > 0) payload = payload.replaceAll('{FILE}', targets[filled++ % targets.length] ?? '');
-    if (reason === undefined) attacks.push({ payload, source });
-    else excluded.push({ payload, source, reason });
+    const part = partOf(line);
+    if (reason === undefined) attacks.push({ payload, source, file, part });
+    else excluded.push({ payload, source, file, part, reason });
   }
   return { attacks, excluded };
 }
@@ -69,6 +75,22 @@ export const FUZZ_FILES: Readonly<Record<InjectionClass, string>> = {
   path_traversal: 'traversal.txt',
   command_injection: 'cmdi.txt',
 };
+
+/**
+ * Every attack corpus of a class: the public lists sampled first (FUZZ_FILES), then the wfuzz
+ * wordlists and the tool generators of generate.ts (sqlmap, dotdotpwn, commix, XSStrike).
+ */
+export const CLASS_FILES: Readonly<Record<InjectionClass, readonly string[]>> = {
+  sql_injection: ['sqli.txt', 'wfuzz-sqli.txt', 'sqlmap-sqli.txt'],
+  xss: ['xss.txt', 'wfuzz-xss.txt', 'xsstrike-xss.txt'],
+  path_traversal: ['traversal.txt', 'wfuzz-traversal.txt', 'dotdotpwn-traversal.txt'],
+  command_injection: ['cmdi.txt', 'commix-cmdi.txt'],
+};
+
+export function loadClass(cls: InjectionClass): AttackFile {
+  const files = CLASS_FILES[cls].map(loadAttackFile);
+  return { attacks: files.flatMap((f) => f.attacks), excluded: files.flatMap((f) => f.excluded) };
+}
 
 export const ATTACK_LOCATIONS = ['query', 'metadata'] as const;
 export type AttackLocation = (typeof ATTACK_LOCATIONS)[number];
@@ -85,19 +107,26 @@ function classesOf(input: ScanInput): Set<InjectionClass> {
 export interface RecallFigures {
   readonly cls: InjectionClass;
   readonly location: AttackLocation;
+  readonly part: Part;
   readonly attacks: number;
   readonly detected: number;
   readonly missed: Payload[];
   readonly excluded: number;
 }
 
-export function measureRecall(): RecallFigures[] {
+/** Recall per class, location and part; `files` narrows each class to some of its corpora. */
+export function measureRecall(files?: (file: string) => boolean): RecallFigures[] {
   const out: RecallFigures[] = [];
-  for (const cls of Object.keys(FUZZ_FILES) as InjectionClass[]) {
-    const { attacks, excluded } = loadAttackFile(FUZZ_FILES[cls]);
-    for (const location of ATTACK_LOCATIONS) {
-      const missed = attacks.filter((a) => !classesOf(placePayload(a.payload, location)).has(cls));
-      out.push({ cls, location, attacks: attacks.length, detected: attacks.length - missed.length, missed, excluded: excluded.length });
+  for (const cls of Object.keys(CLASS_FILES) as InjectionClass[]) {
+    const all = loadClass(cls);
+    for (const part of PARTS) {
+      const attacks = all.attacks.filter((a) => a.part === part && (files?.(a.file) ?? true));
+      const excluded = all.excluded.filter((a) => a.part === part && (files?.(a.file) ?? true));
+      if (attacks.length === 0) continue;
+      for (const location of ATTACK_LOCATIONS) {
+        const missed = attacks.filter((a) => !classesOf(placePayload(a.payload, location)).has(cls));
+        out.push({ cls, location, part, attacks: attacks.length, detected: attacks.length - missed.length, missed, excluded: excluded.length });
+      }
     }
   }
   return out;
@@ -107,6 +136,7 @@ export function measureRecall(): RecallFigures[] {
 export interface BenignEvent {
   readonly input: ScanInput;
   readonly text: string;
+  readonly part: Part;
 }
 
 /** Access-log lines as events: path and query from the request target, the user agent, the referrer in metadata. */
@@ -120,13 +150,13 @@ export function loadAccessLog(): BenignEvent[] {
       ...(userAgent === '-' ? {} : { userAgent }),
       ...(referrer === '-' ? {} : { metadata: { referrer } }),
     };
-    return { input, text: line };
+    return { input, text: line, part: partOf(line) };
   });
 }
 
 /** Real text sets: one text per line, or (`json`) one JSON string per line for texts that keep their line breaks. */
-function loadTexts(file: string, format: 'line' | 'json' = 'line'): string[] {
-  return dataLines(file).map((line) => (format === 'json' ? jsonString(line) : line));
+function loadTexts(file: string, format: 'line' | 'json' = 'line'): { text: string; part: Part }[] {
+  return dataLines(file).map((line) => ({ text: format === 'json' ? jsonString(line) : line, part: partOf(line) }));
 }
 
 function jsonString(line: string): string {
@@ -137,7 +167,7 @@ function jsonString(line: string): string {
 
 /** The labelled benign corpora of test/fixtures/scan-corpus (paths, queries, agents, form and ticket text). */
 export function loadFormCorpus(): BenignEvent[] {
-  return BENIGN_FILES.flatMap(loadCorpus).map((s) => ({ input: toInput(s), text: `${s.location}\t${s.value}` }));
+  return BENIGN_FILES.flatMap(loadCorpus).map((s) => ({ input: toInput(s), text: `${s.location}\t${s.value}`, part: s.part }));
 }
 
 function dataLines(file: string): string[] {
@@ -156,11 +186,11 @@ export interface BenignSet {
 }
 
 /** Text a user writes is sent the way a payload is: as a query value and as a metadata string. */
-function textSets(set: string, load: () => string[]): BenignSet[] {
+function textSets(set: string, load: () => { text: string; part: Part }[]): BenignSet[] {
   return ATTACK_LOCATIONS.map((location) => ({
     set,
     location,
-    load: () => load().map((text) => ({ input: placePayload(text, location), text })),
+    load: () => load().map(({ text, part }) => ({ input: placePayload(text, location), text, part })),
   }));
 }
 
@@ -177,37 +207,43 @@ export const BENIGN_SETS: readonly BenignSet[] = [
 export interface FalsePositiveFigures {
   readonly set: string;
   readonly location: BenignLocation;
+  readonly part: Part;
   readonly events: number;
   readonly flagged: { text: string; classes: InjectionClass[] }[];
 }
 
 export function measureFalsePositives(): FalsePositiveFigures[] {
-  return BENIGN_SETS.map(({ set, location, load }) => {
-    const events = load();
-    const flagged = events.flatMap((e) => {
-      const classes = [...classesOf(e.input)];
-      return classes.length > 0 ? [{ text: e.text, classes }] : [];
+  return BENIGN_SETS.flatMap(({ set, location, load }) => {
+    const all = load();
+    return PARTS.map((part) => {
+      const events = all.filter((e) => e.part === part);
+      const flagged = events.flatMap((e) => {
+        const classes = [...classesOf(e.input)];
+        return classes.length > 0 ? [{ text: e.text, classes }] : [];
+      });
+      return { set, location, part, events: events.length, flagged };
     });
-    return { set, location, events: events.length, flagged };
   });
 }
 
 const pct = (n: number, d: number): string => `${((100 * n) / d).toFixed(1)}%`;
 
 export function recallTable(figures: readonly RecallFigures[]): string {
-  const rows = figures.map((f) => `| ${f.cls} | ${f.location} | ${f.attacks} | ${f.detected} | ${pct(f.detected, f.attacks)} | ${f.excluded} |`);
-  return ['| class | location | payloads | detected | recall | left out (not an attack alone) |', '|---|---|---|---|---|---|', ...rows].join('\n');
+  const rows = figures.map((f) => `| ${f.cls} | ${f.location} | ${f.part} | ${f.attacks} | ${f.detected} | ${pct(f.detected, f.attacks)} | ${f.excluded} |`);
+  return ['| class | location | part | payloads | detected | recall | left out (not an attack alone) |', '|---|---|---|---|---|---|---|', ...rows].join('\n');
 }
 
 export function falsePositiveTable(figures: readonly FalsePositiveFigures[]): string {
   const classes = Object.keys(FUZZ_FILES) as InjectionClass[];
   const rows = figures.map((f) => {
     const perClass = classes.map((cls) => f.flagged.filter((x) => x.classes.includes(cls)).length);
-    return `| ${f.set} | ${f.location} | ${f.events} | ${f.flagged.length} (${pct2(f.flagged.length, f.events)}) | ${perClass.join(' | ')} |`;
+    return `| ${f.set} | ${f.location} | ${f.part} | ${f.events} | ${f.flagged.length} (${pct2(f.flagged.length, f.events)}) | ${perClass.join(' | ')} |`;
   });
-  return [`| benign set | location | events | flagged | ${classes.join(' | ')} |`, `|---|---|---|---|${classes.map(() => '---|').join('')}`, ...rows].join(
-    '\n',
-  );
+  return [
+    `| benign set | location | part | events | flagged | ${classes.join(' | ')} |`,
+    `|---|---|---|---|---|${classes.map(() => '---|').join('')}`,
+    ...rows,
+  ].join('\n');
 }
 
 const pct2 = (n: number, d: number): string => `${((100 * n) / d).toFixed(2)}%`;
