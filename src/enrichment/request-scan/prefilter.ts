@@ -60,7 +60,13 @@ export function mayBeMalicious(raw: string): boolean {
   for (let i = 0; i < raw.length; i++) {
     const c = raw.charCodeAt(i);
     if (c >= 128 || SUSPICIOUS[c] === 1) return true;
-    if (c === 46 && raw.charCodeAt(i + 1) === 46) return true;
+    if (c === 46) {
+      const next = raw.charCodeAt(i + 1);
+      // `..`, and the wildcard segments `.?/`, `.*/` that match `..` on Windows.
+      if (next === 46 || ((next === 63 || next === 42) && (raw.charCodeAt(i + 2) === 47 || raw.charCodeAt(i + 2) === 48))) return true;
+    }
+    // Dots and slashes written as hex text: `0x2e0x2e0x2f`.
+    if (c === 48 && (raw.charCodeAt(i + 1) | 0x20) === 120 && (raw.charCodeAt(i + 2) === 50 || raw.charCodeAt(i + 2) === 53)) return true;
     if (c === 32 || c === 43 || c === 9) spaced = true;
     else if (c === 47) slashed = true;
     else if (c === 58) colon = true;

@@ -12,8 +12,16 @@
  * Metadata and user agents otherwise need six parent segments: relative imports in pasted code
  * (`../../components/x`) are ordinary.
  * Evidence of evasion counts anywhere: a sensitive target behind padding self segments
- * (`/./././etc/passwd`) or after a NUL byte (`%00/etc/passwd`). Dots and slashes written as hex
- * text (`..0x2f`) and the best-fit slashes `%uEFC8`/`%uF025` are read as what they smuggle.
+ * (`/./././etc/passwd`) or after a NUL byte (`%00/etc/passwd`), and a parent segment that reached
+ * the scanner encoded the way only evasion encodes it (a dot is unreserved and never needs `%2e`;
+ * double, overlong, `%u`, split-hex and hex-text forms are filter bypasses).
+ *
+ * Before counting, the decoded text is read as a path the way servers resolve it (the CRS
+ * `normalisePath` step): backslashes and Unicode slashes as `/`, dots and slashes written as hex
+ * text (`..0x2f`), the best-fit slashes `%uEFC8`/`%uF025`, a `;` parameter ending a segment
+ * (`..;/`, Tomcat), and the wildcard segments `.?`/`.*` (Windows name matching).
+ * A parent segment directly followed by a top-level system directory (`../etc/…`, `..\windows\…`,
+ * the roots of the OS file list of the ModSecurity CRS) climbs to a system file.
  */
 
 export type TraversalContext = 'path' | 'query' | 'other';
@@ -183,6 +191,90 @@ function toSlashes(s: string): string {
   return out + s.slice(chunk);
 }
 
+/** Top-level directories of Unix and Windows systems: a parent segment followed by one climbs out of the web root. */
+const SYSTEM_ROOTS = [
+  'etc/',
+  'var/',
+  'usr/',
+  'proc/',
+  'sys/',
+  'boot/',
+  'srv/',
+  'opt/',
+  'root/',
+  'home/',
+  'tmp/',
+  'dev/',
+  'bin/',
+  'sbin/',
+  'lib/',
+  'windows/',
+  'winnt/',
+  'program files',
+  'programdata/',
+  'inetpub/',
+  'users/',
+  'documents and settings/',
+  'xampp/',
+  'wamp/',
+  'apache/',
+  'apache2/',
+  'nginx/',
+  'sites/default/',
+  'boot.ini',
+];
+
+/** Just after the run of parent and self segments that starts at `end` (the first parent segment's end). */
+function afterParentRun(p: string, end: number): number {
+  let i = end;
+  for (;;) {
+    while (p.charCodeAt(i) === 47) i++;
+    let j = i;
+    while (p.charCodeAt(j) === 46) j++;
+    if (j > i && (p.charCodeAt(j) === 47 || j === p.length)) i = j;
+    else return i;
+  }
+}
+
+function climbsToSystemRoot(p: string, firstEnd: number): boolean {
+  const at = afterParentRun(p, firstEnd);
+  for (const root of SYSTEM_ROOTS) if (p.startsWith(root, at)) return true;
+  return false;
+}
+
+/**
+ * A `;` parameter ending a dot segment (`..;/`, `..;jsessionid=1/`) is dropped by servers that
+ * strip path parameters before resolving; a wildcard segment (`.?`, `.*`) matches `..` in Windows
+ * name matching.
+ */
+function pathForm(p: string): string {
+  let out = p;
+  if (out.indexOf('.;') !== -1) {
+    let r = '';
+    let i = 0;
+    for (let k = out.indexOf('.;'); k !== -1; k = out.indexOf('.;', i)) {
+      const slash = out.indexOf('/', k);
+      const end = slash === -1 ? out.length : slash;
+      r += out.slice(i, k + 1);
+      i = end;
+    }
+    out = r + out.slice(i);
+  }
+  if (out.indexOf('.?/') !== -1 || out.indexOf('.*/') !== -1) {
+    let r = '';
+    for (let i = 0; i < out.length; i++) {
+      const c = out.charCodeAt(i + 1);
+      const wildcard = out.charCodeAt(i) === 46 && (c === 63 || c === 42) && out.charCodeAt(i + 2) === 47 && (i === 0 || out.charCodeAt(i - 1) === 47);
+      if (wildcard) {
+        r += '..';
+        i++;
+      } else r += out[i];
+    }
+    out = r;
+  }
+  return out;
+}
+
 function startsWithTarget(s: string): boolean {
   let k = 0;
   while (k < s.length && (s.charCodeAt(k) === 32 || s.charCodeAt(k) === 34 || s.charCodeAt(k) === 39)) k++;
@@ -196,25 +288,29 @@ function isUrl(s: string): boolean {
   return s.startsWith('http://') || s.startsWith('https://');
 }
 
-/** Dots encoded, or separators encoded in ways only evasion uses (double, overlong, backslash). */
+/**
+ * Encodings only evasion uses on a path: an encoded dot (unreserved, never needs encoding), an
+ * encoded backslash, a double-encoded byte (`%25`), `%u`, overlong lead bytes (`%c0`, `%c1`,
+ * `%e0%80`, `%f0%80`, `%f8%80`, `%fc%80`), split hex (`%%`), hex text and numeric references.
+ */
 const TRAVERSAL_ENCODINGS = [
   '%2e',
-  '%252e',
-  '%c0%ae',
-  '%e0%80%ae',
-  '%c0%2e',
-  '%u002e',
-  '%uff0e',
   '%5c',
-  '%255c',
-  '%252f',
-  '%c0%af',
-  '%e0%80%af',
-  '%c1%9c',
-  '%u2215',
-  '%u2216',
+  '%25',
+  '%u',
+  '%c0',
+  '%c1',
+  '%e0%80',
+  '%f0%80',
+  '%f8%80',
+  '%fc%80',
+  '%%',
+  '0x2e',
+  '0x2f',
+  '0x5c',
   '&#46',
   '&#x2e',
+  '..;',
 ];
 
 /** A NUL byte cuts a file name short (`%00/etc/passwd%00`, `passwd%00.jpg`): only evasion sends one. */
@@ -223,7 +319,7 @@ function hasNullByte(raw: string): boolean {
 }
 
 function hasEncodedTraversal(raw: string): boolean {
-  if (raw.indexOf('%') === -1 && raw.indexOf('&#') === -1) return false;
+  if (raw.indexOf('%') === -1 && raw.indexOf('&#') === -1 && raw.indexOf('0x') === -1 && raw.indexOf('..;') === -1) return false;
   const r = raw.toLowerCase();
   for (const e of TRAVERSAL_ENCODINGS) if (r.includes(e)) return true;
   return false;
@@ -231,10 +327,11 @@ function hasEncodedTraversal(raw: string): boolean {
 
 /** `raw` is the undecoded input (for encoding evidence), `s` its normalised form. */
 export function detectTraversal(s: string, raw: string, context: TraversalContext): boolean {
-  // Free text without a parent segment, a self segment, hex-text dots or a NUL byte: nothing to find.
-  if (context === 'other' && s.indexOf('..') === -1 && s.indexOf('/.') === -1 && s.indexOf('\\.') === -1 && s.indexOf('0x2') === -1 && !hasNullByte(raw))
-    return false;
-  const p = decodeHexText(toSlashes(s));
+  // Free text without a dot (plain or as hex text) or a NUL byte: nothing to find.
+  if (context === 'other' && s.indexOf('.') === -1 && s.indexOf('0x2e') === -1 && !hasNullByte(raw)) return false;
+  const p = pathForm(decodeHexText(toSlashes(s)));
+  // Nor without a parent or self segment once read as a path.
+  if (context === 'other' && p.indexOf('..') === -1 && p.indexOf('/.') === -1 && !hasNullByte(raw)) return false;
   if (p.indexOf('/./') !== -1 && paddedTarget(p)) return true;
   if (context === 'other' && p.indexOf('..') === -1) return hasNullByte(raw) && startsWithTarget(p);
   if (context !== 'other' && startsWithTarget(p)) return true;
@@ -243,9 +340,10 @@ export function detectTraversal(s: string, raw: string, context: TraversalContex
   if (count === 0) return false;
   const tail = p.slice(firstEnd);
   for (const target of SENSITIVE) if (tail.includes(target)) return true;
-  if (context === 'path') return true;
-  const encoded = hasEncodedTraversal(raw);
+  if (context === 'path' || climbsToSystemRoot(p, firstEnd)) return true;
+  // Encoding evidence counts for a path: a separator, not a bare run of dots.
+  const encoded = p.indexOf('/') !== -1 && hasEncodedTraversal(raw);
   // `..` inside a full URL (`next=https://host/a/../b`) is resolved by the browser, not the server.
   if (context === 'query') return !isUrl(p) && (count >= 2 || encoded);
-  return count >= 6 || (encoded && count >= 2);
+  return count >= 6 || encoded;
 }

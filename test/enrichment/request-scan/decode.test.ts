@@ -19,6 +19,18 @@ describe('percentDecode', () => {
     expect(percentDecode('%e0%80%af')).toBe('/');
     expect(percentDecode('%c1%9c')).toBe('\\');
   });
+  it('reads the broken encodings traversal fuzzers send: split hex, lax hex, any byte after 0xc0/0xc1, five-byte overlong', () => {
+    expect(normalise('%%32%%65%%32%%65%%32%%66')).toBe('../');
+    expect(percentDecode('%2%e%2%e')).toBe('..');
+    expect(percentDecode('%c1%pc')).toBe('\\');
+    expect(percentDecode('%bg%qf')).toBe('/');
+    expect(percentDecode('%c0%9v%c1%8s')).toBe('/\\');
+    expect(percentDecode('%c0%2f%c0%5c%c1%1c')).toBe('/\\\\');
+    expect(percentDecode('%f8%80%80%80%af%fc%80%80%80%80%ae')).toBe('/.');
+  });
+  it('keeps lax hex outside a multi-byte sequence as text', () => {
+    expect(percentDecode('50%off, 20%pt')).toBe('50%off, 20%pt');
+  });
   it('honours IIS %uXXXX', () => {
     expect(percentDecode('%u002e%u002e%u2215')).toBe('..\u2215');
   });
@@ -101,7 +113,8 @@ describe('normalise (the full chain)', () => {
     expect(normalise('passwd%00.jpg')).toBe('passwd.jpg');
   });
   it('stops after a bounded number of rounds', () => {
-    // Five levels of encoding: four rounds leave one level.
-    expect(normalise('%2525252527')).toBe('%27');
+    // Seven levels of encoding: six rounds leave one level.
+    expect(normalise('%25252525252527')).toBe('%27');
+    expect(normalise('%252525252527')).toBe("'");
   });
 });

@@ -19,13 +19,13 @@ const MIN_RECALL: Readonly<Record<Part, Readonly<Record<InjectionClass, Readonly
   'held-out': {
     sql_injection: { query: 0.98, metadata: 0.98 },
     xss: { query: 0.98, metadata: 0.98 },
-    path_traversal: { query: 0.69, metadata: 0.63 },
+    path_traversal: { query: 1, metadata: 0.98 },
     command_injection: { query: 0.88, metadata: 0.65 },
   },
   tuning: {
     sql_injection: { query: 0.93, metadata: 0.93 },
     xss: { query: 0.99, metadata: 0.99 },
-    path_traversal: { query: 0.67, metadata: 0.61 },
+    path_traversal: { query: 1, metadata: 0.99 },
     command_injection: { query: 0.83, metadata: 0.67 },
   },
 };
