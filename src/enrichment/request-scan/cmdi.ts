@@ -178,6 +178,7 @@ export const COMMANDS: ReadonlySet<string> = new Set([
   'netsh',
   'sysinfo',
   'ipconfig.exe',
+  'for',
 ]);
 
 /** Shapes that are shell whatever precedes them, grouped under a substring each of them contains. */
@@ -328,7 +329,29 @@ const AMBIGUOUS = new Set([
   'ssh',
   'ftp',
   'dig',
+  'for',
 ]);
+
+/**
+ * Shell reserved words that open or continue a compound command: the command follows them
+ * (`;then sleep 5`, `;else cat /etc/passwd`, `;do id;done`).
+ */
+const RESERVED_WORDS = ['then', 'else', 'elif', 'do', 'if', 'while', 'until', '!'];
+
+/** Index after a reserved word and its whitespace at `i`, or `i`. */
+function skipReservedWord(s: string, i: number): number {
+  for (const w of RESERVED_WORDS) {
+    if (s.startsWith(w, i)) {
+      const after = s.charCodeAt(i + w.length);
+      if (isSpace(after) || (w === '!' && !Number.isNaN(after))) {
+        let k = i + w.length;
+        while (k < s.length && isSpace(s.charCodeAt(k))) k++;
+        return k;
+      }
+    }
+  }
+  return i;
+}
 
 /** Commands whose bare host-name argument (`nslookup evil.example`) is the attack. */
 const NETWORK_COMMANDS = new Set([
@@ -366,6 +389,7 @@ function shellTail(s: string, i: number, command: string, text: boolean, leading
   const ambiguous = AMBIGUOUS.has(command) && !leading;
   // A quoted command word (`"whoami"`) runs the same.
   if (s.charCodeAt(i) === 34 || s.charCodeAt(i) === 39) i++;
+  if (command === 'for') return windowsFor(s, i);
   const c = s.charCodeAt(i);
   if (Number.isNaN(c)) return !ambiguous;
   if (c === 96 || c === 41 || c === 62 || c === 60 || c === 36 || c === 123) return true;
@@ -387,8 +411,19 @@ function shellTail(s: string, i: number, command: string, text: boolean, leading
   if (command === 'busybox') return commandAt(s, j, false, text);
   if (command === 'net') return s.startsWith('user', j) || s.startsWith('localgroup', j) || s.startsWith('view', j) || s.startsWith('share', j);
   if (command === 'netsh' || command === 'reg') return startsWithAny(s, j, SYSTEM_CHANGE_VERBS);
-  if (command === 'echo' || command === 'printf') return !text;
+  if (command === 'echo' || command === 'printf') return !text || leading;
   return false;
+}
+
+/** `for /f "tokens=*" %i in ('cmd /c …') do …`, `for %i in (…)`: cmd.exe's loop, whose switch or variable prose never has. */
+function windowsFor(s: string, i: number): boolean {
+  if (!isSpace(s.charCodeAt(i))) return false;
+  let j = i;
+  while (j < s.length && isSpace(s.charCodeAt(j))) j++;
+  const a = s.charCodeAt(j);
+  const b = s.charCodeAt(j + 1);
+  if (a === 37) return b === 37 || (b >= 97 && b <= 122 && isSpace(s.charCodeAt(j + 2)));
+  return a === 47 && (b === 102 || b === 108 || b === 114 || b === 100) && isSpace(s.charCodeAt(j + 2));
 }
 
 /** First arguments of `netsh` and `reg` that change or read system configuration. */
@@ -458,15 +493,16 @@ function dangerousArgumentAt(s: string, j: number, command: string): boolean {
   return false;
 }
 
+/** Chars skipped before a command word: whitespace, `(`, `{`, quotes, and more separators (`|||id`, `&&&id`, `;;id`). */
+function isBeforeCommand(c: number): boolean {
+  return isSpace(c) || c === 40 || c === 123 || c === 34 || c === 39 || c === 124 || c === 38 || c === 59;
+}
+
 /** Command word starting at `i` (after optional `/bin/`-style prefix), checked for a shell tail. */
 function commandAt(s: string, from: number, chained: boolean, text: boolean, leading = false): boolean {
   let i = from;
-  while (
-    i < s.length &&
-    i < from + 16 &&
-    (isSpace(s.charCodeAt(i)) || s.charCodeAt(i) === 40 || s.charCodeAt(i) === 123 || s.charCodeAt(i) === 34 || s.charCodeAt(i) === 39)
-  )
-    i++;
+  while (i < s.length && i < from + 16 && isBeforeCommand(s.charCodeAt(i))) i++;
+  i = skipReservedWord(s, i);
   // `/usr/bin/id`, `./x`, `c:\windows\system32\cmd.exe` prefixes: the last path component counts.
   const { word: bare, end: j } = commandWordAt(s, i);
   if (bare === '') return false;
@@ -499,6 +535,9 @@ function separatorAt(s: string, i: number, context: CommandContext, leading: boo
   } else if (c === 36) {
     // `$(`id`)`: a substitution inside a substitution.
     next = s.charCodeAt(i + 2) === 96 ? i + 3 : i + 2;
+    // A substitution is shell whatever the text around it: everyday command words count in it
+    // (`$(echo x)`), as after a separator that opens the value.
+    return commandAt(s, next, false, text, true);
   } else if (c === 123) {
     return commandBrace(s, i);
   } else if (c === 92) {
@@ -559,7 +598,7 @@ function quotedCommand(s: string, i: number): boolean {
 function commandLine(s: string, start: number, text: boolean): boolean {
   const { word, end } = commandWordAt(s, start);
   // Text that opens with an everyday word ("Echo chamber…", "Host agent reports: /etc/passwd…") is prose.
-  if (word === '' || !isSpace(s.charCodeAt(end)) || (text && AMBIGUOUS.has(word))) return false;
+  if (word === '' || word === 'for' || !isSpace(s.charCodeAt(end)) || (text && AMBIGUOUS.has(word))) return false;
   let k = end;
   while (k < s.length && isSpace(s.charCodeAt(k))) k++;
   return k < s.length && dangerousArgument(s, k, word, text);

@@ -58,19 +58,25 @@ function scanUncached(input: string, kind: ValueKind): number {
   if (kind === 'path' ? sqlInPathSegments(raw) : detectSqlInjection(s)) found |= SQLI;
   if (detectXss(s)) found |= XSS;
   if (detectTraversal(s, raw, kind === 'path' ? 'path' : kind === 'query' ? 'query' : 'other')) found |= TRAVERSAL;
-  if (detectCommandInjection(s, kind === 'metadata' && !hasEncodedLineBreak(raw) ? 'text' : 'request')) found |= CMDI;
+  if (detectCommandInjection(s, kind === 'metadata' && !wasUrlEncoded(raw) ? 'text' : 'request')) found |= CMDI;
   return found;
 }
 
 /**
- * Free text has real line breaks; one written as `%0a`/`%0d` was encoded by a client or tool, so
- * such a string is read with the request rules (line breaks separate commands).
+ * Free text has real line breaks and spaces; a line break, a space, a tab or a shell
+ * metacharacter written as a percent escape (`%0a`, `%20`, `%09`, `%26`, `%7c`, `%3b`, `%60`,
+ * `%24`, quotes) was URL-encoded by a client or tool, not typed by a person, so such a string is
+ * read with the request rules (line breaks separate commands, `&&` chains count).
  */
-function hasEncodedLineBreak(raw: string): boolean {
+function wasUrlEncoded(raw: string): boolean {
   for (let i = raw.indexOf('%'); i !== -1; i = raw.indexOf('%', i + 1)) {
     const a = raw.charCodeAt(i + 1);
     const b = raw.charCodeAt(i + 2) | 0x20;
-    if (a === 48 && (b === 97 || b === 100)) return true;
+    if (a === 48 && (b === 97 || b === 100 || b === 57)) return true;
+    if (a === 50 && (b === 48 || b === 54 || b === 52 || b === 50 || b === 55)) return true;
+    if (a === 55 && b === 99) return true;
+    if (a === 51 && b === 98) return true;
+    if (a === 54 && b === 48) return true;
   }
   return false;
 }

@@ -20,13 +20,13 @@ const MIN_RECALL: Readonly<Record<Part, Readonly<Record<InjectionClass, Readonly
     sql_injection: { query: 0.98, metadata: 0.98 },
     xss: { query: 0.98, metadata: 0.98 },
     path_traversal: { query: 1, metadata: 0.98 },
-    command_injection: { query: 0.88, metadata: 0.65 },
+    command_injection: { query: 1, metadata: 0.97 },
   },
   tuning: {
     sql_injection: { query: 0.93, metadata: 0.93 },
     xss: { query: 0.99, metadata: 0.99 },
     path_traversal: { query: 1, metadata: 0.99 },
-    command_injection: { query: 0.83, metadata: 0.67 },
+    command_injection: { query: 0.99, metadata: 0.99 },
   },
 };
 const MAX_FALSE_POSITIVES = 0.005;
@@ -103,6 +103,14 @@ describe('where the line is drawn: a word alone is no attack, the same word in a
     ["' UNION ALL SELECT", 'sql_injection'],
     ['; net view', 'command_injection'],
     ['/..%uEFC8..%uEFC8etc/hosts', 'path_traversal'],
+    ['|||sleep 5', 'command_injection'],
+    ['x;else sleep 5;fi', 'command_injection'],
+    ['x $(echo tag) y', 'command_injection'],
+    ['&&for /f "tokens=*" %i in (\'cmd /c "set /a 1+1"\') do @set /p =t%it<nul', 'command_injection'],
+    ['%%32%%65%%32%%65/etc/passwd', 'path_traversal'],
+    ['..%c1%pc..%c1%pcwindows%c1%pcwin.ini', 'path_traversal'],
+    ['.?/.?/.?/etc/issue', 'path_traversal'],
+    ['..;/..;/opt/app/config', 'path_traversal'],
   ];
   for (const [value, cls] of attacks) {
     for (const where of ['query', 'metadata'] as const) {
@@ -145,6 +153,8 @@ describe('where the line is drawn: a word alone is no attack, the same word in a
 
   it('prose that opens with a command word is not a command line', () => {
     for (const text of [
+      'For example, see https://example.com/docs for the options.',
+      'LiveJournal.com (webmaster@livejournal.com; for http://www.livejournal.com/users/x/; 8 readers)',
       'Echo chamber effects are real.',
       'wget the file from https://example.com/a.tar.gz then untar it.',
       'Host agent reports: /etc/passwd modified',
