@@ -166,7 +166,6 @@ export const BASE_SCORES: Readonly<Record<string, number>> = Object.freeze({
     'server.user.created',
     'server.user.deleted',
     'server.user.sudo',
-    'server.user.modified',
     'server.cron.modified',
   ),
   ...scoreRow(
@@ -187,8 +186,6 @@ export const BASE_SCORES: Readonly<Record<string, number>> = Object.freeze({
     'admin.billing.updated',
     'admin.api_key.created',
     'api.rate_limited',
-    'server.group.created',
-    'server.group.deleted',
   ),
   ...scoreRow(3, 'api.request.failed', 'server.process.executed', 'server.container.started'),
 });

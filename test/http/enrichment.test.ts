@@ -188,7 +188,7 @@ describe.skipIf(SCALE_OUT)('catalog, enrichment and scoring over HTTP', () => {
       expect(res.statusCode).toBe(200);
       const doc = res.json();
       expect(doc.counts).toMatchObject({ standard_types: 67, agent_types: 28, additional_agent_types: 3, inferred_types: 10, families: 10 });
-      expect(doc.event_types.find((t: { type: string }) => t.type === 'server.user.modified')).toMatchObject({ kind: 'agent_additional', base_score: 10 });
+      expect(doc.event_types.find((t: { type: string }) => t.type === 'server.user.modified')).toMatchObject({ kind: 'agent_additional', base_score: 0 });
       expect(doc.event_types.find((t: { type: string }) => t.type === 'server.container.escape_attempt').base_score).toBe(60);
     });
   });
