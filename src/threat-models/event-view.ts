@@ -63,7 +63,22 @@ export class EventView {
   ) {}
 
   get(path: string): unknown {
+    if (path === 'request.url' || path === 'request.extension') return this.derived(path);
     return walk(this.doc, pathOf(path), 0);
+  }
+
+  /** The request fields read from path and query rather than sent. */
+  private derived(path: 'request.url' | 'request.extension'): string | undefined {
+    const request = own(this.doc, 'request') as Record<string, unknown> | undefined;
+    const p = request === undefined || request === null || typeof request !== 'object' ? undefined : own(request, 'path');
+    if (typeof p !== 'string') return undefined;
+    if (path === 'request.extension') {
+      const segment = p.slice(p.lastIndexOf('/') + 1);
+      const dot = segment.lastIndexOf('.');
+      return dot <= 0 || dot === segment.length - 1 ? undefined : segment.slice(dot + 1).toLowerCase();
+    }
+    const query = own(request as object, 'query');
+    return typeof query === 'string' && query !== '' ? `${p}?${query}` : p;
   }
 
   /** Every string (and number) the sender gave, for keyword conditions; enrichment is Vigil's, not the sender's. */

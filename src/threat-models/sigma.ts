@@ -145,8 +145,12 @@ class RuleTranslator {
         if (match !== 're') refuse(at, `modifier \`${mod}\` is a flag of \`re\` and must follow it`);
         flags += mod;
       } else if ((TRANSFORMS as readonly string[]).includes(mod)) {
-        if (match !== undefined) refuse(at, `modifier \`${mod}\` must come before \`${match}\``);
-        transforms.push(mod as Transform);
+        // `windash` rewrites only the dashes of the value, so it means the same before or after
+        // contains/startswith/endswith (SigmaHQ writes `|contains|windash`); the encodings do not.
+        const windashAfterMatch = mod === 'windash' && (match === 'contains' || match === 'startswith' || match === 'endswith');
+        if (match !== undefined && !windashAfterMatch) refuse(at, `modifier \`${mod}\` must come before \`${match}\``);
+        if (windashAfterMatch) transforms.unshift('windash');
+        else transforms.push(mod as Transform);
       } else if ((MATCH_MODIFIERS as readonly string[]).includes(mod)) {
         if (mod === 'fieldref') fieldref = true;
         else if (match !== undefined) refuse(at, `modifiers \`${match}\` and \`${mod}\` cannot be combined`);

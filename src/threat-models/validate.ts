@@ -25,7 +25,11 @@ import {
 export type Validation<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly errors: readonly ErrorDetail[] };
 
 const SEVERITIES: readonly Severity[] = ['low', 'medium', 'high', 'critical'];
-/** Top-level event fields a condition may read; `metadata.*` and `enrichment.*` reach inside those objects. */
+/**
+ * Top-level event fields a condition may read; `metadata.*` and `enrichment.*` reach inside those
+ * objects. `request.url` (the path, then `?` and the query when there is one) and
+ * `request.extension` (of the path's last segment, lower case, without the dot) are derived.
+ */
 export const EVENT_FIELDS: readonly string[] = [
   'event',
   'event_id',
@@ -39,6 +43,8 @@ export const EVENT_FIELDS: readonly string[] = [
   'request.path',
   'request.status',
   'request.query',
+  'request.url',
+  'request.extension',
 ];
 const NESTED_ROOTS = ['metadata.', 'enrichment.'];
 const ALERT_TYPE = /^custom(\.[a-z0-9_]{1,48}){1,3}$/;
