@@ -178,15 +178,7 @@ export const BASE_SCORES: Readonly<Record<string, number>> = Object.freeze({
     'server.ssh.login.failure',
     'server.firewall.rule_added',
   ),
-  ...scoreRow(
-    5,
-    'auth.session.revoked',
-    'auth.token.revoked',
-    'data.accessed',
-    'admin.billing.updated',
-    'admin.api_key.created',
-    'api.rate_limited',
-  ),
+  ...scoreRow(5, 'auth.session.revoked', 'auth.token.revoked', 'data.accessed', 'admin.billing.updated', 'admin.api_key.created', 'api.rate_limited'),
   ...scoreRow(3, 'api.request.failed', 'server.process.executed', 'server.container.started'),
 });
 

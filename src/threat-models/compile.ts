@@ -45,6 +45,8 @@ export interface ModelUsage {
   micros: number;
   /** Events whose work budget ran out with this model the one that asked for most of it. */
   exhausted: number;
+  /** What evaluating the model threw, the first time it did (the model is then suspended). */
+  failure?: string;
 }
 
 /** What compiling one model has cost so far. */

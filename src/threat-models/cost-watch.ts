@@ -95,6 +95,8 @@ export class ModelCostWatch {
   private readonly windows = new Map<string, CostWindow>();
   private readonly listeners: ((suspension: Suspension) => void | Promise<void>)[] = [];
   private readonly writing = new Set<Promise<void>>();
+  /** Model versions (account, id, version) suspended for a failure by this instance. */
+  private readonly failed = new Set<string>();
   private readonly now: () => number;
 
   constructor(private readonly options: CostWatchOptions) {
@@ -147,9 +149,36 @@ export class ModelCostWatch {
     const reason = reasonFor(at, policy, window, average, weight / window.events, heaviest.usage.exhausted);
     window.restart(this.now(), models);
     this.options.registry.suspend(accountId, heaviest.id, heaviest.version);
-    const write = this.persist(accountId, heaviest, at, reason);
+    this.track(this.persist(accountId, heaviest, at, reason, 'threat model suspended: its evaluation is over budget').then(() => undefined));
+  }
+
+  private track(write: Promise<void>): void {
     this.writing.add(write);
     void write.finally(() => this.writing.delete(write));
+  }
+
+  /**
+   * After a request's evaluation: suspends each of the account's models whose evaluation threw
+   * (`usage.failure`), with what it threw as the reason, once per model version.
+   */
+  reviewFailures(accountId: string, models: readonly CompiledModel[]): void {
+    for (const model of models) {
+      const failure = model.usage.failure;
+      if (failure === undefined) continue;
+      const version = `${accountId}\u0000${model.id}\u0000${model.version}`;
+      if (this.failed.has(version)) continue;
+      this.failed.add(version);
+      const at = this.options.clock.now();
+      const when = new Date(at).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const reason = `Suspended at ${when}: evaluating this model failed: ${failure}. The other models and the event were not affected. Save a new version or re-enable it (PATCH {"enabled": true}).`;
+      this.options.registry.suspend(accountId, model.id, model.version);
+      const stored = this.persist(accountId, model, at, reason, 'threat model suspended: its evaluation failed');
+      this.track(
+        stored.then((ok) => {
+          if (!ok) this.failed.delete(version);
+        }),
+      );
+    }
   }
 
   /** Resolves once every suspension decided so far is stored (or has failed). */
@@ -157,20 +186,23 @@ export class ModelCostWatch {
     await Promise.all([...this.writing]);
   }
 
-  private async persist(accountId: string, model: CompiledModel, at: number, reason: string): Promise<void> {
+  /** Stores a suspension decided here; false when the store could not take it. */
+  private async persist(accountId: string, model: CompiledModel, at: number, reason: string, logMessage: string): Promise<boolean> {
     const { store, registry, log } = this.options;
     try {
       const stored = await store.suspendThreatModel(accountId, model.id, model.version, at, reason);
       if (stored) {
-        log?.warn({ account: accountId, model: model.id, version: model.version, reason }, 'threat model suspended: its evaluation is over budget');
+        log?.warn({ account: accountId, model: model.id, version: model.version, reason }, logMessage);
         const suspension: Suspension = { accountId, modelId: model.id, version: model.version, at, reason };
         for (const listener of this.listeners) await listener(suspension);
       }
       await registry.changed(accountId);
+      return true;
     } catch (err) {
-      // Not stored: the model runs again here, and is suspended again if it is still over budget.
+      // Not stored: the model is back in force here and is suspended again on the next review.
       registry.resume(accountId, model.id, model.version);
-      log?.warn({ err, account: accountId, model: model.id, version: model.version }, 'threat model over budget, but its suspension could not be stored');
+      log?.warn({ err, account: accountId, model: model.id, version: model.version }, `${logMessage}, but the suspension could not be stored`);
+      return false;
     }
   }
 }

@@ -249,7 +249,17 @@ export async function evaluateModels(
     if (!meter.exhausted)
       for (const model of entry.models) {
         const asked = meter.asked;
-        const p = queue(ops, scope, model, view, e, eventId);
+        if (model.usage.failure !== undefined) continue;
+        let p: Pending | undefined;
+        const queued = ops.length;
+        try {
+          p = queue(ops, scope, model, view, e, eventId);
+        } catch (err) {
+          // A model that throws fails alone: its ops are withdrawn, the other models and the
+          // request go on, and the failure is kept on the model for the stage to suspend it.
+          ops.length = queued;
+          model.usage.failure = `${err instanceof Error ? err.message : String(err)} (on event ${eventId ?? `#${e}`})`;
+        }
         if (costs !== undefined) {
           // One clock read per model: each model is charged the time since the previous read.
           const now = performance.now();

@@ -11,9 +11,11 @@
  * Matching follows Sigma: strings compare without regard to case unless `cased`; `re` is
  * case-sensitive unless `re|i`.
  */
+import { createHash } from 'node:crypto';
 import { parseAllDocuments } from 'yaml';
 import type { Severity } from '../event/classification.js';
 import type { ErrorDetail } from '../event/rejection.js';
+import { ALERT_TYPE_PART_LENGTH } from './alert-types.js';
 import { mapSigmaField, type FieldMapping } from './field-mapping.js';
 import { LIMITS, type Condition, type FieldCondition } from './model.js';
 import { SECOND_MS } from '../util/duration.js';
@@ -447,12 +449,20 @@ function timespanSeconds(v: Json, at: string): number {
   return ms === undefined ? refuse(at, 'timespan must be a duration: a number and a unit s, m, h, d or w (e.g. 5m), or seconds') : ms / SECOND_MS;
 }
 
-const slug = (s: string): string =>
-  s
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '_')
-    .replace(/^_+|_+$/g, '')
-    .slice(0, 48) || 'rule';
+/**
+ * A rule name as one part of an alert type. A name longer than a part keeps its start and ends in
+ * a hash of the whole name, so rules whose titles share a long beginning get different types.
+ */
+function slug(name: string): string {
+  const text =
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '_')
+      .replace(/^_+|_+$/g, '') || 'rule';
+  if (text.length <= ALERT_TYPE_PART_LENGTH) return text;
+  const hash = createHash('sha256').update(name).digest('hex').slice(0, 8);
+  return `${text.slice(0, ALERT_TYPE_PART_LENGTH - hash.length - 1).replace(/_+$/, '')}_${hash}`;
+}
 
 function outcomeOf(rule: Record<string, Json>): Record<string, unknown> {
   const title = typeof rule.title === 'string' ? rule.title : 'sigma rule';

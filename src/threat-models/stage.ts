@@ -60,6 +60,7 @@ export function createThreatModelStage(deps: {
       if (window === undefined || watch === undefined) return detections;
       // Reviewed once every event has been measured (a long request's evaluation yields between slices).
       return detections.then((found) => {
+        watch.reviewFailures(accountId, models);
         watch.review(accountId, window, models);
         return found;
       });

@@ -158,4 +158,27 @@ describe('threat models over their evaluation budget', () => {
     await settled();
     for (const t of [a, b]) expect((await modelOn(t, acct, mine.heavy.id)).suspended).toBeNull();
   });
+
+  it('suspends a model whose evaluation throws, with what it threw, and answers the request with the other models', async () => {
+    const acct = await a.account('pro');
+    const mine = await models(acct);
+    expect(await alertsOn(a, acct, small)).toEqual(['custom.heavy', 'custom.light']);
+    // A fault injected into this instance's compiled copy: the heavy model's test throws.
+    const compiled = (await a.services.threatModels?.inForce(acct.id)) ?? [];
+    const heavy = compiled.find((m) => m.id === mine.heavy.id);
+    expect(heavy).toBeDefined();
+    (heavy?.steps[0] as { where: unknown }).where = () => {
+      throw new Error('injected fault');
+    };
+    const res = await call(a, acct, 'POST', '/v1/events', { event: 'custom.probe', actor_id: 'u1', metadata: small });
+    expect(res.statusCode, res.body).toBe(202);
+    expect((res.json() as { alerts: { type: string }[] }).alerts.map((x) => x.type)).toEqual(['custom.light']);
+    await settled();
+    for (const t of [a, b]) {
+      const view = await modelOn(t, acct, mine.heavy.id);
+      expect(view.suspended?.reason).toMatch(/^Suspended at \S+: evaluating this model failed: injected fault \(on event /);
+      expect((await modelOn(t, acct, mine.light.id)).suspended).toBeNull();
+      expect(await alertsOn(t, acct, small)).toEqual(['custom.light']);
+    }
+  });
 });

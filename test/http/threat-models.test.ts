@@ -246,6 +246,35 @@ describe('/v1/threat-models', () => {
     expectError(await call('POST', '/v1/events', pro.secret, 'event: custom.x', { 'content-type': 'application/yaml' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
   });
 
+  it('gives each model of an account its own alert type: long Sigma titles differ by a hash, a repeated one by a number, a chosen one is refused', async () => {
+    const acct = await t.account('pro');
+    const sigma = (title: string) =>
+      call('POST', '/v1/threat-models', acct.secret, `title: ${title}\nlevel: low\ndetection:\n  s:\n    Cmd: x\n  condition: s`, {
+        'content-type': 'application/yaml',
+      });
+    const prefix = 'Suspicious PowerShell download cradle through an encoded command line';
+    const first = (await sigma(`${prefix} (variant one)`)).json() as { outcome: { alert: string } };
+    const second = (await sigma(`${prefix} (variant two)`)).json() as { outcome: { alert: string } };
+    expect(first.outcome.alert).toMatch(/^custom\.suspicious_powershell_download_cradle_t_[0-9a-f]{8}$/);
+    expect(second.outcome.alert).toMatch(/^custom\.suspicious_powershell_download_cradle_t_[0-9a-f]{8}$/);
+    expect(second.outcome.alert).not.toBe(first.outcome.alert);
+    const short = (await sigma('Whoami run')).json() as { id: string; outcome: { alert: string } };
+    const again = (await sigma('Whoami run')).json() as { outcome: { alert: string } };
+    expect([short.outcome.alert, again.outcome.alert]).toEqual(['custom.whoami_run', 'custom.whoami_run_2']);
+
+    const native = { name: 'Mine', match: { event: 'custom.*' }, outcome: { alert: 'custom.whoami_run', severity: 'low' } };
+    const refused = expectError(await call('POST', '/v1/threat-models', acct.secret, native), 400, 'INVALID_THREAT_MODEL');
+    expect(refused.details?.[0]).toMatchObject({ field: 'outcome.alert' });
+    expect(refused.details?.[0]?.message).toContain(`already raised by threat model ${short.id} ("Whoami run")`);
+    // The same type in another account is that account's own.
+    const elsewhere = await t.account('business');
+    expect((await call('POST', '/v1/threat-models', elsewhere.secret, native)).statusCode).toBe(201);
+    // A model keeps its own type across versions.
+    const renamed = await call('PATCH', `/v1/threat-models/${short.id}`, acct.secret, { name: 'Whoami, renamed' });
+    expect(renamed.statusCode, renamed.body).toBe(200);
+    expect(renamed.json()).toMatchObject({ version: 2, outcome: { alert: 'custom.whoami_run' } });
+  });
+
   it('maps Sigma fields through the account overrides', async () => {
     const put = await call('PUT', '/v1/threat-models/sigma-fields', pro.secret, { fields: { Tenant: 'metadata.org.id' } });
     expect(put.statusCode, put.body).toBe(200);

@@ -21,6 +21,7 @@ import {
 import type { DryRunStates } from '../../threat-models/dry-run-states.js';
 import { DEFAULT_SIGMA_FIELDS, validateFieldMapping, type FieldMapping } from '../../threat-models/field-mapping.js';
 import { ModelChecker, type CheckOutcome } from '../../threat-models/checker.js';
+import { withUniqueAlertType } from '../../threat-models/alert-types.js';
 import type { CheckedModel } from '../../threat-models/check-thread.js';
 import { accountMemoryProblem } from '../../threat-models/memory-budget.js';
 import { LIMITS } from '../../threat-models/model.js';
@@ -217,8 +218,11 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
   ): Promise<ThreatModelRow> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const current = await load(ctx, id);
-      const value = await next(current);
-      const problem = accountMemoryProblem(await deps.store.threatModels.listThreatModels(ctx.account.id), value, id);
+      const rows = await deps.store.threatModels.listThreatModels(ctx.account.id);
+      const unique = withUniqueAlertType(rows, await next(current), id);
+      if (!unique.ok) throw invalid([unique.error]);
+      const value = unique.value;
+      const problem = accountMemoryProblem(rows, value, id);
       if (problem !== undefined) throw invalid([problem]);
       const saved = await deps.store.threatModels.updateThreatModel(ctx.account.id, id, current.version, {
         enabled: value.definition.enabled,
@@ -257,12 +261,14 @@ export function registerThreatModelRoutes(app: FastifyInstance, deps: ThreatMode
         throw invalid([{ field: '(account)', message: `an account has at most ${LIMITS.modelsPerAccount} threat models; delete one first` }]);
       const problem = accountMemoryProblem(existing, value);
       if (problem !== undefined) throw invalid([problem]);
+      const unique = withUniqueAlertType(existing, value);
+      if (!unique.ok) throw invalid([unique.error]);
       const now = deps.clock.now();
       const row = await deps.store.threatModels.createThreatModel({
         id: `tm_${ulid(now)}`,
         accountId: ctx.account.id,
-        enabled: value.definition.enabled,
-        ...toStored(value.definition, value.source),
+        enabled: unique.value.definition.enabled,
+        ...toStored(unique.value.definition, unique.value.source),
         createdAt: now,
       });
       await deps.registry.changed(ctx.account.id);
