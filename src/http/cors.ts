@@ -3,7 +3,7 @@ import type { AccountStore } from '../storage/store.js';
 import type { Clock } from '../util/clock.js';
 
 /** Headers a browser script may read on an ingestion answer (rate-limit state, retry hints). */
-const EXPOSED = 'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, X-Request-Id, Idempotent-Replay';
+const EXPOSED = 'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit-Policy, RateLimit, Retry-After, X-Request-Id, Idempotent-Replay';
 const BROWSER_ROUTES = ['/v1/events', '/v1/events/batch'];
 
 /** Marks a response as readable by `origin` (called once the key's allowed origins are checked). */

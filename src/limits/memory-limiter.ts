@@ -52,21 +52,21 @@ export class MemoryRateLimiter implements RateLimiter {
     const minuteExcess = minuteUsed + events - limits.rpm;
     const secondExcess = secondUsed + 1 - limits.eps;
     if (minuteExcess > 0 || secondExcess > 0) {
-      const status = this.status(this.keys, slot, limits.rpm, minuteUsed, now);
+      const status = this.keyStatus(slot, limits, minuteUsed, secondUsed, now);
       const minuteRetry = minuteExcess > 0 ? retryAfter(this.keys, slot, MINUTE, MINUTE_WINDOW, minuteExcess, now) : 0;
       const secondRetry = secondExcess > 0 ? retryAfter(this.keys, slot, SECOND, SECOND_WINDOW, secondExcess, now) : 0;
       return minuteRetry >= secondRetry ? rejected(status, minuteRetry, 'key_minute') : rejected(status, secondRetry, 'key_second');
     }
     this.keys.add(slot, MINUTE, events);
     this.keys.add(slot, SECOND, 1);
-    return allowed(this.status(this.keys, slot, limits.rpm, minuteUsed + events, now));
+    return allowed(this.keyStatus(slot, limits, minuteUsed + events, secondUsed + 1, now));
   }
 
   async peekKey(keyId: string, limits: KeyLimits, now: number): Promise<WindowStatus> {
     const slot = this.keys.find(keyId);
-    if (slot < 0) return windowStatus(limits.rpm, 0, -1, now);
+    if (slot < 0) return windowStatus(limits.rpm, 0, -1, now, windowStatus(limits.eps, 0, -1, now));
     this.keys.advance(slot, now);
-    return this.status(this.keys, slot, limits.rpm, this.keys.sum(slot, MINUTE), now);
+    return this.keyStatus(slot, limits, this.keys.sum(slot, MINUTE), this.keys.sum(slot, SECOND), now);
   }
 
   async close(): Promise<void> {
@@ -81,6 +81,11 @@ export class MemoryRateLimiter implements RateLimiter {
 
   private status(slab: WindowSlab, slot: number, limit: number, used: number, now: number): WindowStatus {
     return windowStatus(limit, used, used > 0 ? slab.freedAt(slot, MINUTE, 1) : -1, now);
+  }
+
+  private keyStatus(slot: number, limits: KeyLimits, minuteUsed: number, secondUsed: number, now: number): WindowStatus {
+    const second = windowStatus(limits.eps, secondUsed, secondUsed > 0 ? this.keys.freedAt(slot, SECOND, 1) : -1, now);
+    return windowStatus(limits.rpm, minuteUsed, minuteUsed > 0 ? this.keys.freedAt(slot, MINUTE, 1) : -1, now, second);
   }
 
   private maybeSweep(now: number): void {

@@ -10,6 +10,11 @@ export interface WindowStatus {
   readonly remaining: number;
   /** Unix second at which the oldest counted unit leaves the window (now when the window is empty). */
   readonly resetAt: number;
+  /**
+   * A key's per-second window of requests, beside the per-minute window of events that the
+   * fields above describe (present on key windows, absent on an address's window).
+   */
+  readonly second?: WindowStatus;
 }
 
 export type LimitReason = 'key_minute' | 'key_second' | 'ip_minute';
@@ -36,10 +41,11 @@ export interface RateLimiter {
   hitIp(ip: string, perMinute: number, now: number): Promise<LimitDecision>;
   /**
    * Takes `events` from the key's per-minute window and one request from its per-second
-   * window, both or neither. `status` always describes the per-minute window.
+   * window, both or neither. `status` describes the per-minute window, and `status.second`
+   * the per-second window.
    */
   consumeKey(keyId: string, limits: KeyLimits, events: number, now: number): Promise<LimitDecision>;
-  /** The key's per-minute window, counting nothing (headers on responses that consumed nothing). */
+  /** The key's windows, counting nothing (headers on responses that consumed nothing). */
   peekKey(keyId: string, limits: KeyLimits, now: number): Promise<WindowStatus>;
   close(): Promise<void>;
 }

@@ -27,6 +27,8 @@ export interface IngestHooks {
 export interface IngestRequestContext {
   readonly account: AccountContext;
   readonly connectingIp: string;
+  /** The request's User-Agent header: a publishable key's events without `user_agent` take it. */
+  readonly userAgent?: string;
 }
 
 export interface IngestPipeline {
@@ -73,7 +75,14 @@ export function createIngestPipeline(stages: StageList<Received, Answered>, hook
     // chain is built, so the body and the events made from it are not kept alive by the commit wait.
     ingest(input, req) {
       const held = new Holdings();
-      const received: Received = { input, account: req.account, connectingIp: req.connectingIp, now: hooks.clock.now(), held };
+      const received: Received = {
+        input,
+        account: req.account,
+        connectingIp: req.connectingIp,
+        userAgent: req.userAgent,
+        now: hooks.clock.now(),
+        held,
+      };
       return stages.run(received).then(ended(held), failed(held));
     },
   };

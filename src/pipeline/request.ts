@@ -53,6 +53,8 @@ export interface Received {
   readonly input: IngestInput;
   readonly account: AccountContext;
   readonly connectingIp: string;
+  /** The request's User-Agent header, if it had one. */
+  readonly userAgent?: string;
   /** Read once per request: every stage decides on the same instant. */
   readonly now: number;
   readonly held: Holdings;

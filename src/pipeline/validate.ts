@@ -52,6 +52,11 @@ export interface ValidateContext {
    * address; a public key's claim of another address is not believed).
    */
   readonly clientIp?: string;
+  /**
+   * The `user_agent` of an event that has none (publishable keys: the browser's own User-Agent
+   * header, which a page cannot set; it is what the event would have said).
+   */
+  readonly clientUserAgent?: string;
   /** The request's budget for unknown-field suggestions, shared by a batch's events. */
   readonly suggestions?: SuggestionBudget;
 }
@@ -348,7 +353,7 @@ export function validateEvent(body: unknown, ctx: ValidateContext): ValidationRe
     actorId: input.actor_id,
     email: input.email,
     ip,
-    userAgent: input.user_agent,
+    userAgent: input.user_agent ?? ctx.clientUserAgent,
     sessionId: input.session_id,
     host: input.host,
     request,
@@ -395,16 +400,21 @@ export type ValidatedRequest =
 /** What the HTTP layer hands the pipeline: one event's body, or a batch body. */
 export type IngestInput = { readonly kind: 'single'; readonly body: unknown } | { readonly kind: 'batch'; readonly body: unknown };
 
-export type RequestValidator = (input: IngestInput, ctx: AccountContext, connectingIp: string, receivedAt: number) => ValidatedRequest;
+export type RequestValidator = (input: IngestInput, ctx: AccountContext, connectingIp: string, receivedAt: number, userAgent?: string) => ValidatedRequest;
+
+/** The longest `user_agent` an event may carry; a longer User-Agent header is cut to it. */
+const MAX_USER_AGENT = 2048;
 
 /**
  * Validates a single event or a whole batch (shape, plan's batch size, every event): a batch with
  * one invalid event is refused whole, naming each problem by index.
  */
-export const validateRequest: RequestValidator = (input, ctx, connectingIp, receivedAt) => {
+export const validateRequest: RequestValidator = (input, ctx, connectingIp, receivedAt, userAgent) => {
+  const publishable = ctx.keyKind === 'publishable';
   const eventCtx: ValidateContext = {
     receivedAt,
-    clientIp: ctx.keyKind === 'publishable' ? connectingIp : undefined,
+    clientIp: publishable ? connectingIp : undefined,
+    clientUserAgent: publishable && userAgent ? userAgent.slice(0, MAX_USER_AGENT) : undefined,
     suggestions: new SuggestionBudget(),
   };
   if (input.kind === 'single') {
@@ -497,7 +507,7 @@ export function validateStage(windows: KeyWindows, onUnknownField?: (family: str
   }
   return (received) => {
     const { input, account, now, held } = received;
-    const validated = validateRequest(input, account, received.connectingIp, now);
+    const validated = validateRequest(input, account, received.connectingIp, now, received.userAgent);
     if (!validated.ok) return refuse(validated.rejection, received);
     const { events, warnings } = validated;
     if (warnings !== undefined && onUnknownField !== undefined)

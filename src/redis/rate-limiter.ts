@@ -19,7 +19,8 @@ export interface RedisRateLimiterOptions {
 
 const KEY_REASONS: readonly LimitReason[] = ['key_minute', 'key_second'];
 
-type Reply = [number, number, number, number, number];
+/** The script's reply; the last two (the second window's remaining and reset) only for a key's two windows. */
+type Reply = [number, number, number, number, number, number?, number?];
 
 const SLIDING_WINDOW_LUA = luaScript('sliding-window');
 
@@ -44,17 +45,16 @@ export class RedisRateLimiter implements RateLimiter {
 
   async hitIp(ip: string, perMinute: number, now: number): Promise<LimitDecision> {
     const reply = await this.check(`${this.prefix}rl:ip:${hashTag(ip)}`, now, true, [[MINUTE_WINDOW, perMinute, 1]]);
-    return decision(reply, perMinute, ['ip_minute']);
+    return decision(reply, perMinute, undefined, ['ip_minute']);
   }
 
   async consumeKey(keyId: string, limits: KeyLimits, events: number, now: number): Promise<LimitDecision> {
     const reply = await this.check(this.keyOf(keyId), now, true, keyWindows(limits, events));
-    return decision(reply, limits.rpm, KEY_REASONS);
+    return decision(reply, limits.rpm, limits.eps, KEY_REASONS);
   }
 
   async peekKey(keyId: string, limits: KeyLimits, now: number): Promise<WindowStatus> {
-    const [, remaining, resetAt] = await this.check(this.keyOf(keyId), now, false, keyWindows(limits, 0));
-    return { limit: limits.rpm, remaining, resetAt };
+    return statusOf(await this.check(this.keyOf(keyId), now, false, keyWindows(limits, 0)), limits.rpm, limits.eps);
   }
 
   async close(): Promise<void> {}
@@ -77,8 +77,14 @@ function keyWindows(limits: KeyLimits, events: number): readonly (readonly [Wind
   ];
 }
 
-function decision([ok, remaining, resetAt, retryAfter, refusing]: Reply, limit: number, reasons: readonly LimitReason[]): LimitDecision {
-  const status: WindowStatus = { limit, remaining, resetAt };
+function statusOf([, remaining, resetAt, , , secondRemaining, secondResetAt]: Reply, limit: number, secondLimit: number | undefined): WindowStatus {
+  if (secondLimit === undefined || secondRemaining === undefined || secondResetAt === undefined) return { limit, remaining, resetAt };
+  return { limit, remaining, resetAt, second: { limit: secondLimit, remaining: secondRemaining, resetAt: secondResetAt } };
+}
+
+function decision(reply: Reply, limit: number, secondLimit: number | undefined, reasons: readonly LimitReason[]): LimitDecision {
+  const [ok, , , retryAfter, refusing] = reply;
+  const status = statusOf(reply, limit, secondLimit);
   if (ok === 1) return allowed(status);
   return rejected(status, retryAfter, reasons[refusing - 1] as LimitReason);
 }

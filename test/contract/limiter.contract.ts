@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { KeyLimits, LimitDecision, QuotaCounter, RateLimiter, UsageSeed } from '../../src/limits/types.js';
+import type { KeyLimits, LimitDecision, QuotaCounter, RateLimiter, UsageSeed, WindowStatus } from '../../src/limits/types.js';
 import { monthOf } from '../../src/limits/types.js';
 
 export const T0 = Date.UTC(2026, 0, 15, 12, 0, 0);
@@ -15,6 +15,11 @@ type Factory<T> = () => T | Promise<T>;
 export interface LimiterContractOptions {
   /** fast-check runs of the sliding-window property (slower backends run fewer). */
   readonly propertyRuns?: number;
+}
+
+/** The per-minute (or address) window of a status, without the key's per-second window. */
+function minuteOf({ second: _second, ...minute }: WindowStatus): WindowStatus {
+  return minute;
 }
 
 function rejection(d: LimitDecision): Extract<LimitDecision, { allowed: false }> {
@@ -43,11 +48,11 @@ export function limiterContract(name: string, factory: Factory<RateLimiter>, opt
         // 300 ms apart: never more than 4 requests in 1.1 s, inside the per-second window.
         const d = await limiter.consumeKey(key, free, 1, T0 + i * 300);
         expect(d.allowed).toBe(true);
-        expect(d.status).toEqual({ limit: 30, remaining: 29 - i, resetAt: T0s + 61 });
+        expect(minuteOf(d.status)).toEqual({ limit: 30, remaining: 29 - i, resetAt: T0s + 61 });
       }
       const r = rejection(await limiter.consumeKey(key, free, 1, T0 + 9_000));
       expect(r.reason).toBe('key_minute');
-      expect(r.status).toEqual({ limit: 30, remaining: 0, resetAt: T0s + 61 });
+      expect(minuteOf(r.status)).toEqual({ limit: 30, remaining: 0, resetAt: T0s + 61 });
       expect(r.retryAfter).toBe(52);
     });
 
@@ -77,7 +82,7 @@ export function limiterContract(name: string, factory: Factory<RateLimiter>, opt
         expect(r.retryAfter).toBe(Math.ceil((T0 + 61_000 - at) / 1000));
       }
       const d = await limiter.consumeKey(key, { rpm: 3, eps: 10 }, 3, T0 + 61_000);
-      expect(d).toEqual({ allowed: true, status: { limit: 3, remaining: 0, resetAt: T0s + 122 } });
+      expect({ ...d, status: minuteOf(d.status) }).toEqual({ allowed: true, status: { limit: 3, remaining: 0, resetAt: T0s + 122 } });
     });
 
     it('slides: only the oldest events leave, and retryAfter waits for enough of them', async () => {
@@ -89,7 +94,7 @@ export function limiterContract(name: string, factory: Factory<RateLimiter>, opt
       expect(early.retryAfter).toBe(30); // 11 more need the 20 of T0+30s to leave at T0+91s
       expect(early.status.resetAt).toBe(T0s + 91);
       const d = await limiter.consumeKey(key, limits, 10, T0 + 61_000);
-      expect(d).toEqual({ allowed: true, status: { limit: 30, remaining: 0, resetAt: T0s + 91 } });
+      expect({ ...d, status: minuteOf(d.status) }).toEqual({ allowed: true, status: { limit: 30, remaining: 0, resetAt: T0s + 91 } });
     });
 
     it('rejects a request whole: a refused batch consumes neither window', async () => {
@@ -124,10 +129,30 @@ export function limiterContract(name: string, factory: Factory<RateLimiter>, opt
     });
 
     it('peekKey counts nothing; an unknown key is empty and resets now', async () => {
-      expect(await limiter.peekKey(key, free, T0 + 1_500)).toEqual({ limit: 30, remaining: 30, resetAt: T0s + 2 });
+      expect(minuteOf(await limiter.peekKey(key, free, T0 + 1_500))).toEqual({ limit: 30, remaining: 30, resetAt: T0s + 2 });
       await limiter.consumeKey(key, free, 4, T0 + 2_500);
-      for (let i = 0; i < 3; i++) expect(await limiter.peekKey(key, free, T0 + 3_000)).toEqual({ limit: 30, remaining: 26, resetAt: T0s + 63 });
-      expect(await limiter.peekKey(key, free, T0 + 63_000)).toEqual({ limit: 30, remaining: 30, resetAt: T0s + 63 });
+      for (let i = 0; i < 3; i++) expect(minuteOf(await limiter.peekKey(key, free, T0 + 3_000))).toEqual({ limit: 30, remaining: 26, resetAt: T0s + 63 });
+      expect(minuteOf(await limiter.peekKey(key, free, T0 + 63_000))).toEqual({ limit: 30, remaining: 30, resetAt: T0s + 63 });
+    });
+
+    it('reports the per-second window of requests beside the minute window: remaining and the second its oldest request leaves', async () => {
+      const limits: KeyLimits = { rpm: 100, eps: 3 };
+      expect((await limiter.peekKey(key, limits, T0 + 250)).second).toEqual({ limit: 3, remaining: 3, resetAt: T0s + 1 });
+      // A request at 250 ms sits in the 100 ms bucket 2 and leaves at 1.3 s.
+      const first = await limiter.consumeKey(key, limits, 10, T0 + 250);
+      expect(first.status.second).toEqual({ limit: 3, remaining: 2, resetAt: T0s + 2 });
+      await limiter.consumeKey(key, limits, 0, T0 + 900);
+      const third = await limiter.consumeKey(key, limits, 1, T0 + 950);
+      expect(third.status.second).toEqual({ limit: 3, remaining: 0, resetAt: T0s + 2 });
+      // Refused by the second window: the minute window says 0 remaining, the second window what it holds.
+      const refused = rejection(await limiter.consumeKey(key, limits, 1, T0 + 1_000));
+      expect(refused.reason).toBe('key_second');
+      expect(refused.status.remaining).toBe(0);
+      expect(refused.status.second).toEqual({ limit: 3, remaining: 0, resetAt: T0s + 2 });
+      expect((await limiter.peekKey(key, limits, T0 + 1_300)).second).toEqual({ limit: 3, remaining: 1, resetAt: T0s + 2 });
+      expect((await limiter.peekKey(key, limits, T0 + 2_100)).second).toEqual({ limit: 3, remaining: 3, resetAt: T0s + 3 });
+      // An address's window has no per-second part.
+      expect((await limiter.hitIp(`ip-${key}`, 10, T0)).status.second).toBeUndefined();
     });
 
     it('resetAt is the second at which the oldest counted event leaves', async () => {
@@ -142,7 +167,7 @@ export function limiterContract(name: string, factory: Factory<RateLimiter>, opt
       await limiter.consumeKey(key, free, 30, T0);
       expect((await limiter.consumeKey(key, free, 1, T0 + 1)).allowed).toBe(false);
       const d = await limiter.consumeKey(key, { rpm: 1_000, eps: 100 }, 1, T0 + 2);
-      expect(d).toEqual({ allowed: true, status: { limit: 1_000, remaining: 969, resetAt: T0s + 61 } });
+      expect({ ...d, status: minuteOf(d.status) }).toEqual({ allowed: true, status: { limit: 1_000, remaining: 969, resetAt: T0s + 61 } });
       // A downgrade below what is counted reports 0 remaining, never a negative.
       expect((await limiter.peekKey(key, { rpm: 10, eps: 5 }, T0 + 3)).remaining).toBe(0);
     });
@@ -163,7 +188,7 @@ export function limiterContract(name: string, factory: Factory<RateLimiter>, opt
       }
       const r = rejection(await limiter.hitIp(ip, 600, T0 + 6_000));
       expect(r.reason).toBe('ip_minute');
-      expect(r.status).toEqual({ limit: 600, remaining: 0, resetAt: T0s + 61 });
+      expect(minuteOf(r.status)).toEqual({ limit: 600, remaining: 0, resetAt: T0s + 61 });
       expect(r.retryAfter).toBe(55);
       expect((await limiter.hitIp(`${ip}-2`, 600, T0 + 6_000)).allowed).toBe(true);
       // The refused hit counted nothing: after the first second's 100 leave, exactly 100 fit.

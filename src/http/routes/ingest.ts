@@ -83,8 +83,11 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
   async function handle(kind: IngestInput['kind'], request: FastifyRequest, reply: FastifyReply) {
     const account = requestAccount(request);
     // The body arrives as text (app.ts's JSON parser), read once the request was admitted.
-    const outcome: IngestOutcome = await deps.pipeline.ingest({ kind, body: takeBody(request) }, { account, connectingIp: request.ip });
-    if (outcome.limit) setRateLimitHeaders(reply, outcome.limit);
+    const outcome: IngestOutcome = await deps.pipeline.ingest(
+      { kind, body: takeBody(request) },
+      { account, connectingIp: request.ip, userAgent: request.headers['user-agent'] },
+    );
+    if (outcome.limit) setRateLimitHeaders(reply, outcome.limit, deps.clock.now());
     if (!outcome.ok) {
       if (outcome.rejection.retryAfter !== undefined) reply.header('Retry-After', String(outcome.rejection.retryAfter));
       throw new ApiError(outcome.rejection);

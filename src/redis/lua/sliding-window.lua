@@ -6,7 +6,7 @@
 -- ARGV: now in ms ('' = the Redis server's clock), mode ('1' consume, '0' peek), TTL ms,
 -- then per window: bucket ms, buckets, limit, units to take.
 -- Reply: {allowed 0/1, remaining, resetAt (unix s), retryAfter (s), refusing window (1-based, 0 if none)};
--- remaining and resetAt describe window 1.
+-- remaining and resetAt describe window 1; with two windows, window 2's remaining and resetAt follow.
 local now = tonumber(ARGV[1])
 if now == nil then
   local t = redis.call('TIME')
@@ -67,14 +67,26 @@ local function freed_at(win, units)
   return nil
 end
 
-local first = wins[1]
-local function status(ok, retry, refusing)
-  local used = vals[first.at + 1]
+-- Remaining (never negative) and reset (unix s: when the oldest unit leaves; now when empty) of a window.
+local function window_status(win)
+  local used = vals[win.at + 1]
   local reset = math.ceil(now / 1000)
-  if used > 0 then reset = math.ceil(freed_at(first, 1) / 1000) end
-  local remaining = first.limit - used
-  if remaining < 0 or ok == 0 then remaining = 0 end
-  return { ok, remaining, reset, retry, refusing }
+  if used > 0 then reset = math.ceil(freed_at(win, 1) / 1000) end
+  local remaining = win.limit - used
+  if remaining < 0 then remaining = 0 end
+  return remaining, reset
+end
+
+local function status(ok, retry, refusing)
+  local remaining, reset = window_status(wins[1])
+  if ok == 0 then remaining = 0 end
+  local reply = { ok, remaining, reset, retry, refusing }
+  if wins[2] then
+    local remaining2, reset2 = window_status(wins[2])
+    reply[6] = remaining2
+    reply[7] = reset2
+  end
+  return reply
 end
 
 if not consume then return status(1, 0, 0) end
