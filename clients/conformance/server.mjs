@@ -25,8 +25,19 @@ let script = [];
 let recorded = [];
 let sequence = 0;
 
-function rateLimitHeaders() {
-  return { 'x-ratelimit-limit': '1000', 'x-ratelimit-remaining': '999', 'x-ratelimit-reset': String(Math.floor(Date.now() / 1000) + 60) };
+/** The policy of every answer unless scripted otherwise: roomy, so that only the pacing scenarios pace. */
+const DEFAULT_POLICY = '"second";q=100;w=1, "minute";q=1000;w=60';
+
+function rateLimitHeaders(status) {
+  const limited = status === 429;
+  return {
+    'x-ratelimit-limit': '1000',
+    'x-ratelimit-remaining': limited ? '0' : '999',
+    'x-ratelimit-reset': String(Math.floor(Date.now() / 1000) + 60),
+    'ratelimit-policy': DEFAULT_POLICY,
+    ratelimit: limited ? '"second";r=99;t=1, "minute";r=0;t=60' : '"second";r=99;t=1, "minute";r=999;t=60',
+    ...(limited ? { 'retry-after': '60' } : {}),
+  };
 }
 
 function acceptedEvent(event) {
@@ -95,7 +106,7 @@ async function answer(req, res, path, body) {
       status === 202
         ? defaultResponse(path, body).body
         : { error: status === 429 ? 'RATE_LIMITED' : 'ERROR', message: `scripted ${status}`, request_id: randomBytes(6).toString('hex') };
-  const headers = { ...rateLimitHeaders(), ...(status === 429 ? { 'retry-after': '60', 'x-ratelimit-remaining': '0' } : {}) };
+  const headers = rateLimitHeaders(status);
   for (const [name, value] of Object.entries(response.headers ?? {})) headers[name.toLowerCase()] = String(value);
   sendJson(res, status, payload, headers);
 }
@@ -105,7 +116,7 @@ const server = createServer(async (req, res) => {
   // A harness running in a browser page talks to this server cross-origin, control routes included.
   if (req.headers.origin) {
     res.setHeader('access-control-allow-origin', req.headers.origin);
-    res.setHeader('access-control-expose-headers', 'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After');
+    res.setHeader('access-control-expose-headers', 'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit-Policy, RateLimit, Retry-After');
   }
   const text = await readBody(req);
   if (url.pathname === '/__script' && req.method === 'POST') {

@@ -1,6 +1,21 @@
+import { VigilError, type Undelivered } from './errors.js';
 import { uuidv7 } from './event-id.js';
+import { Pacer } from './pacing.js';
 import { fetchSend, realSleep, systemClock } from './transport.js';
-import type { Answer, BatchResult, ClientOptions, ClientStats, Clock, Outcome, RiskDecision, Send, Sleep, TrackResult, VigilEvent } from './types.js';
+import type {
+  Answer,
+  BatchResult,
+  ClientOptions,
+  ClientStats,
+  Clock,
+  Outcome,
+  RiskContribution,
+  RiskDecision,
+  Send,
+  Sleep,
+  TrackResult,
+  VigilEvent,
+} from './types.js';
 
 /** After the first 429 nothing but probes is sent for this long. */
 export const COOLDOWN_MS = 3_600_000;
@@ -25,13 +40,35 @@ const STAT: Record<Delivered, 'accepted' | 'rejected' | 'failed' | 'rateLimited'
 
 const emptyBatch = (): BatchResult => ({ accepted: 0, rejected: 0, failed: 0, rateLimited: 0, dropped: 0, buffered: 0 });
 
+export interface CloseOptions {
+  /** Longest wait for the buffer and the requests in flight, in ms of the client's clock; then `close` resolves false. */
+  timeoutMs?: number;
+}
+
+function breakdownOf(value: unknown): RiskContribution[] {
+  if (!Array.isArray(value)) return [];
+  return value
+    .filter((c): c is RiskContribution => c !== null && typeof c === 'object' && typeof c.source === 'string' && typeof c.points === 'number')
+    .map((c) => ({ source: c.source, points: c.points }));
+}
+
 function riskOf(body: string): RiskDecision | null {
   try {
     const risk = (JSON.parse(body) as { risk?: RiskDecision } | null)?.risk;
-    return risk && typeof risk.score === 'number' ? { score: risk.score, level: risk.level, action: risk.action } : null;
+    return risk && typeof risk.score === 'number'
+      ? { score: risk.score, level: risk.level, action: risk.action, breakdown: breakdownOf(risk.breakdown) }
+      : null;
   } catch {
     return null;
   }
+}
+
+/** The events of a batch result that were not delivered, and the outcome that names them best. */
+function undelivered(result: BatchResult): { outcome: Undelivered; count: number } | null {
+  const count = result.rejected + result.failed + result.rateLimited + result.dropped;
+  if (count === 0) return null;
+  const outcome: Undelivered = result.rateLimited > 0 ? 'rate_limited' : result.failed > 0 ? 'failed' : result.rejected > 0 ? 'rejected' : 'dropped';
+  return { outcome, count };
 }
 
 /**
@@ -40,9 +77,14 @@ function riskOf(body: string): RiskDecision | null {
  * resolves to a value and never throws or rejects: a security signal must never break the
  * request that produced it.
  *
- * On the first 429 the client stays silent for one hour, except for one probe per 5-minute
- * period (the first event produced in it); a probe answered with anything but 429 ends the
- * cooldown. Events produced during the cooldown are dropped and counted, never queued.
+ * Every request is paced by the key's rate-limit policies (`RateLimit-Policy` of the latest
+ * answer; the smallest plan before any): one that would exceed a window waits, at most
+ * `maxPacingDelayMs`, or is not sent and its events are counted `pacedDropped`. So the client
+ * itself never causes a 429.
+ *
+ * On a 429 that still comes the client stays silent for one hour, except for one probe per
+ * 5-minute period (the first event produced in it); a probe answered with anything but 429 ends
+ * the cooldown. Events produced during the cooldown are dropped and counted, never queued.
  */
 export class VigilClient {
   private readonly url: string;
@@ -54,7 +96,10 @@ export class VigilClient {
   private readonly bufferSize: number;
   private readonly flushIntervalMs: number;
   private readonly retryBaseMs: number;
-  private readonly clock: Clock;
+  private readonly maxPacingDelayMs: number;
+  private readonly onError: ((error: VigilError) => void) | undefined;
+  private readonly throwOnError: boolean;
+  protected readonly clock: Clock;
   private readonly sleep: Sleep;
   private readonly random: () => number;
   private readonly send: Send;
@@ -66,11 +111,27 @@ export class VigilClient {
   private cancelTimer: (() => void) | null = null;
   private sending: Promise<unknown> = Promise.resolve();
   private readonly pending = new Set<Promise<unknown>>();
-  protected readonly counts: Counts = { accepted: 0, rejected: 0, failed: 0, rateLimited: 0, dropped: 0, retries: 0, probes: 0 };
+  protected readonly pacer = new Pacer();
+  /** Until an answer named the policies, requests go one at a time: each waits for this one. */
+  private serial: Promise<void> = Promise.resolve();
+  private readonly sentEvents = new WeakSet<VigilEvent>();
+  protected readonly counts: Counts = {
+    sent: 0,
+    accepted: 0,
+    rejected: 0,
+    failed: 0,
+    rateLimited: 0,
+    dropped: 0,
+    paced: 0,
+    pacedDropped: 0,
+    retries: 0,
+    probes: 0,
+  };
 
   constructor(options: ClientOptions) {
     this.url = (options.baseUrl ?? 'http://localhost:8080').replace(/\/+$/, '');
     this.headers = { 'content-type': 'application/json', authorization: `Bearer ${options.apiKey}` };
+    if (options.userAgent) this.headers['user-agent'] = options.userAgent;
     this.timeoutMs = options.timeoutMs ?? 2000;
     this.maxRetries = options.maxRetries ?? 2;
     this.batchSize = Math.max(1, options.batchSize ?? 100);
@@ -78,6 +139,9 @@ export class VigilClient {
     this.bufferSize = Math.max(1, options.bufferSize ?? 100);
     this.flushIntervalMs = options.flushIntervalMs ?? 5000;
     this.retryBaseMs = options.retryBaseMs ?? 200;
+    this.maxPacingDelayMs = Math.max(0, options.maxPacingDelayMs ?? 1000);
+    this.onError = options.onError;
+    this.throwOnError = options.throwOnError === true;
     this.clock = options.clock ?? systemClock;
     this.sleep = options.sleep ?? realSleep;
     this.random = options.random ?? Math.random;
@@ -89,6 +153,12 @@ export class VigilClient {
    * or buffers it (buffered mode: resolves at once). Callers that do not await it lose nothing.
    */
   track(event: VigilEvent): Promise<TrackResult> {
+    return this.settle(this.trackResult(event), (r) =>
+      r.outcome === 'accepted' || r.outcome === 'buffered' ? null : new VigilError(r.outcome, r.status, 1, { eventId: r.eventId || undefined }),
+    );
+  }
+
+  private trackResult(event: VigilEvent): Promise<TrackResult> {
     let eventId = '';
     return this.guard(
       async () => {
@@ -105,7 +175,7 @@ export class VigilClient {
         }
         const delivery = this.deliverOne(e, gate === 'probe');
         if (this.buffered) {
-          void this.watch(delivery);
+          void this.watch(delivery.then((r) => this.reportResult(r)));
           return { outcome: 'buffered', status: null, risk: null, eventId };
         }
         return delivery;
@@ -117,6 +187,13 @@ export class VigilClient {
 
   /** Sends events in chunks of `batchSize` (or buffers them); resolves to what happened to them. */
   trackBatch(events: readonly VigilEvent[]): Promise<BatchResult> {
+    return this.settle(this.batchResult(events), (r) => {
+      const lost = undelivered(r);
+      return lost && new VigilError(lost.outcome, null, lost.count, { batch: r });
+    });
+  }
+
+  private batchResult(events: readonly VigilEvent[]): Promise<BatchResult> {
     return this.guard(
       async () => {
         const list = events.map((e) => this.withId(e));
@@ -133,7 +210,7 @@ export class VigilClient {
         if (gate === 'probe') {
           const probe = this.deliverOne(list[0] as VigilEvent, true);
           if (this.buffered) {
-            void this.watch(probe);
+            void this.watch(probe.then((r) => this.reportResult(r)));
             result.buffered = 1;
           } else result[STAT[(await probe).outcome as Delivered]] += 1;
         }
@@ -158,10 +235,24 @@ export class VigilClient {
     while (this.pending.size > 0) await Promise.all([...this.pending]);
   }
 
-  /** Flushes the buffer and waits for everything in flight. */
-  async close(): Promise<void> {
-    await this.flush();
-    await this.idle();
+  /**
+   * Flushes the buffer and waits for everything in flight; with `timeoutMs`, no longer than
+   * that. Resolves true when everything was delivered or given up, false when the timeout came
+   * first (what is still in flight goes on in the background).
+   */
+  async close(options: CloseOptions = {}): Promise<boolean> {
+    const done = this.flush().then(() => this.idle().then(() => true));
+    const timeoutMs = options.timeoutMs;
+    if (timeoutMs === undefined) return done;
+    let cancel = () => {};
+    const timeout = new Promise<boolean>((resolve) => {
+      cancel = this.clock.setTimer(() => resolve(false), Math.max(0, timeoutMs));
+    });
+    try {
+      return await Promise.race([done, timeout]);
+    } finally {
+      cancel();
+    }
   }
 
   stats(): ClientStats {
@@ -176,20 +267,60 @@ export class VigilClient {
   protected drainRequests(): { url: string; body: string; count: number }[] {
     const events = this.takeBuffer();
     if (this.inCooldown()) {
-      this.dropped(events.length);
+      this.report(new VigilError('dropped', null, this.dropped(events.length)));
       return [];
     }
     const size = this.batchUnavailable ? 1 : this.batchSize;
     const requests = [];
+    let unpaced = 0;
     for (let i = 0; i < events.length; i += size) {
       const chunk = events.slice(i, i + size);
+      // A page going away cannot wait: a request the policies cannot take now is not handed over.
+      if (this.pacer.reserve(chunk.length, this.clock.now(), 0) === null) {
+        this.counts.pacedDropped += chunk.length;
+        unpaced += this.dropped(chunk.length);
+        continue;
+      }
+      this.countSent(chunk);
       requests.push(
         this.batchUnavailable
           ? { url: this.endpoint('/v1/events'), body: JSON.stringify(chunk[0]), count: 1 }
           : { url: this.endpoint('/v1/events/batch'), body: JSON.stringify({ events: chunk }), count: chunk.length },
       );
     }
+    if (unpaced > 0) this.report(new VigilError('dropped', null, unpaced));
     return requests;
+  }
+
+  /** Hands a non-delivery to `onError`; a hook that throws is ignored, delivery goes on. */
+  protected report(error: VigilError | null): void {
+    if (error === null || !this.onError) return;
+    try {
+      this.onError(error);
+    } catch {
+      // The application's hook must not break delivery.
+    }
+  }
+
+  private reportResult(r: TrackResult): void {
+    if (r.outcome !== 'accepted' && r.outcome !== 'buffered') this.report(new VigilError(r.outcome, r.status, 1, { eventId: r.eventId }));
+  }
+
+  /** Reports what a public call did not deliver and, with `throwOnError`, rejects with it. */
+  private async settle<T>(pending: Promise<T>, errorOf: (result: T) => VigilError | null): Promise<T> {
+    const result = await pending;
+    const error = errorOf(result);
+    this.report(error);
+    if (error && this.throwOnError) throw error;
+    return result;
+  }
+
+  private countSent(events: readonly VigilEvent[]): void {
+    for (const e of events) {
+      if (this.sentEvents.has(e)) continue;
+      this.sentEvents.add(e);
+      this.counts.sent += 1;
+    }
   }
 
   private takeBuffer(): VigilEvent[] {
@@ -260,7 +391,8 @@ export class VigilClient {
     if (this.inCooldown()) return;
     this.cooldownStart = this.clock.now();
     this.probedPeriod = 0;
-    this.dropped(this.takeBuffer().length);
+    const buffered = this.takeBuffer().length;
+    if (buffered > 0) this.report(new VigilError('dropped', 429, this.dropped(buffered)));
   }
 
   private enqueue(events: readonly VigilEvent[]): void {
@@ -278,7 +410,12 @@ export class VigilClient {
   /** Queues the buffer behind earlier flushes, so batches leave in the order events arrived. */
   private startFlush(): Promise<void> {
     const events = this.takeBuffer();
-    if (events.length > 0) this.sending = this.sending.then(() => this.sendEvents(events));
+    if (events.length > 0)
+      this.sending = this.sending.then(async () => {
+        const result = await this.sendEvents(events);
+        const lost = undelivered(result);
+        if (lost) this.report(new VigilError(lost.outcome, null, lost.count, { batch: result }));
+      });
     return this.watch(this.sending.then(() => undefined));
   }
 
@@ -295,7 +432,7 @@ export class VigilClient {
         continue;
       }
       const chunk = events.slice(i, i + this.batchSize);
-      const delivery = await this.post('/v1/events/batch', { events: chunk }, false);
+      const delivery = await this.post('/v1/events/batch', { events: chunk }, chunk, false);
       // The plan has no batch endpoint (Free): the same events go one by one, now and from now on.
       if (delivery.status === 403) {
         this.batchUnavailable = true;
@@ -309,7 +446,7 @@ export class VigilClient {
   }
 
   private async deliverOne(event: VigilEvent, probe: boolean): Promise<TrackResult> {
-    const delivery = await this.post('/v1/events', event, probe);
+    const delivery = await this.post('/v1/events', event, [event], probe);
     this.counts[STAT[delivery.outcome]] += 1;
     return {
       outcome: delivery.outcome,
@@ -328,13 +465,58 @@ export class VigilClient {
     }
   }
 
+  /**
+   * Waits for the request's turn and room in the key's windows: a release to call once its
+   * answer arrived, or null when its pacing wait would be longer than `maxPacingDelayMs`.
+   */
+  private async pace(events: number, first: boolean): Promise<(() => void) | null> {
+    let release = () => {};
+    if (!this.pacer.learned) {
+      const previous = this.serial;
+      this.serial = new Promise<void>((resolve) => (release = resolve));
+      await previous;
+    }
+    const wait = this.pacer.reserve(events, this.clock.now(), this.maxPacingDelayMs);
+    if (wait === null) {
+      release();
+      return null;
+    }
+    if (wait > 0) {
+      if (first) this.counts.paced += events;
+      await this.sleep(wait);
+    }
+    return release;
+  }
+
   /** One request with its retries. A probe is a single attempt whose answer decides the cooldown. */
-  private async post(path: string, payload: unknown, probe: boolean): Promise<Delivery> {
+  private async post(path: string, payload: unknown, events: readonly VigilEvent[], probe: boolean): Promise<Delivery> {
     const body = JSON.stringify(payload);
-    if (probe) this.counts.probes += 1;
+    let status: number | null = null;
     for (let attempt = 0; ; attempt++) {
-      const answer = await this.attempt(path, body);
-      const status = answer.kind === 'answer' ? answer.status : null;
+      if (attempt > 0) {
+        await this.sleep(this.retryBaseMs * 2 ** (attempt - 1) * (0.5 + this.random() / 2));
+        // Another request may have met a 429 meanwhile: a cooldown stops the retries too.
+        if (this.inCooldown()) return { outcome: 'dropped', status, body: '' };
+      }
+      const release = await this.pace(events.length, attempt === 0);
+      if (release === null) {
+        if (attempt > 0) return { outcome: 'failed', status, body: '' };
+        this.counts.pacedDropped += events.length;
+        return { outcome: 'dropped', status: null, body: '' };
+      }
+      if (attempt > 0) this.counts.retries += 1;
+      else {
+        if (probe) this.counts.probes += 1;
+        this.countSent(events);
+      }
+      let answer: Answer;
+      try {
+        answer = await this.attempt(path, body);
+        if (answer.kind === 'answer') this.pacer.learn(answer.policy);
+      } finally {
+        release();
+      }
+      status = answer.kind === 'answer' ? answer.status : null;
       if (answer.kind === 'answer') {
         if (status === 429) {
           this.enterCooldown();
@@ -345,10 +527,6 @@ export class VigilClient {
         if (answer.status < 500) return { outcome: 'rejected', status, body: answer.body };
       }
       if (probe || attempt >= this.maxRetries) return { outcome: 'failed', status, body: '' };
-      await this.sleep(this.retryBaseMs * 2 ** attempt * (0.5 + this.random() / 2));
-      // Another request may have met a 429 meanwhile: a cooldown stops the retries too.
-      if (this.inCooldown()) return { outcome: 'dropped', status, body: '' };
-      this.counts.retries += 1;
     }
   }
 }

@@ -1,3 +1,5 @@
+import type { VigilError } from './errors.js';
+
 /** An event as the service accepts it: `event` is required, everything else optional. */
 export interface VigilEvent {
   event: string;
@@ -24,8 +26,13 @@ export interface Clock {
 
 export type Sleep = (ms: number) => Promise<void>;
 
-/** What one HTTP attempt produced: an answer (any status) or none at all. */
-export type Answer = { readonly kind: 'answer'; readonly status: number; readonly body: string } | { readonly kind: 'no-answer'; readonly reason: string };
+/**
+ * What one HTTP attempt produced: an answer (any status) or none at all. `policy` is the
+ * answer's `RateLimit-Policy` field, which the client paces by.
+ */
+export type Answer =
+  | { readonly kind: 'answer'; readonly status: number; readonly body: string; readonly policy?: string | null }
+  | { readonly kind: 'no-answer'; readonly reason: string };
 
 /** Sends one request; never throws (a failure is a `no-answer`). */
 export type Send = (url: string, headers: Readonly<Record<string, string>>, body: string, timeoutMs: number) => Promise<Answer>;
@@ -49,7 +56,20 @@ export interface ClientOptions {
   flushIntervalMs?: number;
   /** Base of the retry backoff: attempt n waits a random time between half and all of `retryBaseMs × 2^n`. Default 200. */
   retryBaseMs?: number;
+  /**
+   * Longest wait, in ms, for a request that the key's rate-limit policies cannot take now;
+   * beyond it the request's events are dropped (stats `pacedDropped`). 0 never waits. Default 1000.
+   */
+  maxPacingDelayMs?: number;
+  /** Called with a `VigilError` for every event (or batch) that was not delivered; what it throws is ignored. */
+  onError?: (error: VigilError) => void;
+  /** `track` and `trackBatch` reject with a `VigilError` when an event was not delivered (default: they resolve to the result). */
+  throwOnError?: boolean;
+  /** Sent as `User-Agent` where the platform allows it (the Node client sends `vigil-node/<version>`). */
+  userAgent?: string;
+  /** Time for the cooldown, pacing and flush timers; inject a fake one to test without waiting. Default: the system clock. */
   clock?: Clock;
+  /** The wait used for retry backoff and pacing. Default: a real timer. */
   sleep?: Sleep;
   random?: () => number;
   send?: Send;
@@ -57,10 +77,18 @@ export interface ClientOptions {
 
 export type Outcome = 'accepted' | 'rejected' | 'failed' | 'rate_limited' | 'dropped' | 'buffered';
 
+/** One contribution to a risk score, as the service explains it. */
+export interface RiskContribution {
+  readonly source: string;
+  readonly points: number;
+}
+
 export interface RiskDecision {
   readonly score: number;
   readonly level: 'low' | 'medium' | 'high' | 'critical';
   readonly action: 'allow' | 'challenge' | 'block';
+  /** What made the score, largest part first as the service lists it (empty when the answer has none). */
+  readonly breakdown: readonly RiskContribution[];
 }
 
 export interface TrackResult {
@@ -83,6 +111,8 @@ export interface BatchResult {
 }
 
 export interface ClientStats {
+  /** Events that went out in at least one request (each once, whatever its retries). */
+  readonly sent: number;
   /** Events answered 2xx. */
   readonly accepted: number;
   /** Events answered a 4xx that is not retried. */
@@ -91,8 +121,12 @@ export interface ClientStats {
   readonly failed: number;
   /** Events in requests answered 429. */
   readonly rateLimited: number;
-  /** Events not sent because of a cooldown. */
+  /** Events not sent: a cooldown, a 429 that stopped their call, or pacing beyond `maxPacingDelayMs`. */
   readonly dropped: number;
+  /** Events whose request waited for the key's rate-limit policies before it was sent. */
+  readonly paced: number;
+  /** Events not sent because their request would have waited longer than `maxPacingDelayMs` (also in `dropped`). */
+  readonly pacedDropped: number;
   /** Retry requests sent. */
   readonly retries: number;
   /** Probe requests sent during cooldowns. */
