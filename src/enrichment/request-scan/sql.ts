@@ -449,13 +449,54 @@ function valueBefore(i: number): boolean {
   return prev === T_END || prev === T_NUM || prev === T_BREAK || prev === T_RPAREN || prev === T_COMMENT;
 }
 
+/** Keywords after which a condition starts: `where 1=1`, `when 2=2`, `having 3=3`, `if(…)`, `on 1=1`. */
+const CONDITION_KEYWORDS = new Set(['where', 'when', 'having', 'on', 'if', 'iif', 'elt', 'make_set', 'not']);
+
+/**
+ * A literal compared with a literal (`5650=5650`, `2=3`) where SQL expects a condition: after a
+ * logic word, an opening paren, a comma or a condition keyword, and followed by what ends a
+ * condition. This is the tautology (or contradiction) of boolean and error-based probes, the
+ * fingerprint libinjection's `1=1`-shaped entries judge; prose compares values with names
+ * (`x = 5`) or inside arithmetic (`1+1=2`), neither of which is this shape.
+ */
+function literalCondition(i: number): boolean {
+  if (kindAt(i + 1) !== T_OP || t.aux[i + 1] !== OP_COMPARE || kindAt(i + 2) !== T_NUM) return false;
+  const prev = i === 0 ? T_END : kindAt(i - 1);
+  const opens =
+    prev === T_LOGIC ||
+    prev === T_LPAREN ||
+    prev === T_COMMA ||
+    ((prev === T_KEYWORD || prev === T_BARE || prev === T_FUNC) && CONDITION_KEYWORDS.has(word(i - 1)));
+  if (!opens) return false;
+  // `(1=1)`: the open paren's own context matters: a function call, a condition keyword or a value.
+  if (prev === T_LPAREN && i >= 2) {
+    const before = kindAt(i - 2);
+    if (before === T_BARE && !CONDITION_KEYWORDS.has(word(i - 2))) return false;
+  }
+  const after = kindAt(i + 3);
+  return (
+    after === T_END ||
+    after === T_COMMENT ||
+    after === T_RPAREN ||
+    after === T_COMMA ||
+    after === T_LOGIC ||
+    after === T_SEMI ||
+    isWord(i + 3, 'then') ||
+    isWord(i + 3, 'having') ||
+    isWord(i + 3, 'order') ||
+    isWord(i + 3, 'union')
+  );
+}
+
 /** Rules that do not depend on an injection point. */
 function injectedAnywhere(): boolean {
   const snippet = startsWithStatement();
   let sawSelect = false;
   for (let i = 0; i < t.count; i++) {
     const k = kindAt(i);
-    if (k === T_FUNC) {
+    if (k === T_NUM) {
+      if (literalCondition(i)) return true;
+    } else if (k === T_FUNC) {
       const w = word(i);
       // `IF(1=1) SELECT 1 ELSE DROP FUNCTION x`: a conditional stacked statement.
       if (w === 'if' && kindAt(i + 1) === T_LPAREN && kindAt(closeParen(i + 1)) === T_STATEMENT) return true;
@@ -592,9 +633,29 @@ function mayBeSql(s: string): boolean {
 export function detectSqlInjection(s: string): boolean {
   if (detectIn(s)) return true;
   // Filter evasions that only work against a filter which deletes empty comments (`uni/**/on`)
-  // or unescapes `\x27`: read the value the way such a filter leaves it.
+  // or unescapes `\x27`-style hex escapes: read the value the way such a filter leaves it.
   if (s.includes('/**/') && detectIn(s.replaceAll('/**/', ''))) return true;
-  return s.includes('\\x27') && detectIn(s.replaceAll('\\x27', "'"));
+  return s.includes('\\x') && detectIn(unescapeHex(s));
+}
+
+/** `\x27\x4f\x52`: the hex escapes a filter or a language layer unescapes (one linear pass). */
+function unescapeHex(s: string): string {
+  let out = '';
+  let chunk = 0;
+  for (let i = s.indexOf('\\x'); i !== -1; i = s.indexOf('\\x', i + 1)) {
+    const h = hexDigit(s.charCodeAt(i + 2));
+    const l = hexDigit(s.charCodeAt(i + 3));
+    if (h < 0 || l < 0 || i < chunk) continue;
+    out += s.slice(chunk, i) + String.fromCharCode(h * 16 + l).toLowerCase();
+    chunk = i + 4;
+  }
+  return out + s.slice(chunk);
+}
+
+function hexDigit(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 97 && c <= 102) return c - 87;
+  return -1;
 }
 
 function detectIn(s: string): boolean {

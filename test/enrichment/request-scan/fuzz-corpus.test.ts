@@ -17,13 +17,13 @@ import type { Part } from './split.js';
  */
 const MIN_RECALL: Readonly<Record<Part, Readonly<Record<InjectionClass, Readonly<Record<AttackLocation, number>>>>>> = {
   'held-out': {
-    sql_injection: { query: 0.98, metadata: 0.98 },
+    sql_injection: { query: 0.99, metadata: 0.99 },
     xss: { query: 0.98, metadata: 0.98 },
     path_traversal: { query: 1, metadata: 0.98 },
     command_injection: { query: 1, metadata: 0.97 },
   },
   tuning: {
-    sql_injection: { query: 0.93, metadata: 0.93 },
+    sql_injection: { query: 0.98, metadata: 0.98 },
     xss: { query: 0.99, metadata: 0.99 },
     path_traversal: { query: 1, metadata: 0.99 },
     command_injection: { query: 0.99, metadata: 0.99 },
@@ -89,7 +89,20 @@ describe('where the line is drawn: a word alone is no attack, the same word in a
   const classes = (value: string, where: 'query' | 'metadata'): string[] =>
     scanRequest(where === 'query' ? { query: `q=${encodeURIComponent(value)}` } : { metadata: { note: value } }).map((f) => f.class);
 
-  for (const word of ['onscroll', 'uname', 'whoami', 'sleep 5', 'ls -la', 'alert', 'order by date', 'select', 'net view', '..']) {
+  for (const word of [
+    'onscroll',
+    'uname',
+    'whoami',
+    'sleep 5',
+    'ls -la',
+    'alert',
+    'order by date',
+    'select',
+    'net view',
+    '..',
+    '1+1=2 and 2+2=4',
+    'page (see 2=2)',
+  ]) {
     it(`"${word}" alone is not flagged in metadata`, () => expect(classes(word, 'metadata')).toEqual([]));
   }
   const attacks: readonly (readonly [string, string])[] = [
@@ -103,6 +116,10 @@ describe('where the line is drawn: a word alone is no attack, the same word in a
     ["' UNION ALL SELECT", 'sql_injection'],
     ['; net view', 'command_injection'],
     ['/..%uEFC8..%uEFC8etc/hosts', 'path_traversal'],
+    [' AND 1=0-- ', 'sql_injection'],
+    [' MAKE_SET(2931=2931,6949)', 'sql_injection'],
+    ['1 WHERE 9440=9440 ,IIF(9440=9440,1,1/0)-- krPv', 'sql_injection'],
+    ['\\x27\\x4F\\x52 1=1--', 'sql_injection'],
     ['|||sleep 5', 'command_injection'],
     ['x;else sleep 5;fi', 'command_injection'],
     ['x $(echo tag) y', 'command_injection'],
