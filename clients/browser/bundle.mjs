@@ -1,5 +1,6 @@
-// Builds dist/vigil.min.js: the browser client and its core in one minified ES module, for a
-// <script type="module"> or a CDN. The size test builds the same bundle from these options.
+// Builds dist/vigil.min.js, the browser client and its core in one minified ES module (for a
+// <script type="module"> or a CDN), and dist/vigil.iife.min.js, the same for a plain <script>
+// tag, which defines the global `Vigil`. The tests build the same bundles from these options.
 import { build } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 
@@ -21,6 +22,12 @@ export function bundleOptions(overrides = {}) {
   };
 }
 
+/** esbuild options of the script-tag build. */
+export function scriptTagOptions(overrides = {}) {
+  return bundleOptions({ entryPoints: [here('./src/script-tag.ts')], format: 'iife', ...overrides });
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   await build(bundleOptions({ outfile: here('./dist/vigil.min.js') }));
+  await build(scriptTagOptions({ outfile: here('./dist/vigil.iife.min.js') }));
 }

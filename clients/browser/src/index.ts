@@ -1,4 +1,4 @@
-import { VigilClient, type ClientOptions, type ClientStats } from '@vigil/client-core';
+import { VigilClient, VigilError, type ClientOptions, type ClientStats } from '@vigil/client-core';
 
 export interface BrowserClientOptions extends ClientOptions {
   /** Send what the buffer holds with `navigator.sendBeacon` when the page is hidden or left. Default true. */
@@ -14,9 +14,10 @@ export interface BrowserClientStats extends ClientStats {
  * The Vigil client for browsers. It takes a publishable key only (`vgl_pk_…`, allowed for
  * the page's origin); buffers events by default and sends them in batches, and hands what is
  * left to `navigator.sendBeacon` when the page is hidden, so the last events of a visit are
- * not lost. Same delivery, retry and 429 rules as the Node client.
+ * not lost. Same delivery, pacing, retry and 429 rules as the Node client. A page cannot set
+ * `User-Agent`: the service gives the events the browser's own.
  */
-export class VigilBrowser extends VigilClient {
+export class Vigil extends VigilClient {
   private readonly apiKey: string;
   private beaconed = 0;
 
@@ -38,7 +39,10 @@ export class VigilBrowser extends VigilClient {
       for (const request of this.drainRequests()) {
         const handed = navigator.sendBeacon(`${request.url}?api_key=${encodeURIComponent(this.apiKey)}`, request.body);
         if (handed) this.beaconed += request.count;
-        else this.counts.failed += request.count;
+        else {
+          this.counts.failed += request.count;
+          this.report(new VigilError('failed', null, request.count));
+        }
       }
     } catch {
       // A page going away must never see an error from its analytics.
@@ -50,4 +54,8 @@ export class VigilBrowser extends VigilClient {
   }
 }
 
-export type { BatchResult, ClientStats, Outcome, RiskDecision, TrackResult, VigilEvent } from '@vigil/client-core';
+/** The former name of `Vigil`, kept so that existing pages go on working. */
+export const VigilBrowser = Vigil;
+
+export { VigilError } from '@vigil/client-core';
+export type { BatchResult, ClientStats, Clock, CloseOptions, Outcome, RiskContribution, RiskDecision, TrackResult, VigilEvent } from '@vigil/client-core';

@@ -3,7 +3,7 @@ import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleOptions } from '../bundle.mjs';
+import { bundleOptions, scriptTagOptions } from '../bundle.mjs';
 import { chromiumPresent, launchChromium } from '../../../test/helpers/chromium.js';
 import { loadScenarios, startRealService, startScriptedServer, type RealService, type Running } from '../../core/test/processes.js';
 
@@ -24,6 +24,12 @@ describe('browser client: bundle size', () => {
   });
 });
 
+/** The script-tag build, as `npm run build` writes it to dist/vigil.iife.min.js. */
+async function scriptTagBundle(): Promise<string> {
+  const out = await build(scriptTagOptions({ write: false }));
+  return out.outputFiles![0]!.text;
+}
+
 describe.skipIf(!haveChromium)('browser client in headless Chromium', () => {
   let site: Server;
   let origin: string;
@@ -35,11 +41,18 @@ describe.skipIf(!haveChromium)('browser client in headless Chromium', () => {
   beforeAll(async () => {
     const pageBundle = await build(bundleOptions({ entryPoints: [new URL('./page.ts', import.meta.url).pathname], minify: false, write: false }));
     const script = pageBundle.outputFiles![0]!.text;
+    const iife = await scriptTagBundle();
     // The page must come from an origin the publishable key allows: a tiny static server.
     site = createServer((req, res) => {
       if (req.url === '/page.js') {
         res.writeHead(200, { 'content-type': 'text/javascript' });
         res.end(script);
+      } else if (req.url === '/vigil.iife.min.js') {
+        res.writeHead(200, { 'content-type': 'text/javascript' });
+        res.end(iife);
+      } else if (req.url === '/script-tag.html') {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<!doctype html><title>script tag</title><script src="/vigil.iife.min.js"></script>');
       } else {
         res.writeHead(200, { 'content-type': 'text/html' });
         res.end('<!doctype html><title>vigil test page</title><script type="module" src="/page.js"></script>');
@@ -76,7 +89,7 @@ describe.skipIf(!haveChromium)('browser client in headless Chromium', () => {
     const p = await openPage();
     const message = await p.evaluate((key) => {
       try {
-        new window.testPage.VigilBrowser({ apiKey: key });
+        new window.testPage.Vigil({ apiKey: key });
         return 'accepted';
       } catch (err) {
         return (err as Error).message;
@@ -90,11 +103,34 @@ describe.skipIf(!haveChromium)('browser client in headless Chromium', () => {
     const p = await openPage();
     const result = await p.evaluate(
       ({ key, base }) =>
-        new window.testPage.VigilBrowser({ apiKey: key, baseUrl: base, mode: 'direct' }).track({ event: 'auth.login.failure', actor_id: 'browser-1' }),
+        new window.testPage.Vigil({ apiKey: key, baseUrl: base, mode: 'direct' }).track({ event: 'auth.login.failure', actor_id: 'browser-1' }),
       { key: service.info.accounts.pro!.publishable, base: service.info.base },
     );
     expect(result).toMatchObject({ outcome: 'accepted', status: 202, risk: { level: 'low', action: 'allow' } });
     expect(await stored('pro', 'browser-1')).toHaveLength(1);
+  });
+
+  it('the script-tag build defines the global Vigil, which sends to the real service; the event takes the browser User-Agent', async () => {
+    const p = await browser.newPage();
+    await p.goto(origin + '/script-tag.html');
+    const result = await p.evaluate(
+      async ({ key, base }) => {
+        const Global = (window as unknown as { Vigil: typeof window.testPage.Vigil }).Vigil;
+        const vigil = new Global({ apiKey: key, baseUrl: base, mode: 'direct' });
+        return { track: await vigil.track({ event: 'auth.login.success', actor_id: 'browser-script-tag' }), ua: navigator.userAgent };
+      },
+      { key: service.info.accounts.pro!.publishable, base: service.info.base },
+    );
+    expect(result.track).toMatchObject({ outcome: 'accepted', status: 202 });
+    const [stored] = (
+      (await (
+        await fetch(`${service.info.base}/v1/events?actor_id=browser-script-tag`, {
+          headers: { authorization: `Bearer ${service.info.accounts.pro!.secret}` },
+        })
+      ).json()) as { data: { user_agent?: string }[] }
+    ).data;
+    expect(stored?.user_agent).toBe(result.ua);
+    await p.close();
   });
 
   it('buffers by default and sends batches (Pro) or single events (Free)', async () => {
@@ -103,7 +139,7 @@ describe.skipIf(!haveChromium)('browser client in headless Chromium', () => {
       async ({ pro, free, base }) => {
         const out = [];
         for (const key of [pro, free]) {
-          const vigil = new window.testPage.VigilBrowser({ apiKey: key, baseUrl: base });
+          const vigil = new window.testPage.Vigil({ apiKey: key, baseUrl: base });
           await vigil.trackBatch([1, 2, 3].map((n) => ({ event: 'custom.page.viewed', actor_id: 'browser-batch', metadata: { n } })));
           await vigil.flush();
           out.push(vigil.stats());
@@ -124,7 +160,7 @@ describe.skipIf(!haveChromium)('browser client in headless Chromium', () => {
     const p = await openPage();
     const before = await p.evaluate(
       ({ key, base }) => {
-        const vigil = new window.testPage.VigilBrowser({ apiKey: key, baseUrl: base, flushIntervalMs: 600_000 });
+        const vigil = new window.testPage.Vigil({ apiKey: key, baseUrl: base, flushIntervalMs: 600_000 });
         (window as unknown as { vigil: typeof vigil }).vigil = vigil;
         for (const n of [1, 2, 3]) void vigil.track({ event: 'custom.page.left', actor_id: 'browser-beacon', metadata: { n } });
         return vigil.stats();

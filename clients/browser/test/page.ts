@@ -1,10 +1,11 @@
 // The script of the test page: the browser client and the conformance harness, bundled.
-import { VigilBrowser } from '../src/index.js';
+import { Vigil, VigilBrowser } from '../src/index.js';
 import { replay, type Scenario } from '../../core/test/harness.js';
 
 const testPage = {
+  Vigil,
   VigilBrowser,
-  runScenario: (scenario: Scenario, serverUrl: string) => replay(scenario, serverUrl, (options) => new VigilBrowser({ ...options, beaconOnHide: false })),
+  runScenario: (scenario: Scenario, serverUrl: string) => replay(scenario, serverUrl, (options) => new Vigil({ ...options, beaconOnHide: false })),
 };
 declare global {
   interface Window {
