@@ -54,7 +54,7 @@ class TestTrack:
         result = client.track(event)
         assert result.outcome is vigil.Outcome.ACCEPTED and result.outcome == "accepted" and result.ok
         assert result.status == 202
-        assert result.risk == vigil.RiskDecision(score=10, level="low", action="allow")
+        assert result.risk == vigil.RiskDecision(score=10, level="low", action="allow", breakdown=(vigil.RiskFactor("base", 10),))
         assert uuid.UUID(result.event_id).version == 7
         assert "event_id" not in event, "the caller's event is not modified"
         [request] = server.requests()

@@ -1,13 +1,15 @@
 """Against the real service (started by the kit's real-service.mjs on a free port): risk
 decisions, batches on a paid plan, the Free fallback, event_id idempotency, and a Free key
-reaching its 30 events per minute then staying silent in its cooldown."""
+reaching its 30 events per minute then staying silent in its cooldown, and a burst of logins on a
+Free key paced to its policies without a single 429."""
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 import urllib.request
-from typing import Any, Callable, Dict, Iterator
+from typing import Any, Callable, Dict, Iterator, List
 
 import pytest
 
@@ -17,7 +19,7 @@ from support import NodeProcess
 
 @pytest.fixture(scope="module")
 def service() -> Iterator[Dict[str, Any]]:
-    process = NodeProcess("real-service.mjs", ["--plan", "free", "--plan", "free", "--plan", "pro"])
+    process = NodeProcess("real-service.mjs", ["--plan", "free", "--plan", "free", "--plan", "free", "--plan", "pro"])
     try:
         yield process.info
     finally:
@@ -44,8 +46,8 @@ def used(service: Dict[str, Any], plan: str) -> int:
     return int(read(service, plan, "/v1/usage")["used"])
 
 
-def client_for(service: Dict[str, Any], plan: str, **options: Any) -> vigil.Client:
-    return vigil.Client(service["accounts"][plan]["secret"], base_url=service["base"], **options)
+def client_for(service: Dict[str, Any], plan: str, **options: Any) -> vigil.Vigil:
+    return vigil.Vigil(service["accounts"][plan]["secret"], base_url=service["base"], **options)
 
 
 def test_a_single_event_gets_its_risk_decision(service: Dict[str, Any]) -> None:
@@ -68,7 +70,8 @@ def test_a_batch_on_a_paid_plan_and_event_id_idempotency(service: Dict[str, Any]
     first, second = client.track(again), client.track(again)
     assert first.ok and second.ok and first.risk == second.risk
     assert eventually(lambda: used(service, "pro"), before + 151) == before + 151
-    assert client.stats() == vigil.Stats(accepted=152, rejected=0, failed=0, rate_limited=0, dropped=0, retries=0, probes=0, in_cooldown=False)
+    stats = client.stats()
+    assert (stats.accepted, stats.rejected, stats.failed, stats.rate_limited, stats.dropped, stats.in_cooldown) == (152, 0, 0, 0, 0, False)
 
 
 def test_the_free_plan_falls_back_to_single_events(service: Dict[str, Any]) -> None:
@@ -90,9 +93,44 @@ def test_a_free_key_over_30_events_per_minute_enters_a_silent_cooldown(service: 
         if result.outcome is not vigil.Outcome.ACCEPTED:
             break
         time.sleep(0.25)  # 4 per second: the per-minute limit answers, not the per-second one
-    assert outcomes == [vigil.Outcome.ACCEPTED] * 30 + [vigil.Outcome.RATE_LIMITED]
-    later = [client.track({"event": "api.request", "actor_id": "visitor-late"}).outcome for _ in range(5)]
+    # Pacing keeps this client under its 30 events per minute: the 31st is dropped here, not sent.
+    assert outcomes == [vigil.Outcome.ACCEPTED] * 30 + [vigil.Outcome.DROPPED]
+    assert client.stats().paced_dropped == 1 and client.stats().rate_limited == 0
+    # Another process on the same key (a fresh client knows nothing of the minute) meets the 429.
+    other = client_for(service, "free-2")
+    first = other.track({"event": "api.request", "actor_id": "visitor-other"})
+    assert first.outcome is vigil.Outcome.RATE_LIMITED
+    later = [other.track({"event": "api.request", "actor_id": "visitor-late"}).outcome for _ in range(5)]
     assert later == [vigil.Outcome.DROPPED] * 5
-    stats = client.stats()
-    assert stats.in_cooldown and (stats.accepted, stats.rate_limited, stats.dropped, stats.probes) == (30, 1, 5, 0)
+    stats = other.stats()
+    assert stats.in_cooldown and (stats.accepted, stats.rate_limited, stats.dropped, stats.probes) == (0, 1, 5, 0)
     assert eventually(lambda: used(service, "free-2"), 30) == 30
+
+
+def test_a_burst_of_logins_on_a_free_key_is_paced_without_a_429(service: Dict[str, Any]) -> None:
+    """100 logins at once from 100 threads: the client sends what the Free plan takes, drops and
+    counts the rest, and the service never answers 429 (so protection stays on)."""
+    client = client_for(service, "free-3")
+    results: List[vigil.TrackResult] = []
+    lock = threading.Lock()
+
+    def login(i: int) -> None:
+        result = client.track("auth.login.success", actor_id=f"member-{i}", ip="203.0.113.9")
+        with lock:
+            results.append(result)
+
+    threads = [threading.Thread(target=login, args=(i,)) for i in range(100)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    stats = client.stats()
+    print(f"python burst: sent={stats.sent} accepted={stats.accepted} paced={stats.paced} paced_dropped={stats.paced_dropped} rate_limited={stats.rate_limited}")
+    assert stats.rate_limited == 0 and not stats.in_cooldown
+    assert stats.accepted + stats.paced_dropped == 100 and stats.dropped == stats.paced_dropped
+    assert stats.sent == stats.accepted >= 5 and stats.failed == stats.rejected == 0
+    assert sorted(r.outcome.value for r in results) == sorted(["accepted"] * stats.accepted + ["dropped"] * stats.paced_dropped)
+    assert eventually(lambda: used(service, "free-3"), stats.accepted) == stats.accepted
+    # The next event, a second later, goes: pacing dropped the burst's excess, not the protection.
+    time.sleep(1.2)
+    assert client.track("auth.login.success", actor_id="member-late").outcome is vigil.Outcome.ACCEPTED

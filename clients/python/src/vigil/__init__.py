@@ -2,18 +2,19 @@
 
     import vigil
 
-    client = vigil.Client("vgl_sk_...", base_url="https://vigil.example.com")
-    result = client.track({"event": "auth.login.failure", "actor_id": "user-42"})
+    client = vigil.Vigil(os.environ["VIGIL_API_KEY"], base_url="https://vigil.example.com")
+    result = client.track({"event": "auth.login.success", "actor_id": "user-42"})
     if result.risk and result.risk.action == "block": ...
 """
 
 import logging
 
 from ._version import __version__
-from .client import COOLDOWN, PROBE_PERIOD, Client
+from .aio import AsyncVigil
+from .client import COOLDOWN, PROBE_PERIOD, Client, Vigil
 from .context import current_request, request_context
 from .errors import DeliveryError, RateLimitedError, VigilError
-from .results import BatchResult, Outcome, RiskDecision, Stats, TrackResult
+from .results import BatchResult, Outcome, RiskDecision, RiskFactor, Stats, TrackResult
 from .transport import Answer, Clock, HTTPAnswer, NoAnswer, SystemClock, Transport, urllib_transport
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "COOLDOWN",
     "PROBE_PERIOD",
     "Answer",
+    "AsyncVigil",
     "BatchResult",
     "Client",
     "Clock",
@@ -30,10 +32,12 @@ __all__ = [
     "Outcome",
     "RateLimitedError",
     "RiskDecision",
+    "RiskFactor",
     "Stats",
     "SystemClock",
     "TrackResult",
     "Transport",
+    "Vigil",
     "VigilError",
     "current_request",
     "request_context",

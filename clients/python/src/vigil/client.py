@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import dataclasses
 import datetime
 import json
@@ -14,15 +15,16 @@ import time
 import uuid
 import weakref
 from collections import deque
-from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, ContextManager, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._version import __version__
 from .context import current_request
-from .errors import DeliveryError, RateLimitedError
+from .errors import DeliveryError, RateLimitedError, VigilError
 from .results import BatchResult, Outcome, RiskDecision, Stats, TrackResult
+from .pacing import Pacer
 from .transport import Cancellable, Clock, HTTPAnswer, SystemClock, Transport, urllib_transport
 
-__all__ = ["Client", "COOLDOWN", "PROBE_PERIOD"]
+__all__ = ["Vigil", "Client", "COOLDOWN", "PROBE_PERIOD"]
 
 logger = logging.getLogger("vigil")
 
@@ -65,7 +67,7 @@ class _Delivery:
 class _Worker:
     """The background thread of buffered mode: sends jobs one after the other, in order."""
 
-    def __init__(self, client: "Client") -> None:
+    def __init__(self, client: "Vigil") -> None:
         self._client = weakref.ref(client)
         self._jobs: Deque[Tuple[str, Any]] = deque()
         self._pending = 0
@@ -111,7 +113,7 @@ class _Worker:
                     self._cond.notify_all()
 
 
-class Client:
+class Vigil:
     """Sends security events to Vigil.
 
     ``track`` and ``track_batch`` never raise into the caller (unless ``raise_errors=True``):
@@ -122,6 +124,11 @@ class Client:
     a background thread sends the buffer through the batch endpoint when it holds
     ``buffer_size`` events, ``flush_interval`` seconds after its first event, on
     :meth:`flush`, on :meth:`close` and when the interpreter exits.
+
+    Sends are paced to the rate-limit policies the service announces (``RateLimit-Policy``):
+    a send that would go over one waits until there is room, at most ``max_pacing_delay_ms``;
+    past that the event is dropped on the client and counted ``paced_dropped``, so that a burst
+    never meets a 429.
 
     On the first 429 the client sends nothing for one hour except one probe per 5-minute
     period: the first event produced in that period, sent alone. A probe answered with
@@ -144,6 +151,8 @@ class Client:
         flush_interval: float = 5.0,
         retry_base: float = 0.2,
         raise_errors: bool = False,
+        on_error: Optional[Callable[[VigilError], None]] = None,
+        max_pacing_delay_ms: int = 1000,
         clock: Optional[Clock] = None,
         sleep: Optional[Callable[[float], None]] = None,
         random: Optional[Callable[[], float]] = None,
@@ -162,6 +171,11 @@ class Client:
         :param raise_errors: raise :class:`vigil.DeliveryError` (or :class:`vigil.RateLimitedError`)
             when an event is rejected, given up or rate limited, ``TypeError`` for an event that is
             not a mapping and ``ValueError`` for one that cannot be JSON, instead of returning the outcome.
+        :param on_error: called with a :class:`vigil.VigilError` for every event or chunk that was
+            rejected, given up or rate limited, and for an event that cannot be sent; it never
+            sees dropped events (a cooldown drops thousands). Exceptions it raises are logged.
+        :param max_pacing_delay_ms: the longest a send waits for room in the service's rate-limit
+            policies; an event that would wait longer is dropped (``paced_dropped``). 0: never wait.
         :param clock: time source (``now()`` and ``call_later()``); the default reads ``time.monotonic``.
         :param sleep: waits between retries; the default is ``time.sleep``.
         :param random: jitter source in [0, 1); the default is ``random.random``.
@@ -181,6 +195,10 @@ class Client:
         self._flush_interval = flush_interval
         self._retry_base = retry_base
         self._raise_errors = raise_errors
+        self._on_error = on_error
+        self._pacer = Pacer(max_pacing_delay_ms)
+        # Until an answer has told the policies, one request at a time.
+        self._first_send = threading.Lock()
         self._clock: Clock = clock if clock is not None else SystemClock()
         self._sleep = sleep if sleep is not None else time.sleep
         self._random = random if random is not None else _random.random
@@ -194,7 +212,9 @@ class Client:
         self._timer: Optional[Cancellable] = None
         self._worker: Optional[_Worker] = None
         self._closed = False
-        self._counts = dict.fromkeys(("accepted", "rejected", "failed", "rate_limited", "dropped", "retries", "probes"), 0)
+        self._counts = dict.fromkeys(
+            ("sent", "accepted", "rejected", "failed", "rate_limited", "dropped", "paced", "paced_dropped", "retries", "probes"), 0
+        )
         self._at_exit: Optional[Callable[[], None]] = None
         self._stop_worker_on_collect: Optional[weakref.finalize] = None
         if hasattr(os, "register_at_fork"):
@@ -242,6 +262,7 @@ class Client:
             logger.warning("vigil: event not sent: %s", error)
             with self._lock:
                 self._counts["rejected"] += 1
+            self._report(VigilError(f"event not sent: {error}"))
             return TrackResult(Outcome.REJECTED, None, None, event_id)
         if self._raise_errors:
             _raise_for(result)
@@ -282,6 +303,7 @@ class Client:
             count = len(events) if isinstance(events, Sequence) else 0
             with self._lock:
                 self._counts["rejected"] += count
+            self._report(VigilError(f"events not sent: {error}"))
             return BatchResult(rejected=count)
 
     def flush(self, timeout: Optional[float] = None) -> bool:
@@ -316,7 +338,7 @@ class Client:
         with self._lock:
             return Stats(**self._counts, in_cooldown=self._in_cooldown())
 
-    def __enter__(self) -> "Client":
+    def __enter__(self) -> "Vigil":
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -398,6 +420,9 @@ class Client:
             with self._lock:
                 self._counts[delivery.outcome.value] += len(chunk)
             totals[delivery.outcome.value] += len(chunk)
+            if delivery.outcome in (Outcome.REJECTED, Outcome.FAILED, Outcome.RATE_LIMITED):
+                status = "no answer" if delivery.status is None else f"HTTP {delivery.status}"
+                self._report(VigilError(f"a batch of {len(chunk)} events {delivery.outcome.value} ({status})"))
             i += len(chunk)
         return BatchResult(**totals)
 
@@ -411,37 +436,77 @@ class Client:
                 risk = RiskDecision.from_answer(json.loads(delivery.body))
             except ValueError:
                 risk = None
-        return TrackResult(delivery.outcome, delivery.status, risk, event["event_id"])
+        result = TrackResult(delivery.outcome, delivery.status, risk, event["event_id"])
+        if delivery.outcome is Outcome.RATE_LIMITED:
+            self._report(RateLimitedError(result))
+        elif delivery.outcome in (Outcome.REJECTED, Outcome.FAILED):
+            self._report(DeliveryError(result))
+        return result
 
     def _post(self, path: str, payload: Any, probe: bool) -> _Delivery:
         """One request and its retries. A probe is a single attempt whose answer decides the cooldown."""
         body = json.dumps(payload, separators=(",", ":")).encode("utf-8")
+        events = len(payload["events"]) if path.endswith("/batch") else 1
         if probe:
             with self._lock:
                 self._counts["probes"] += 1
         attempt = 0
         while True:
-            answer = self._transport(self._url + path, self._headers, body, self._timeout)
-            status = answer.status if isinstance(answer, HTTPAnswer) else None
-            if isinstance(answer, HTTPAnswer):
-                if answer.status == 429:
-                    self._enter_cooldown()
-                    return _Delivery(Outcome.RATE_LIMITED, 429, answer.body)
-                if probe:
-                    self._end_cooldown()
-                if answer.status < 300:
-                    return _Delivery(Outcome.ACCEPTED, status, answer.body)
-                if answer.status < 500:
-                    return _Delivery(Outcome.REJECTED, status, answer.body)
-            if probe or attempt >= self._max_retries:
-                return _Delivery(Outcome.FAILED, status, b"")
+            # Until an answer has told the policies, one attempt at a time: the others then pace
+            # to what the service announced, not to the smallest plan.
+            gate: ContextManager[Any] = self._first_send if not self._pacer.seen else contextlib.nullcontext()
+            with gate:
+                delivery = self._attempt(path, body, events, probe, attempt)
+            if delivery is not None:
+                return delivery
             self._sleep(self._retry_base * 2**attempt * (0.5 + self._random() / 2))
             attempt += 1
             with self._lock:
                 # Another thread may have met a 429 meanwhile: a cooldown stops the retries too.
                 if self._in_cooldown():
-                    return _Delivery(Outcome.DROPPED, status, b"")
+                    return _Delivery(Outcome.DROPPED, None, b"")
                 self._counts["retries"] += 1
+
+    def _attempt(self, path: str, body: bytes, events: int, probe: bool, attempt: int) -> Optional[_Delivery]:
+        """One paced attempt: its delivery, or None when it is to be retried."""
+        with self._lock:
+            delay = self._pacer.reserve(self._now_ms(), events)
+            if delay is None:
+                # Waiting for room would take longer than allowed: dropped here, not sent into a 429.
+                self._counts["paced_dropped"] += events
+                return _Delivery(Outcome.DROPPED, None, b"")
+            if delay > 0:
+                self._counts["paced"] += events
+            if attempt == 0:
+                self._counts["sent"] += events
+        if delay > 0:
+            self._sleep(delay / 1000)
+        answer = self._transport(self._url + path, self._headers, body, self._timeout)
+        status = answer.status if isinstance(answer, HTTPAnswer) else None
+        if isinstance(answer, HTTPAnswer):
+            with self._lock:
+                self._pacer.observe(self._now_ms(), answer.status, answer.headers)
+            if answer.status == 429:
+                self._enter_cooldown()
+                return _Delivery(Outcome.RATE_LIMITED, 429, answer.body)
+            if probe:
+                self._end_cooldown()
+            if answer.status < 300:
+                return _Delivery(Outcome.ACCEPTED, status, answer.body)
+            if answer.status < 500:
+                return _Delivery(Outcome.REJECTED, status, answer.body)
+        if probe or attempt >= self._max_retries:
+            return _Delivery(Outcome.FAILED, status, b"")
+        return None
+
+    def _report(self, error: VigilError) -> None:
+        """Hands an error to ``on_error``; a failing hook is logged, never raised into the caller."""
+        if self._on_error is None:
+            return
+        try:
+            self._on_error(error)
+        except Exception:  # noqa: BLE001 - the application's hook must not break delivery
+            logger.exception("vigil: on_error raised")
 
     # Buffered mode (callers hold the lock)
 
@@ -514,7 +579,7 @@ class Client:
         self._at_exit = None
 
 
-def _after_fork(ref: "weakref.ReferenceType[Client]") -> None:
+def _after_fork(ref: "weakref.ReferenceType[Vigil]") -> None:
     client = ref()
     if client is not None:
         client._reset_after_fork()
@@ -529,3 +594,7 @@ def _raise_for(result: TrackResult) -> None:
         raise RateLimitedError(result)
     if result.outcome in (Outcome.REJECTED, Outcome.FAILED):
         raise DeliveryError(result)
+
+
+Client = Vigil
+"""The earlier name of :class:`Vigil`."""

@@ -57,7 +57,7 @@ def connect_auth_signals(client: Client, *, dispatch_uid: Optional[str] = "vigil
 
     Connecting twice with the same ``dispatch_uid`` keeps one receiver per signal.
     """
-    from django.contrib.auth import get_user_model, signals
+    from django.contrib.auth import get_user_model, signals  # type: ignore[import]
 
     def logged_in(sender: Any, request: Any = None, user: Any = None, **kwargs: Any) -> None:
         client.track({"event": AUTH_EVENTS["user_logged_in"], **_request_fields(request), **_user_fields(user)})

@@ -81,7 +81,7 @@ class WSGIMiddleware(_Middleware[WSGIApp]):
 
     def __call__(self, environ: Dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         path = environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "")
-        fields = {
+        fields: Dict[str, Any] = {
             "ip": environ.get("REMOTE_ADDR") or None,
             "user_agent": environ.get("HTTP_USER_AGENT") or None,
             "request": _request(environ.get("REQUEST_METHOD", "GET"), path, environ.get("QUERY_STRING", "")),
@@ -95,7 +95,7 @@ class WSGIMiddleware(_Middleware[WSGIApp]):
                 pass
             return start_response(status, headers, exc_info) if exc_info is not None else start_response(status, headers)
 
-        with request_context(**fields):
+        with request_context(ip=fields["ip"], user_agent=fields["user_agent"], request=fields["request"]):
             body = self.app(environ, recording_start_response)
             event = self._answer_event(fields, statuses)
             if event is not None and self.client is not None:
@@ -136,7 +136,7 @@ class ASGIMiddleware(_Middleware[ASGIApp]):
                 statuses.append(int(message["status"]))
             await send(message)
 
-        with request_context(**fields):
+        with request_context(ip=fields["ip"], user_agent=fields["user_agent"], request=fields["request"]):
             await self.app(scope, receive, recording_send)
         event = self._answer_event(fields, statuses)
         if event is not None and self.client is not None:

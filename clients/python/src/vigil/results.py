@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Tuple
 
 
 class Outcome(str, enum.Enum):
@@ -28,6 +28,15 @@ class Outcome(str, enum.Enum):
 
 
 @dataclass(frozen=True)
+class RiskFactor:
+    """One line of a score's breakdown: where points came from."""
+
+    source: str
+    """What added the points, such as ``threat_intel`` or ``new_device``."""
+    points: int
+
+
+@dataclass(frozen=True)
 class RiskDecision:
     """The service's verdict on an accepted event."""
 
@@ -37,6 +46,8 @@ class RiskDecision:
     """``low``, ``medium``, ``high`` or ``critical``."""
     action: str
     """``allow``, ``challenge`` or ``block``."""
+    breakdown: Tuple[RiskFactor, ...] = ()
+    """The lines that add up to ``score``, as the service computed them."""
 
     @classmethod
     def from_answer(cls, answer: Any) -> Optional["RiskDecision"]:
@@ -47,12 +58,18 @@ class RiskDecision:
         score = risk.get("score")
         if not isinstance(score, (int, float)) or isinstance(score, bool):
             return None
-        return cls(score=int(score), level=str(risk.get("level")), action=str(risk.get("action")))
+        lines = risk.get("breakdown")
+        breakdown = tuple(
+            RiskFactor(str(line.get("source")), int(line["points"]))
+            for line in (lines if isinstance(lines, list) else [])
+            if isinstance(line, Mapping) and isinstance(line.get("points"), (int, float)) and not isinstance(line.get("points"), bool)
+        )
+        return cls(score=int(score), level=str(risk.get("level")), action=str(risk.get("action")), breakdown=breakdown)
 
 
 @dataclass(frozen=True)
 class TrackResult:
-    """What :meth:`vigil.Client.track` did with one event."""
+    """What :meth:`vigil.Vigil.track` did with one event."""
 
     outcome: Outcome
     status: Optional[int]
@@ -70,7 +87,7 @@ class TrackResult:
 
 @dataclass(frozen=True)
 class BatchResult:
-    """How many events of one :meth:`vigil.Client.track_batch` call ended in each outcome."""
+    """How many events of one :meth:`vigil.Vigil.track_batch` call ended in each outcome."""
 
     accepted: int = 0
     rejected: int = 0
@@ -84,6 +101,8 @@ class BatchResult:
 class Stats:
     """Totals since the client was created."""
 
+    sent: int
+    """Events put on the wire (retries not counted again)."""
     accepted: int
     """Events answered 2xx."""
     rejected: int
@@ -93,7 +112,11 @@ class Stats:
     rate_limited: int
     """Events in requests answered 429."""
     dropped: int
-    """Events not sent because of a cooldown (never sent later)."""
+    """Events not sent: because of a cooldown, or because pacing would have waited too long (never sent later)."""
+    paced: int
+    """Events that waited for room in the service's rate-limit policies, then went."""
+    paced_dropped: int
+    """Events dropped because room would have come later than ``max_pacing_delay_ms`` (also in ``dropped``)."""
     retries: int
     """Retry requests sent (first attempts not counted)."""
     probes: int

@@ -7,8 +7,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
-from typing import Callable, Mapping, Protocol, Union
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Iterable, Mapping, Protocol, Tuple, Union
 
 
 @dataclass(frozen=True)
@@ -17,6 +17,8 @@ class HTTPAnswer:
 
     status: int
     body: bytes
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """The answer's header fields (the client reads the rate-limit policies from them)."""
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ def urllib_transport(url: str, headers: Mapping[str, str], body: bytes, timeout:
     request = urllib.request.Request(url, data=body, headers=dict(headers), method="POST")
     try:
         with _opener.open(request, timeout=timeout) as response:
-            return HTTPAnswer(response.status, response.read())
+            return HTTPAnswer(response.status, response.read(), _fields(response.headers.items()))
     except urllib.error.HTTPError as error:
         try:
             content = error.read()
@@ -55,7 +57,7 @@ def urllib_transport(url: str, headers: Mapping[str, str], body: bytes, timeout:
             content = b""
         finally:
             error.close()
-        return HTTPAnswer(error.code, content)
+        return HTTPAnswer(error.code, content, _fields(error.headers.items() if error.headers else []))
     except (socket.timeout, TimeoutError):
         return NoAnswer("timeout")
     except urllib.error.URLError as error:
@@ -66,6 +68,15 @@ def urllib_transport(url: str, headers: Mapping[str, str], body: bytes, timeout:
         return NoAnswer(str(error) or type(error).__name__)
     except Exception as error:  # noqa: BLE001 - http.client raises its own exception types too
         return NoAnswer(f"{type(error).__name__}: {error}")
+
+
+def _fields(items: Iterable[Tuple[str, str]]) -> Dict[str, str]:
+    fields: Dict[str, str] = {}
+    for name, value in items:
+        key = str(name).lower()
+        # Repeated fields of a structured-field list join with commas.
+        fields[key] = f"{fields[key]}, {value}" if key in fields else str(value)
+    return fields
 
 
 class Cancellable(Protocol):
