@@ -454,7 +454,9 @@ class Vigil:
         while True:
             # Until an answer has told the policies, one attempt at a time: the others then pace
             # to what the service announced, not to the smallest plan.
-            gate: ContextManager[Any] = self._first_send if not self._pacer.seen else contextlib.nullcontext()
+            gate: ContextManager[Any] = contextlib.nullcontext()
+            if not self._pacer.seen:
+                gate = self._first_send
             with gate:
                 delivery = self._attempt(path, body, events, probe, attempt)
             if delivery is not None:
