@@ -53,6 +53,10 @@ type Client struct {
 	idle             chan struct{}
 	closed           bool
 	stats            Stats
+	pacer            *pacer
+	// firstSend keeps requests one at a time until an answer has told the policies, so the
+	// others pace to what the service announced, not to the smallest plan.
+	firstSend sync.Mutex
 }
 
 type encodedEvent struct {
@@ -104,6 +108,7 @@ func New(apiKey string, opts ...Option) (*Client, error) {
 		queueLimit:    DefaultQueueLimit,
 		clock:         SystemClock{},
 		sleep:         sleepContext,
+		maxPacing:     DefaultMaxPacingDelay,
 	}
 	for _, opt := range opts {
 		if opt == nil {
@@ -129,8 +134,9 @@ func New(apiKey string, opts ...Option) (*Client, error) {
 		bg:        bg,
 		stopBG:    stop,
 		// Each client draws its own jitter, so clients started together do not retry together.
-		rand: rand.New(rand.NewSource(int64(binary.LittleEndian.Uint64(seed[:])))),
-		idle: make(chan struct{}),
+		rand:  rand.New(rand.NewSource(int64(binary.LittleEndian.Uint64(seed[:])))),
+		idle:  make(chan struct{}),
+		pacer: newPacer(cfg.maxPacing),
 	}, nil
 }
 
@@ -168,7 +174,10 @@ func (c *Client) Track(ctx context.Context, e Event) (res Result, err error) {
 	case g == gateDrop:
 		c.stats.Dropped++
 		c.mu.Unlock()
-		return Result{Outcome: OutcomeDropped, EventID: ev.id}, &DeliveryError{Outcome: OutcomeDropped}
+		if derr := c.droppedError(); derr != nil {
+			return Result{Outcome: OutcomeDropped, EventID: ev.id}, derr
+		}
+		return Result{Outcome: OutcomeDropped, EventID: ev.id}, nil
 	case c.cfg.buffered && g == gateSend:
 		c.bufferLocked(ev)
 		c.mu.Unlock()
@@ -204,7 +213,7 @@ func (c *Client) TrackBatch(ctx context.Context, events []Event) (res BatchResul
 			res = BatchResult{Rejected: len(events)}
 			first = c.report(&DeliveryError{Outcome: OutcomeRejected, Err: fmt.Errorf("unexpected panic: %v", p)})
 		}
-		err = batchError(res, first)
+		err = batchError(res, first, c.cfg.errDropped)
 	}()
 	list := make([]encodedEvent, 0, len(events))
 	for _, e := range events {
@@ -250,7 +259,7 @@ func (c *Client) TrackBatch(ctx context.Context, events []Event) (res BatchResul
 	c.stats.Dropped += int64(dropped)
 	res.Dropped += dropped
 	if dropped > 0 {
-		first = firstOf(first, &DeliveryError{Outcome: OutcomeDropped})
+		first = firstOf(first, c.droppedError())
 	}
 	if g == gateProbe && c.cfg.buffered {
 		c.enqueueLocked(job{single: &list[0], probe: true})
@@ -575,7 +584,7 @@ func (c *Client) sendEvents(ctx context.Context, events []encodedEvent) (BatchRe
 			c.stats.Dropped += int64(n)
 			c.mu.Unlock()
 			res.Dropped += n
-			first = firstOf(first, &DeliveryError{Outcome: OutcomeDropped})
+			first = firstOf(first, c.droppedError())
 			break
 		}
 		single := c.batchUnavailable
@@ -592,7 +601,7 @@ func (c *Client) sendEvents(ctx context.Context, events []encodedEvent) (BatchRe
 			end = len(events)
 		}
 		chunk := events[i:end]
-		d := c.post(ctx, c.batchURL, batchBody(chunk), false)
+		d := c.post(ctx, c.batchURL, batchBody(chunk), len(chunk), false)
 		if d.status == http.StatusForbidden {
 			// The plan has no batch endpoint (Free): the same events go one by one, now and
 			// from now on.
@@ -630,7 +639,7 @@ func batchBody(events []encodedEvent) []byte {
 }
 
 func (c *Client) deliverOne(ctx context.Context, ev encodedEvent, probe bool) (Result, *DeliveryError) {
-	d := c.post(ctx, c.eventsURL, ev.body, probe)
+	d := c.post(ctx, c.eventsURL, ev.body, 1, probe)
 	c.mu.Lock()
 	c.stats.add(d.outcome, 1)
 	c.mu.Unlock()
@@ -641,61 +650,116 @@ func (c *Client) deliverOne(ctx context.Context, ev encodedEvent, probe bool) (R
 	return res, c.errorOf(d)
 }
 
+// droppedError is the error of a dropped event: nil unless the client was created WithErrDropped.
+func (c *Client) droppedError() *DeliveryError {
+	if !c.cfg.errDropped {
+		return nil
+	}
+	return &DeliveryError{Outcome: OutcomeDropped}
+}
+
 func (c *Client) errorOf(d delivery) *DeliveryError {
 	if d.outcome == OutcomeAccepted {
 		return nil
+	}
+	if d.outcome == OutcomeDropped {
+		return c.droppedError()
 	}
 	return c.report(&DeliveryError{Outcome: d.outcome, Status: d.status, Code: d.code, Message: d.message, Err: d.err})
 }
 
 // post sends one request with its retries. A probe is a single attempt whose answer decides
 // the cooldown.
-func (c *Client) post(ctx context.Context, url string, body []byte, probe bool) delivery {
+func (c *Client) post(ctx context.Context, url string, body []byte, events int, probe bool) delivery {
 	if probe {
 		c.mu.Lock()
 		c.stats.Probes++
 		c.mu.Unlock()
 	}
 	for attempt := 0; ; attempt++ {
-		status, answer, err := c.send(ctx, url, body)
-		if err == nil {
-			d := parseAnswer(status, answer)
-			if status == http.StatusTooManyRequests {
-				c.mu.Lock()
-				c.enterCooldownLocked()
-				c.mu.Unlock()
-				d.outcome = OutcomeRateLimited
-				return d
-			}
-			if probe {
-				c.mu.Lock()
-				c.cooling = false
-				c.mu.Unlock()
-			}
-			if status >= 200 && status < 300 {
-				d.outcome = OutcomeAccepted
-				return d
-			}
-			if status < 500 {
-				d.outcome = OutcomeRejected
-				return d
-			}
-		}
-		if probe || attempt >= c.cfg.maxRetries || ctx.Err() != nil {
-			return delivery{outcome: OutcomeFailed, status: status, err: err}
+		d, retry := c.attemptGated(ctx, url, body, events, probe, attempt)
+		if !retry {
+			return d
 		}
 		if serr := c.cfg.sleep(ctx, c.backoff(attempt)); serr != nil {
-			return delivery{outcome: OutcomeFailed, status: status, err: serr}
+			return delivery{outcome: OutcomeFailed, status: d.status, err: serr}
 		}
 		c.mu.Lock()
 		// Another request may have met a 429 meanwhile: a cooldown stops the retries too.
 		if c.inCooldownLocked(c.cfg.clock.Now()) {
 			c.mu.Unlock()
-			return delivery{outcome: OutcomeDropped, status: status}
+			return delivery{outcome: OutcomeDropped, status: d.status}
 		}
 		c.stats.Retries++
 		c.mu.Unlock()
 	}
+}
+
+// attemptGated is attempt, one at a time until an answer has told the rate-limit policies.
+func (c *Client) attemptGated(ctx context.Context, url string, body []byte, events int, probe bool, attempt int) (delivery, bool) {
+	c.mu.Lock()
+	seen := c.pacer.seen
+	c.mu.Unlock()
+	if !seen {
+		c.firstSend.Lock()
+		defer c.firstSend.Unlock()
+	}
+	return c.attempt(ctx, url, body, events, probe, attempt)
+}
+
+// attempt makes one paced attempt; true means it is to be retried.
+func (c *Client) attempt(ctx context.Context, url string, body []byte, events int, probe bool, attempt int) (delivery, bool) {
+	c.mu.Lock()
+	wait, ok := c.pacer.reserve(c.cfg.clock.Now().UnixMilli(), events)
+	if !ok {
+		// Room would come later than allowed: dropped here rather than sent into a 429.
+		c.stats.PacedDropped += int64(events)
+		c.mu.Unlock()
+		return delivery{outcome: OutcomeDropped}, false
+	}
+	if wait > 0 {
+		c.stats.Paced += int64(events)
+	}
+	if attempt == 0 {
+		c.stats.Sent += int64(events)
+	}
+	c.mu.Unlock()
+	if wait > 0 {
+		if serr := c.cfg.sleep(ctx, wait); serr != nil {
+			return delivery{outcome: OutcomeFailed, err: serr}, false
+		}
+	}
+	status, answer, header, err := c.send(ctx, url, body)
+	if err == nil {
+		c.mu.Lock()
+		c.pacer.observe(c.cfg.clock.Now().UnixMilli(), status, header)
+		c.mu.Unlock()
+		d := parseAnswer(status, answer)
+		if status == http.StatusTooManyRequests {
+			c.mu.Lock()
+			c.enterCooldownLocked()
+			c.mu.Unlock()
+			d.outcome = OutcomeRateLimited
+			return d, false
+		}
+		if probe {
+			c.mu.Lock()
+			c.cooling = false
+			c.mu.Unlock()
+		}
+		if status >= 200 && status < 300 {
+			d.outcome = OutcomeAccepted
+			return d, false
+		}
+		if status < 500 {
+			d.outcome = OutcomeRejected
+			return d, false
+		}
+	}
+	if probe || attempt >= c.cfg.maxRetries || ctx.Err() != nil {
+		return delivery{outcome: OutcomeFailed, status: status, err: err}, false
+	}
+	return delivery{status: status}, true
 }
 
 // backoff is the wait before retry n (from 0): a random time between half and all of
@@ -716,24 +780,24 @@ func jittered(base time.Duration, attempt int, r float64) time.Duration {
 }
 
 // send makes one attempt. An error means there was no answer (network error or timeout).
-func (c *Client) send(ctx context.Context, url string, body []byte) (int, []byte, error) {
+func (c *Client) send(ctx context.Context, url string, body []byte) (int, []byte, http.Header, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", c.auth)
 	req.Header.Set("User-Agent", "vigil-go/"+Version)
 	resp, err := c.cfg.httpClient.Do(req)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	defer resp.Body.Close()
 	// The status decides what happens; a body cut short only loses the risk details.
 	answer, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
-	return resp.StatusCode, answer, nil
+	return resp.StatusCode, answer, resp.Header, nil
 }
 
 // parseAnswer reads the risk decision of a 2xx answer and the error code of any other; a
@@ -772,13 +836,18 @@ func merge(into *BatchResult, from BatchResult) {
 	into.Buffered += from.Buffered
 }
 
-func batchError(res BatchResult, first *DeliveryError) error {
-	undelivered := res.Rejected + res.Failed + res.RateLimited + res.Dropped
+func batchError(res BatchResult, first *DeliveryError, errDropped bool) error {
+	undelivered := res.Rejected + res.Failed + res.RateLimited
+	if errDropped || (first != nil && first.closed) {
+		// Drops are errors when asked for, and always after Close (a bug in the caller).
+		undelivered += res.Dropped
+	}
 	if undelivered == 0 {
 		return nil
 	}
 	if first == nil {
 		first = &DeliveryError{Outcome: OutcomeFailed}
 	}
-	return &BatchError{Undelivered: undelivered, Total: undelivered + res.Accepted + res.Buffered, First: first}
+	total := res.Rejected + res.Failed + res.RateLimited + res.Dropped + res.Accepted + res.Buffered
+	return &BatchError{Undelivered: undelivered, Total: total, First: first}
 }

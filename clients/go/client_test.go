@@ -127,9 +127,32 @@ func TestTrackSendsTheEventWithKeyAndReturnsTheRiskDecision(t *testing.T) {
 	}
 }
 
+func TestDroppedEventsAreNoErrorUnlessAskedFor(t *testing.T) {
+	svc := newRecordingService(t, 429)
+	var handled []error
+	c := mustNew(t, WithBaseURL(svc.URL), WithMaxRetries(0), WithErrorHandler(func(err error) { handled = append(handled, err) }))
+	ctx := context.Background()
+	e := Event{Event: "auth.login.success"}
+	if _, err := c.Track(ctx, e); !errors.Is(err, ErrRateLimited) {
+		t.Fatalf("429: %v", err)
+	}
+	// A cooldown drops every event for an hour: a plain `if err != nil { log }` must stay quiet.
+	for i := 0; i < 1000; i++ {
+		if res, err := c.Track(ctx, e); err != nil || res.Outcome != OutcomeDropped {
+			t.Fatalf("in cooldown: %v %v", res, err)
+		}
+	}
+	if _, err := c.TrackBatch(ctx, []Event{e, e}); err != nil {
+		t.Fatalf("batch in cooldown: %v", err)
+	}
+	if s := c.Stats(); s.Dropped != 1002 || len(handled) != 1 || !errors.Is(handled[0], ErrRateLimited) {
+		t.Fatalf("stats %+v, handled %v", s, handled)
+	}
+}
+
 func TestErrorsMatchTheirOutcome(t *testing.T) {
 	svc := newRecordingService(t, 400, 500, 429)
-	c := mustNew(t, WithBaseURL(svc.URL), WithMaxRetries(0))
+	c := mustNew(t, WithBaseURL(svc.URL), WithMaxRetries(0), WithErrDropped())
 	ctx := context.Background()
 	e := Event{Event: "auth.login.failure"}
 

@@ -7,7 +7,7 @@
 //	client, err := vigil.New(os.Getenv("VIGIL_API_KEY"), vigil.WithBaseURL("https://vigil.example.com"))
 //	if err != nil { ... }
 //	defer client.Close(context.Background())
-//	res, err := client.Track(ctx, vigil.Event{Event: "auth.login.failure", ActorID: "alice"})
+//	res, err := client.Track(ctx, vigil.Event{Event: "auth.login.success", ActorID: "alice"})
 //
 // # Delivery
 //
@@ -23,6 +23,14 @@
 // are retried a bounded number of times with jittered exponential backoff; other 4xx answers
 // are not retried.
 //
+// # Pacing
+//
+// The client paces its requests to the rate-limit policies the service announces
+// (RateLimit-Policy, RateLimit): a send that would go over one waits for room, at most
+// WithMaxPacingDelay (default one second), and is otherwise dropped and counted
+// (Stats.PacedDropped), so that a burst never meets a 429. Before the first answer it assumes
+// the smallest plan.
+//
 // # Rate limiting (429)
 //
 // The first 429 starts a cooldown of exactly one hour, whatever Retry-After says. During the
@@ -36,7 +44,8 @@
 //
 // No method panics into the caller. Track and TrackBatch return what happened as a value
 // (Result, BatchResult) and, when an event was not delivered, an error that callers may
-// inspect with errors.Is (ErrRejected, ErrFailed, ErrRateLimited, ErrDropped, ErrClosed) or
+// inspect with errors.Is (ErrRejected, ErrFailed, ErrRateLimited, ErrClosed, and ErrDropped
+// for a client created WithErrDropped; otherwise a drop is no error) or
 // errors.As (*DeliveryError) or simply ignore: a security signal never breaks the request
 // that produced it.
 //

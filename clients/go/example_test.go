@@ -11,7 +11,7 @@ import (
 	"net/netip"
 	"time"
 
-	vigil "github.com/vigil-security/vigil/clients/go"
+	vigil "github.com/vigil-security/vigil-go"
 )
 
 // fakeVigil stands in for the service in the examples: it accepts every event with a fixed
@@ -55,7 +55,7 @@ func ExampleClient_Track_rateLimited() {
 	fmt.Println(errors.Is(err, vigil.ErrRateLimited))
 	// For the next hour events are dropped (one probe per 5 minutes excepted), not queued.
 	res, err := client.Track(context.Background(), vigil.Event{Event: "auth.login.failure"})
-	fmt.Println(res.Outcome, errors.Is(err, vigil.ErrDropped), client.Stats().InCooldown)
+	fmt.Println(res.Outcome, err == nil, client.Stats().InCooldown) // a drop is no error unless WithErrDropped
 	// Output:
 	// true
 	// dropped true true

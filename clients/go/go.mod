@@ -1,3 +1,3 @@
-module github.com/vigil-security/vigil/clients/go
+module github.com/vigil-security/vigil-go
 
 go 1.19

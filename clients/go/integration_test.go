@@ -37,7 +37,7 @@ func service(t *testing.T) (string, map[string]serviceAccount) {
 	t.Helper()
 	s := &realServer
 	s.once.Do(func() {
-		s.proc, s.err = startNode("clients/conformance/real-service.mjs", "--plan", "free", "--plan", "free", "--plan", "pro")
+		s.proc, s.err = startNode("clients/conformance/real-service.mjs", "--plan", "free", "--plan", "free", "--plan", "free", "--plan", "pro")
 		if s.err != nil {
 			return
 		}
@@ -218,38 +218,86 @@ func TestServiceFreePlanFallsBackToSingleEvents(t *testing.T) {
 func TestServiceFreePlanRateLimitStartsASilentCooldown(t *testing.T) {
 	_, accounts := service(t)
 	key := accounts["free-2"].Secret
-	transport := &countingTransport{}
-	c := serviceClient(t, key, transport, WithMaxRetries(0))
+	c := serviceClient(t, key, &countingTransport{}, WithMaxRetries(0))
 	accepted := 0
-	var limited Result
-	// 4 events per second: the 30 events per minute limit answers, not the per-second one.
-	for i := 0; i < 40 && limited.Outcome == ""; i++ {
+	var last Result
+	// 4 events per second: the 30 events per minute limit is the one that is reached.
+	for i := 0; i < 40 && last.Outcome != OutcomeDropped; i++ {
 		res, err := c.Track(context.Background(), Event{Event: "auth.login.failure", ActorID: "flood"})
 		switch {
-		case res.Outcome == OutcomeAccepted:
+		case res.Outcome == OutcomeAccepted && err == nil:
 			accepted++
-		case errors.Is(err, ErrRateLimited):
-			limited = res
+		case res.Outcome == OutcomeDropped && err == nil:
+			last = res
 		default:
 			t.Fatalf("event %d: %+v %v", i+1, res, err)
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	if accepted != 30 || limited.Status != http.StatusTooManyRequests {
-		t.Fatalf("accepted %d before the 429 (want 30), then %+v", accepted, limited)
+	// Pacing keeps the client under its 30 events per minute: the 31st is dropped here, not sent.
+	if s := c.Stats(); accepted != 30 || s.PacedDropped != 1 || s.RateLimited != 0 {
+		t.Fatalf("accepted %d, stats %+v", accepted, s)
+	}
+	// Another process on the same key (a fresh client knows nothing of this minute) meets the 429.
+	transport := &countingTransport{}
+	other := serviceClient(t, key, transport, WithMaxRetries(0), WithErrDropped())
+	if res, err := other.Track(context.Background(), Event{Event: "auth.login.failure", ActorID: "flood"}); res.Status != http.StatusTooManyRequests || !errors.Is(err, ErrRateLimited) {
+		t.Fatalf("other process: %+v %v", res, err)
 	}
 	requests := len(transport.sent())
 	for i := 0; i < 20; i++ {
-		if res, err := c.Track(context.Background(), Event{Event: "auth.login.failure", ActorID: "flood"}); res.Outcome != OutcomeDropped || !errors.Is(err, ErrDropped) {
+		if res, err := other.Track(context.Background(), Event{Event: "auth.login.failure", ActorID: "flood"}); res.Outcome != OutcomeDropped || !errors.Is(err, ErrDropped) {
 			t.Fatalf("in cooldown: %+v %v", res, err)
 		}
 	}
-	if res, _ := c.TrackBatch(context.Background(), []Event{{Event: "data.accessed"}, {Event: "data.accessed"}}); res.Dropped != 2 {
+	if res, _ := other.TrackBatch(context.Background(), []Event{{Event: "data.accessed"}, {Event: "data.accessed"}}); res.Dropped != 2 {
 		t.Fatalf("batch in cooldown: %+v", res)
 	}
-	s := c.Stats()
+	s := other.Stats()
 	if sent := len(transport.sent()); sent != requests || !s.InCooldown || s.RateLimited != 1 || s.Dropped != 22 || s.Probes != 0 {
 		t.Fatalf("%d requests during the cooldown, stats %+v", sent-requests, s)
+	}
+}
+
+// 100 logins at once from 100 goroutines on a Free key: the client sends what the plan takes,
+// drops and counts the rest, and the service never answers 429 (so protection stays on).
+func TestServiceBurstOfLoginsOnAFreeKeyIsPacedWithoutA429(t *testing.T) {
+	_, accounts := service(t)
+	key := accounts["free-3"].Secret
+	transport := &countingTransport{}
+	c := serviceClient(t, key, transport)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	outcomes := map[Outcome]int{}
+	for i := 0; i < 100; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			res, err := c.Track(context.Background(), Event{Event: "auth.login.success", ActorID: fmt.Sprintf("member-%d", i), IP: "203.0.113.9"})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				t.Errorf("login %d: %v", i, err)
+			}
+			outcomes[res.Outcome]++
+		}(i)
+	}
+	wg.Wait()
+	s := c.Stats()
+	t.Logf("go burst: sent=%d accepted=%d paced=%d paced_dropped=%d rate_limited=%d", s.Sent, s.Accepted, s.Paced, s.PacedDropped, s.RateLimited)
+	if s.RateLimited != 0 || s.InCooldown || s.Accepted+s.PacedDropped != 100 || s.Dropped != s.PacedDropped || s.Sent != s.Accepted || s.Accepted < 5 {
+		t.Fatalf("stats %+v", s)
+	}
+	if outcomes[OutcomeAccepted] != int(s.Accepted) || outcomes[OutcomeDropped] != int(s.PacedDropped) || len(transport.sent()) != int(s.Accepted) {
+		t.Fatalf("outcomes %v, %d requests, stats %+v", outcomes, len(transport.sent()), s)
+	}
+	if used := usedEvents(t, key); used != int(s.Accepted) {
+		t.Fatalf("used %d, want %d", used, s.Accepted)
+	}
+	// A second later the next login goes: pacing dropped the burst's excess, not the protection.
+	time.Sleep(1200 * time.Millisecond)
+	if res, err := c.Track(context.Background(), Event{Event: "auth.login.success", ActorID: "member-late"}); err != nil || res.Outcome != OutcomeAccepted {
+		t.Fatalf("after the burst: %+v %v", res, err)
 	}
 }
 

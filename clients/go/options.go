@@ -38,6 +38,8 @@ type config struct {
 	clock         Clock
 	sleep         func(context.Context, time.Duration) error
 	onError       func(error)
+	maxPacing     time.Duration
+	errDropped    bool
 }
 
 // WithBaseURL sets where the service listens (default DefaultBaseURL).
@@ -174,6 +176,30 @@ func WithSleep(sleep func(ctx context.Context, d time.Duration) error) Option {
 func WithErrorHandler(handle func(error)) Option {
 	return func(c *config) error {
 		c.onError = handle
+		return nil
+	}
+}
+
+// WithMaxPacingDelay sets the longest a send waits for room in the rate-limit policies the
+// service announces (RateLimit-Policy) before the event is dropped and counted PacedDropped
+// (default DefaultMaxPacingDelay; 0 never waits).
+func WithMaxPacingDelay(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return fmt.Errorf("vigil: max pacing delay must be 0 or more, got %v", d)
+		}
+		c.maxPacing = d
+		return nil
+	}
+}
+
+// WithErrDropped makes Track and TrackBatch return an error matching ErrDropped for events
+// dropped by a cooldown or by pacing. Without it a dropped event is a Result with
+// OutcomeDropped and a nil error: a cooldown drops every event for an hour, and an
+// `if err != nil { log }` would log each of them.
+func WithErrDropped() Option {
+	return func(c *config) error {
+		c.errDropped = true
 		return nil
 	}
 }

@@ -76,14 +76,17 @@ func (b *BatchResult) add(o Outcome, n int) {
 
 // Stats counts events since the client was created.
 type Stats struct {
-	Accepted    int64 // events answered 2xx
-	Rejected    int64 // events answered a 4xx that is not retried
-	Failed      int64 // events given up after the retries, and probes without answer
-	RateLimited int64 // events in requests answered 429
-	Dropped     int64 // events not sent: cooldown, queue limit, or handed over after Close
-	Retries     int64 // retry requests sent
-	Probes      int64 // probe requests sent during cooldowns
-	InCooldown  bool  // the client is in a cooldown now
+	Sent         int64 // events put on the wire (retries not counted again)
+	Accepted     int64 // events answered 2xx
+	Rejected     int64 // events answered a 4xx that is not retried
+	Failed       int64 // events given up after the retries, and probes without answer
+	RateLimited  int64 // events in requests answered 429
+	Dropped      int64 // events not sent: cooldown, pacing, queue limit, or handed over after Close
+	Paced        int64 // events that waited for room in the service's rate-limit policies, then went
+	PacedDropped int64 // events dropped because room would come later than the pacing bound (also in Dropped)
+	Retries      int64 // retry requests sent
+	Probes       int64 // probe requests sent during cooldowns
+	InCooldown   bool  // the client is in a cooldown now
 }
 
 func (s *Stats) add(o Outcome, n int64) {
@@ -122,8 +125,9 @@ var (
 	ErrRejected    = errors.New("vigil: event rejected")
 	ErrFailed      = errors.New("vigil: event not delivered")
 	ErrRateLimited = errors.New("vigil: rate limited")
-	ErrDropped     = errors.New("vigil: event dropped during cooldown")
-	ErrClosed      = errors.New("vigil: client closed")
+	// ErrDropped is returned only by a client created WithErrDropped.
+	ErrDropped = errors.New("vigil: event dropped (cooldown or pacing)")
+	ErrClosed  = errors.New("vigil: client closed")
 )
 
 // DeliveryError describes an event that was not delivered. It matches the Err* value of its
