@@ -577,6 +577,7 @@ func (c *Client) waitIdle(ctx context.Context) error {
 func (c *Client) sendEvents(ctx context.Context, events []encodedEvent) (BatchResult, *DeliveryError) {
 	var res BatchResult
 	var first *DeliveryError
+	counted := 0 // events before this index went out in a batch request: already counted Sent
 	for i := 0; i < len(events); {
 		c.mu.Lock()
 		if c.inCooldownLocked(c.cfg.clock.Now()) {
@@ -590,7 +591,7 @@ func (c *Client) sendEvents(ctx context.Context, events []encodedEvent) (BatchRe
 		single := c.batchUnavailable
 		c.mu.Unlock()
 		if single {
-			r, err := c.deliverOne(ctx, events[i], false)
+			r, err := c.deliverOneCounted(ctx, events[i], false, i >= counted)
 			res.add(r.Outcome, 1)
 			first = firstOf(first, err)
 			i++
@@ -601,13 +602,14 @@ func (c *Client) sendEvents(ctx context.Context, events []encodedEvent) (BatchRe
 			end = len(events)
 		}
 		chunk := events[i:end]
-		d := c.post(ctx, c.batchURL, batchBody(chunk), len(chunk), false)
+		d := c.post(ctx, c.batchURL, batchBody(chunk), len(chunk), false, true)
 		if d.status == http.StatusForbidden {
 			// The plan has no batch endpoint (Free): the same events go one by one, now and
 			// from now on.
 			c.mu.Lock()
 			c.batchUnavailable = true
 			c.mu.Unlock()
+			counted = end
 			continue
 		}
 		c.mu.Lock()
@@ -639,7 +641,11 @@ func batchBody(events []encodedEvent) []byte {
 }
 
 func (c *Client) deliverOne(ctx context.Context, ev encodedEvent, probe bool) (Result, *DeliveryError) {
-	d := c.post(ctx, c.eventsURL, ev.body, 1, probe)
+	return c.deliverOneCounted(ctx, ev, probe, true)
+}
+
+func (c *Client) deliverOneCounted(ctx context.Context, ev encodedEvent, probe, countSent bool) (Result, *DeliveryError) {
+	d := c.post(ctx, c.eventsURL, ev.body, 1, probe, countSent)
 	c.mu.Lock()
 	c.stats.add(d.outcome, 1)
 	c.mu.Unlock()
@@ -668,60 +674,72 @@ func (c *Client) errorOf(d delivery) *DeliveryError {
 	return c.report(&DeliveryError{Outcome: d.outcome, Status: d.status, Code: d.code, Message: d.message, Err: d.err})
 }
 
-// post sends one request with its retries. A probe is a single attempt whose answer decides
-// the cooldown.
-func (c *Client) post(ctx context.Context, url string, body []byte, events int, probe bool) delivery {
-	if probe {
-		c.mu.Lock()
-		c.stats.Probes++
-		c.mu.Unlock()
-	}
+// post sends one request with its retries, each attempt paced. A probe is a single attempt
+// whose answer decides the cooldown. countSent is false for events already counted Sent (the
+// single-event fallback of a batch the service has seen).
+func (c *Client) post(ctx context.Context, url string, body []byte, events int, probe, countSent bool) delivery {
+	status := 0
 	for attempt := 0; ; attempt++ {
-		d, retry := c.attemptGated(ctx, url, body, events, probe, attempt)
+		if attempt > 0 {
+			if serr := c.cfg.sleep(ctx, c.backoff(attempt-1)); serr != nil {
+				return delivery{outcome: OutcomeFailed, status: status, err: serr}
+			}
+			c.mu.Lock()
+			// Another request may have met a 429 meanwhile: a cooldown stops the retries too.
+			if c.inCooldownLocked(c.cfg.clock.Now()) {
+				c.mu.Unlock()
+				return delivery{outcome: OutcomeDropped, status: status}
+			}
+			c.mu.Unlock()
+		}
+		d, retry := c.attemptGated(ctx, url, body, events, probe, countSent, attempt)
 		if !retry {
 			return d
 		}
-		if serr := c.cfg.sleep(ctx, c.backoff(attempt)); serr != nil {
-			return delivery{outcome: OutcomeFailed, status: d.status, err: serr}
-		}
-		c.mu.Lock()
-		// Another request may have met a 429 meanwhile: a cooldown stops the retries too.
-		if c.inCooldownLocked(c.cfg.clock.Now()) {
-			c.mu.Unlock()
-			return delivery{outcome: OutcomeDropped, status: d.status}
-		}
-		c.stats.Retries++
-		c.mu.Unlock()
+		status = d.status
 	}
 }
 
-// attemptGated is attempt, one at a time until an answer has told the rate-limit policies.
-func (c *Client) attemptGated(ctx context.Context, url string, body []byte, events int, probe bool, attempt int) (delivery, bool) {
+// attemptGated is attempt, one at a time until an answer has named the rate-limit policies, so
+// that the others pace to what the service announced, not to the smallest plan.
+func (c *Client) attemptGated(ctx context.Context, url string, body []byte, events int, probe, countSent bool, attempt int) (delivery, bool) {
 	c.mu.Lock()
-	seen := c.pacer.seen
+	learned := c.pacer.learned
 	c.mu.Unlock()
-	if !seen {
+	if !learned {
 		c.firstSend.Lock()
 		defer c.firstSend.Unlock()
 	}
-	return c.attempt(ctx, url, body, events, probe, attempt)
+	return c.attempt(ctx, url, body, events, probe, countSent, attempt)
 }
 
 // attempt makes one paced attempt; true means it is to be retried.
-func (c *Client) attempt(ctx context.Context, url string, body []byte, events int, probe bool, attempt int) (delivery, bool) {
+func (c *Client) attempt(ctx context.Context, url string, body []byte, events int, probe, countSent bool, attempt int) (delivery, bool) {
 	c.mu.Lock()
 	wait, ok := c.pacer.reserve(c.cfg.clock.Now().UnixMilli(), events)
 	if !ok {
+		c.mu.Unlock()
+		if attempt > 0 {
+			return delivery{outcome: OutcomeFailed}, false
+		}
 		// Room would come later than allowed: dropped here rather than sent into a 429.
+		c.mu.Lock()
 		c.stats.PacedDropped += int64(events)
 		c.mu.Unlock()
 		return delivery{outcome: OutcomeDropped}, false
 	}
-	if wait > 0 {
-		c.stats.Paced += int64(events)
-	}
-	if attempt == 0 {
-		c.stats.Sent += int64(events)
+	if attempt > 0 {
+		c.stats.Retries++
+	} else {
+		if wait > 0 {
+			c.stats.Paced += int64(events)
+		}
+		if probe {
+			c.stats.Probes++
+		}
+		if countSent {
+			c.stats.Sent += int64(events)
+		}
 	}
 	c.mu.Unlock()
 	if wait > 0 {
@@ -732,7 +750,7 @@ func (c *Client) attempt(ctx context.Context, url string, body []byte, events in
 	status, answer, header, err := c.send(ctx, url, body)
 	if err == nil {
 		c.mu.Lock()
-		c.pacer.observe(c.cfg.clock.Now().UnixMilli(), status, header)
+		c.pacer.learn(header)
 		c.mu.Unlock()
 		d := parseAnswer(status, answer)
 		if status == http.StatusTooManyRequests {

@@ -41,6 +41,8 @@ func newRecordingService(t *testing.T, statuses ...int) *recordingService {
 		}
 		s.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
+		// A roomy policy, as the kit's scripted server announces: pacing stays out of the way.
+		w.Header().Set("RateLimit-Policy", `"second";q=10000;w=1, "minute";q=100000;w=60`)
 		w.WriteHeader(status)
 		switch {
 		case status == http.StatusAccepted && r.URL.Path == "/v1/events/batch":

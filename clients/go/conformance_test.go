@@ -87,6 +87,9 @@ func clientFor(options map[string]json.RawMessage, base string, clock Clock) (*C
 		"timeout_ms":  func(v float64) Option { return WithTimeout(time.Duration(v) * time.Millisecond) },
 		"max_retries": func(v float64) Option { return WithMaxRetries(int(v)) },
 		"batch_size":  func(v float64) Option { return WithBatchSize(int(v)) },
+		"max_pacing_delay_ms": func(v float64) Option {
+			return WithMaxPacingDelay(time.Duration(v) * time.Millisecond)
+		},
 	} {
 		known[key] = true
 		v, ok, err := number(key)
@@ -178,6 +181,7 @@ func statsJSON(s Stats) any {
 	return asJSON(map[string]any{
 		"accepted": s.Accepted, "rejected": s.Rejected, "failed": s.Failed, "rate_limited": s.RateLimited,
 		"dropped": s.Dropped, "retries": s.Retries, "probes": s.Probes, "in_cooldown": s.InCooldown,
+		"sent": s.Sent, "paced": s.Paced, "paced_dropped": s.PacedDropped,
 	})
 }
 

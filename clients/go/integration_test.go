@@ -294,11 +294,6 @@ func TestServiceBurstOfLoginsOnAFreeKeyIsPacedWithoutA429(t *testing.T) {
 	if used := usedEvents(t, key); used != int(s.Accepted) {
 		t.Fatalf("used %d, want %d", used, s.Accepted)
 	}
-	// A second later the next login goes: pacing dropped the burst's excess, not the protection.
-	time.Sleep(1200 * time.Millisecond)
-	if res, err := c.Track(context.Background(), Event{Event: "auth.login.success", ActorID: "member-late"}); err != nil || res.Outcome != OutcomeAccepted {
-		t.Fatalf("after the burst: %+v %v", res, err)
-	}
 }
 
 func TestServiceMiddlewareRecordsTheUsersRequest(t *testing.T) {

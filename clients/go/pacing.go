@@ -12,36 +12,24 @@ import (
 // policies before the event is dropped (see WithMaxPacingDelay).
 const DefaultMaxPacingDelay = time.Second
 
-// spent is tokens of a policy taken at a time (unix milliseconds on the client's clock); a
-// future time is a reservation.
-type spent struct {
-	at     int64
-	tokens int
-}
-
-// policy is one rate-limit policy the service announced in RateLimit-Policy, as a token
-// bucket whose spent tokens come back one window (plus the service's tolerance) later.
+// policy is one rate-limit policy the service named in RateLimit-Policy: a bucket of quota
+// units in which a unit taken at time s (unix ms on the client's clock) is held until
+// s + 1100 × w + 100 ms. The service's sliding windows keep a unit at most 1.1 × w; 100 ms cover
+// the network's jitter between two requests. These are the conformance kit's pacing rules, so
+// every client of the family takes the same decisions.
 type policy struct {
 	quota        int
-	windowMs     int64
+	windowS      int64
 	countsEvents bool
-	spent        []spent // sorted by at
+	held         []int64 // oldest first; future times are reservations of waiting requests
 }
 
-func newPolicy(name string, quota int, windowSeconds int64) *policy {
+func newPolicy(name string, quota int, windowS int64) *policy {
 	// "second" counts requests (a batch is one); "minute" and any other policy count events.
-	return &policy{quota: quota, windowMs: windowSeconds * 1000, countsEvents: name != "second"}
+	return &policy{quota: quota, windowS: windowS, countsEvents: name != "second"}
 }
 
-// spanMs is how long a spent token stays spent: the window plus a tenth of it (at most one
-// second), the longest the service's sliding windows may still count a unit.
-func (p *policy) spanMs() int64 {
-	tolerance := p.windowMs / 10
-	if tolerance > 1000 {
-		tolerance = 1000
-	}
-	return p.windowMs + tolerance
-}
+func (p *policy) holdMs() int64 { return p.windowS*1100 + 100 }
 
 func (p *policy) cost(events int) int {
 	n := 1
@@ -54,81 +42,57 @@ func (p *policy) cost(events int) int {
 	return n
 }
 
-func (p *policy) forget(nowMs int64) {
+func (p *policy) release(nowMs int64) {
 	i := 0
-	for i < len(p.spent) && p.spent[i].at <= nowMs-p.spanMs() {
+	for i < len(p.held) && p.held[i]+p.holdMs() <= nowMs {
 		i++
 	}
-	p.spent = p.spent[i:]
+	p.held = p.held[i:]
 }
 
-func (p *policy) used(atMs int64) int {
-	n := 0
-	for _, s := range p.spent {
-		if s.at > atMs-p.spanMs() {
-			n += s.tokens
-		}
+// earliest is when a request of this cost fits: now, or when enough held units are released.
+func (p *policy) earliest(nowMs int64, cost int) int64 {
+	n := len(p.held)
+	if n+cost <= p.quota {
+		return nowMs
 	}
-	return n
+	return p.held[n-p.quota+cost-1] + p.holdMs()
 }
 
-// earliest is the first time from atMs on at which cost tokens are free.
-func (p *policy) earliest(atMs int64, cost int) int64 {
-	used := p.used(atMs)
-	if used+cost <= p.quota {
-		return atMs
+func (p *policy) take(at int64, cost int) {
+	i := sort.Search(len(p.held), func(i int) bool { return p.held[i] > at })
+	units := make([]int64, 0, len(p.held)+cost)
+	units = append(units, p.held[:i]...)
+	for k := 0; k < cost; k++ {
+		units = append(units, at)
 	}
-	for _, s := range p.spent {
-		if s.at <= atMs-p.spanMs() {
-			continue
-		}
-		used -= s.tokens
-		if used+cost <= p.quota {
-			return s.at + p.spanMs()
-		}
-	}
-	return atMs
+	p.held = append(units, p.held[i:]...)
 }
 
-func (p *policy) insert(s spent) {
-	i := sort.Search(len(p.spent), func(i int) bool { return p.spent[i].at > s.at })
-	p.spent = append(p.spent, spent{})
-	copy(p.spent[i+1:], p.spent[i:])
-	p.spent[i] = s
-}
-
-// pacer decides how long a send waits, or that it would wait too long. The client calls it
+// pacer decides how long a request waits, or that it would wait too long. The client calls it
 // under its mutex.
 type pacer struct {
 	maxDelayMs int64
 	policies   map[string]*policy
-	lastMs     int64
-	// seen is whether an answer has told the policies; until then the smallest plan is assumed.
-	seen bool
+	// learned is whether an answer has named the policies; until then the smallest plan is assumed.
+	learned bool
 }
 
 func newPacer(maxDelay time.Duration) *pacer {
 	return &pacer{
 		maxDelayMs: maxDelay.Milliseconds(),
-		// The smallest plan (Free), assumed until the service says otherwise.
+		// The smallest plan (Free), assumed until the service names the key's policies.
 		policies: map[string]*policy{"second": newPolicy("second", 5, 1), "minute": newPolicy("minute", 30, 60)},
 	}
 }
 
-// reserve returns how long a send of events events must wait, its tokens taken, or false
+// reserve returns how long a request of events events must wait, its units taken, or false
 // when the wait would exceed the bound (nothing is taken then).
 func (p *pacer) reserve(nowMs int64, events int) (time.Duration, bool) {
-	if len(p.policies) == 0 {
-		return 0, true
-	}
-	start := nowMs
-	if p.lastMs > start {
-		start = p.lastMs
-	}
-	at := start
+	at := nowMs
 	for _, pol := range p.policies {
-		pol.forget(nowMs)
-		if t := pol.earliest(start, pol.cost(events)); t > at {
+		pol.release(nowMs)
+		if t := pol.earliest(nowMs, pol.cost(events)); t > at {
 			at = t
 		}
 	}
@@ -136,27 +100,17 @@ func (p *pacer) reserve(nowMs int64, events int) (time.Duration, bool) {
 		return 0, false
 	}
 	for _, pol := range p.policies {
-		pol.insert(spent{at: at, tokens: pol.cost(events)})
+		pol.take(at, pol.cost(events))
 	}
-	p.lastMs = at
 	return time.Duration(at-nowMs) * time.Millisecond, true
 }
 
-// observe takes the policies and what is left of them from an answer's header fields.
-func (p *pacer) observe(nowMs int64, status int, header http.Header) {
-	announced := parseItems(strings.Join(header.Values("RateLimit-Policy"), ","))
-	if len(announced) == 0 {
-		// A successful answer without policies: the service does not announce them, and the 429
-		// cooldown is what protects it. Other answers may come from a proxy: keep pacing.
-		if status >= 200 && status < 300 {
-			p.policies = map[string]*policy{}
-			p.seen = true
-		}
-		return
-	}
-	p.seen = true
+// learn takes the policies of an answer's RateLimit-Policy, if it names any; held units are
+// kept by policy name. RateLimit (what is left) is informational: pacing counts this client's
+// own requests.
+func (p *pacer) learn(header http.Header) {
 	policies := map[string]*policy{}
-	for _, item := range announced {
+	for _, item := range parseItems(strings.Join(header.Values("RateLimit-Policy"), ",")) {
 		q, okQ := item.params["q"]
 		w, okW := item.params["w"]
 		if !okQ || !okW || q < 1 || w < 1 {
@@ -166,28 +120,12 @@ func (p *pacer) observe(nowMs int64, status int, header http.Header) {
 		if !ok {
 			pol = newPolicy(item.name, int(q), w)
 		}
-		pol.quota, pol.windowMs = int(q), w*1000
+		pol.quota, pol.windowS = int(q), w
 		policies[item.name] = pol
 	}
-	p.policies = policies
-	for _, item := range parseItems(strings.Join(header.Values("RateLimit"), ",")) {
-		pol, ok := p.policies[item.name]
-		remaining, okR := item.params["r"]
-		if !ok || !okR {
-			continue
-		}
-		reset := item.params["t"]
-		if remaining < 0 {
-			remaining = 0
-		}
-		if reset < 0 {
-			reset = 0
-		}
-		// The service counts more than this client spent (other processes share the key): the
-		// difference is spent until the window frees it.
-		if missing := pol.quota - pol.used(nowMs) - int(remaining); missing > 0 {
-			pol.insert(spent{at: nowMs + reset*1000 - pol.spanMs(), tokens: missing})
-		}
+	if len(policies) > 0 {
+		p.policies = policies
+		p.learned = true
 	}
 }
 

@@ -62,24 +62,26 @@ func TestPacerAssumesTheSmallestPlanBeforeAnyAnswer(t *testing.T) {
 			t.Fatalf("send %d: %v %v", i+1, d, ok)
 		}
 	}
-	// The sixth request in the second waits for the first to leave the window (one second and the
-	// service's tenth of tolerance): longer than allowed.
-	if _, ok := p.reserve(0, 1); ok {
+	// The sixth request in the second waits for the first unit's release (1.1 s and 100 ms of
+	// jitter): longer than allowed.
+	if _, ok := p.reserve(0, 1); ok || p.learned {
 		t.Fatal("the sixth request was not dropped")
 	}
 	slow := newPacer(2 * time.Second)
 	for i := 0; i < 5; i++ {
 		slow.reserve(0, 1)
 	}
-	if d, ok := slow.reserve(0, 1); !ok || d != 1100*time.Millisecond {
-		t.Fatalf("sixth: %v %v", d, ok)
+	for i := 0; i < 2; i++ {
+		if d, ok := slow.reserve(0, 1); !ok || d != 1200*time.Millisecond {
+			t.Fatalf("request %d: %v %v", i+6, d, ok)
+		}
 	}
 }
 
 func TestPacerCountsEventsPerMinuteAndRequestsPerSecond(t *testing.T) {
 	p := newPacer(time.Second)
-	p.observe(0, 202, http.Header{"Ratelimit-Policy": {freePolicy}})
-	if _, ok := p.reserve(0, 25); !ok {
+	p.learn(http.Header{"Ratelimit-Policy": {freePolicy}})
+	if _, ok := p.reserve(0, 25); !ok || !p.learned {
 		t.Fatal("25 events")
 	}
 	if _, ok := p.reserve(0, 5); !ok {
@@ -88,19 +90,24 @@ func TestPacerCountsEventsPerMinuteAndRequestsPerSecond(t *testing.T) {
 	if _, ok := p.reserve(0, 1); ok {
 		t.Fatal("the 31st event of the minute was not dropped")
 	}
-	if d, ok := p.reserve(61_000, 1); !ok || d != 0 {
-		t.Fatalf("a minute later: %v %v", d, ok)
+	if _, ok := p.reserve(65_099, 1); ok {
+		t.Fatal("sent 1001 ms before the minute's units are released")
+	}
+	if d, ok := p.reserve(66_100, 1); !ok || d != 0 {
+		t.Fatalf("66.1 s later: %v %v", d, ok)
 	}
 }
 
-func TestPacerTakesWhatOtherProcessesSpentFromTheRemainingCount(t *testing.T) {
-	p := newPacer(time.Second)
-	p.observe(0, 202, http.Header{"Ratelimit-Policy": {freePolicy}, "Ratelimit": {`"second";r=4;t=1, "minute";r=0;t=42`}})
-	if _, ok := p.reserve(0, 1); ok {
-		t.Fatal("sent with nothing left in the minute")
-	}
-	if _, ok := p.reserve(42_000, 1); !ok {
-		t.Fatal("not sent when the window freed room")
+func TestPacerKeepsItsPoliciesWhenAnAnswerNamesNone(t *testing.T) {
+	p := newPacer(0)
+	p.learn(http.Header{"Ratelimit-Policy": {`"second";q=2;w=1`}})
+	p.learn(http.Header{})
+	p.learn(http.Header{"Ratelimit-Policy": {`"second";w=1, minute`}})
+	_, first := p.reserve(0, 1)
+	_, second := p.reserve(0, 1)
+	_, third := p.reserve(0, 1)
+	if !first || !second || third {
+		t.Fatalf("%v %v %v", first, second, third)
 	}
 }
 
@@ -118,12 +125,12 @@ func TestABurstWaitsForRoomThenIsDroppedAndCounted(t *testing.T) {
 		outcomes[res.Outcome]++
 	}
 	st := c.Stats()
-	// Thirty events a minute: five at once, then the first of each next five waits for the window.
+	// Thirty events a minute: five at once, then the first of each next five waits for their release.
 	if requests() != 30 || outcomes[OutcomeAccepted] != 30 || outcomes[OutcomeDropped] != 10 || st.Paced != 5 || st.PacedDropped != 10 || st.Dropped != 10 || st.Sent != 30 || st.InCooldown {
 		t.Fatalf("%d requests, outcomes %v, stats %+v", requests(), outcomes, st)
 	}
 	for _, w := range s.waits {
-		if w != 1100*time.Millisecond {
+		if w != 1200*time.Millisecond {
 			t.Fatalf("waits %v", s.waits)
 		}
 	}
@@ -156,16 +163,5 @@ func TestGoroutinesSharingAClientNeverGoOverThePolicy(t *testing.T) {
 	wg.Wait()
 	if st := c.Stats(); requests() != 5 || st.Accepted != 5 || st.PacedDropped != 15 {
 		t.Fatalf("%d requests, %+v", requests(), st)
-	}
-}
-
-func TestAnAnswerWithoutPoliciesStopsPacing(t *testing.T) {
-	svc, requests := policyService(t, "")
-	c := mustNew(t, WithBaseURL(svc.URL), WithClock(newFakeClock()), WithMaxPacingDelay(0))
-	for i := 0; i < 20; i++ {
-		_, _ = c.Track(context.Background(), Event{Event: "auth.login.success"})
-	}
-	if requests() != 20 {
-		t.Fatalf("%d requests", requests())
 	}
 }

@@ -27,16 +27,17 @@ OPTIONS = {
     "mode": lambda v: {"buffered": v == "buffered"},
     "buffer_size": lambda v: {"buffer_size": v},
     "flush_interval_ms": lambda v: {"flush_interval": v / 1000},
+    "max_pacing_delay_ms": lambda v: {"max_pacing_delay_ms": v},
 }
 
 
-def client_for(options: Dict[str, Any], base_url: str, clock: FakeClock) -> vigil.Client:
+def client_for(options: Dict[str, Any], base_url: str, clock: FakeClock) -> vigil.Vigil:
     kwargs: Dict[str, Any] = {"api_key": DEFAULT_API_KEY}
     for key, value in options.items():
         if key not in OPTIONS:
             raise AssertionError(f"unknown client option {key!r}")
         kwargs.update(OPTIONS[key](value))
-    return vigil.Client(base_url=base_url, clock=clock, sleep=lambda _seconds: None, **kwargs)
+    return vigil.Vigil(base_url=base_url, clock=clock, sleep=lambda _seconds: None, **kwargs)
 
 
 MISSING = object()

@@ -41,35 +41,31 @@ def test_the_policy_fields_are_read_as_structured_field_lists() -> None:
 def test_before_any_answer_the_smallest_plan_is_assumed() -> None:
     pacer = Pacer(1000)
     delays = [pacer.reserve(0, 1) for _ in range(6)]
-    # Five requests per second: the sixth waits for the first to leave the window (one second and
-    # the service's tenth of tolerance), longer than allowed, so it would be dropped.
+    # Five requests per second: the sixth waits for the first unit to be released (1.1 s and 100 ms
+    # of jitter), longer than allowed, so it would be dropped.
     assert delays == [0, 0, 0, 0, 0, None]
-    assert Pacer(2000).reserve(0, 1) == 0
+    assert not pacer.learned
     slow = Pacer(2000)
-    assert [slow.reserve(0, 1) for _ in range(6)] == [0, 0, 0, 0, 0, 1100]
+    assert [slow.reserve(0, 1) for _ in range(7)] == [0, 0, 0, 0, 0, 1200, 1200]
 
 
 def test_the_minute_policy_counts_events_and_the_second_policy_requests() -> None:
     pacer = Pacer(1000)
-    pacer.observe(0, 202, {"RateLimit-Policy": '"second";q=5;w=1, "minute";q=30;w=60'})
+    pacer.learn({"RateLimit-Policy": '"second";q=5;w=1, "minute";q=30;w=60'})
+    assert pacer.learned
     assert pacer.reserve(0, 25) == 0
     assert pacer.reserve(0, 5) == 0
-    # 30 events spent this minute: one more waits a minute, far beyond the bound.
+    # 30 events taken this minute: one more waits 66.1 s, far beyond the bound.
     assert pacer.reserve(0, 1) is None
-    assert pacer.reserve(61_000, 1) == 0
+    assert pacer.reserve(65_099, 1) is None and pacer.reserve(66_100, 1) == 0
 
 
-def test_the_remaining_count_of_the_answer_takes_what_other_processes_spent() -> None:
-    pacer = Pacer(1000)
-    pacer.observe(0, 202, {"RateLimit-Policy": '"second";q=5;w=1, "minute";q=30;w=60', "RateLimit": '"second";r=4;t=1, "minute";r=0;t=42'})
-    assert pacer.reserve(0, 1) is None
-    assert pacer.reserve(42_000, 1) == 0
-
-
-def test_an_answer_without_policies_stops_pacing() -> None:
+def test_an_answer_without_policies_changes_nothing() -> None:
     pacer = Pacer(0)
-    pacer.observe(0, 202, {})
-    assert all(pacer.reserve(0, 1) == 0 for _ in range(100))
+    pacer.learn({"RateLimit-Policy": '"second";q=2;w=1'})
+    pacer.learn({})
+    pacer.learn({"RateLimit-Policy": '"second";w=1, minute'})
+    assert [pacer.reserve(0, 1) for _ in range(3)] == [0, 0, None]
 
 
 def test_a_burst_waits_for_room_within_the_bound_then_is_dropped_and_counted(server: ScriptedServer, clock: FakeClock) -> None:
@@ -84,8 +80,8 @@ def test_a_burst_waits_for_room_within_the_bound_then_is_dropped_and_counted(ser
     assert len(received) == 30 and stats.accepted == 30 and stats.rate_limited == 0
     assert outcomes.count(vigil.Outcome.ACCEPTED) == 30 and outcomes.count(vigil.Outcome.DROPPED) == 10
     assert stats.paced == 5 and stats.paced_dropped == 10 and stats.dropped == 10 and stats.sent == 30
-    # Five at once, then the first of each next five waits for the window to free them.
-    assert sleeps.waits == [1100] * 5 and not stats.in_cooldown
+    # Five at once, then the first of each next five waits for the window to release them.
+    assert sleeps.waits == [1200] * 5 and not stats.in_cooldown
 
 
 def test_a_zero_bound_never_waits(server: ScriptedServer, clock: FakeClock) -> None:

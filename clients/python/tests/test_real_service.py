@@ -131,6 +131,3 @@ def test_a_burst_of_logins_on_a_free_key_is_paced_without_a_429(service: Dict[st
     assert stats.sent == stats.accepted >= 5 and stats.failed == stats.rejected == 0
     assert sorted(r.outcome.value for r in results) == sorted(["accepted"] * stats.accepted + ["dropped"] * stats.paced_dropped)
     assert eventually(lambda: used(service, "free-3"), stats.accepted) == stats.accepted
-    # The next event, a second later, goes: pacing dropped the burst's excess, not the protection.
-    time.sleep(1.2)
-    assert client.track("auth.login.success", actor_id="member-late").outcome is vigil.Outcome.ACCEPTED

@@ -398,6 +398,7 @@ class Vigil:
     def _send_events(self, events: Sequence[Dict[str, Any]]) -> BatchResult:
         totals = dict.fromkeys(("accepted", "rejected", "failed", "rate_limited", "dropped"), 0)
         i = 0
+        counted = 0  # events before this index went out in a batch request: already counted sent
         while i < len(events):
             with self._lock:
                 if self._in_cooldown():
@@ -407,7 +408,7 @@ class Vigil:
                     break
                 single = self._batch_unavailable
             if single:
-                totals[self._deliver_one(events[i], probe=False).outcome.value] += 1
+                totals[self._deliver_one(events[i], probe=False, count_sent=i >= counted).outcome.value] += 1
                 i += 1
                 continue
             chunk = list(events[i : i + self._batch_size])
@@ -416,6 +417,7 @@ class Vigil:
                 # The plan has no batch endpoint (Free): the same events go one by one, now and from now on.
                 with self._lock:
                     self._batch_unavailable = True
+                counted = i + len(chunk)
                 continue
             with self._lock:
                 self._counts[delivery.outcome.value] += len(chunk)
@@ -426,8 +428,8 @@ class Vigil:
             i += len(chunk)
         return BatchResult(**totals)
 
-    def _deliver_one(self, event: Dict[str, Any], probe: bool) -> TrackResult:
-        delivery = self._post("/v1/events", event, probe)
+    def _deliver_one(self, event: Dict[str, Any], probe: bool, count_sent: bool = True) -> TrackResult:
+        delivery = self._post("/v1/events", event, probe, count_sent)
         with self._lock:
             self._counts[delivery.outcome.value] += 1
         risk = None
@@ -443,51 +445,59 @@ class Vigil:
             self._report(DeliveryError(result))
         return result
 
-    def _post(self, path: str, payload: Any, probe: bool) -> _Delivery:
-        """One request and its retries. A probe is a single attempt whose answer decides the cooldown."""
+    def _post(self, path: str, payload: Any, probe: bool, count_sent: bool = True) -> _Delivery:
+        """One request and its retries, each attempt paced. A probe is a single attempt whose
+        answer decides the cooldown. ``count_sent`` is False for events already counted ``sent``
+        (the single-event fallback of a batch the service has seen)."""
         body = json.dumps(payload, separators=(",", ":")).encode("utf-8")
         events = len(payload["events"]) if path.endswith("/batch") else 1
-        if probe:
-            with self._lock:
-                self._counts["probes"] += 1
         attempt = 0
+        status: Optional[int] = None
         while True:
-            # Until an answer has told the policies, one attempt at a time: the others then pace
+            if attempt > 0:
+                self._sleep(self._retry_base * 2 ** (attempt - 1) * (0.5 + self._random() / 2))
+                with self._lock:
+                    # Another thread may have met a 429 meanwhile: a cooldown stops the retries too.
+                    if self._in_cooldown():
+                        return _Delivery(Outcome.DROPPED, status, b"")
+            # Until an answer has named the policies, one attempt at a time: the others then pace
             # to what the service announced, not to the smallest plan.
             gate: ContextManager[Any] = contextlib.nullcontext()
-            if not self._pacer.seen:
+            if not self._pacer.learned:
                 gate = self._first_send
             with gate:
-                delivery = self._attempt(path, body, events, probe, attempt)
-            if delivery is not None:
-                return delivery
-            self._sleep(self._retry_base * 2**attempt * (0.5 + self._random() / 2))
+                outcome = self._attempt(path, body, events, probe, attempt, count_sent)
+            if isinstance(outcome, _Delivery):
+                return outcome
+            status = outcome
             attempt += 1
-            with self._lock:
-                # Another thread may have met a 429 meanwhile: a cooldown stops the retries too.
-                if self._in_cooldown():
-                    return _Delivery(Outcome.DROPPED, None, b"")
-                self._counts["retries"] += 1
 
-    def _attempt(self, path: str, body: bytes, events: int, probe: bool, attempt: int) -> Optional[_Delivery]:
-        """One paced attempt: its delivery, or None when it is to be retried."""
+    def _attempt(self, path: str, body: bytes, events: int, probe: bool, attempt: int, count_sent: bool) -> Union[_Delivery, Optional[int]]:
+        """One paced attempt: its delivery, or the status (None: no answer) of one to retry."""
         with self._lock:
             delay = self._pacer.reserve(self._now_ms(), events)
             if delay is None:
+                if attempt > 0:
+                    return _Delivery(Outcome.FAILED, None, b"")
                 # Waiting for room would take longer than allowed: dropped here, not sent into a 429.
                 self._counts["paced_dropped"] += events
                 return _Delivery(Outcome.DROPPED, None, b"")
-            if delay > 0:
-                self._counts["paced"] += events
-            if attempt == 0:
-                self._counts["sent"] += events
+            if attempt > 0:
+                self._counts["retries"] += 1
+            else:
+                if delay > 0:
+                    self._counts["paced"] += events
+                if probe:
+                    self._counts["probes"] += 1
+                if count_sent:
+                    self._counts["sent"] += events
         if delay > 0:
             self._sleep(delay / 1000)
         answer = self._transport(self._url + path, self._headers, body, self._timeout)
         status = answer.status if isinstance(answer, HTTPAnswer) else None
         if isinstance(answer, HTTPAnswer):
             with self._lock:
-                self._pacer.observe(self._now_ms(), answer.status, answer.headers)
+                self._pacer.learn(answer.headers)
             if answer.status == 429:
                 self._enter_cooldown()
                 return _Delivery(Outcome.RATE_LIMITED, 429, answer.body)
@@ -499,7 +509,7 @@ class Vigil:
                 return _Delivery(Outcome.REJECTED, status, answer.body)
         if probe or attempt >= self._max_retries:
             return _Delivery(Outcome.FAILED, status, b"")
-        return None
+        return status
 
     def _report(self, error: VigilError) -> None:
         """Hands an error to ``on_error``; a failing hook is logged, never raised into the caller."""

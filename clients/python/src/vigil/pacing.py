@@ -3,11 +3,14 @@ a little or is dropped on the client instead of meeting a 429 (and the hour of c
 
 The service announces its policies in ``RateLimit-Policy: "second";q=5;w=1, "minute";q=30;w=60``
 and what is left of each in ``RateLimit: "second";r=4;t=1, "minute";r=29;t=42``. Each policy is
-a bucket of ``q`` tokens in which a spent token comes back ``w`` seconds after it was spent
-(plus a tenth of the window, at most one second: the service's sliding windows count a unit for
-up to that much longer). A send takes one token of the ``"second"`` policy (which counts
-requests) and one per event of every other policy (``"minute"`` counts events). Before the
-first answer the client assumes the smallest plan: 5 requests per second, 30 events per minute.
+a bucket of ``q`` units in which a unit taken at time ``s`` is held until ``s + 1100 w + 100`` ms
+(the service's sliding windows keep a unit at most 1.1 w; 100 ms cover the network's jitter). A
+request takes one unit of the ``"second"`` policy (which counts requests) and one per event of
+every other policy (``"minute"`` counts events), at most ``q``. ``RateLimit`` (what is left) is
+informational: pacing counts this client's own requests. Before the first answer naming the
+policies the client assumes the smallest plan: 5 requests per second, 30 events per minute.
+These are the rules of the conformance kit (clients/conformance/README.md, "Pacing"), so every
+client of the family takes the same decisions.
 """
 
 from __future__ import annotations
@@ -50,97 +53,74 @@ def parse_items(value: Optional[str]) -> List[Tuple[str, Dict[str, int]]]:
 @dataclass
 class _Policy:
     quota: int
-    window_ms: int
+    window_s: int
     counts_events: bool
-    # (time in ms the tokens were spent, tokens), sorted by time; future times are reservations.
-    spent: List[Tuple[int, int]] = field(default_factory=list)
+    # The times (client clock, ms) at which units were taken, oldest first; future times are
+    # reservations of requests still waiting.
+    held: List[int] = field(default_factory=list)
 
     @property
-    def span_ms(self) -> int:
-        return self.window_ms + min(self.window_ms // 10, 1000)
+    def hold_ms(self) -> int:
+        # The service's sliding windows keep a unit at most 1.1 x w; 100 ms cover the network's
+        # jitter between two requests.
+        return self.window_s * 1100 + 100
 
     def cost(self, events: int) -> int:
         return min(max(1, events) if self.counts_events else 1, self.quota)
 
-    def forget(self, now_ms: int) -> None:
-        expired = bisect.bisect_right(self.spent, (now_ms - self.span_ms, 1 << 62))
-        del self.spent[:expired]
+    def release(self, now_ms: int) -> None:
+        released = 0
+        while released < len(self.held) and self.held[released] + self.hold_ms <= now_ms:
+            released += 1
+        del self.held[:released]
 
-    def earliest(self, at_ms: int, cost: int) -> int:
-        """The first time from ``at_ms`` on at which ``cost`` tokens are free."""
-        used = sum(tokens for when, tokens in self.spent if when > at_ms - self.span_ms)
-        if used + cost <= self.quota:
-            return at_ms
-        for when, tokens in self.spent:
-            if when <= at_ms - self.span_ms:
-                continue
-            used -= tokens
-            if used + cost <= self.quota:
-                return when + self.span_ms
-        return at_ms
-
-    def used(self, now_ms: int) -> int:
-        return sum(tokens for when, tokens in self.spent if when > now_ms - self.span_ms)
+    def earliest(self, now_ms: int, cost: int) -> int:
+        """When a request of this cost fits: now, or when enough held units are released."""
+        n = len(self.held)
+        if n + cost <= self.quota:
+            return now_ms
+        return self.held[n - self.quota + cost - 1] + self.hold_ms
 
 
 class Pacer:
-    """Decides how long a send waits, or that it would wait too long. Not thread safe: the client
-    calls it under its lock."""
+    """Decides how long a request waits, or that it would wait too long. Not thread safe: the
+    client calls it under its lock."""
 
     def __init__(self, max_delay_ms: int) -> None:
         self.max_delay_ms = max(0, max_delay_ms)
         self._policies: Dict[str, _Policy] = {
-            name: _Policy(quota, window * 1000, name not in _COUNTS_REQUESTS) for name, quota, window in DEFAULT_POLICIES
+            name: _Policy(quota, window, name not in _COUNTS_REQUESTS) for name, quota, window in DEFAULT_POLICIES
         }
-        self._last_ms = 0
-        self.seen = False
-        """Whether an answer has told the policies (until then the smallest plan is assumed)."""
+        self.learned = False
+        """Whether an answer has named the policies (until then the smallest plan is assumed)."""
 
     def reserve(self, now_ms: int, events: int) -> Optional[int]:
-        """Milliseconds the send of ``events`` events must wait, its tokens taken; None when the
+        """Milliseconds a request of ``events`` events must wait, its units taken; None when the
         wait would exceed the bound (nothing is taken then)."""
-        start = max(now_ms, self._last_ms)
-        at = start
+        at = now_ms
         for policy in self._policies.values():
-            policy.forget(now_ms)
-            at = max(at, policy.earliest(start, policy.cost(events)))
+            policy.release(now_ms)
+            at = max(at, policy.earliest(now_ms, policy.cost(events)))
         if at - now_ms > self.max_delay_ms:
             return None
         for policy in self._policies.values():
-            bisect.insort(policy.spent, (at, policy.cost(events)))
-        self._last_ms = at
+            for _ in range(policy.cost(events)):
+                bisect.insort_right(policy.held, at)
         return at - now_ms
 
-    def observe(self, now_ms: int, status: int, headers: Mapping[str, str]) -> None:
-        """Takes the policies and what is left of them from an answer's headers."""
+    def learn(self, headers: Mapping[str, str]) -> None:
+        """Takes the policies of an answer's ``RateLimit-Policy``, if it names any; held units
+        are kept by policy name."""
         lowered = {k.lower(): v for k, v in headers.items()}
-        announced = parse_items(lowered.get("ratelimit-policy"))
-        if not announced:
-            # A successful answer without policies: the service does not announce them, and the
-            # 429 cooldown is what protects it. Other answers may come from a proxy: keep pacing.
-            if 200 <= status < 300:
-                self._policies = {}
-                self.seen = True
-            return
-        self.seen = True
         policies: Dict[str, _Policy] = {}
-        for name, params in announced:
+        for name, params in parse_items(lowered.get("ratelimit-policy")):
             quota, window = params.get("q"), params.get("w")
             if quota is None or window is None or quota < 1 or window < 1:
                 continue
             known = self._policies.get(name)
-            policy = known if known is not None else _Policy(quota, window * 1000, name not in _COUNTS_REQUESTS)
-            policy.quota, policy.window_ms = quota, window * 1000
+            policy = known if known is not None else _Policy(quota, window, name not in _COUNTS_REQUESTS)
+            policy.quota, policy.window_s = quota, window
             policies[name] = policy
-        self._policies = policies
-        for name, params in parse_items(lowered.get("ratelimit")):
-            found = self._policies.get(name)
-            remaining, reset = params.get("r"), params.get("t", 0)
-            if found is None or remaining is None:
-                continue
-            policy = found
-            # The service counts more than this client spent (other processes share the key): the
-            # difference is spent until the window frees it.
-            missing = policy.quota - policy.used(now_ms) - max(0, remaining)
-            if missing > 0:
-                bisect.insort(policy.spent, (now_ms + max(0, reset) * 1000 - policy.span_ms, missing))
+        if policies:
+            self._policies = policies
+            self.learned = True
