@@ -33,7 +33,12 @@ return [
     // auth.password.reset_completed from Laravel's authentication events.
     'auth_events' => (bool) env('VIGIL_AUTH_EVENTS', true),
 
-    // Throw Vigil\Exception\DeliveryException when an event is rejected or given up,
-    // instead of logging it. Leave off in production.
-    'throw_on_failure' => (bool) env('VIGIL_THROW_ON_FAILURE', false),
+    // The longest a request waits for room in your key's rate limits (the service announces
+    // them on every answer); an event that would wait longer is dropped and counted
+    // (paced_dropped) instead of meeting a 429 and the hour of cooldown after it. 0: never wait.
+    'max_pacing_delay_ms' => (int) env('VIGIL_MAX_PACING_DELAY_MS', 1000),
+
+    // Throw Vigil\Exception\DeliveryException when an event is rejected, given up or rate
+    // limited, instead of logging it. Leave off in production.
+    'throw_on_error' => (bool) env('VIGIL_THROW_ON_ERROR', false),
 ];

@@ -14,6 +14,8 @@ final class RiskDecision
         public readonly string $level,
         /** allow, challenge or block, after the account's thresholds. */
         public readonly string $action,
+        /** @var list<array{source: string, points: int}> the lines that add up to the score */
+        public readonly array $breakdown = [],
     ) {
     }
 
@@ -26,7 +28,14 @@ final class RiskDecision
             return null;
         }
 
-        return new self($risk['score'], (string) ($risk['level'] ?? ''), (string) ($risk['action'] ?? ''));
+        $breakdown = [];
+        foreach (is_array($risk['breakdown'] ?? null) ? $risk['breakdown'] : [] as $line) {
+            if (is_array($line) && is_string($line['source'] ?? null) && is_int($line['points'] ?? null)) {
+                $breakdown[] = ['source' => $line['source'], 'points' => $line['points']];
+            }
+        }
+
+        return new self($risk['score'], (string) ($risk['level'] ?? ''), (string) ($risk['action'] ?? ''), $breakdown);
     }
 
     public function shouldBlock(): bool
@@ -39,9 +48,16 @@ final class RiskDecision
         return $this->action === 'challenge';
     }
 
-    /** @return array{score: int, level: string, action: string} */
+    /**
+     * @return array{score: int, level: string, action: string, breakdown: list<array{source: string, points: int}>}
+     */
     public function toArray(): array
     {
-        return ['score' => $this->score, 'level' => $this->level, 'action' => $this->action];
+        return [
+            'score' => $this->score,
+            'level' => $this->level,
+            'action' => $this->action,
+            'breakdown' => $this->breakdown,
+        ];
     }
 }

@@ -10,6 +10,12 @@ final class Stats
     use OutcomeCounts;
 
     public function __construct(
+        /** Events that went out in at least one request (each event once, whatever its retries). */
+        public readonly int $sent,
+        /** Events whose request waited for room in the key's rate-limit policies, then went. */
+        public readonly int $paced,
+        /** Events not sent because room would come later than maxPacingDelayMs (also in dropped). */
+        public readonly int $pacedDropped,
         /** Events answered 2xx. */
         public readonly int $accepted,
         /** Events answered a non-retryable 4xx. */
@@ -18,7 +24,7 @@ final class Stats
         public readonly int $failed,
         /** Events in requests answered 429. */
         public readonly int $rateLimited,
-        /** Events not sent because of a cooldown. */
+        /** Events not sent: a cooldown, pacing, or close() running out of time. */
         public readonly int $dropped,
         /** Retry requests sent (first attempts not counted). */
         public readonly int $retries,
@@ -34,6 +40,9 @@ final class Stats
     {
         return [
             ...$this->outcomeCounts(),
+            'sent' => $this->sent,
+            'paced' => $this->paced,
+            'paced_dropped' => $this->pacedDropped,
             'retries' => $this->retries,
             'probes' => $this->probes,
             'in_cooldown' => $this->inCooldown,

@@ -6,7 +6,7 @@ namespace Vigil\Laravel;
 
 use Illuminate\Contracts\Cache\Repository;
 use Vigil\State\StateStore;
-use Vigil\VigilClient;
+use Vigil\Vigil;
 
 /**
  * The client's shared state in a Laravel cache store: every worker and every server using
@@ -17,7 +17,7 @@ use Vigil\VigilClient;
 final class CacheStateStore implements StateStore
 {
     /** Entries outlive the cooldown a little; the client decides when a cooldown is over. */
-    private const TTL_SECONDS = VigilClient::COOLDOWN_MS / 1000 + 600;
+    private const TTL_SECONDS = Vigil::COOLDOWN_MS / 1000 + 600;
     /** The plan is asked again for a batch endpoint after a day (plans get upgraded). */
     private const BATCH_TTL_SECONDS = 86_400;
 

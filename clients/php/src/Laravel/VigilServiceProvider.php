@@ -17,10 +17,10 @@ use Vigil\Laravel\Middleware\AddRequestContext;
 use Vigil\State\FileStateStore;
 use Vigil\State\InMemoryStateStore;
 use Vigil\State\StateStore;
-use Vigil\VigilClient;
+use Vigil\Vigil;
 
 /**
- * Registers one VigilClient per application (the `Vigil` facade), its config file, the
+ * Registers one Vigil client per application (the `Vigil` facade), its config file, the
  * `vigil.context` middleware and the auth event listeners, and flushes the client when the
  * application terminates (after the response has been sent, so a buffered client costs the
  * user nothing) and after each queued job.
@@ -31,11 +31,11 @@ final class VigilServiceProvider extends ServiceProvider
     {
         $this->mergeConfigFrom(__DIR__ . '/../../config/vigil.php', 'vigil');
 
-        $this->app->singleton(VigilClient::class, static function (Container $app): VigilClient {
+        $this->app->singleton(Vigil::class, static function (Container $app): Vigil {
             $config = $app->make('config')->get('vigil');
             $apiKey = (string) ($config['api_key'] ?? '');
 
-            return new VigilClient(
+            return new Vigil(
                 apiKey: $apiKey,
                 baseUrl: (string) $config['base_url'],
                 timeoutMs: (int) $config['timeout_ms'],
@@ -44,14 +44,15 @@ final class VigilServiceProvider extends ServiceProvider
                 mode: DeliveryMode::from((string) $config['mode']),
                 bufferSize: (int) $config['buffer_size'],
                 flushIntervalMs: (int) $config['flush_interval_ms'],
-                throwOnFailure: (bool) $config['throw_on_failure'],
+                throwOnError: (bool) ($config['throw_on_error'] ?? $config['throw_on_failure'] ?? false),
                 // The application's terminating callback flushes; PHP's shutdown is the fallback.
                 flushOnShutdown: true,
                 state: self::stateStore($app, (string) $config['state'], $config['cache_store'] ?? null, $apiKey),
                 logger: $app->bound('log') ? $app->make('log') : null,
+                maxPacingDelayMs: (int) ($config['max_pacing_delay_ms'] ?? 1000),
             );
         });
-        $this->app->alias(VigilClient::class, 'vigil');
+        $this->app->alias(Vigil::class, 'vigil');
     }
 
     public function boot(): void
@@ -76,8 +77,8 @@ final class VigilServiceProvider extends ServiceProvider
         // A web request ends after its response has been sent; a queued job ends in a worker
         // that lives on, so each job's events leave when the job is done.
         $flush = function (): void {
-            if ($this->app->resolved(VigilClient::class)) {
-                $this->app->make(VigilClient::class)->flush();
+            if ($this->app->resolved(Vigil::class)) {
+                $this->app->make(Vigil::class)->flush();
             }
         };
         $this->app->terminating($flush);

@@ -7,9 +7,9 @@ namespace Vigil\State;
 /**
  * State shared by every PHP process of one machine through a small JSON file, read and
  * written under an exclusive flock(), so that PHP-FPM workers agree on one cooldown and
- * send one probe per period between them. Standard library only.
+ * send one probe per period between them, and pace their requests together. Standard library only.
  */
-final class FileStateStore implements StateStore
+final class FileStateStore implements StateStore, SharedPacing
 {
     public function __construct(private readonly string $path)
     {
@@ -75,6 +75,16 @@ final class FileStateStore implements StateStore
             $state['batch_unavailable'] = true;
 
             return [$state, null];
+        });
+    }
+
+    public function updatePacing(callable $change): mixed
+    {
+        return $this->update(static function (array $state) use ($change): array {
+            [$pacing, $answer] = $change(is_array($state['pacing'] ?? null) ? $state['pacing'] : []);
+            $state['pacing'] = $pacing;
+
+            return [$state, $answer];
         });
     }
 

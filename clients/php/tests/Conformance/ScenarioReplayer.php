@@ -9,10 +9,10 @@ use stdClass;
 use Vigil\DeliveryMode;
 use Vigil\Tests\Support\FakeClock;
 use Vigil\Tests\Support\ScriptedServer;
-use Vigil\VigilClient;
+use Vigil\Vigil;
 
 /**
- * Replays one conformance scenario (clients/conformance/scenarios) against VigilClient and
+ * Replays one conformance scenario (clients/conformance/scenarios) against Vigil and
  * the scripted server, as the kit's README describes. The PHP client has no timers:
  * `advance` moves the fake clock to each due buffer flush in turn and calls poll() there,
  * then to the target time. The client is synchronous, so it is idle after every step.
@@ -31,6 +31,7 @@ final class ScenarioReplayer
         'mode' => 'mode',
         'buffer_size' => 'bufferSize',
         'flush_interval_ms' => 'flushIntervalMs',
+        'max_pacing_delay_ms' => 'maxPacingDelayMs',
     ];
 
     /** @var array<string, string> */
@@ -44,7 +45,7 @@ final class ScenarioReplayer
     {
         $this->ids = [];
         $clock = new FakeClock();
-        $client = new VigilClient(...$this->clientArguments($scenario->client, $clock));
+        $client = new Vigil(...$this->clientArguments($scenario->client, $clock));
         $last = null;
         $this->server->reset();
         foreach ($scenario->steps as $index => $step) {

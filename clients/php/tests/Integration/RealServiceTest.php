@@ -7,12 +7,12 @@ namespace Vigil\Tests\Integration;
 use Illuminate\Contracts\Http\Kernel;
 use Illuminate\Http\Request;
 use PHPUnit\Framework\TestCase;
-use Vigil\Laravel\Facades\Vigil;
+use Vigil\Laravel\Facades\Vigil as VigilFacade;
 use Vigil\Outcome;
 use Vigil\Tests\Laravel\LaravelApplication;
 use Vigil\Tests\Support\FakeClock;
 use Vigil\Tests\Support\RealService;
-use Vigil\VigilClient;
+use Vigil\Vigil;
 
 /** The client against the real service, started on a free port with a Free, a second Free and a Pro account. */
 final class RealServiceTest extends TestCase
@@ -30,11 +30,11 @@ final class RealServiceTest extends TestCase
     }
 
     /** @param array<string, mixed> $options */
-    private function client(string $account, array $options = []): VigilClient
+    private function client(string $account, array $options = []): Vigil
     {
         $options += ['flushOnShutdown' => false];
 
-        return new VigilClient(self::$service->account($account)['secret'], self::$service->base, ...$options);
+        return new Vigil(self::$service->account($account)['secret'], self::$service->base, ...$options);
     }
 
     private function actor(): string
@@ -104,37 +104,38 @@ final class RealServiceTest extends TestCase
         $this->assertCount(3, $this->stored('free', $actor));
     }
 
-    public function testAFreeKeyAtItsLimitEntersTheCooldownAndStaysSilent(): void
+    public function testAFreeKeyAtItsLimitIsPacedThenAnotherProcessMeetsTheCooldown(): void
     {
         $actor = $this->actor();
         $clock = new FakeClock((int) floor(microtime(true) * 1000));
         $client = $this->client('free-2', ['clock' => $clock, 'maxRetries' => 0]);
-        $sent = 0;
-        $first429 = null;
-        // 4 requests a second stay under the Free plan's 5 per second: the 30 per minute is what answers 429.
-        while ($first429 === null && $sent < 40) {
-            $result = $client->track(['event' => 'custom.php.paced', 'actor_id' => $actor]);
-            $sent++;
-            if ($result->outcome === Outcome::RateLimited) {
-                $first429 = $sent;
-            } else {
-                $this->assertSame(Outcome::Accepted, $result->outcome, "event $sent");
-                usleep(250_000);
-            }
+        $outcomes = [];
+        // 4 requests a second stay under the Free plan's 5 per second: the 30 per minute is what is reached.
+        while (count($outcomes) < 31) {
+            $outcomes[] = $client->track(['event' => 'custom.php.paced', 'actor_id' => $actor])->outcome;
+            usleep(250_000);
+            $clock->advance(250);
         }
+        // Pacing keeps this client under its 30 events a minute: the 31st is dropped here, not sent.
+        $this->assertSame([...array_fill(0, 30, Outcome::Accepted), Outcome::Dropped], $outcomes);
+        $this->assertSame([1, 0], [$client->stats()->pacedDropped, $client->stats()->rateLimited]);
+
+        // Another process on the same key (a fresh client knows nothing of this minute) meets the 429.
+        $other = $this->client('free-2', ['clock' => $clock, 'maxRetries' => 0]);
+        $first = $other->track(['event' => 'custom.php.other', 'actor_id' => $actor]);
         $silent = [];
         for ($i = 0; $i < 5; $i++) {
-            $silent[] = $client->track(['event' => 'custom.php.silent', 'actor_id' => $actor])->outcome;
+            $silent[] = $other->track(['event' => 'custom.php.silent', 'actor_id' => $actor])->outcome;
         }
-        $clock->advance(VigilClient::PROBE_PERIOD_MS);
-        $probe = $client->track(['event' => 'custom.php.probe', 'actor_id' => $actor]);
+        $clock->advance(Vigil::PROBE_PERIOD_MS);
+        $probe = $other->track(['event' => 'custom.php.probe', 'actor_id' => $actor]);
 
-        $this->assertSame(31, $first429, 'the 31st event of the minute is the first answered 429');
+        $this->assertSame(Outcome::RateLimited, $first->outcome);
         $this->assertSame(array_fill(0, 5, Outcome::Dropped), $silent);
         $this->assertSame(Outcome::RateLimited, $probe->outcome, 'within the same real minute the probe meets a 429');
-        $stats = $client->stats();
+        $stats = $other->stats();
         $this->assertTrue($stats->inCooldown);
-        $this->assertSame([30, 2, 5, 1], [$stats->accepted, $stats->rateLimited, $stats->dropped, $stats->probes]);
+        $this->assertSame([0, 2, 5, 1], [$stats->accepted, $stats->rateLimited, $stats->dropped, $stats->probes]);
         $this->assertCount(30, $this->stored('free-2', $actor), 'nothing sent during the cooldown was stored');
     }
 
@@ -147,7 +148,9 @@ final class RealServiceTest extends TestCase
         ]);
         $decision = null;
         $app['router']->post('/transfer', static function () use ($actor, &$decision) {
-            $result = Vigil::track(['event' => 'data.exported', 'actor_id' => $actor, 'metadata' => ['rows' => 50000]]);
+            $result = VigilFacade::track(
+                ['event' => 'data.exported', 'actor_id' => $actor, 'metadata' => ['rows' => 50000]],
+            );
             $decision = $result->risk;
 
             return $decision?->shouldBlock() ? 'blocked' : 'ok';

@@ -18,10 +18,10 @@ use Illuminate\Queue\Events\JobProcessed;
 use Illuminate\Queue\Jobs\SyncJob;
 use PHPUnit\Framework\TestCase;
 use Vigil\BatchResult;
-use Vigil\Laravel\Facades\Vigil;
+use Vigil\Laravel\Facades\Vigil as VigilFacade;
 use Vigil\Outcome;
 use Vigil\Tests\Support\SharesScriptedServer;
-use Vigil\VigilClient;
+use Vigil\Vigil;
 
 /** The Laravel integration in a booted application, sending to the scripted server over HTTP. */
 final class LaravelIntegrationTest extends TestCase
@@ -56,9 +56,9 @@ final class LaravelIntegrationTest extends TestCase
     {
         $app = $this->app();
 
-        $result = Vigil::track(['event' => 'auth.login.failure', 'actor_id' => 'user-1']);
+        $result = VigilFacade::track(['event' => 'auth.login.failure', 'actor_id' => 'user-1']);
 
-        $this->assertSame($app->make(VigilClient::class), $app->make('vigil'));
+        $this->assertSame($app->make(Vigil::class), $app->make('vigil'));
         $this->assertSame(2000, $app['config']->get('vigil.timeout_ms'), 'defaults merged under the app config');
         $this->assertSame(Outcome::Accepted, $result->outcome);
         $this->assertNotNull($result->risk);
@@ -79,7 +79,7 @@ final class LaravelIntegrationTest extends TestCase
         $form = ['email' => 'ann@example.com', 'password' => 'hunter2'];
         $server = ['REMOTE_ADDR' => '203.0.113.7', 'HTTP_USER_AGENT' => 'Mozilla/5.0 (test)'];
         $status = $this->handle($app, Request::create('/login', 'POST', $form, [], [], $server));
-        Vigil::track(['event' => 'custom.after.request']);
+        VigilFacade::track(['event' => 'custom.after.request']);
 
         $this->assertSame(401, $status);
         [$failure, $after] = self::$server->requests();
@@ -130,8 +130,8 @@ final class LaravelIntegrationTest extends TestCase
         $app = $this->app(['mode' => 'buffered', 'state' => 'memory']);
         $seenDuringRequest = null;
         $app['router']->get('/export', static function () use (&$seenDuringRequest) {
-            Vigil::track(['event' => 'data.exported', 'metadata' => ['rows' => 5000]]);
-            Vigil::track(['event' => 'data.downloaded']);
+            VigilFacade::track(['event' => 'data.exported', 'metadata' => ['rows' => 5000]]);
+            VigilFacade::track(['event' => 'data.downloaded']);
             $seenDuringRequest = count(self::$server->requests());
 
             return 'ok';
@@ -152,9 +152,9 @@ final class LaravelIntegrationTest extends TestCase
         $app = $this->app(['mode' => 'buffered', 'state' => 'memory']);
         $job = new SyncJob($app, '{"job":"ExportReport"}', 'sync', 'default');
 
-        Vigil::track(['event' => 'data.exported', 'actor_id' => 'job-1']);
+        VigilFacade::track(['event' => 'data.exported', 'actor_id' => 'job-1']);
         $app['events']->dispatch(new JobProcessed('sync', $job));
-        Vigil::track(['event' => 'data.exported', 'actor_id' => 'job-2']);
+        VigilFacade::track(['event' => 'data.exported', 'actor_id' => 'job-2']);
         $app['events']->dispatch(new JobExceptionOccurred('sync', $job, new \RuntimeException('export failed')));
 
         $batches = array_map(
@@ -168,8 +168,8 @@ final class LaravelIntegrationTest extends TestCase
     {
         $directory = sys_get_temp_dir() . '/vigil-laravel-cache-' . bin2hex(random_bytes(4));
         $cache = ['driver' => 'file', 'path' => $directory];
-        $worker1 = $this->app(['state' => 'cache'], $cache)->make(VigilClient::class);
-        $worker2 = $this->app(['state' => 'cache'], $cache)->make(VigilClient::class);
+        $worker1 = $this->app(['state' => 'cache'], $cache)->make(Vigil::class);
+        $worker2 = $this->app(['state' => 'cache'], $cache)->make(Vigil::class);
         self::$server->script([
             ['status' => 429, 'body' => ['error' => 'RATE_LIMITED', 'message' => 'wait', 'retry_after' => 60]],
         ]);
@@ -191,6 +191,6 @@ final class LaravelIntegrationTest extends TestCase
         $app = $this->app(['state' => 'redis-cluster']);
 
         $this->expectExceptionMessage("vigil.state must be cache, file or memory, not 'redis-cluster'");
-        $app->make(VigilClient::class);
+        $app->make(Vigil::class);
     }
 }

@@ -12,11 +12,17 @@ final class RiskDecisionTest extends TestCase
     public function testReadsTheDecisionOfAnAcceptedEvent(): void
     {
         $risk = RiskDecision::fromResponseBody(
-            '{"id":"evt_1","status":"accepted","risk":{"score":85,"level":"critical","action":"block","breakdown":[]}}',
+            '{"id":"evt_1","status":"accepted","risk":{"score":85,"level":"critical","action":"block",'
+            . '"breakdown":[{"source":"base","points":60},{"source":"tor_exit","points":25},{"source":7}]}}',
         );
 
         $this->assertNotNull($risk);
-        $this->assertSame(['score' => 85, 'level' => 'critical', 'action' => 'block'], $risk->toArray());
+        $this->assertSame([
+            'score' => 85,
+            'level' => 'critical',
+            'action' => 'block',
+            'breakdown' => [['source' => 'base', 'points' => 60], ['source' => 'tor_exit', 'points' => 25]],
+        ], $risk->toArray());
         $this->assertTrue($risk->shouldBlock());
         $this->assertFalse($risk->shouldChallenge());
     }

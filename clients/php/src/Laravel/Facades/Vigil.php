@@ -5,7 +5,6 @@ declare(strict_types=1);
 namespace Vigil\Laravel\Facades;
 
 use Illuminate\Support\Facades\Facade;
-use Vigil\VigilClient;
 
 /**
  * @method static \Vigil\TrackResult track(array $event)
@@ -15,12 +14,12 @@ use Vigil\VigilClient;
  * @method static void setContext(array $fields)
  * @method static \Vigil\Stats stats()
  *
- * @see VigilClient
+ * @see \Vigil\Vigil
  */
 final class Vigil extends Facade
 {
     protected static function getFacadeAccessor(): string
     {
-        return VigilClient::class;
+        return \Vigil\Vigil::class;
     }
 }

@@ -9,7 +9,7 @@ use Illuminate\Auth\Events\Login;
 use Illuminate\Auth\Events\Logout;
 use Illuminate\Auth\Events\PasswordReset;
 use Illuminate\Contracts\Auth\Authenticatable;
-use Vigil\VigilClient;
+use Vigil\Vigil;
 
 /**
  * Turns Laravel's authentication events into Vigil events. Credentials are never sent:
@@ -29,7 +29,7 @@ final class AuthEventListener
         PasswordReset::class => 'onPasswordReset',
     ];
 
-    public function __construct(private readonly VigilClient $vigil)
+    public function __construct(private readonly Vigil $vigil)
     {
     }
 

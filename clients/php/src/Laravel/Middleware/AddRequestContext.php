@@ -6,7 +6,7 @@ namespace Vigil\Laravel\Middleware;
 
 use Closure;
 use Illuminate\Http\Request;
-use Vigil\VigilClient;
+use Vigil\Vigil;
 
 /**
  * Adds the end user's ip, user agent and the request (method, path) to every event tracked
@@ -15,7 +15,7 @@ use Vigil\VigilClient;
  */
 final class AddRequestContext
 {
-    public function __construct(private readonly VigilClient $vigil)
+    public function __construct(private readonly Vigil $vigil)
     {
     }
 

@@ -10,11 +10,15 @@ use Throwable;
 use Vigil\Clock\Clock;
 use Vigil\Clock\SystemClock;
 use Vigil\Exception\DeliveryException;
+use Vigil\Exception\VigilException;
 use Vigil\Http\CurlHttpClient;
 use Vigil\Http\HttpClient;
 use Vigil\Http\NetworkException;
 use Vigil\Http\Request;
+use Vigil\Pacing\Pacer;
+use Vigil\State\FileStateStore;
 use Vigil\State\InMemoryStateStore;
+use Vigil\State\SharedPacing;
 use Vigil\State\StateStore;
 use WeakReference;
 
@@ -22,8 +26,14 @@ use WeakReference;
  * Sends security events to Vigil: one at a time, in batches (falling back to single events
  * when the plan has no batch endpoint), or through a buffer flushed by count, by time, on
  * flush() and at the end of the PHP request. No answer, body or network failure makes a
- * method throw into the caller (unless the client is built with `throwOnFailure: true`):
+ * method throw into the caller (unless the client is built with `throwOnError: true`):
  * a security signal must never break the request that produced it.
+ *
+ * Every request is paced by the key's rate-limit policies (RateLimit-Policy of the latest
+ * answer; the smallest plan before any): one that would exceed a window waits, at most
+ * `maxPacingDelayMs`, or is not sent and its events are counted `pacedDropped`, so the client
+ * itself never causes a 429. A StateStore that implements SharedPacing (the file store) paces
+ * the processes that share it together.
  *
  * On the first 429 the client stays silent for one hour, except for one probe per 5-minute
  * period: the first event produced in that period, sent alone. A probe answered with
@@ -31,7 +41,7 @@ use WeakReference;
  * dropped and counted, never queued. The cooldown lives in the StateStore, so processes
  * that share one (a file, the Laravel cache) share the silence.
  */
-final class VigilClient
+final class Vigil
 {
     /** After the first 429 nothing but probes is sent for this long. */
     public const COOLDOWN_MS = 3_600_000;
@@ -55,8 +65,15 @@ final class VigilClient
     private ?int $flushDueAt = null;
     /** @var array<string, mixed> */
     private array $context = [];
+    private Pacer $pacer;
+    /** @var (Closure(VigilException): void)|null */
+    private readonly ?Closure $onError;
+    private bool $closed = false;
     /** @var array<string, int> */
     private array $counts = [
+        'sent' => 0,
+        'paced' => 0,
+        'paced_dropped' => 0,
         'accepted' => 0,
         'rejected' => 0,
         'failed' => 0,
@@ -75,7 +92,13 @@ final class VigilClient
      * @param int $bufferSize buffered mode: flush when this many events wait
      * @param int $flushIntervalMs buffered mode: flush this long after the first event entered an empty buffer
      * @param int $retryBaseMs backoff before retry n: a random value between half and all of retryBaseMs × 2^n
-     * @param bool $throwOnFailure throw DeliveryException when an event is rejected or given up (direct mode)
+     * @param bool $throwOnError throw DeliveryException when an event is rejected, given up or rate limited
+     *        (direct mode)
+     * @param int $maxPacingDelayMs longest wait for room in the rate-limit policies; beyond it the event is
+     *        dropped (0: never wait)
+     * @param (callable(VigilException): void)|null $onError called for every event not delivered (drops
+     *        excepted: a cooldown drops thousands) and every error caught on its way to the caller; what it
+     *        throws is ignored
      * @param bool $flushOnShutdown buffered mode: flush what is left when PHP shuts down
      * @param (Closure(int): void)|null $sleep waits between retries (milliseconds)
      * @param (Closure(): float)|null $random a number in [0, 1) for the backoff jitter
@@ -90,7 +113,7 @@ final class VigilClient
         private readonly int $bufferSize = 100,
         private readonly int $flushIntervalMs = 5000,
         private readonly int $retryBaseMs = 200,
-        private readonly bool $throwOnFailure = false,
+        private readonly bool $throwOnError = false,
         bool $flushOnShutdown = true,
         ?HttpClient $http = null,
         ?StateStore $state = null,
@@ -98,7 +121,11 @@ final class VigilClient
         ?Closure $sleep = null,
         ?Closure $random = null,
         private readonly ?LoggerInterface $logger = null,
+        private readonly int $maxPacingDelayMs = 1000,
+        ?callable $onError = null,
     ) {
+        $this->onError = $onError === null ? null : Closure::fromCallable($onError);
+        $this->pacer = Pacer::fresh();
         $this->baseUrl = rtrim($baseUrl, '/');
         $this->headers = [
             'Authorization' => 'Bearer ' . $apiKey,
@@ -107,7 +134,9 @@ final class VigilClient
             'User-Agent' => 'vigil-php/' . self::VERSION,
         ];
         $this->http = $http ?? new CurlHttpClient();
-        $this->state = $state ?? new InMemoryStateStore();
+        // On the CLI (workers, daemons, tests) one process lives on; behind a web server each
+        // request is a new client, so the cooldown and the pacing live in a file shared by them.
+        $this->state = $state ?? (PHP_SAPI === 'cli' ? new InMemoryStateStore() : FileStateStore::forApiKey($apiKey));
         $this->clock = $clock ?? new SystemClock();
         $this->sleep = $sleep ?? static function (int $ms): void {
             usleep($ms * 1000);
@@ -127,7 +156,7 @@ final class VigilClient
      *
      * @param array<string, mixed> $event at least `event`, the event type (e.g. auth.login.failure)
      *
-     * @throws DeliveryException only with `throwOnFailure: true`
+     * @throws DeliveryException only with `throwOnError: true`
      */
     public function track(array $event): TrackResult
     {
@@ -142,21 +171,23 @@ final class VigilClient
 
                 return new TrackResult(Outcome::Dropped, null, null, $eventId);
             }
-            if ($gate === Gate::Send && $this->mode === DeliveryMode::Buffered) {
+            if ($gate === Gate::Send && $this->buffering()) {
                 $this->enqueue([$event]);
 
                 return new TrackResult(Outcome::Buffered, null, null, $eventId);
             }
             $result = $this->deliverOne($event, $gate === Gate::Probe);
-            if ($this->mode === DeliveryMode::Buffered) {
+            if ($this->buffering()) {
                 return new TrackResult(Outcome::Buffered, null, null, $eventId);
             }
         } catch (Throwable $e) {
             $this->counts['rejected']++;
             $this->logFailure('track an event', $e);
             $result = new TrackResult(Outcome::Rejected, null, null, $eventId);
+            $this->report(new DeliveryException($result, $e));
         }
-        if ($this->throwOnFailure && ($result->outcome === Outcome::Rejected || $result->outcome === Outcome::Failed)) {
+        $undelivered = [Outcome::Rejected, Outcome::Failed, Outcome::RateLimited];
+        if ($this->throwOnError && in_array($result->outcome, $undelivered, true)) {
             throw new DeliveryException($result);
         }
 
@@ -182,7 +213,7 @@ final class VigilClient
             }
             $this->poll();
             $gate = $this->gate();
-            if ($gate === Gate::Send && $this->mode === DeliveryMode::Buffered) {
+            if ($gate === Gate::Send && $this->buffering()) {
                 $this->enqueue($list);
 
                 return new BatchResult(buffered: count($list));
@@ -195,7 +226,7 @@ final class VigilClient
             $counts = [Outcome::Dropped->value => $dropped];
             if ($gate === Gate::Probe) {
                 $probe = $this->deliverOne($list[0], true);
-                $outcome = $this->mode === DeliveryMode::Buffered ? Outcome::Buffered : $probe->outcome;
+                $outcome = $this->buffering() ? Outcome::Buffered : $probe->outcome;
                 $counts[$outcome->value] = ($counts[$outcome->value] ?? 0) + 1;
             }
 
@@ -219,6 +250,26 @@ final class VigilClient
             $this->logFailure('flush', $e);
 
             return new BatchResult();
+        }
+    }
+
+    /**
+     * Sends what the buffer holds, giving up on what is left after $timeoutMs (counted dropped),
+     * and ends buffering: later events are sent at once. True when everything was delivered
+     * or given up in time.
+     */
+    public function close(int $timeoutMs = 10_000): bool
+    {
+        $this->closed = true;
+        $deadline = $this->clock->nowMs() + max(0, $timeoutMs);
+        try {
+            $events = $this->takeBuffer();
+
+            return $events === [] || $this->sendEvents($events, $deadline)->dropped === 0;
+        } catch (Throwable $e) {
+            $this->logFailure('close', $e);
+
+            return false;
         }
     }
 
@@ -253,6 +304,9 @@ final class VigilClient
     public function stats(): Stats
     {
         return new Stats(
+            $this->counts['sent'],
+            $this->counts['paced'],
+            $this->counts['paced_dropped'],
             $this->counts['accepted'],
             $this->counts['rejected'],
             $this->counts['failed'],
@@ -346,32 +400,45 @@ final class VigilClient
         return $events;
     }
 
-    /** @param list<array<string, mixed>> $events */
-    private function sendEvents(array $events): BatchResult
+    /**
+     * @param list<array<string, mixed>> $events
+     * @param int|null $deadline client clock (ms) after which what is left is dropped (close())
+     */
+    private function sendEvents(array $events, ?int $deadline = null): BatchResult
     {
         $counts = [];
         $total = count($events);
+        // Events before this index went out in a batch request: already counted sent.
+        $counted = 0;
         for ($i = 0; $i < $total;) {
-            if ($this->cooldownStart() !== null) {
+            if ($this->cooldownStart() !== null || ($deadline !== null && $this->clock->nowMs() > $deadline)) {
                 $this->counts['dropped'] += $total - $i;
                 $counts['dropped'] = ($counts['dropped'] ?? 0) + $total - $i;
                 break;
             }
             if ($this->state->batchUnavailable()) {
-                $outcome = $this->deliverOne($events[$i], false)->outcome->value;
+                $outcome = $this->deliverOne($events[$i], false, $i >= $counted)->outcome->value;
                 $counts[$outcome] = ($counts[$outcome] ?? 0) + 1;
                 $i++;
                 continue;
             }
             $chunk = array_slice($events, $i, max(1, $this->batchSize));
-            [$outcome, $status] = $this->post('/v1/events/batch', ['events' => $chunk], null);
+            [$outcome, $status] = $this->post('/v1/events/batch', ['events' => $chunk], count($chunk), null, true);
             // The plan has no batch endpoint (Free): the same events go one by one, now and from now on.
             if ($status === 403) {
                 $this->state->markBatchUnavailable();
+                $counted = $i + count($chunk);
                 continue;
             }
             $this->counts[$outcome->value] += count($chunk);
             $counts[$outcome->value] = ($counts[$outcome->value] ?? 0) + count($chunk);
+            if (in_array($outcome, [Outcome::Rejected, Outcome::Failed, Outcome::RateLimited], true)) {
+                $this->report(new DeliveryException(
+                    new TrackResult($outcome, $status, null, (string) $chunk[0]['event_id']),
+                    null,
+                    count($chunk),
+                ));
+            }
             $i += count($chunk);
         }
 
@@ -379,11 +446,13 @@ final class VigilClient
     }
 
     /** @param array<string, mixed>&array{event_id: string} $event */
-    private function deliverOne(array $event, bool $probe): TrackResult
+    private function deliverOne(array $event, bool $probe, bool $countSent = true): TrackResult
     {
-        [$outcome, $status, $body] = $this->post('/v1/events', $event, $probe ? $this->state->cooldownStart() : null);
+        $probeOf = $probe ? $this->state->cooldownStart() : null;
+        [$outcome, $status, $body] = $this->post('/v1/events', $event, 1, $probeOf, $countSent);
         $this->counts[$outcome->value]++;
         $risk = $outcome === Outcome::Accepted ? RiskDecision::fromResponseBody($body) : null;
+        $result = new TrackResult($outcome, $status, $risk, $event['event_id']);
         if ($outcome === Outcome::Rejected || $outcome === Outcome::Failed) {
             $this->logger?->warning('Vigil: event {event_id} {outcome} (status {status})', [
                 'event_id' => $event['event_id'],
@@ -391,31 +460,61 @@ final class VigilClient
                 'status' => $status ?? 'none',
             ]);
         }
+        if ($outcome === Outcome::Rejected || $outcome === Outcome::Failed || $outcome === Outcome::RateLimited) {
+            $this->report(new DeliveryException($result));
+        }
 
-        return new TrackResult($outcome, $status, $risk, $event['event_id']);
+        return $result;
     }
 
     /**
-     * One request with its retries. A probe ($probeOf: the start of its cooldown) is a single
-     * attempt whose answer decides the cooldown.
+     * One request with its retries, each attempt paced. A probe ($probeOf: the start of its
+     * cooldown) is a single attempt whose answer decides the cooldown. $countSent is false for
+     * events already counted sent (the single-event fallback of a batch the service has seen).
      *
      * @return array{0: Outcome, 1: ?int, 2: string} outcome, last status, body
      */
-    private function post(string $path, mixed $payload, ?int $probeOf): array
+    private function post(string $path, mixed $payload, int $events, ?int $probeOf, bool $countSent = true): array
     {
         $body = json_encode(
             $payload,
             JSON_THROW_ON_ERROR | JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_INVALID_UTF8_SUBSTITUTE,
         );
         $request = new Request('POST', $this->baseUrl . $path, $this->headers, $body);
-        if ($probeOf !== null) {
-            $this->counts['probes']++;
-        }
+        $status = null;
         for ($attempt = 0; true; $attempt++) {
+            if ($attempt > 0) {
+                ($this->sleep)((int) round($this->retryBaseMs * 2 ** ($attempt - 1) * (0.5 + ($this->random)() / 2)));
+                // Another process may have met a 429 meanwhile: a cooldown stops the retries too.
+                if ($this->cooldownStart() !== null) {
+                    return [Outcome::Dropped, $status, ''];
+                }
+            }
+            $wait = $this->reserve($events);
+            if ($wait === null) {
+                if ($attempt > 0) {
+                    return [Outcome::Failed, $status, ''];
+                }
+                // Room would come later than allowed: dropped here rather than sent into a 429.
+                $this->counts['paced_dropped'] += $events;
+
+                return [Outcome::Dropped, null, ''];
+            }
+            if ($attempt > 0) {
+                $this->counts['retries']++;
+            } else {
+                $this->counts['paced'] += $wait > 0 ? $events : 0;
+                $this->counts['probes'] += $probeOf !== null ? 1 : 0;
+                $this->counts['sent'] += $countSent ? $events : 0;
+            }
+            if ($wait > 0) {
+                ($this->sleep)($wait);
+            }
             $status = null;
             try {
                 $response = $this->http->sendRequest($request, $this->timeoutMs);
                 $status = $response->status;
+                $this->learn($response->headers['ratelimit-policy'] ?? null);
                 if ($status === 429) {
                     $this->enterCooldown();
 
@@ -439,12 +538,58 @@ final class VigilClient
             if ($probeOf !== null || $attempt >= $this->maxRetries) {
                 return [Outcome::Failed, $status, ''];
             }
-            ($this->sleep)((int) round($this->retryBaseMs * 2 ** $attempt * (0.5 + ($this->random)() / 2)));
-            // Another process may have met a 429 meanwhile: a cooldown stops the retries too.
-            if ($this->cooldownStart() !== null) {
-                return [Outcome::Dropped, $status, ''];
-            }
-            $this->counts['retries']++;
+        }
+    }
+
+    /** Pacing wait (ms) of a request of $events events, its units taken; null when too long. */
+    private function reserve(int $events): ?int
+    {
+        $now = $this->clock->nowMs();
+        if ($this->state instanceof SharedPacing) {
+            return $this->state->updatePacing(function (array $saved) use ($events, $now): array {
+                $pacer = Pacer::fromArray($saved);
+                $wait = $pacer->reserve($events, $now, $this->maxPacingDelayMs);
+
+                return [$pacer->toArray(), $wait];
+            });
+        }
+
+        return $this->pacer->reserve($events, $now, $this->maxPacingDelayMs);
+    }
+
+    private function learn(?string $policy): void
+    {
+        if ($policy === null) {
+            return;
+        }
+        if ($this->state instanceof SharedPacing) {
+            $this->state->updatePacing(static function (array $saved) use ($policy): array {
+                $pacer = Pacer::fromArray($saved);
+                $pacer->learn($policy);
+
+                return [$pacer->toArray(), null];
+            });
+
+            return;
+        }
+        $this->pacer->learn($policy);
+    }
+
+    private function buffering(): bool
+    {
+        return $this->mode === DeliveryMode::Buffered && !$this->closed;
+    }
+
+    /** Hands an error to onError; what the hook throws is ignored, delivery goes on. */
+    private function report(VigilException $error): void
+    {
+        if ($this->onError === null) {
+            return;
+        }
+        try {
+            ($this->onError)($error);
+        } catch (Throwable) {
+            // The application's hook must not break delivery.
         }
     }
 

@@ -7,16 +7,18 @@ namespace Vigil\Tests\Unit;
 use PHPUnit\Framework\TestCase;
 use Vigil\DeliveryMode;
 use Vigil\Exception\DeliveryException;
+use Vigil\Exception\VigilException;
+use Vigil\Http\NetworkException;
 use Vigil\Outcome;
 use Vigil\State\FileStateStore;
 use Vigil\Tests\Support\FakeClock;
 use Vigil\Tests\Support\NodeProcess;
 use Vigil\Tests\Support\RecordingLogger;
 use Vigil\Tests\Support\SharesScriptedServer;
-use Vigil\VigilClient;
+use Vigil\Vigil;
 
 /** What the conformance scenarios do not cover, through real HTTP against the scripted server. */
-final class VigilClientTest extends TestCase
+final class VigilTest extends TestCase
 {
     use SharesScriptedServer;
 
@@ -34,9 +36,9 @@ final class VigilClientTest extends TestCase
     }
 
     /** @param array<string, mixed> $options */
-    private function client(array $options = []): VigilClient
+    private function client(array $options = []): Vigil
     {
-        return new VigilClient(...$options + [
+        return new Vigil(...$options + [
             'apiKey' => 'vgl_sk_test',
             'baseUrl' => self::$server->url . '/',
             'clock' => $this->clock,
@@ -54,7 +56,7 @@ final class VigilClientTest extends TestCase
         $this->assertSame('/v1/events', $request->path, 'the trailing slash of the base URL is dropped');
         $this->assertSame('Bearer vgl_sk_test', $request->headers->authorization);
         $this->assertSame('application/json', $request->headers->{'content-type'});
-        $this->assertSame('vigil-php/' . VigilClient::VERSION, $request->headers->{'user-agent'});
+        $this->assertSame('vigil-php/' . Vigil::VERSION, $request->headers->{'user-agent'});
         $this->assertSame(['path' => '/a/b', 'name' => 'Zoë'], (array) $request->body->metadata);
     }
 
@@ -100,9 +102,9 @@ final class VigilClientTest extends TestCase
         $this->assertSame(2, $client->stats()->retries);
     }
 
-    public function testThrowOnFailureRaisesForRejectedAndFailedEventsOnly(): void
+    public function testThrowOnErrorRaisesForUndeliveredEventsButNotForDrops(): void
     {
-        $client = $this->client(['throwOnFailure' => true, 'maxRetries' => 0]);
+        $client = $this->client(['throwOnError' => true, 'maxRetries' => 0]);
         self::$server->script([
             ['status' => 400, 'body' => ['error' => 'INVALID_EVENT', 'message' => 'bad type', 'request_id' => 'r']],
         ]);
@@ -110,14 +112,43 @@ final class VigilClientTest extends TestCase
         try {
             $client->track(['event' => 'Not Valid']);
             $this->fail('a rejected event raises when asked to');
-        } catch (DeliveryException $e) {
+        } catch (VigilException $e) {
+            $this->assertInstanceOf(DeliveryException::class, $e);
             $this->assertSame(Outcome::Rejected, $e->result->outcome);
             $this->assertSame(400, $e->result->status);
         }
 
         self::$server->script([self::RATE_LIMITED]);
-        $this->assertSame(Outcome::RateLimited, $client->track(['event' => 'auth.login.failure'])->outcome);
+        try {
+            $client->track(['event' => 'auth.login.failure']);
+            $this->fail('a 429 raises when asked to');
+        } catch (DeliveryException $e) {
+            $this->assertSame(Outcome::RateLimited, $e->result->outcome);
+        }
         $this->assertSame(Outcome::Dropped, $client->track(['event' => 'auth.login.failure'])->outcome);
+    }
+
+    public function testOnErrorHearsOfUndeliveredEventsNeverOfDropsAndCannotBreakDelivery(): void
+    {
+        $errors = [];
+        $client = $this->client(['maxRetries' => 0, 'onError' => static function (VigilException $e) use (&$errors) {
+            $errors[] = $e;
+            throw new \RuntimeException('the hook fails');
+        }]);
+        self::$server->script([['status' => 400], ['status' => 500], self::RATE_LIMITED]);
+
+        for ($i = 0; $i < 100; $i++) {
+            $client->track(['event' => 'auth.login.success']);
+        }
+
+        $outcomes = array_map(static fn (DeliveryException $e): Outcome => $e->result->outcome, $errors);
+        $this->assertSame([Outcome::Rejected, Outcome::Failed, Outcome::RateLimited], $outcomes);
+        $this->assertSame(97, $client->stats()->dropped);
+    }
+
+    public function testNetworkExceptionsShareTheMarkerInterface(): void
+    {
+        $this->assertInstanceOf(VigilException::class, new NetworkException('no answer'));
     }
 
     public function testContextFillsFieldsTheEventLeavesOut(): void
@@ -149,7 +180,7 @@ final class VigilClientTest extends TestCase
 
         $worker1->track(['event' => 'auth.login.failure']);
         $dropped = $worker2->track(['event' => 'auth.login.failure']);
-        $this->clock->advance(VigilClient::PROBE_PERIOD_MS);
+        $this->clock->advance(Vigil::PROBE_PERIOD_MS);
         $probe = $worker2->track(['event' => 'auth.login.failure', 'actor_id' => 'probe']);
         $afterProbe = $worker1->track(['event' => 'auth.login.failure', 'actor_id' => 'after']);
         @unlink($file);
@@ -216,7 +247,7 @@ final class VigilClientTest extends TestCase
 
         $client->track(['event' => 'auth.login.failure']);
         $client->track(['event' => 'auth.login.failure']);
-        $this->clock->advance(VigilClient::COOLDOWN_MS);
+        $this->clock->advance(Vigil::COOLDOWN_MS);
         $client->track(['event' => 'auth.login.failure']);
 
         $this->assertSame([
@@ -229,7 +260,7 @@ final class VigilClientTest extends TestCase
     public function testABufferedClientFlushesWhenPhpShutsDown(): void
     {
         $code = sprintf(
-            'require %s; $c = new Vigil\VigilClient("vgl_sk_test", %s, mode: Vigil\DeliveryMode::Buffered);'
+            'require %s; $c = new Vigil\Vigil("vgl_sk_test", %s, mode: Vigil\DeliveryMode::Buffered);'
             . ' $c->track(["event" => "auth.login.failure"]); $c->track(["event" => "auth.logout"]);',
             var_export(realpath(__DIR__ . '/../bootstrap.php'), true),
             var_export(self::$server->url, true),
