@@ -5,6 +5,8 @@ declare(strict_types=1);
 namespace Vigil\Tests\Support;
 
 use PHPUnit\Framework\TestCase;
+use Vigil\Pacing\Pacer;
+use Vigil\State\SharedPacing;
 use Vigil\State\StateStore;
 
 /**
@@ -18,6 +20,25 @@ abstract class StateStoreContract extends TestCase
 
     /** PHP code, run after the bootstrap in another process, that evaluates to a store on the same state. */
     abstract protected function workerInAnotherProcess(): string;
+
+    public function testWorkersPaceTogether(): void
+    {
+        $waits = [];
+        for ($i = 0; $i < 6; $i++) {
+            // Each request of PHP-FPM opens the store anew: only the shared state knows the ones before.
+            $store = $this->worker();
+            $this->assertInstanceOf(SharedPacing::class, $store);
+            $waits[] = $store->updatePacing(static function (array $saved): array {
+                $pacer = Pacer::fromArray($saved);
+                $wait = $pacer->reserve(1, 1_000, 0);
+
+                return [$pacer->toArray(), $wait];
+            });
+        }
+
+        // The smallest plan's 5 requests a second, counted across the workers.
+        $this->assertSame([0, 0, 0, 0, 0, null], $waits);
+    }
 
     public function testWorkersShareOneCooldownAndOneProbePerPeriod(): void
     {

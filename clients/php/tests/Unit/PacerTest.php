@@ -6,9 +6,8 @@ namespace Vigil\Tests\Unit;
 
 use PHPUnit\Framework\TestCase;
 use Vigil\Pacing\Pacer;
-use Vigil\State\FileStateStore;
 
-/** The pacing rules of the conformance kit, and a pacer shared through the file state store. */
+/** The pacing rules of the conformance kit (the state stores' contract checks a shared pacer). */
 final class PacerTest extends TestCase
 {
     public function testTheSmallestPlanIsAssumedBeforeAnyAnswer(): void
@@ -43,29 +42,5 @@ final class PacerTest extends TestCase
         $pacer->learn(null);
         $pacer->learn('"second";w=1, minute');
         $this->assertSame([0, 0, null], array_map(static fn (): ?int => $pacer->reserve(1, 0, 0), range(1, 3)));
-    }
-
-    public function testProcessesSharingTheFileStorePaceTogether(): void
-    {
-        $path = tempnam(sys_get_temp_dir(), 'vigil-pacing-');
-        $take = static function (FileStateStore $store): ?int {
-            return $store->updatePacing(static function (array $saved): array {
-                $pacer = Pacer::fromArray($saved);
-                $wait = $pacer->reserve(1, 1_000, 0);
-
-                return [$pacer->toArray(), $wait];
-            });
-        };
-        try {
-            // Two store objects on one file stand for two PHP-FPM requests.
-            $waits = [];
-            for ($i = 0; $i < 6; $i++) {
-                $waits[] = $take(new FileStateStore($path));
-            }
-        } finally {
-            unlink($path);
-        }
-
-        $this->assertSame([0, 0, 0, 0, 0, null], $waits);
     }
 }
