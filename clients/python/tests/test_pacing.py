@@ -135,7 +135,8 @@ def test_a_failing_error_hook_never_reaches_the_caller(server: ScriptedServer, c
 
 
 def test_the_async_client_does_not_block_the_event_loop(server: ScriptedServer) -> None:
-    # The answer takes 300 ms of real time: a ticker on the loop must keep running meanwhile.
+    # The answer takes 300 ms of real time: a ticker on the loop must run while the event is on its
+    # way (a track that blocked the loop would let it run only after the event was delivered).
     server.script({"status": 202, "delay_ms": 300, "headers": PRO})
 
     async def main() -> Any:
@@ -157,7 +158,7 @@ def test_the_async_client_does_not_block_the_event_loop(server: ScriptedServer) 
 
     result, ticks, stats = asyncio.run(main())
     assert result.outcome is vigil.Outcome.ACCEPTED and result.risk is not None
-    assert ticks >= 5 and stats.accepted == 1
+    assert ticks >= 1 and stats.accepted == 1
 
 
 def test_the_async_client_paces_concurrent_tasks_and_closes(server: ScriptedServer) -> None:
