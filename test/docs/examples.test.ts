@@ -135,7 +135,7 @@ for (const { file, examples } of byFile) {
       t = await testApp({}, { clock: new ManualClock(Date.now()) });
       const first = await t.vigil.accounts.bootstrap('free');
       if (!first) throw new Error('the store was not empty');
-      env.VIGIL_SECRET_KEY = first.secret;
+      env.VIGIL_API_KEY = first.secret;
       env.VIGIL_PUBLISHABLE_KEY = first.publishable;
       lastId.set('key', first.publishableId);
       lastId.set('acc', first.account.id);
@@ -150,7 +150,7 @@ for (const { file, examples } of byFile) {
         t.clock.advance(1_000);
         const command = example.command
           .replaceAll('http://localhost:8080', base)
-          .replaceAll('vgl_sk_…', env.VIGIL_SECRET_KEY as string)
+          .replaceAll('vgl_sk_…', env.VIGIL_API_KEY as string)
           .replaceAll('vgl_pk_…', env.VIGIL_PUBLISHABLE_KEY as string)
           .replace(/\b([a-z]+)_…/g, (whole, prefix: string) => lastId.get(prefix) ?? whole);
         const { stdout } = await run('sh', ['-c', `${command} -w '\\n%{http_code}'`], { env: { PATH: process.env.PATH ?? '', ...env } });
