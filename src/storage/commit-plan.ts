@@ -122,7 +122,7 @@ export type RowValues = readonly unknown[];
  */
 export interface CommitPlan {
   readonly events: readonly RowValues[];
-  /** Each event's text for the full-text index, by the events' order (SQLite writes it beside the row; PostgreSQL indexes the document). */
+  /** Each event's text for the full-text and trigram indexes, by the events' order (SQLite writes it into both index tables; PostgreSQL into the row's search_text). */
   readonly eventTexts: readonly string[];
   readonly idempotency: readonly RowValues[];
   /** In key order; an alert opened and updated in one group is one insert. */

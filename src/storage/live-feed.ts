@@ -73,7 +73,8 @@ export function liveMessages(
   for (const row of events) {
     if (!wanted(row.accountId)) continue;
     const doc = 'docJson' in row ? (JSON.parse(row.docJson) as Record<string, unknown>) : row.doc;
-    of(row.accountId).events.push(eventView({ id: row.id, doc }));
+    // The row's tags, which its search's tag: terms read, whatever the document says.
+    of(row.accountId).events.push(eventView({ id: row.id, doc: { ...doc, tags: row.tags } }));
   }
   for (const write of alerts) {
     if (!wanted(write.alert.accountId)) continue;

@@ -3,8 +3,12 @@ import { ALERT_UPDATE, alertRowFrom, conflictClause, TABLE_WRITES, type CommitPl
 import { enabledEndpoints, insertDeliveries } from './kysely/outbox.js';
 import type { Database, WebhookDeliveriesTable } from './schema.js';
 import { alertWriteOutbox, type OutboxReads } from './webhooks/outbox.js';
+import { pgSearchText } from './search-text.js';
 
 const unnestSql = new Map<TableWrite, string>();
+
+/** Events with their indexed text, which PostgreSQL keeps in a column (the full-text and trigram indexes are over it). */
+const EVENT_WRITE: TableWrite = { ...TABLE_WRITES.events, columns: [...TABLE_WRITES.events.columns, ['search_text', 'text']] };
 
 /**
  * One statement for all the rows of a table, whatever their number: one array parameter per
@@ -59,7 +63,13 @@ async function deliveriesOf(
  * the rows other groups also update (alerts, usage) last, so their locks are held briefly.
  */
 export async function writeCommitPlan(trx: Transaction<Database>, plan: CommitPlan): Promise<void> {
-  if (plan.events.length > 0) await trx.executeQuery(unnestInsert(TABLE_WRITES.events, plan.events));
+  if (plan.events.length > 0)
+    await trx.executeQuery(
+      unnestInsert(
+        EVENT_WRITE,
+        plan.events.map((row, i) => [...row, pgSearchText(plan.eventTexts[i] as string)]),
+      ),
+    );
   if (plan.idempotency.length > 0) await trx.executeQuery(unnestInsert(TABLE_WRITES.idempotency, plan.idempotency));
   if (plan.alerts.length > 0) {
     const endpointsOf = await enabledEndpoints(trx, [...new Set(plan.alerts.map((w) => w.row[1] as string))]);

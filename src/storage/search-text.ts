@@ -21,8 +21,17 @@ const JSONPATH = `strict $.keyvalue() ? (${INDEXED_MEMBERS.map((m) => `@.key == 
 const PG_NON_WORD = '[^[:alnum:]]+';
 const pgWords = (text: string): string => `regexp_replace(${text}, '${PG_NON_WORD}', ' ', 'g')`;
 
-/** The indexed tsvector of an event row (PostgreSQL); one parse of the document. */
-export const PG_EVENT_TSVECTOR = `to_tsvector('simple'::regconfig, ${pgWords(`jsonb_path_query_array(doc::jsonb, '${JSONPATH}'::jsonpath)::text`)})`;
+/** The indexed texts of a stored document (PostgreSQL), as a jsonb array: for rows written before the `search_text` column. */
+export const pgDocumentTexts = (doc: string): string => `jsonb_path_query_array(${doc}::jsonb, '${JSONPATH}'::jsonpath)`;
+
+/**
+ * The indexed tsvector of an event row (PostgreSQL): the words of its `search_text` column,
+ * which the writer fills with eventSearchText (pgSearchText), so the index parses no document.
+ */
+export const PG_EVENT_TSVECTOR = `to_tsvector('simple'::regconfig, ${pgWords('search_text')})`;
+
+/** The tsvector of the first search index (migration 009), which parsed the document: kept so that migration stays what it was. */
+export const PG_DOCUMENT_TSVECTOR = `to_tsvector('simple'::regconfig, ${pgWords(`${pgDocumentTexts('doc')}::text`)})`;
 
 /**
  * A tsquery matching the words of a text (a parameter) in that order, the last a prefix when
@@ -63,3 +72,6 @@ export const sqliteEventText = (doc: string): string =>
   )
     .map((m) => `'${m}'`)
     .join(', ')})) or fullkey glob '$.request.*' or fullkey glob '$.metadata.*'))`;
+
+/** The `search_text` of a PostgreSQL event row: eventSearchText without NUL, which a PostgreSQL text cannot hold. */
+export const pgSearchText = (text: string): string => (text.includes('\0') ? text.replaceAll('\0', ' ') : text);

@@ -16,6 +16,7 @@ const ALERT_UPDATE_PARAMS = [...ALERT_UPDATE, 'id', 'account_id'].map(alertIndex
 const SQL = {
   event: insertSql(TABLE_WRITES.events),
   eventText: 'insert into events_fts (rowid, text) values (?, ?)',
+  eventTrigrams: 'insert into events_trigram (rowid, text) values (?, ?)',
   idempotency: insertSql(TABLE_WRITES.idempotency),
   alertOpen: insertSql(TABLE_WRITES.alerts),
   alertUpdate: `update alerts set ${ALERT_UPDATE.map((c) => `${c} = ?`).join(', ')} where id = ? and account_id = ?`,
@@ -72,7 +73,9 @@ export class SqliteBatchWriter {
       for (const w of groups) {
         for (let i = 0; i < w.events.length; i++) {
           const event = w.events[i] as RowValues;
-          s.eventText.run(s.event.run(event).lastInsertRowid, w.eventTexts[i]);
+          const rowid = s.event.run(event).lastInsertRowid;
+          s.eventText.run(rowid, w.eventTexts[i]);
+          s.eventTrigrams.run(rowid, w.eventTexts[i]);
           this.summarise(event);
         }
         run(s.idempotency, w.idempotency);

@@ -198,6 +198,29 @@ describe('GET /v1/stream', () => {
     expectError(await t.vigil.app.inject({ method: 'GET', url: '/v1/stream?kinds=alerts&q=risk%3A5', headers: bearer(acct.secret) }), 400, 'INVALID_REQUEST');
   });
 
+  it('a tag: term and free text match the same events on the stream as on the list', async () => {
+    // An API request to a logout path is classified by it: tagged inferred:auth.logout.
+    const q = encodeURIComponent('tag:"inferred:auth.logout" OR (tag:inferred:* actor_id:never) OR stream-tag-words-7');
+    const stream = await subscribed(base, bearer(acct.secret), `?kinds=events&q=${q}`);
+    try {
+      await ingest(t, acct.secret, [
+        { event: 'api.request', actor_id: 'tag-skip', request: { method: 'POST', path: '/home', status: 200 } },
+        { event: 'api.request', actor_id: 'tag-keep', request: { method: 'POST', path: '/logout', status: 200 } },
+        { event: 'custom.words', actor_id: 'words-keep', metadata: { deep: { note: 'stream-tag-words-7' } } },
+      ]);
+      const tagged = (await stream.next('event')).data as { id: string; actor_id: string; tags: string[] };
+      expect(tagged).toMatchObject({ actor_id: 'tag-keep', tags: expect.arrayContaining(['inferred:auth.logout']) });
+      // Nested metadata text is in the stored row's free text, so the stream finds it too.
+      const worded = (await stream.next('event')).data as { id: string };
+      expect(worded).toMatchObject({ actor_id: 'words-keep' });
+      const listed = await t.vigil.app.inject({ method: 'GET', url: `/v1/events?limit=50&q=${q}`, headers: bearer(acct.secret) });
+      expect(listed.statusCode, listed.body).toBe(200);
+      expect((listed.json().data as { id: string }[]).map((e) => e.id).sort()).toEqual([tagged.id, worded.id].sort());
+    } finally {
+      stream.close();
+    }
+  });
+
   it('refuses the sixth open stream of an account with 429, and a closed stream frees its slot', async () => {
     const streams = [];
     for (let i = 0; i < 5; i++) streams.push(await subscribed(base, bearer(acct.secret)));

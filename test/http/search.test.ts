@@ -146,6 +146,27 @@ describe('search: q, sort and time range of GET /v1/events', () => {
     expect(await ids('actor_id:dana\\*')).toEqual([]);
   });
 
+  it('a pattern that starts with a wildcard finds the same rows through the trigram index, and without it when its literals are short', async () => {
+    expect(await ids('email:*smith*')).toEqual(where((e) => e.email?.includes('smith') === true));
+    expect(await ids('actor_id:*ana.smi*')).toEqual(where((e) => e.actor_id.includes('ana.smi')));
+    // The index matches regardless of case; the pattern does not.
+    expect(await ids('actor_id:*SMITH*')).toEqual([]);
+    expect(await ids('actor_id:*ana*smi*')).toEqual(where((e) => /ana.*smi/.test(e.actor_id)));
+    expect(await ids('host:*eb-1')).toEqual(where((e) => e.host?.endsWith('eb-1') === true));
+    expect(await ids('request.path:*xpor*')).toEqual(where((e) => e.request?.path.includes('xpor') === true));
+    expect(await ids('user_agent:*x86_64*')).toEqual(where((e) => e.user_agent?.includes('x86_64') === true));
+    expect(await ids('user_agent:*x86%64*')).toEqual([]);
+    expect(await ids('metadata.note:*ransfer*')).toEqual(where((e) => e.metadata?.note === 'wire transfer approved'));
+    expect(await ids('(email:*smith* OR host:*eb-2) -type:api.request')).toEqual(
+      where((e) => (e.email?.includes('smith') === true || e.host === 'web-2') && e.event !== 'api.request'),
+    );
+    // Literals shorter than a trigram (3 characters) name nothing the index can look up.
+    expect(await ids('actor_id:*an*')).toEqual(where((e) => e.actor_id.includes('an')));
+    expect(await ids('actor_id:*a?a*')).toEqual(where((e) => /a.a/.test(e.actor_id)));
+    expect(await ids('host:*1')).toEqual(where((e) => e.host?.endsWith('1') === true));
+    expect(await ids('email:*zzz*')).toEqual([]);
+  });
+
   it('free text finds words of the message-like fields, phrases in order, a trailing * as a prefix', async () => {
     const noted = where((e) => e.metadata?.note === 'wire transfer approved');
     expect(await ids('transfer')).toEqual(noted);

@@ -6,6 +6,7 @@ import { requestAccount } from '../context.js';
 import { ApiError } from '../errors.js';
 import { NameFilterParam, parseNameFilter } from '../list-filter.js';
 import { ErrorResponses, integerQuery, KeyAuth } from '../schemas.js';
+import { eventSearchText } from '../../storage/search-text.js';
 import { matchesQuery, wordsOf } from '../../util/search-match.js';
 import { ALERT_FIELDS, EVENT_FIELDS, parseQuery, type QueryNode } from '../../util/search-query.js';
 import { SearchText } from './read.js';
@@ -59,18 +60,15 @@ function eventField(e: Readonly<Record<string, unknown>>, field: string): unknow
       return at('metadata', 'device_id');
     case 'occurred_at':
       return e.timestamp;
+    case 'tag':
+      return e.tags;
     default:
       return field.includes('.') ? at(...field.split('.')) : e[field];
   }
 }
 
-const EVENT_TEXT = ['event', 'actor_id', 'email', 'ip', 'host', 'session_id', 'user_agent'] as const;
-
-function eventWords(e: Readonly<Record<string, unknown>>): Set<string> {
-  const request = (e.request ?? {}) as Record<string, unknown>;
-  const metadata = (e.metadata ?? {}) as Record<string, unknown>;
-  return wordsOf([...EVENT_TEXT.map((k) => e[k]), request.path, request.query, ...Object.values(metadata)]);
-}
+/** The words of the text the stored row's full-text index holds (search-text.ts), so free text finds on the stream what it finds in the list. */
+const eventWords = (e: Readonly<Record<string, unknown>>): Set<string> => wordsOf([eventSearchText(e)]);
 
 function passesQuery(query: QueryNode | null | undefined, field: (f: string) => unknown, words: () => Set<string>): boolean {
   if (query === undefined) return false;

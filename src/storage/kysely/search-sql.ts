@@ -207,10 +207,41 @@ function indexWords(test: FieldTest): { text: string; prefix: boolean } | undefi
   return words.length === 0 || words.length > QUERY_LIMITS.words ? undefined : lead;
 }
 
+/** Characters of a trigram: a literal shorter than this gives the trigram index nothing to look up. */
+const TRIGRAM = 3;
+
+/**
+ * The literals of a pattern that starts with a wildcard (`*smith*`), for the trigram index:
+ * every value passing the pattern holds each of them, and so does the event's indexed text.
+ * Undefined for other tests, and for a pattern whose literals are all shorter than a trigram.
+ */
+function trigramLiterals(test: FieldTest): string[] | undefined {
+  if (test.op !== 'pattern' || test.parts[0]?.wildcard === null) return undefined;
+  const literals = test.parts.filter((p) => p.wildcard === null && [...p.text].length >= TRIGRAM).map((p) => p.text);
+  return literals.length === 0 ? undefined : literals;
+}
+
+/**
+ * Events whose indexed text holds what a pattern that starts with a wildcard needs. SQLite: the
+ * trigram table holds each literal as a phrase of trigrams (matched regardless of case, a
+ * superset the pattern then narrows). PostgreSQL: the pattern itself, open at both ends, on
+ * `search_text`, which the trigram index serves.
+ */
+function trigramTest(test: Extract<FieldTest, { op: 'pattern' }>, literals: readonly string[], dialect: Dialect): Cond {
+  if (dialect === 'postgres') return sql<boolean>`search_text like ${`%${likePattern(test.parts)}%`} escape '\\'`;
+  const match = literals.map((l) => `"${l.replace(/"/g, '""')}"`).join(' AND ');
+  return sql<boolean>`events.rowid in (select rowid from events_trigram where events_trigram match ${match})`;
+}
+
+/** The value is one of the texts in the event's indexed text (search-text.ts). */
+const inSearchText = (column: Column): boolean => column.indexed !== undefined;
+
 function fieldCondition(node: Extract<QueryNode, { kind: 'field' }>, table: SearchTable, dialect: Dialect): Cond {
   if (table === 'events' && node.field === 'tag') return tagTest(node.test, dialect);
   const column = table === 'events' ? eventColumn(node.field, dialect) : alertColumn(node.field);
   const test = valueTest(column, node.test, dialect);
+  const literals = table === 'events' && inSearchText(column) ? trigramLiterals(node.test) : undefined;
+  if (literals !== undefined && node.test.op === 'pattern') return sql<boolean>`(${trigramTest(node.test, literals, dialect)} and ${test})`;
   const lead = column.indexed === true || (column.indexed === dialect && node.test.op !== 'cidr') ? indexWords(node.test) : undefined;
   return lead === undefined ? test : sql<boolean>`(${eventWords(lead.text, lead.prefix, dialect)} and ${test})`;
 }
@@ -230,6 +261,11 @@ export function sqliteCandidates(node: QueryNode, accountId: string): RawBuilder
       // Tags live in their own JSON column, which no index covers.
       if (node.field === 'tag') return undefined;
       const column = eventColumn(node.field, 'sqlite');
+      const literals = inSearchText(column) ? trigramLiterals(node.test) : undefined;
+      if (literals !== undefined) {
+        const match = literals.map((l) => `"${l.replace(/"/g, '""')}"`).join(' AND ');
+        return sql`select rowid as rid from events_trigram where events_trigram match ${match}`;
+      }
       const lead = column.indexed === true || column.indexed === 'sqlite' ? indexWords(node.test) : undefined;
       if (lead !== undefined) return sql`select rowid as rid from events_fts where events_fts match ${ftsPhrase(lead.text, lead.prefix)}`;
       // SQLite keeps no actor or address index on events (see event-hours.ts): a pattern on
@@ -255,6 +291,46 @@ export function sqliteCandidates(node: QueryNode, accountId: string): RawBuilder
         parts.push(found);
       }
       return sql.join(parts, sql` union `);
+    }
+    case 'not':
+      return undefined;
+  }
+}
+
+/**
+ * PostgreSQL: a condition that every event of the query passes and that the full-text or trigram
+ * index answers, when the query's structure allows one (as sqliteCandidates); `trigrams`: the
+ * trigram index exists. The store counts the rows it names up to a bound, through the index,
+ * before choosing how to read: the planner cannot, its estimate for a prefix or a pattern
+ * being far off.
+ */
+export function pgCandidates(node: QueryNode, trigrams: boolean): Cond | undefined {
+  switch (node.kind) {
+    case 'text':
+      return eventWords(node.text, node.prefix, 'postgres');
+    case 'field': {
+      if (node.field === 'tag') return undefined;
+      const column = eventColumn(node.field, 'postgres');
+      const literals = trigrams && inSearchText(column) ? trigramLiterals(node.test) : undefined;
+      if (literals !== undefined && node.test.op === 'pattern') return trigramTest(node.test, literals, 'postgres');
+      const lead = column.indexed === true || column.indexed === 'postgres' ? indexWords(node.test) : undefined;
+      return lead === undefined ? undefined : eventWords(lead.text, lead.prefix, 'postgres');
+    }
+    case 'and': {
+      for (const item of node.items) {
+        const found = pgCandidates(item, trigrams);
+        if (found !== undefined) return found;
+      }
+      return undefined;
+    }
+    case 'or': {
+      const parts: Cond[] = [];
+      for (const item of node.items) {
+        const found = pgCandidates(item, trigrams);
+        if (found === undefined) return undefined;
+        parts.push(found);
+      }
+      return sql<boolean>`(${sql.join(parts, sql` or `)})`;
     }
     case 'not':
       return undefined;

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { isPostgres } from './dialect.js';
-import { PG_EVENT_TSVECTOR, sqliteEventText } from '../search-text.js';
+import { PG_DOCUMENT_TSVECTOR, sqliteEventText } from '../search-text.js';
 
 /**
  * Search (the `q`, `sort` and time range of the event and alert lists):
@@ -18,7 +18,7 @@ import { PG_EVENT_TSVECTOR, sqliteEventText } from '../search-text.js';
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   if (isPostgres(db)) {
-    await sql.raw(`create index events_search on events using gin ((${PG_EVENT_TSVECTOR}))`).execute(db);
+    await sql.raw(`create index events_search on events using gin ((${PG_DOCUMENT_TSVECTOR}))`).execute(db);
     await db.schema.dropIndex('events_account_occurred').execute();
     await db.schema.createIndex('events_account_occurred').on('events').columns(['account_id', 'occurred_at', 'id']).execute();
   } else {

@@ -8,6 +8,7 @@ import * as eventHours from './006-event-hours.js';
 import * as threatModelSuspension from './007-threat-model-suspension.js';
 import * as teams from './008-teams.js';
 import * as search from './009-search.js';
+import * as searchText from './010-search-text.js';
 
 /** The one migration set, shared by SQLite and PostgreSQL; listed statically so builds need no file scanning. */
 export const migrationProvider: MigrationProvider = {
@@ -22,6 +23,7 @@ export const migrationProvider: MigrationProvider = {
       '007-threat-model-suspension': threatModelSuspension,
       '008-teams': teams,
       '009-search': search,
+      '010-search-text': searchText,
     };
   },
 };
