@@ -8,7 +8,9 @@
  * `${@print(…)}`), SSI `<!--#exec`, `<?php f(…)`, and interpreter calls whose quoted argument is a
  * command (`system('id')`, `exec('sleep 5')`). A value that is itself a command line reaching for
  * system paths, URLs, user or firewall changes (`cat /etc/passwd`, `net user x y /add`) counts too.
- * Quote and backslash obfuscation inside words (`c'a't`, `w\hoami`) is removed first.
+ * Quote and backslash obfuscation inside words (`c'a't`, `w\hoami`) is removed first; shell reserved
+ * words (`;then sleep 5`) and runs of separators (`|||id`) are skipped before a command word, and a
+ * `$(…)` substitution is shell whatever text surrounds it.
  *
  * Policy: in metadata free text, newlines are not separators unless a line break was
  * percent-encoded (scan-value.ts). A backtick that opens a Markdown code span (after a space, a line

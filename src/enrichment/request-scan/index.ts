@@ -3,9 +3,9 @@
  * injection in the request path, query, user agent and every string in metadata.
  *
  * Pipeline per string (scan-value.ts): a one-pass prefilter skips strings with no character or
- * word any attack needs; the rest is decoded (decode.ts: URL decoding repeated up to 4 rounds
- * with overlong UTF-8 and %uXXXX, HTML entities, NFKC, null bytes, lower case) and given to the
- * four detectors: sql.ts (token-class rules over sql-tokens.ts, comments removed), xss.ts,
+ * word any attack needs; the rest is decoded (decode.ts: URL decoding with overlong UTF-8, %uXXXX,
+ * split and lax hex, and HTML entities, repeated to a bounded fixed point; NFKC, null bytes, lower
+ * case) and given to the four detectors: sql.ts (token-class rules over sql-tokens.ts, comments removed), xss.ts,
  * traversal.ts and cmdi.ts. Each file documents its rules and its precision policy.
  *
  * Precision policy for metadata free text: scanned with the same detectors and the same 0.5%

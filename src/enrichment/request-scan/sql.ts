@@ -31,7 +31,8 @@ const OP_COMPARE = tokens.OP_COMPARE;
  * SELECT, a stacked statement (`; drop table`), a concatenation/arithmetic break (`'+sleep(5)+'`)
  * or clause injection (`order by 5--`, `having 1=1`). Independently of points, a few shapes are
  * flagged anywhere: time-delay calls, UNION SELECT with a literal column list, stacked statements,
- * literal tautologies joined by a logic word, and well-known dangerous routines.
+ * literal tautologies joined by a logic word, a literal compared with a literal where a condition
+ * starts (`where 5=5`, `elt(3=3,1)`), and well-known dangerous routines.
  *
  * Precision policy: prose ("select one or two"), names with apostrophes (O'Brien) and SQL quoted
  * in support text are not flagged, because none of them breaks out of a literal and continues
