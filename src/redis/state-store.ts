@@ -7,6 +7,7 @@ import {
   DEFAULT_ALERT_MAX_EVENT_IDS,
   DEFAULT_ALERT_MAX_TYPES,
   DEFAULT_DISTINCT_MAX_MEMBERS,
+  DEFAULT_ORDERED_MAX_PER_STAGE,
   DEFAULT_SEEN_MAX_MEMBERS,
   DEFAULT_WINDOW_MAX_ENTRIES,
   StateUnavailableError,
@@ -153,6 +154,8 @@ function argsOf(op: StateOp): (string | number)[] {
       return ['c', op.field, op.at, op.amount, op.ttlMs];
     case 'sequence.mark':
       return ['q', op.field, op.at, op.stage, op.windowMs, JSON.stringify(op.ref)];
+    case 'ordered.add':
+      return ['o', op.field, op.at, op.stages.join(','), op.stageCount, op.windowMs, JSON.stringify(op.ref), op.maxPerStage ?? DEFAULT_ORDERED_MAX_PER_STAGE];
     case 'alert.open':
       return [
         'ao',
@@ -204,6 +207,7 @@ function decode(op: StateOp, reply: string): StateResult {
     case 'counter.add':
       return { value: Number(reply) };
     case 'sequence.mark':
+    case 'ordered.add':
       return { steps: stepsOf(reply) };
     case 'alert.open':
       return { opened: reply[0] === '1', alert: alertOf(JSON.parse(reply.slice(1)) as StoredAlert) };

@@ -167,16 +167,20 @@ function queue(ops: StateOp[], scope: AccountScope, model: CompiledModel, view: 
       for (const s of matched)
         ops.push({ kind: 'distinct.add', key: key('u'), field: 's', at: view.at, windowMs: model.windowMs, member: String(s), maxMembers: model.steps.length });
       return pending(ops.length - 1);
-    case 'sequence': {
-      // Highest stage first: one event never serves as both a step and the step before it.
-      let last = -1;
-      for (let i = matched.length - 1; i >= 0; i--) {
-        const stage = matched[i] as number;
-        ops.push({ kind: 'sequence.mark', key: key('q'), field: 's', at: view.at, stage, windowMs: model.windowMs, ref: eventId ?? null });
-        if (stage === model.steps.length - 1) last = ops.length - 1;
-      }
-      return last === -1 ? undefined : pending(last);
-    }
+    case 'sequence':
+      // Steps are ordered by event time, not arrival: a late first step completes the chain its
+      // later steps began, and the event serves as one of the stages it meets.
+      ops.push({
+        kind: 'ordered.add',
+        key: key('o'),
+        field: 's',
+        at: view.at,
+        stages: matched,
+        stageCount: model.steps.length,
+        windowMs: model.windowMs,
+        ref: eventId ?? null,
+      });
+      return pending(ops.length - 1);
   }
 }
 

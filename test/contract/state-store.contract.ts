@@ -216,6 +216,61 @@ export function stateStoreContract(name: string, factory: () => Promise<StateSto
       });
     });
 
+    describe('ordered.add', () => {
+      const add = (stages: number[], at: number, ref: string, windowMs = 10 * MIN, maxPerStage?: number) =>
+        one({
+          kind: 'ordered.add',
+          key: `${p}o`,
+          field: 'seq',
+          stages,
+          stageCount: 3,
+          at,
+          windowMs,
+          ref,
+          ...(maxPerStage === undefined ? {} : { maxPerStage }),
+        });
+      const refs = (r: { steps: readonly { ref: unknown }[] | null }) => r.steps?.map((s) => s.ref) ?? null;
+
+      it('completes a chain in event-time order, whatever order the steps arrive in', async () => {
+        expect(refs(await add([2], T0 + 3 * MIN, 'c'))).toBeNull();
+        expect(refs(await add([1], T0 + 2 * MIN, 'b'))).toBeNull();
+        // The first step arrives last: the chain it starts is complete.
+        expect(await add([0], T0 + MIN, 'a')).toEqual({
+          steps: [
+            { stage: 0, at: T0 + MIN, ref: 'a' },
+            { stage: 1, at: T0 + 2 * MIN, ref: 'b' },
+            { stage: 2, at: T0 + 3 * MIN, ref: 'c' },
+          ],
+        });
+        // A step out of order for every chain completes nothing.
+        expect(refs(await add([0], T0 + 4 * MIN, 'a-after'))).toBeNull();
+      });
+
+      it('spans less than the window: a chain exactly one window long has left it', async () => {
+        await add([0], T0, 'a');
+        await add([1], T0 + MIN, 'b');
+        expect(refs(await add([2], T0 + 10 * MIN, 'edge'))).toBeNull();
+        expect(refs(await add([2], T0 + 10 * MIN - 1, 'inside'))).toEqual(['a', 'b', 'inside']);
+      });
+
+      it('picks the chain spanning the least time and lets one event serve as one stage only', async () => {
+        await add([0], T0, 'a-old');
+        await add([0], T0 + 5 * MIN, 'a-new');
+        await add([2], T0 + 14 * MIN, 'c');
+        expect(refs(await add([1], T0 + 6 * MIN, 'b'))).toEqual(['a-new', 'b', 'c']);
+        // An event meeting all three stages alone is no chain.
+        expect(refs(await add([0, 1, 2], T0 + 30 * MIN, 'all'))).toBeNull();
+      });
+
+      it('keeps at most maxPerStage sightings a stage, the latest', async () => {
+        for (let i = 0; i < 5; i++) await add([0], T0 + i * 1000, `a${i}`, 10 * MIN, 2);
+        await add([1], T0 + 10_000, 'b', 10 * MIN, 2);
+        expect(refs(await add([2], T0 + 20_000, 'c', 10 * MIN, 2))).toEqual(['a4', 'b', 'c']);
+        // a0 is gone: a late second step before a3 finds no first step.
+        expect(refs(await add([1], T0 + 500, 'b-early', 10 * MIN, 2))).toBeNull();
+      });
+    });
+
     describe('alert.open and alert.peek', () => {
       const open = (at: number, id: string, eventId?: string, maxEventIds?: number) =>
         one({

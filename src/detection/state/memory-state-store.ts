@@ -5,6 +5,7 @@ import {
   DEFAULT_ALERT_MAX_EVENT_IDS,
   DEFAULT_ALERT_MAX_TYPES,
   DEFAULT_DISTINCT_MAX_MEMBERS,
+  DEFAULT_ORDERED_MAX_PER_STAGE,
   DEFAULT_SEEN_MAX_MEMBERS,
   DEFAULT_WINDOW_MAX_ENTRIES,
   type AlertOpenOp,
@@ -20,6 +21,7 @@ import {
   type DistinctResult,
   type LastResult,
   type LastSwapOp,
+  type OrderedAddOp,
   type ResultsOf,
   type SeenAddOp,
   type SeenResult,
@@ -34,6 +36,7 @@ import {
   type WindowAddOp,
   type WindowResult,
 } from './state-store.js';
+import { chainThrough, type Sightings } from './ordered-steps.js';
 import { getSlot, newRecord, recordBytes, setSlot, withField, withoutEmptyFields, type Rec } from './memory-records.js';
 import { flatten } from '../../util/flatten.js';
 import { firstKey } from '../../util/first-key.js';
@@ -104,6 +107,11 @@ interface SequenceStage {
   steps: SequenceStep[];
 }
 type SequenceField = (SequenceStage | null)[];
+
+/** Ordered steps: each stage's sightings, oldest first (ordered.add). */
+class OrderedField {
+  constructor(readonly stages: (Sightings | undefined)[]) {}
+}
 
 /** One alert of a subject's record; `chars` is the estimated bytes of its event id strings. */
 class AlertField {
@@ -197,6 +205,16 @@ function seenListBytes(s: SeenList): number {
   return n;
 }
 
+function orderedBytes(o: OrderedField): number {
+  let n = OBJECT + ARRAY + 8 * o.stages.length;
+  for (const list of o.stages) {
+    if (list === undefined) continue;
+    n += ARRAY + 8 * grown(list.length);
+    for (const s of list) n += OBJECT + NUMBER + valueBytes(s.ref);
+  }
+  return n;
+}
+
 function sequenceBytes(seq: SequenceField): number {
   // Filled by index from empty: V8 reserves 16 slots beyond the first.
   let n = ARRAY + 8 * (seq.length + 16);
@@ -216,6 +234,7 @@ function fieldBytes(first: unknown, second: unknown): number {
   if (first instanceof AlertField) return alertBytes(first);
   if (first instanceof WindowField) return windowBytes(first);
   if (first instanceof DistinctField) return distinctBytes(first);
+  if (first instanceof OrderedField) return orderedBytes(first);
   if (typeof first === 'string') return memberBytes(first);
   // A counter's value alone, or last.swap's event time and value.
   if (typeof first === 'number') return second === undefined ? 0 : NUMBER + valueBytes(second as StateValue);
@@ -410,6 +429,8 @@ export class MemoryStateStore implements StateStore {
         return this.counterAdd(op);
       case 'sequence.mark':
         return this.sequenceMark(op);
+      case 'ordered.add':
+        return this.orderedAdd(op);
       case 'alert.open':
         return this.alertOpen(op);
       case 'alert.peek':
@@ -758,6 +779,32 @@ export class MemoryStateStore implements StateStore {
       this.charge(rec, sequenceBytes(seq) - before);
     }
     this.write(op.key, op.windowMs, op.field);
+    return { steps };
+  }
+
+  private orderedAdd(op: OrderedAddOp): SequenceResult {
+    const rec = this.write(op.key, op.windowMs, op.field);
+    const slot = this.slot;
+    const current = getSlot(rec, slot);
+    const before = fieldBytes(current, getSlot(rec, slot + 1));
+    const field = current instanceof OrderedField ? current : new OrderedField([]);
+    if (field !== current) setSlot(rec, slot, field);
+    const lists = field.stages;
+    let steps: SequenceStep[] | null = null;
+    // The chain is looked for before this event's own sightings are added: it serves as one stage.
+    for (const stage of op.stages) {
+      steps = chainThrough(lists, op.stageCount, stage, op.at, op.ref, op.windowMs);
+      if (steps !== null) break;
+    }
+    const max = op.maxPerStage ?? DEFAULT_ORDERED_MAX_PER_STAGE;
+    for (const stage of op.stages) {
+      const list = (lists[stage] ??= []);
+      let i = list.length;
+      while (i > 0 && (list[i - 1] as Sightings[number]).at > op.at) i--;
+      list.splice(i, 0, { at: op.at, ref: op.ref });
+      if (list.length > max) list.splice(0, list.length - max);
+    }
+    this.charge(rec, orderedBytes(field) - before);
     return { steps };
   }
 

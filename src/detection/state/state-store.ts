@@ -148,6 +148,24 @@ export interface SequenceResult {
 }
 
 /**
+ * Ordered steps by event time (threat-model sequences), whatever order the events arrive in.
+ * The record keeps, per stage, the latest `maxPerStage` sightings by event time (default 8). One event may meet several `stages`; it serves as one of them in a
+ * chain. Answers a chain of all `stageCount` stages that uses this event, in non-decreasing event
+ * time and spanning less than `windowMs` (an event exactly one window older has left it, as in
+ * thresholds), or null; the event's sightings are recorded either way, so a late first step
+ * completes a chain whose later steps came before it.
+ */
+export interface OrderedAddOp extends OpBase {
+  readonly kind: 'ordered.add';
+  readonly stages: readonly number[];
+  readonly stageCount: number;
+  readonly windowMs: number;
+  readonly ref: StateValue;
+  readonly maxPerStage?: number;
+}
+export const DEFAULT_ORDERED_MAX_PER_STAGE = 8;
+
+/**
  * Alert deduplication per (type, subject): the record is the subject's, `field` the alert type.
  * If the record holds an alert of the type whose last sighting is within `windowMs` of `at`, it is
  * updated (count + 1, first/last seen widened, `eventId` appended, keeping the newest
@@ -195,7 +213,8 @@ export interface DeleteResult {
   readonly deleted: boolean;
 }
 
-export type StateOp = WindowAddOp | DistinctAddOp | LastSwapOp | SeenAddOp | CounterAddOp | SequenceMarkOp | AlertOpenOp | AlertPeekOp | DeleteOp;
+export type StateOp =
+  WindowAddOp | DistinctAddOp | LastSwapOp | SeenAddOp | CounterAddOp | SequenceMarkOp | OrderedAddOp | AlertOpenOp | AlertPeekOp | DeleteOp;
 
 export interface StateResultMap {
   'window.add': WindowResult;
@@ -204,6 +223,7 @@ export interface StateResultMap {
   'seen.add': SeenResult;
   'counter.add': CounterResult;
   'sequence.mark': SequenceResult;
+  'ordered.add': SequenceResult;
   'alert.open': AlertOpenResult;
   'alert.peek': AlertPeekResult;
   delete: DeleteResult;

@@ -194,6 +194,57 @@ if kind == 'q' then
   return cjson.encode(steps)
 end
 
+-- ordered.add: JSON {"s<stage>": [[at, ref], ...]} oldest first, an empty stage absent. The chain
+-- search is ordered-steps.ts's chainThrough.
+if kind == 'o' then
+  local stagesText, n, win, ref, max = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7], tonumber(ARGV[8])
+  local stages = {}
+  for v in string.gmatch(stagesText, '[^,]+') do stages[#stages + 1] = tonumber(v) end
+  local raw = redis.call('HGET', K, F)
+  local seq = raw and cjson.decode(raw) or {}
+  local function list(k) return seq['s' .. k] or {} end
+  local function chain(stage)
+    local steps = {}
+    steps[stage + 1] = { stage, at, ref }
+    local bound = at
+    for k = stage - 1, 0, -1 do
+      local l, pick = list(k), nil
+      for i = #l, 1, -1 do if l[i][1] <= bound then pick = l[i]; break end end
+      if not pick then return nil end
+      steps[k + 1] = { k, pick[1], pick[2] }
+      bound = pick[1]
+    end
+    local first = bound
+    bound = at
+    for k = stage + 1, n - 1 do
+      local l, pick = list(k), nil
+      for i = 1, #l do if l[i][1] >= bound then pick = l[i]; break end end
+      if not pick then return nil end
+      steps[k + 1] = { k, pick[1], pick[2] }
+      bound = pick[1]
+    end
+    if bound - first < win then return steps end
+    return nil
+  end
+  local found = nil
+  for _, stage in ipairs(stages) do
+    found = chain(stage)
+    if found then break end
+  end
+  for _, stage in ipairs(stages) do
+    local l = list(stage)
+    local i = #l + 1
+    while i > 1 and l[i - 1][1] > at do i = i - 1 end
+    table.insert(l, i, { at, ref })
+    while #l > max do table.remove(l, 1) end
+    seq['s' .. stage] = l
+  end
+  save(cjson.encode(seq))
+  touch(win)
+  if found then return cjson.encode(found) end
+  return ''
+end
+
 local function live(a, win) return a and at >= a.l - win and at <= a.l + win end
 
 if kind == 'ao' then
