@@ -347,7 +347,12 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   registerAuditRoutes(app, { audit: deps.store.audit });
   registerAdminRoutes(app, { accounts, store: deps.store });
   registerKeyRoutes(app, { accounts });
-  registerSettingsRoutes(app, { store: deps.store, changed: () => authenticator.invalidate(), audit });
+  registerSettingsRoutes(app, {
+    store: deps.store,
+    changed: () => authenticator.invalidate(),
+    audit,
+    pseudonymsAvailable: config.pseudonymSecret !== undefined,
+  });
   if (deps.threatModels)
     registerThreatModelRoutes(app, {
       store: deps.store,

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { AppDeps } from './app.js';
 import { buildCatalog } from './catalog/catalog.js';
 import type { Config } from './config/config.js';
+import { PseudonymKeys } from './privacy/pseudonym.js';
 import { MemoryQuotaCounter } from './limits/memory-quota.js';
 import { MemoryRateLimiter } from './limits/memory-limiter.js';
 import { createEnrichment, type EnrichmentService } from './enrichment/index.js';
@@ -132,6 +133,7 @@ export async function createServices(
     webhookDispatcher,
     redisHealth,
     live,
+    pseudonyms: new PseudonymKeys(config.pseudonymSecret),
     ...(redis ? { dryRunStates: redis.dryRunStates } : {}),
     status: () => ({ redis: redisHealth ? (redisHealth.degraded ? 'degraded' : 'ok') : 'not configured', enrichment: enrichment.status() }),
     async shutdown() {

@@ -129,7 +129,13 @@ export class EventDetection {
   ) {
     const settings = compileSettings(ctx.account.settings);
     const facts = eventFacts(event, ctx.account.id, eventId);
-    const silenced = settings.silenced({ ip: facts.ip, asn: event.enrichment.asn?.number, actorId: facts.actor, country: facts.country });
+    const silenced = settings.silenced({
+      // Allowlists name addresses and actors as the account knows them, not as minimised.
+      ip: event.sent?.ip ?? facts.ip,
+      asn: event.enrichment.asn?.number,
+      actorId: event.sent?.actorId ?? facts.actor,
+      country: facts.country,
+    });
     this.run = new EventRun(facts, settings, state.scope(facts.accountId));
     let chains: ChainRun | undefined;
     const names = event.classification.detectors;

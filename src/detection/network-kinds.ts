@@ -4,7 +4,7 @@
  * egresses many people through a few gateways, so its addresses say little about where a person
  * is; a hosting network is where automation and relays run.
  */
-import { formatAddress, parseAddress } from '../util/ip.js';
+import { formatAddress, parseAddress, TRUNCATED_BITS, truncatedAddress } from '../util/ip.js';
 import { HOSTING_ASNS, MOBILE_ASNS, PROXY_ASNS } from './network-kinds-data.js';
 
 export type NetworkKind = 'hosting' | 'proxy' | 'mobile';
@@ -45,6 +45,5 @@ export function networkKind(asn: number | undefined): NetworkKind | undefined {
 export function networkPrefix(ip: string): string | undefined {
   const a = parseAddress(ip);
   if (a === undefined) return undefined;
-  if (a.version === 4) return `${formatAddress({ version: 4, w0: a.w0, w1: a.w1, w2: a.w2, w3: (a.w3 & 0xffffff00) >>> 0 })}/24`;
-  return `${formatAddress({ version: 6, w0: a.w0, w1: (a.w1 & 0xffff0000) >>> 0, w2: 0, w3: 0 })}/48`;
+  return `${formatAddress(truncatedAddress(a))}/${TRUNCATED_BITS[a.version]}`;
 }

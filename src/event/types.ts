@@ -3,7 +3,8 @@
  *   unknown JSON -> ValidatedEvent -> ClassifiedEvent -> EnrichedEvent -> DetectedEvent -> ScoredEvent
  * One object travels through the stages: each adds its own fields to it (Object.assign, typed as
  * the wider type) and never changes a field an earlier stage set, except `alerts`, which the
- * threat models' stage extends with theirs. Copying the event at every stage cost more CPU and
+ * threat models' stage extends with theirs, and the identifiers, metadata and user agent, which
+ * the minimise stage replaces by what the account keeps of them. Copying the event at every stage cost more CPU and
  * garbage than any stage's own work on it.
  */
 import type { Classification } from './classification.js';
@@ -40,6 +41,12 @@ export interface ValidatedEvent {
   readonly metadata: Readonly<Record<string, unknown>>;
   /** Transient: checked during enrichment, never stored, logged or echoed. */
   readonly passwordSha1?: string;
+  /**
+   * Transient: the address and actor id as sent, when the minimise stage replaced them
+   * (src/privacy/minimise.ts). Read by allowlists and by the network a login is counted under;
+   * never stored, logged, echoed or written to detection state.
+   */
+  readonly sent?: { readonly ip?: string; readonly actorId?: string };
 }
 
 export interface ClassifiedEvent extends ValidatedEvent {

@@ -30,6 +30,10 @@ import { StageList, type Stage } from './stage.js';
 import { commitIn, storeStage } from './store.js';
 import type { LiveFeed } from '../storage/live-feed.js';
 import { validateStage } from './validate.js';
+import { minimiseStage } from './minimise.js';
+import { PseudonymKeys } from '../privacy/pseudonym.js';
+
+const NO_PSEUDONYMS = new PseudonymKeys(undefined);
 
 /** What the stages run on. */
 export interface PipelineBackends {
@@ -47,6 +51,8 @@ export interface PipelineBackends {
   readonly clock: Clock;
   /** The account's open live streams, told what each commit stored. */
   readonly live?: LiveFeed;
+  /** The accounts' pseudonym keys (from VIGIL_PSEUDONYM_SECRET); without them no pseudonym is made. */
+  readonly pseudonyms?: PseudonymKeys;
 }
 
 /** What the stages report to the service, besides the events' outcomes. */
@@ -65,6 +71,7 @@ export interface IngestStages {
   readonly quota: Stage<Deduplicated, Reserved>;
   readonly classify: Stage<Reserved, Classified>;
   readonly enrich: Stage<Classified, Enriched>;
+  readonly minimise: Stage<Enriched, Enriched>;
   readonly lookUp: Stage<Enriched, LookedUp>;
   readonly detect: Stage<LookedUp, Detected>;
   readonly model: Stage<Detected, Modelled>;
@@ -80,6 +87,7 @@ export function inOrder(s: IngestStages): StageList<Received, Answered> {
     .and(s.quota) // accept or drop before enrichment and detection are spent on an event
     .and(s.classify) // catalog lookup: base score, inferred types, and which detectors may fire
     .and(s.enrich) // GeoIP, ASN, threat intel, user agent, email, password, request scan
+    .and(s.minimise) // after enrich (geo, ASN and feeds read the address as sent), before detect: state, alerts and rows never hold what the account minimises
     .and(s.lookUp) // the account's threat models, asked before detect: a remote state store answers with detect's first batch
     .and(s.detect) // needs enrichment (locations, feeds) and updates shared window state
     .and(s.model) // threat models on the same state after the built-in detectors; their alerts feed the score
@@ -105,6 +113,7 @@ export function composeStages(backends: PipelineBackends, commits: CommitGroup, 
     quota: quotaStage(reserveIn(backends.quota)),
     classify: classifyStage(createClassifyStage(backends.catalog)),
     enrich: enrichStage(backends.enrichment.enrich),
+    minimise: minimiseStage(backends.pseudonyms ?? NO_PSEUDONYMS),
     lookUp: lookUpStage(threatModels),
     detect: detectStage(createDetectStage({ state: backends.state, clock: backends.clock })),
     model: modelStage(threatModels),

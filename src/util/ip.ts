@@ -216,3 +216,12 @@ export function siteNetwork(text: string): string | undefined {
   if (a.version === 4) return `${formatAddress({ version: 4, w0: 0, w1: 0, w2: 0, w3: (a.w3 & 0xffffff00) >>> 0 })}/24`;
   return `${formatAddress({ version: 6, w0: a.w0, w1: a.w1, w2: 0, w3: 0 })}/64`;
 }
+
+/** Prefix length of the network a truncated address keeps: /24 of IPv4, /48 of IPv6 (a site's allocation). */
+export const TRUNCATED_BITS = Object.freeze({ 4: 24, 6: 48 });
+
+/** The address with its host part zeroed: the first address of its /24 (IPv4) or /48 (IPv6). */
+export function truncatedAddress(a: Address): Address {
+  if (a.version === 4) return { version: 4, w0: 0, w1: 0, w2: 0, w3: (a.w3 & 0xffffff00) >>> 0 };
+  return { version: 6, w0: a.w0, w1: (a.w1 & 0xffff0000) >>> 0, w2: 0, w3: 0 };
+}

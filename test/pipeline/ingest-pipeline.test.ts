@@ -85,6 +85,7 @@ function recorded(
       ),
     ),
     enrich: enrichStage((e) => (calls.push('enrich'), Object.assign(e, { enrichment: {} }))),
+    minimise: (request) => (calls.push('minimise'), request),
     lookUp: lookUpStage(undefined),
     detect: detectStage(detect),
     model: modelStage(undefined),
@@ -99,7 +100,7 @@ function recorded(
 }
 
 describe('ingest pipeline: stage order and each stage ending the request', () => {
-  it('runs validate, limit, dedupe, quota, then classify, enrich, detect, score over the admitted events, and stores once', async () => {
+  it('runs validate, limit, dedupe, quota, then classify, enrich, minimise, detect, score over the admitted events, and stores once', async () => {
     const r = recorded([event(1), event(2)]);
     const out = await r.ingest();
     expect(out).toMatchObject({ ok: true, replayed: false });
@@ -112,6 +113,7 @@ describe('ingest pipeline: stage order and each stage ending the request', () =>
       'classify',
       'enrich',
       'enrich',
+      'minimise',
       'detect:2',
       'score:1',
       'score:1',

@@ -15,7 +15,8 @@ function spraySubjects(ctx: DetectContext): { subject: string; threshold: 'disti
   const f = ctx.facts;
   if (f.ip === undefined) return [];
   const out: { subject: string; threshold: 'distinct_actors' | 'network_distinct_actors' }[] = [{ subject: f.ipSubject, threshold: 'distinct_actors' }];
-  const prefix = networkPrefix(f.ip);
+  // The network of the address as sent: a truncated or pseudonymised address still counts under its /24 or /48.
+  const prefix = networkPrefix(f.event.sent?.ip ?? f.ip);
   if (prefix !== undefined) out.push({ subject: `net:${prefix}`, threshold: 'network_distinct_actors' });
   const asn = f.event.enrichment.asn?.number;
   if (asn !== undefined && (f.event.enrichment.threat?.hostingAsn === true || networkKind(asn) === 'hosting'))

@@ -11,15 +11,21 @@ import { type ErrorDetail } from '../../event/rejection.js';
 import { ErrorResponses, KeyAuth, noValidation } from '../schemas.js';
 import { changesBetween, type AuditTrail } from '../../audit/trail.js';
 import { auditOrigin } from '../audit-origin.js';
+import { refusal } from '../guards.js';
+import { DEFAULT_PRIVACY, ID_MODES, IP_MODES, privacyOf, validatePrivacySettings } from '../../privacy/minimise-settings.js';
 
 export interface SettingsRouteDeps {
   readonly store: Store;
   /** Called after settings change (the key cache holds the account). */
   readonly changed: () => void;
   readonly audit: AuditTrail;
+  /** The instance has a pseudonym master secret: the `pseudonym` privacy modes may be chosen. */
+  readonly pseudonymsAvailable: boolean;
 }
 
-const PARTS = ['risk', 'detectors', 'allowlists'] as const;
+const PARTS = ['risk', 'detectors', 'allowlists', 'privacy'] as const;
+/** Parts only a person of role admin or above (or a key with the manage scope) may change: they decide what is stored about people. */
+const GUARDED_PARTS: readonly Part[] = ['privacy'];
 type Part = (typeof PARTS)[number];
 
 const SettingsBody = Type.Object(
@@ -27,26 +33,47 @@ const SettingsBody = Type.Object(
     risk: Type.Optional(Type.Union([Type.Null(), Type.Object({ challenge: Type.Optional(Type.Integer()), block: Type.Optional(Type.Integer()) })])),
     detectors: Type.Optional(Type.Union([Type.Null(), Type.Record(Type.String(), Type.Record(Type.String(), Type.Union([Type.Number(), Type.Boolean()])))])),
     allowlists: Type.Optional(Type.Union([Type.Null(), Type.Record(Type.String(), Type.Array(Type.Unknown()))])),
+    privacy: Type.Optional(
+      Type.Union([
+        Type.Null(),
+        Type.Object({
+          ip: Type.Optional(Type.Union(IP_MODES.map((m) => Type.Literal(m)))),
+          actor_id: Type.Optional(Type.Union(ID_MODES.map((m) => Type.Literal(m)))),
+          email: Type.Optional(Type.Union(ID_MODES.map((m) => Type.Literal(m)))),
+          device_id: Type.Optional(Type.Union(ID_MODES.map((m) => Type.Literal(m)))),
+          user_agent: Type.Optional(Type.Union([Type.Literal('keep'), Type.Literal('drop')])),
+          scrub: Type.Optional(
+            Type.Object({
+              builtin: Type.Optional(Type.Boolean()),
+              keys: Type.Optional(Type.Array(Type.String())),
+              patterns: Type.Optional(Type.Array(Type.String())),
+            }),
+          ),
+        }),
+      ]),
+    ),
   },
   { description: 'Each part given replaces that part; null resets it to the defaults.' },
 );
 
-function view(account: Account) {
+function view(account: Account, pseudonymsAvailable: boolean) {
   const settings = account.settings;
   return {
     risk: settings.risk ?? {},
     detectors: settings.detectors ?? {},
     allowlists: settings.allowlists ?? {},
-    effective: { risk: thresholdsOf(settings, DEFAULT_THRESHOLDS) },
+    privacy: settings.privacy ?? {},
+    effective: { risk: thresholdsOf(settings, DEFAULT_THRESHOLDS), privacy: privacyOf(settings).settings, pseudonyms_available: pseudonymsAvailable },
     defaults: {
       risk: DEFAULT_THRESHOLDS,
+      privacy: DEFAULT_PRIVACY,
       detectors: Object.fromEntries(DETECTOR_SPECS.map((d) => [d.name, Object.fromEntries((d.thresholds ?? []).map((t) => [t.name, t.default]))])),
     },
   };
 }
 
 /** Validates a PATCH body: every problem, each with its field path. */
-function validatePatch(body: unknown): { ok: true; value: Partial<Record<Part, unknown>> } | { ok: false; errors: ErrorDetail[] } {
+function validatePatch(body: unknown, deps: SettingsRouteDeps): { ok: true; value: Partial<Record<Part, unknown>> } | { ok: false; errors: ErrorDetail[] } {
   if (body === null || typeof body !== 'object' || Array.isArray(body))
     return { ok: false, errors: [{ field: '(body)', message: 'settings must be a JSON object' }] };
   const input = body as Record<string, unknown>;
@@ -61,6 +88,14 @@ function validatePatch(body: unknown): { ok: true; value: Partial<Record<Part, u
       const risk = validateRiskSettings(input.risk);
       if (risk.ok) value.risk = risk.value;
       else errors.push(...risk.errors);
+    }
+  }
+  if (input.privacy !== undefined) {
+    if (input.privacy === null) value.privacy = null;
+    else {
+      const privacy = validatePrivacySettings(input.privacy, deps.pseudonymsAvailable);
+      if (privacy.ok) value.privacy = privacy.value;
+      else errors.push(...privacy.errors);
     }
   }
   const detection = validateDetectionSettings({
@@ -85,7 +120,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: SettingsRoute
   };
 
   app.get('/v1/settings', { config: { access: 'read' }, schema: schema('The account settings, effective values and defaults') }, async (request) =>
-    view(await accountOf(request)),
+    view(await accountOf(request), deps.pseudonymsAvailable),
   );
 
   app.patch('/v1/settings', {
@@ -94,7 +129,11 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: SettingsRoute
     schema: { ...schema('Change settings; each part given replaces that part, null resets it'), body: SettingsBody },
     handler: async (request) => {
       const account = await accountOf(request);
-      const patch = validatePatch(request.body);
+      const patch = validatePatch(request.body, deps);
+      const body = request.body;
+      const guarded = GUARDED_PARTS.find((part) => body !== null && typeof body === 'object' && Object.hasOwn(body, part));
+      const refused = guarded === undefined ? undefined : refusal(requestAccount(request).principal, 'manage');
+      if (refused !== undefined) throw new ApiError({ code: 'FORBIDDEN', message: `Changing ${guarded} settings: ${refused}` });
       if (!patch.ok) throw new ApiError({ code: 'INVALID_REQUEST', message: patch.errors[0]?.message ?? 'invalid settings', details: patch.errors });
       const next: Record<string, unknown> = { ...account.settings };
       for (const [part, value] of Object.entries(patch.value)) {
@@ -105,7 +144,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: SettingsRoute
       deps.changed();
       const changes = changesBetween(account.settings, next, PARTS);
       if (Object.keys(changes).length > 0) await deps.audit.record(auditOrigin(request), { action: 'settings.changed', changes });
-      return view(updated ?? account);
+      return view(updated ?? account, deps.pseudonymsAvailable);
     },
   });
 }
