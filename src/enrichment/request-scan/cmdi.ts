@@ -342,6 +342,9 @@ const RESERVED_WORDS = ['then', 'else', 'elif', 'do', 'if', 'while', 'until', '!
 
 /** Index after a reserved word and its whitespace at `i`, or `i`. */
 function skipReservedWord(s: string, i: number): number {
+  const c = s.charCodeAt(i);
+  // t(hen) e(lse, lif) d(o) i(f) w(hile) u(ntil) !: most words start with none of them.
+  if (c !== 116 && c !== 101 && c !== 100 && c !== 105 && c !== 119 && c !== 117 && c !== 33) return i;
   for (const w of RESERVED_WORDS) {
     if (s.startsWith(w, i)) {
       const after = s.charCodeAt(i + w.length);

@@ -325,10 +325,18 @@ function hasEncodedTraversal(raw: string): boolean {
   return false;
 }
 
+/** Substrings one of which every dot segment needs, in any spelling the path form reads. */
+const SEGMENT_MARKERS = ['..', '/.', '\\.', '.\u2215', '.\u2216', '.?', '.*', '0x2', '0x5c'];
+
+function mayHoldSegment(s: string): boolean {
+  for (const m of SEGMENT_MARKERS) if (s.indexOf(m) !== -1) return true;
+  return false;
+}
+
 /** `raw` is the undecoded input (for encoding evidence), `s` its normalised form. */
 export function detectTraversal(s: string, raw: string, context: TraversalContext): boolean {
-  // Free text without a dot (plain or as hex text) or a NUL byte: nothing to find.
-  if (context === 'other' && s.indexOf('.') === -1 && s.indexOf('0x2e') === -1 && !hasNullByte(raw)) return false;
+  // Free text without a parent, self or wildcard segment (plain or as hex text) or a NUL byte: nothing to find.
+  if (context === 'other' && !mayHoldSegment(s) && !hasNullByte(raw)) return false;
   const p = pathForm(decodeHexText(toSlashes(s)));
   // Nor without a parent or self segment once read as a path.
   if (context === 'other' && p.indexOf('..') === -1 && p.indexOf('/.') === -1 && !hasNullByte(raw)) return false;
