@@ -164,6 +164,12 @@ function teamFlow(mode: string, open: () => Promise<{ owners: Service; viewers: 
       expect(await viewer.getByRole('link', { name: 'New model' }).count()).toBe(0);
       const refused = await patchFromPage(viewer, `/v1/alerts/${alertId}`, { status: 'resolved' });
       expect(refused).toEqual({ status: 403, message: 'Your role (viewer) cannot do this; it needs analyst or above.' });
+      // The keys view, reached by its address: no key list, no create or revoke controls; the API refuses.
+      await viewer.goto(`${viewers.base}/dashboard#/keys`);
+      await viewer.getByText('Your role (viewer) does not manage API keys; an admin does.').waitFor();
+      expect(await viewer.getByRole('button', { name: 'Create key' }).count()).toBe(0);
+      expect(await viewer.getByRole('button', { name: /Revoke/ }).count()).toBe(0);
+      expect((await patchFromPage(viewer, '/v1/keys/key_none', { name: 'x' })).status).toBe(403);
       // The owner's session may: the status form is there and saves.
       await owner.goto(`${owners.base}/dashboard#/alerts/${alertId}`);
       await owner.getByRole('radio', { name: 'Resolved' }).check();

@@ -10,6 +10,7 @@ import { MAX_KEYS_PER_ACCOUNT } from '../../src/accounts/accounts.js';
 import { ADMIN_TOKEN, bearer, SCALE_OUT, type TestApp } from '../helpers/app.js';
 import { until } from '../helpers/until.js';
 import { expectError, roomyApp } from './support.js';
+import { team } from './team-support.js';
 
 type KeyView = { id: string; prefix: string; kind: string; name: string | null; scopes: string[]; created_at: string; revoked_at: string | null };
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -188,5 +189,26 @@ describe('API keys with scopes', () => {
     expect(entries[4]?.changes).toEqual({ scopes: { before: ['read'], after: ['read', 'manage'] } });
     const text = JSON.stringify(entries) + logged.join('');
     for (const secret of [key.key, legacy.key]) expect(text).not.toContain(secret.slice(11));
+  });
+
+  it('a signed-in member manages keys only as an admin: a viewer and an analyst are refused with 403 on every keys route', async () => {
+    const acct = await a.account('pro');
+    const people = team(() => a);
+    const existing = await create(acct.secret, { name: 'kept', scopes: ['read'] });
+    for (const role of ['viewer', 'analyst'] as const) {
+      await people.add(acct.id, `${role}-keys@example.com`, role);
+      const session = await people.session(`${role}-keys@example.com`);
+      expectError(await session.call('GET', '/v1/keys'), 403, 'FORBIDDEN');
+      expectError(await session.call('POST', '/v1/keys', { name: 'escalate', scopes: ['manage'] }), 403, 'FORBIDDEN');
+      expectError(await session.call('PATCH', `/v1/keys/${existing.id}`, { scopes: ['read', 'manage'] }), 403, 'FORBIDDEN');
+      expectError(await session.call('DELETE', `/v1/keys/${existing.id}`), 403, 'FORBIDDEN');
+    }
+    await people.add(acct.id, 'admin-keys@example.com', 'admin');
+    const admin = await people.session('admin-keys@example.com');
+    const listed = await admin.call('GET', '/v1/keys');
+    expect(listed.statusCode, listed.body).toBe(200);
+    // The refused calls changed nothing.
+    expect(listed.json().keys.find((k: KeyView) => k.id === existing.id)).toMatchObject({ scopes: ['read'], revoked_at: null });
+    expect(listed.json().keys.some((k: KeyView) => k.name === 'escalate')).toBe(false);
   });
 });

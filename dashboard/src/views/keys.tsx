@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ApiFailure, call, type ApiKey } from '../api';
+import { useCan, useSessionInfo } from '../session';
 import { Card, fmtTime, FormError, Loading, NewSecret, useLoad } from '../ui';
 
 const SCOPES: readonly (readonly [string, string])[] = [
@@ -11,8 +12,24 @@ const SCOPES: readonly (readonly [string, string])[] = [
 const failure = (err: unknown) => (err instanceof ApiFailure ? err.message : String(err));
 const scopesOf = (form: HTMLFormElement) => new FormData(form).getAll('scopes').map(String);
 
-/** The account's API keys: made with a name and scopes (the key shown once), renamed, rescoped, revoked. */
+/**
+ * The account's API keys, for a role that manages them (the navigation hides the view from the
+ * others, but a link or a typed address still leads here): the others see why there is nothing,
+ * and the service refuses their calls anyway.
+ */
 export function KeysView() {
+  const role = useSessionInfo()?.member?.role;
+  if (useCan('manage')) return <ManageKeys />;
+  return (
+    <>
+      <h1>API keys</h1>
+      <p class="muted">{role === undefined ? 'This session does not manage API keys.' : `Your role (${role}) does not manage API keys; an admin does.`}</p>
+    </>
+  );
+}
+
+/** The account's API keys: made with a name and scopes (the key shown once), renamed, rescoped, revoked. */
+function ManageKeys() {
   const { data, error, reload } = useLoad(() => call<{ keys: ApiKey[] }>('GET', '/v1/keys'), []);
   const [created, setCreated] = useState<(ApiKey & { key: string }) | undefined>();
   const active = data?.keys.filter((k) => k.revoked_at === null) ?? [];
