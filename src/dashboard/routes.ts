@@ -245,7 +245,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
     config: { access: 'read' },
     schema: {
       summary:
-        'Dashboard overview: events and alerts over time (by event time), open alerts by severity, the riskiest actors and addresses, kill chains in progress with the events of each stage',
+        'Dashboard overview: events and alerts over time (by event time), open alerts by severity, the riskiest actors and addresses, kill chains in progress with the events of each stage. events_capped: the range holds more events than the overview reads (50,000), and the event counts and top lists are those of its newest events by arrival',
       tags: ['dashboard'],
       security: KeyAuth,
       querystring: OverviewQuery,
@@ -262,6 +262,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
         events: o.events,
         alerts: o.alerts,
         open_alerts_by_severity: o.openBySeverity,
+        events_capped: o.eventsCapped,
         top_actors: o.topActors.map((t) => ({ actor_id: t.value, count: t.count, max_risk: t.maxRisk, alerts: t.alerts })),
         top_ips: o.topIps.map((t) => ({ ip: t.value, count: t.count, max_risk: t.maxRisk, alerts: t.alerts })),
         chains_in_progress: (await alertViewsWithAssignees(store.members, o.chains)).map((a) => {

@@ -133,8 +133,12 @@ export interface StatsStore {
   getUsage(accountId: string, period: string): Promise<UsageRow>;
   /** Daily accepted counts for the dashboard chart, `YYYY-MM-DD` -> count. */
   dailyCounts(accountId: string, since: number): Promise<readonly { day: string; count: number }[]>;
-  /** Counts for the dashboard overview: events and alerts per `bucketMs` since `since`, open alerts, top actors and addresses. */
-  overview(accountId: string, since: number, bucketMs: number): Promise<Overview>;
+  /**
+   * Counts for the dashboard overview: events and alerts per `bucketMs` since `since`, open
+   * alerts, top actors and addresses; the events of the range read are the newest `maxEvents`
+   * (a default bound) by arrival.
+   */
+  overview(accountId: string, since: number, bucketMs: number, maxEvents?: number): Promise<Overview>;
 }
 
 /**

@@ -222,6 +222,11 @@ export interface Overview {
   readonly topIps: readonly TopValue[];
   /** Open and acknowledged kill-chain alerts, most recent first. */
   readonly chains: readonly AlertRow[];
+  /**
+   * The range holds more events than the overview reads: the event counts and the top actors and
+   * addresses are those of its newest events by arrival (the bound), not of the whole range.
+   */
+  readonly eventsCapped: boolean;
 }
 
 /** What an entity summary is about: an actor id, an address, or the host an event names. */

@@ -5,6 +5,9 @@ import { ARRIVAL_SLACK_MS } from './entities.js';
 import { alertRowOf } from '../webhooks/outbox.js';
 import { num, type KyselyAccess } from './access.js';
 
+/** Events of the range the overview aggregates at most, the newest by arrival (see Overview.eventsCapped). */
+export const OVERVIEW_EVENTS = 50_000;
+
 /** Actors and addresses ranked per overview list. */
 const TOP_VALUES = 10;
 /**
@@ -34,16 +37,21 @@ export class KyselyStatsStore implements StatsStore {
     return rows.map((r) => ({ day: r.day, count: num(r.used) }));
   }
 
-  async overview(accountId: string, since: number, bucketMs: number): Promise<Overview> {
-    if (this.x.unmatchable(accountId)) return { events: [], alerts: [], openBySeverity: {}, topActors: [], topIps: [], chains: [] };
+  async overview(accountId: string, since: number, bucketMs: number, maxEvents = OVERVIEW_EVENTS): Promise<Overview> {
+    if (this.x.unmatchable(accountId)) return { events: [], alerts: [], openBySeverity: {}, topActors: [], topIps: [], chains: [], eventsCapped: false };
     const bucket = (column: 'occurred_at' | 'first_seen') => sql<number>`(${sql.ref(column)} / cast(${bucketMs} as bigint)) * cast(${bucketMs} as bigint)`;
     // By event time; the bound on arrival lets both stores read their index on it (an event
-    // arrives at most ARRIVAL_SLACK_MS before it happens).
-    const recent = this.x.db
+    // arrives at most ARRIVAL_SLACK_MS before it happens). The newest maxEvents of them at most,
+    // by arrival along that index: a busy account's range would otherwise be read whole.
+    const newest = this.x.db
       .selectFrom('events')
+      .select(['occurred_at', 'actor_id', 'ip', 'risk_score'])
       .where('account_id', '=', accountId)
       .where('received_at', '>=', since - ARRIVAL_SLACK_MS)
-      .where('occurred_at', '>=', since);
+      .where('occurred_at', '>=', since)
+      .orderBy('received_at', 'desc')
+      .limit(maxEvents);
+    const recent = this.x.db.selectFrom(newest.as('recent'));
     const top = (column: 'actor_id' | 'ip') =>
       recent
         .select((eb) => [sql<string>`${sql.ref(column)}`.as('value'), eb.fn.countAll().as('n'), eb.fn.max('risk_score').as('max_risk')])
@@ -108,13 +116,15 @@ export class KyselyStatsStore implements StatsStore {
           .map((r) => ({ value: r.value, count: num(r.n), maxRisk: num(r.max_risk), alerts: alertsOf(r.value) }))
           .sort((a, b) => b.maxRisk - a.maxRisk || b.alerts - a.alerts || b.count - a.count || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0))
           .slice(0, TOP_VALUES);
+      const counted = points(events);
       return {
-        events: points(events),
+        events: counted,
         alerts: points(alerts),
         openBySeverity: Object.fromEntries(open.map((r) => [r.severity, num(r.n)])),
         topActors: values(actors, (v) => actorAlerts.get(v) ?? 0),
         topIps: values(ips, (v) => ipAlerts.get(`ip:${v}`) ?? 0),
         chains: chains.map(alertRowOf),
+        eventsCapped: counted.reduce((sum, p) => sum + p.count, 0) >= maxEvents,
       };
     });
   }

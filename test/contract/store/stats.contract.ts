@@ -60,7 +60,15 @@ export function statsContract(sut: StoreContext): void {
         topActors: [],
         topIps: [],
         chains: [],
+        eventsCapped: false,
       });
+      expect(o.eventsCapped).toBe(false);
+      // Bounded: the newest events by arrival only (the four of svc), and it says so.
+      const capped = await sut.store.stats.overview('acc_a', since, HOUR, 4);
+      expect(capped.events).toEqual([{ at: since + HOUR, count: 4 }]);
+      expect(capped.topActors).toEqual([{ value: 'svc', count: 4, maxRisk: 1, alerts: 0 }]);
+      expect(capped.eventsCapped).toBe(true);
+      expect(capped.openBySeverity).toEqual(o.openBySeverity);
     });
   });
 }
