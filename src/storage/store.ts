@@ -126,6 +126,8 @@ export interface AlertStore {
   addAlertNote(note: AlertNote): Promise<void>;
   /** An alert's notes, oldest first. */
   listAlertNotes(accountId: string, alertId: string): Promise<readonly AlertNote[]>;
+  /** Deletes the account's alerts last seen before `before`, with their notes; answers how many alerts. */
+  pruneAlerts(accountId: string, before: number): Promise<number>;
 }
 
 /** Counts over time: usage per period and per day (written by Store.commit) and the dashboard overview. */

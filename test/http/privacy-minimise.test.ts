@@ -258,3 +258,28 @@ describe('privacy settings', () => {
     expect((await analyst.call('GET', '/v1/settings')).json().privacy).toEqual({ ip: 'truncate' });
   });
 });
+
+describe('retention settings', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await roomyApp();
+  });
+  afterAll(() => t.close());
+
+  it('takes days per kind of data within the plan, refuses more with the plan named, and shows the effective days', async () => {
+    const acct = await t.account('pro');
+    const patch = (payload: unknown) => t.vigil.app.inject({ method: 'PATCH', url: '/v1/settings', headers: bearer(acct.secret), payload: payload as object });
+    const before = (await getJson(t, acct.secret, '/v1/settings')).json();
+    expect(before.effective.retention).toEqual({ events: 90, alerts: 90, audit: 90 });
+    expect(before.defaults.retention_max_days).toBe(90);
+    const ok = await patch({ retention: { events_days: 30, alerts_days: 60 } });
+    expect(ok.statusCode).toBe(200);
+    expect(ok.json().effective.retention).toEqual({ events: 30, alerts: 60, audit: 90 });
+    const bad = expectError(await patch({ retention: { events_days: 91, audit_days: 0, logs_days: 3 } }), 400, 'INVALID_REQUEST');
+    expect(bad.details?.map((d) => d.field).sort()).toEqual(['retention.audit_days', 'retention.logs_days']);
+    const over = expectError(await patch({ retention: { alerts_days: 365 } }), 400, 'INVALID_REQUEST');
+    expect(over.details).toEqual([{ field: 'retention.alerts_days', message: 'retention.alerts_days is 365, more than the 90 days the pro plan keeps' }]);
+    expect((await getJson(t, acct.secret, '/v1/settings')).json().retention).toEqual({ events_days: 30, alerts_days: 60 });
+    expect((await patch({ retention: null })).json().effective.retention).toEqual({ events: 90, alerts: 90, audit: 90 });
+  });
+});

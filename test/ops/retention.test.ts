@@ -4,7 +4,7 @@ import { pruneOnce } from '../../src/ops/retention.js';
 import { openSqliteStore } from '../../src/storage/sqlite.js';
 import type { Store } from '../../src/storage/store.js';
 import type { AuditEntry, EventRow } from '../../src/storage/types.js';
-import { idempotencyOf } from '../contract/store-fixtures.js';
+import { alertRow, idempotencyOf } from '../contract/store-fixtures.js';
 import { adminPool, describePostgres, dropSchema, openTestStore } from '../storage/pg-helpers.js';
 
 const DAY = 86_400_000;
@@ -195,6 +195,87 @@ describe('retention follows the plans file (SQLite)', () => {
 
 describePostgres('retention follows the plans file (PostgreSQL)', () => {
   retentionFollowsThePlansFile(async () => {
+    const { store, schema } = await openTestStore();
+    return {
+      store,
+      async close() {
+        await store.close();
+        const admin = adminPool();
+        await dropSchema(admin, schema).finally(() => admin.end());
+      },
+    };
+  });
+});
+
+/**
+ * Each account may keep each kind of data (events, alerts with their notes, audit entries) fewer
+ * days than its plan keeps; a setting above the plan (the plan changed since) keeps the plan's.
+ */
+function retentionPerClass(open: () => Promise<{ store: Store; close(): Promise<void> }>): void {
+  it('keeps each kind of data the days the account chose, within its plan', async () => {
+    const { store, close } = await open();
+    try {
+      await store.accounts.createAccount({ id: 'acc_own', name: 'own', plan: 'pro', createdAt: 0 });
+      await store.accounts.updateAccount('acc_own', { settings: { retention: { events_days: 10, alerts_days: 20, audit_days: 400 } } });
+      await store.accounts.createAccount({ id: 'acc_plan', name: 'plan', plan: 'pro', createdAt: 0 });
+      const alert = (id: string, accountId: string, days: number) => ({
+        alert: alertRow(accountId, { id, firstSeen: NOW - days * DAY, lastSeen: NOW - days * DAY }),
+        opened: true,
+      });
+      await store.commit({
+        events: [
+          event('evt_own_old', 'acc_own', NOW - 11 * DAY),
+          event('evt_own_new', 'acc_own', NOW - 9 * DAY),
+          event('evt_plan_11', 'acc_plan', NOW - 11 * DAY),
+        ],
+        alerts: [
+          alert('alr_own_old', 'acc_own', 21),
+          alert('alr_own_new', 'acc_own', 19),
+          alert('alr_plan_21', 'acc_plan', 21),
+          alert('alr_plan_91', 'acc_plan', 91),
+        ],
+        usage: [],
+        idempotency: [],
+      });
+      await store.alerts.addAlertNote({
+        id: 'note_old',
+        accountId: 'acc_own',
+        alertId: 'alr_own_old',
+        status: 'open',
+        note: 'looked',
+        createdAt: NOW - 21 * DAY,
+        author: null,
+      });
+      for (const [id, account, at] of [
+        ['aud_1_own_old', 'acc_own', NOW - 91 * DAY],
+        ['aud_2_own_new', 'acc_own', NOW - 89 * DAY],
+      ] as const)
+        await store.audit.append(entry(id, account, at));
+      const report = await pruneOnce(store, DEFAULT_PLANS, NOW);
+      expect((await store.events.listEvents('acc_own', {}, 10)).items.map((e) => e.id)).toEqual(['evt_own_new']);
+      expect((await store.events.listEvents('acc_plan', {}, 10)).items.map((e) => e.id)).toEqual(['evt_plan_11']);
+      expect((await store.alerts.listAlerts('acc_own', {}, 10)).items.map((a) => a.id)).toEqual(['alr_own_new']);
+      expect((await store.alerts.listAlerts('acc_plan', {}, 10)).items.map((a) => a.id)).toEqual(['alr_plan_21']);
+      expect(await store.alerts.listAlertNotes('acc_own', 'alr_own_old')).toEqual([]);
+      // 400 audit days on a 90-day plan keep 90.
+      expect((await store.audit.list('acc_own', {}, 10)).items.map((e) => e.id)).toEqual(['aud_2_own_new']);
+      expect(report.alertsDeleted).toBe(2);
+    } finally {
+      await close();
+    }
+  });
+}
+
+describe('retention per kind of data (SQLite)', () => {
+  retentionPerClass(async () => {
+    const store = openSqliteStore({ dataDir: ':memory:', synchronous: 'normal' });
+    await store.migrate();
+    return { store, close: () => store.close() };
+  });
+});
+
+describePostgres('retention per kind of data (PostgreSQL)', () => {
+  retentionPerClass(async () => {
     const { store, schema } = await openTestStore();
     return {
       store,

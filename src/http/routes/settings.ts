@@ -5,7 +5,8 @@ import { DETECTOR_SPECS } from '../../detection/specs.js';
 import { validateDetectionSettings } from '../../detection/settings.js';
 import { DEFAULT_THRESHOLDS, thresholdsOf, validateRiskSettings } from '../../scoring/thresholds.js';
 import type { Store } from '../../storage/store.js';
-import type { Account } from '../../event/account.js';
+import type { Account, Plan } from '../../event/account.js';
+import { retentionDaysOf, validateRetentionSettings } from '../../ops/retention.js';
 import { ApiError } from '../errors.js';
 import { type ErrorDetail } from '../../event/rejection.js';
 import { ErrorResponses, KeyAuth, noValidation } from '../schemas.js';
@@ -23,9 +24,9 @@ export interface SettingsRouteDeps {
   readonly pseudonymsAvailable: boolean;
 }
 
-const PARTS = ['risk', 'detectors', 'allowlists', 'privacy'] as const;
+const PARTS = ['risk', 'detectors', 'allowlists', 'privacy', 'retention'] as const;
 /** Parts only a person of role admin or above (or a key with the manage scope) may change: they decide what is stored about people. */
-const GUARDED_PARTS: readonly Part[] = ['privacy'];
+const GUARDED_PARTS: readonly Part[] = ['privacy', 'retention'];
 type Part = (typeof PARTS)[number];
 
 const SettingsBody = Type.Object(
@@ -33,6 +34,12 @@ const SettingsBody = Type.Object(
     risk: Type.Optional(Type.Union([Type.Null(), Type.Object({ challenge: Type.Optional(Type.Integer()), block: Type.Optional(Type.Integer()) })])),
     detectors: Type.Optional(Type.Union([Type.Null(), Type.Record(Type.String(), Type.Record(Type.String(), Type.Union([Type.Number(), Type.Boolean()])))])),
     allowlists: Type.Optional(Type.Union([Type.Null(), Type.Record(Type.String(), Type.Array(Type.Unknown()))])),
+    retention: Type.Optional(
+      Type.Union([
+        Type.Null(),
+        Type.Object({ events_days: Type.Optional(Type.Integer()), alerts_days: Type.Optional(Type.Integer()), audit_days: Type.Optional(Type.Integer()) }),
+      ]),
+    ),
     privacy: Type.Optional(
       Type.Union([
         Type.Null(),
@@ -56,24 +63,37 @@ const SettingsBody = Type.Object(
   { description: 'Each part given replaces that part; null resets it to the defaults.' },
 );
 
-function view(account: Account, pseudonymsAvailable: boolean) {
+function view(account: Account, plan: Plan, pseudonymsAvailable: boolean) {
   const settings = account.settings;
+  const planDays = plan.capabilities.retentionDays;
   return {
     risk: settings.risk ?? {},
     detectors: settings.detectors ?? {},
     allowlists: settings.allowlists ?? {},
     privacy: settings.privacy ?? {},
-    effective: { risk: thresholdsOf(settings, DEFAULT_THRESHOLDS), privacy: privacyOf(settings).settings, pseudonyms_available: pseudonymsAvailable },
+    retention: settings.retention ?? {},
+    effective: {
+      retention: retentionDaysOf(account, planDays),
+      risk: thresholdsOf(settings, DEFAULT_THRESHOLDS),
+      privacy: privacyOf(settings).settings,
+      pseudonyms_available: pseudonymsAvailable,
+    },
     defaults: {
       risk: DEFAULT_THRESHOLDS,
       privacy: DEFAULT_PRIVACY,
+      retention: { events: planDays, alerts: planDays, audit: planDays },
+      retention_max_days: planDays,
       detectors: Object.fromEntries(DETECTOR_SPECS.map((d) => [d.name, Object.fromEntries((d.thresholds ?? []).map((t) => [t.name, t.default]))])),
     },
   };
 }
 
 /** Validates a PATCH body: every problem, each with its field path. */
-function validatePatch(body: unknown, deps: SettingsRouteDeps): { ok: true; value: Partial<Record<Part, unknown>> } | { ok: false; errors: ErrorDetail[] } {
+function validatePatch(
+  body: unknown,
+  deps: SettingsRouteDeps,
+  plan: Plan,
+): { ok: true; value: Partial<Record<Part, unknown>> } | { ok: false; errors: ErrorDetail[] } {
   if (body === null || typeof body !== 'object' || Array.isArray(body))
     return { ok: false, errors: [{ field: '(body)', message: 'settings must be a JSON object' }] };
   const input = body as Record<string, unknown>;
@@ -88,6 +108,14 @@ function validatePatch(body: unknown, deps: SettingsRouteDeps): { ok: true; valu
       const risk = validateRiskSettings(input.risk);
       if (risk.ok) value.risk = risk.value;
       else errors.push(...risk.errors);
+    }
+  }
+  if (input.retention !== undefined) {
+    if (input.retention === null) value.retention = null;
+    else {
+      const retention = validateRetentionSettings(input.retention, plan);
+      if (retention.ok) value.retention = retention.value;
+      else errors.push(...retention.errors);
     }
   }
   if (input.privacy !== undefined) {
@@ -120,7 +148,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: SettingsRoute
   };
 
   app.get('/v1/settings', { config: { access: 'read' }, schema: schema('The account settings, effective values and defaults') }, async (request) =>
-    view(await accountOf(request), deps.pseudonymsAvailable),
+    view(await accountOf(request), requestAccount(request).plan, deps.pseudonymsAvailable),
   );
 
   app.patch('/v1/settings', {
@@ -129,7 +157,8 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: SettingsRoute
     schema: { ...schema('Change settings; each part given replaces that part, null resets it'), body: SettingsBody },
     handler: async (request) => {
       const account = await accountOf(request);
-      const patch = validatePatch(request.body, deps);
+      const { plan } = requestAccount(request);
+      const patch = validatePatch(request.body, deps, plan);
       const body = request.body;
       const guarded = GUARDED_PARTS.find((part) => body !== null && typeof body === 'object' && Object.hasOwn(body, part));
       const refused = guarded === undefined ? undefined : refusal(requestAccount(request).principal, 'manage');
@@ -144,7 +173,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: SettingsRoute
       deps.changed();
       const changes = changesBetween(account.settings, next, PARTS);
       if (Object.keys(changes).length > 0) await deps.audit.record(auditOrigin(request), { action: 'settings.changed', changes });
-      return view(updated ?? account, deps.pseudonymsAvailable);
+      return view(updated ?? account, plan, deps.pseudonymsAvailable);
     },
   });
 }

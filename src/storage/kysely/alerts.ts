@@ -136,6 +136,18 @@ export class KyselyAlertStore implements AlertStore {
     return this.getAlert(accountId, id);
   }
 
+  async pruneAlerts(accountId: string, before: number): Promise<number> {
+    if (this.x.unmatchable(accountId)) return 0;
+    return this.x.guard('pruneAlerts', () =>
+      this.x.db.transaction().execute(async (trx) => {
+        const old = trx.selectFrom('alerts').select('id').where('account_id', '=', accountId).where('last_seen', '<', before);
+        await trx.deleteFrom('alert_notes').where('account_id', '=', accountId).where('alert_id', 'in', old).execute();
+        const result = await trx.deleteFrom('alerts').where('account_id', '=', accountId).where('last_seen', '<', before).executeTakeFirst();
+        return Number(result.numDeletedRows);
+      }),
+    );
+  }
+
   async addAlertNote(note: AlertNote): Promise<void> {
     await this.x.guard('addAlertNote', () =>
       this.x.db
