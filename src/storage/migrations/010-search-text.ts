@@ -14,7 +14,7 @@ import { PG_DOCUMENT_TSVECTOR, PG_EVENT_TSVECTOR, pgDocumentTexts, sqliteEventTe
  *   created in the `public` schema, or found wherever it already is, so that schemas of one
  *   database share it and dropping one schema does not drop it. When it cannot be created, the
  *   migration goes on without the trigram index and such patterns read the account in order
- *   (postgres-events.ts says so in its log line).
+ *   (postgres-events.ts asks once whether the index exists, and leaves it out of its count).
  * - SQLite: a contentless FTS5 table with the trigram tokenizer over the same text, keyed by
  *   the events' rowid like events_fts, serves the same patterns.
  */
