@@ -19,6 +19,11 @@ import { loggedUrl, QuietRequestLog, requestLoggerFactory } from './http/request
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { registerAdminRoutes } from './http/routes/admin.js';
 import { registerAuditRoutes } from './http/routes/audit.js';
+import { registerSubjectRoutes } from './http/routes/subjects.js';
+import { ErasureJobs } from './privacy/erasure.js';
+import { PseudonymKeys } from './privacy/pseudonym.js';
+import { pseudonymsOf, type SubjectIdentifier } from './privacy/subject.js';
+import { MemoryDryRunStates } from './threat-models/dry-run-states.js';
 import { registerIngestRoutes } from './http/routes/ingest.js';
 import { registerKeyRoutes } from './http/routes/keys.js';
 import { IngestAdmission } from './http/ingest-admission.js';
@@ -86,6 +91,8 @@ export interface VigilApp {
   readonly commits: CommitGroup;
   /** Open connections per source address (the per-IP connection cap). */
   readonly connections: ConnectionCounter;
+  /** Data-subject erasure jobs: this instance's runner. */
+  readonly erasures: ErasureJobs;
   /** Stops accepting requests, drains in-flight ones and flushes the commit group. */
   close(): Promise<void>;
 }
@@ -221,6 +228,20 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     },
   });
   const admission = new IngestAdmission(config.ingestInFlightBytes);
+  // One place for the dry runs' saved states, so an erasure reaches them too.
+  const dryRunStates = deps.dryRunStates ?? new MemoryDryRunStates();
+  const pseudonymKeys = deps.pseudonyms ?? new PseudonymKeys(config.pseudonymSecret);
+  const aliasesOf = (accountId: string, identifiers: readonly SubjectIdentifier[]) => pseudonymsOf(pseudonymKeys, accountId, identifiers);
+  const erasures = new ErasureJobs({
+    aliasesOf,
+    store: deps.store,
+    state: deps.state,
+    dryRunStates,
+    clock: deps.clock,
+    leaseMs: config.subjectJobLeaseMs,
+    pollMs: Math.max(500, Math.round(config.subjectJobLeaseMs / 3)),
+    onError: (err, job) => deps.logger?.warn({ err, job: job.id, account: job.accountId }, 'erasure job interrupted; it is retried after its lease'),
+  });
   metrics.registry.registerMetric(
     new Gauge({
       name: 'vigil_ingest_admission_waiting',
@@ -345,6 +366,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   registerStreamRoutes(app, { live });
   registerSearchRoutes(app, { store: deps.store, clock: deps.clock });
   registerAuditRoutes(app, { audit: deps.store.audit });
+  registerSubjectRoutes(app, { store: deps.store, clock: deps.clock, jobs: erasures, audit, aliasesOf });
   registerAdminRoutes(app, { accounts, store: deps.store });
   registerKeyRoutes(app, { accounts });
   registerSettingsRoutes(app, {
@@ -363,7 +385,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
       settingsChanged: () => authenticator.invalidate(),
       audit,
       ...(deps.dryRunLimits ? { dryRunLimits: deps.dryRunLimits } : {}),
-      ...(deps.dryRunStates ? { dryRunStates: deps.dryRunStates } : {}),
+      dryRunStates,
     });
   registerWebhookRoutes(app, {
     webhooks: deps.store.webhooks,
@@ -400,13 +422,16 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   add405Routes();
 
   await app.ready();
+  erasures.start();
   return {
     app,
     metrics,
     accounts,
     commits,
     connections,
+    erasures,
     async close() {
+      await erasures.stop();
       await app.close();
       await commits.flush();
     },

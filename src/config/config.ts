@@ -4,6 +4,7 @@ import { parseAddress, parseCidr, type Cidr } from '../util/ip.js';
 import type { IpLimitOverride } from '../limits/ip-limits.js';
 import { ENTRY_PLAN, loadPlans, PlanFileError, planNamed, type PlanTable } from '../limits/plans.js';
 import { errorCode } from '../util/caught.js';
+import { HOUR_MS, SECOND_MS } from '../util/duration.js';
 import { memberOf } from '../util/member-of.js';
 import { domainProblem, issuerProblem, SSO_LIMITS, ssoRoleProblem, type InstanceSso } from '../team/sso-settings.js';
 import type { Role } from '../event/account.js';
@@ -43,6 +44,8 @@ export interface Config {
   readonly maxBatchBytes: number;
   readonly commitWindowMs: number;
   readonly commitMaxEvents: number;
+  /** How long an instance holds a data-subject erasure job without news before another takes it over. */
+  readonly subjectJobLeaseMs: number;
   /** Body bytes of ingestion requests admitted into the pipeline at once (src/http/ingest-admission.ts). */
   readonly ingestInFlightBytes: number;
   readonly sqliteSynchronous: 'full' | 'normal';
@@ -388,6 +391,7 @@ export function loadConfig(env: Env = process.env): Config {
     commitWindowMs: integer(env, 'VIGIL_COMMIT_WINDOW_MS', 0, 0, 1000),
     threatModelChangesPerMinute: integer(env, 'VIGIL_THREAT_MODEL_CHANGES_PER_MINUTE', 30, 1, 1_000_000),
     commitMaxEvents: integer(env, 'VIGIL_COMMIT_MAX_EVENTS', 1000, 1, 100_000),
+    subjectJobLeaseMs: integer(env, 'VIGIL_SUBJECT_JOB_LEASE_MS', 30 * SECOND_MS, SECOND_MS, HOUR_MS),
     ingestInFlightBytes: integer(env, 'VIGIL_INGEST_IN_FLIGHT_BYTES', 128 * 1024, 1024, 1024 * 1024 * 1024),
     sqliteSynchronous: oneOf(env, 'VIGIL_SQLITE_SYNCHRONOUS', ['full', 'normal'] as const, 'full'),
     logLevel: oneOf(env, 'VIGIL_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),

@@ -40,15 +40,22 @@ export interface PlanCapabilities {}
 export type Role = 'viewer' | 'analyst' | 'admin' | 'owner';
 export const ROLES: readonly Role[] = ['viewer', 'analyst', 'admin', 'owner'];
 
-/** What a key may do: send events, read, change the account's configuration. */
-export type KeyScope = 'ingest' | 'read' | 'manage';
-export const KEY_SCOPES: readonly KeyScope[] = ['ingest', 'read', 'manage'];
+/**
+ * What a key may do: send events, read, change the account's configuration, erase and export a
+ * data subject's personal data (`subjects`).
+ */
+export type KeyScope = 'ingest' | 'read' | 'manage' | 'subjects';
+export const KEY_SCOPES: readonly KeyScope[] = ['ingest', 'read', 'manage', 'subjects'];
+
+/** A secret key's scopes when none was chosen: `subjects` is only ever given by name. */
+const DEFAULT_SECRET_SCOPES: readonly KeyScope[] = ['ingest', 'read', 'manage'];
 
 /**
- * What a key may do when none was chosen: everything its kind allows. Keys made before scopes
- * existed are read this way, so they keep working as they did; a publishable key only ever sends.
+ * What a key may do when none was chosen: everything its kind allows but erasing and exporting
+ * a person's data. Keys made before scopes existed are read this way, so they keep working as
+ * they did; a publishable key only ever sends.
  */
-export const fullScopes = (kind: KeyKind): readonly KeyScope[] => (kind === 'publishable' ? ['ingest'] : KEY_SCOPES);
+export const fullScopes = (kind: KeyKind): readonly KeyScope[] => (kind === 'publishable' ? ['ingest'] : DEFAULT_SECRET_SCOPES);
 
 /** Who made a request: an API key with its scopes, or a person signed in to the dashboard with their role. */
 export type Principal =

@@ -14,10 +14,10 @@ import type { SessionAuthenticator } from './session-auth.js';
  * Who may call a route: the key scope or the least role it needs (`permits` below). `public`:
  * anyone; `admin`: the operator's admin token (/admin only).
  */
-export type Access = 'public' | 'ingest' | 'any' | 'read' | 'triage' | 'manage' | 'people' | 'self' | 'admin';
+export type Access = 'public' | 'ingest' | 'any' | 'read' | 'triage' | 'manage' | 'subjects' | 'people' | 'self' | 'admin';
 
 /** The routes a key or a session may call at all (the rest are public or the admin API's). */
-const AUTHENTICATED: ReadonlySet<Access> = new Set(['ingest', 'any', 'read', 'triage', 'manage', 'people', 'self']);
+const AUTHENTICATED: ReadonlySet<Access> = new Set(['ingest', 'any', 'read', 'triage', 'manage', 'subjects', 'people', 'self']);
 
 /** The key scope each access needs; undefined: keys are refused (only a signed-in person may). */
 const SCOPE_NEEDED: Readonly<Record<Exclude<Access, 'public' | 'admin'>, KeyScope | 'any' | undefined>> = {
@@ -26,6 +26,7 @@ const SCOPE_NEEDED: Readonly<Record<Exclude<Access, 'public' | 'admin'>, KeyScop
   read: 'read',
   triage: 'manage',
   manage: 'manage',
+  subjects: 'subjects',
   people: undefined,
   self: undefined,
 };
@@ -37,6 +38,7 @@ const ROLE_NEEDED: Readonly<Record<Exclude<Access, 'public' | 'admin'>, Role | u
   read: 'viewer',
   triage: 'analyst',
   manage: 'admin',
+  subjects: 'admin',
   people: 'admin',
   self: 'viewer',
 };

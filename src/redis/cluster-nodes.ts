@@ -34,3 +34,45 @@ function opened(node: Redis): Promise<void> {
     if (node.status === 'wait') node.connect().catch(() => undefined);
   });
 }
+
+/** `text` with the glob characters of SCAN's MATCH escaped, so it matches itself. */
+export const globLiteral = (text: string): string => text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+
+/**
+ * The keys matching `pattern` (a SCAN MATCH glob), page by page: on a standalone server, or on
+ * each master of a cluster in turn (SCAN walks one node's keyspace).
+ */
+export async function* scanKeys(client: Redis | Cluster, pattern: string): AsyncGenerator<string[]> {
+  let nodes: Redis[];
+  if (client.isCluster) {
+    const cluster = client as Cluster;
+    await mastersOpened(cluster);
+    nodes = cluster.nodes('master');
+  } else nodes = [client as Redis];
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) yield keys;
+    } while (cursor !== '0');
+  }
+}
+
+/** Every text a key holds: a hash's fields and values, a set's or sorted set's members, a list's items, a string. */
+export async function textsOfKey(client: Redis | Cluster, key: string): Promise<string[]> {
+  switch (await client.type(key)) {
+    case 'hash':
+      return Object.entries(await client.hgetall(key)).flat();
+    case 'zset':
+      return client.zrange(key, 0, -1);
+    case 'set':
+      return client.smembers(key);
+    case 'list':
+      return client.lrange(key, 0, -1);
+    case 'string':
+      return [(await client.get(key)) ?? ''];
+    default:
+      return [];
+  }
+}

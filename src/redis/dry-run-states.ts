@@ -1,6 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { DRY_RUN_STATE_TTL_MS, type DryRunStates } from '../threat-models/dry-run-states.js';
 import { hashTag } from './script.js';
+import { globLiteral, scanKeys } from './cluster-nodes.js';
 
 /**
  * Paged dry runs' states in Redis, `<prefix>dryrun:{<account id>}:<run>:<page>`, each expiring
@@ -32,6 +33,12 @@ export class RedisDryRunStates implements DryRunStates {
     } catch {
       return undefined;
     }
+  }
+
+  /** Rejects when Redis cannot be reached (the erasure step is tried again). */
+  async forgetAccount(accountId: string): Promise<void> {
+    for await (const keys of scanKeys(this.redis, `${globLiteral(`${this.prefix}dryrun:${hashTag(accountId)}:`)}*`))
+      await Promise.all(keys.map((key) => this.redis.unlink(key)));
   }
 
   private key(accountId: string, run: string, page: number): string {

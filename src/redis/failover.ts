@@ -250,6 +250,12 @@ export class FailoverStateStore implements StateStore {
     return this.standIn.usage?.() ?? { bytes: 0, evictions: 0 };
   }
 
+  /** Both sides: records written to the stand-in during an outage are the account's too. */
+  async forget(accountId: string, mentions: (text: string) => boolean): Promise<number> {
+    const standIn = (await this.standIn.forget?.(accountId, mentions)) ?? 0;
+    return standIn + ((await this.primary.forget?.(accountId, mentions)) ?? 0);
+  }
+
   ping(): Promise<void> {
     return this.primary.ping();
   }

@@ -1,6 +1,6 @@
 import type { ChainableCommander, Cluster, Redis } from 'ioredis';
 import { accountScope, assertScopedKey, type AccountScope } from '../event/tenancy.js';
-import { mastersOpened } from './cluster-nodes.js';
+import { globLiteral, mastersOpened, scanKeys, textsOfKey } from './cluster-nodes.js';
 import { hashTag } from './script.js';
 import { luaScript } from './lua.js';
 import {
@@ -72,6 +72,36 @@ export class RedisStateStore implements StateStore {
 
   scope(accountId: string): AccountScope {
     return accountScope(accountId);
+  }
+
+  /**
+   * Two walks over the account's keys (SCAN on each master of a cluster, since one account's
+   * records spread over every slot): the first finds the records with a key, field or value that
+   * mentions the subject, the second deletes every key of those records (hash, window and
+   * distinct sub-keys, alert index).
+   */
+  async forget(accountId: string, mentions: (text: string) => boolean): Promise<number> {
+    accountScope(accountId);
+    const pattern = `${globLiteral(this.prefix)}st:{${accountId}|*`;
+    const recordOf = (key: string): string => key.slice(0, key.indexOf('}') + 1);
+    const marked = new Set<string>();
+    try {
+      for await (const keys of scanKeys(this.client, pattern))
+        for (const key of keys) {
+          const record = recordOf(key);
+          if (marked.has(record)) continue;
+          if (mentions(unescapeTag(key.slice(this.prefix.length))) || (await textsOfKey(this.client, key)).some(mentions)) marked.add(record);
+        }
+      if (marked.size === 0) return 0;
+      for await (const keys of scanKeys(this.client, pattern)) {
+        const doomed = keys.filter((key) => marked.has(recordOf(key)));
+        // One key per call on a cluster: the keys of a batch lie in different slots.
+        await Promise.all(doomed.map((key) => this.client.unlink(key)));
+      }
+    } catch (err) {
+      throw new StateUnavailableError(`Redis state store: ${errorMessage(err)}`, { cause: err });
+    }
+    return marked.size;
   }
 
   async ping(): Promise<void> {
@@ -216,4 +246,9 @@ function decode(op: StateOp, reply: string): StateResult {
     case 'delete':
       return { deleted: reply !== '0' };
   }
+}
+
+/** A key as its parts were before hashTag escaped them (`%`, `{` and `}` inside the tag). */
+function unescapeTag(key: string): string {
+  return key.replace(/%(25|7b|7d)/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }

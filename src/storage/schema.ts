@@ -234,6 +234,36 @@ export interface EventHoursEpochTable {
   id: number;
   epoch: number;
 }
+/** Erasure jobs of data subjects: progress and lease (011-subjects). */
+export interface SubjectJobsTable {
+  id: string;
+  account_id: string;
+  kind: string;
+  status: string;
+  created_at: number;
+  updated_at: number;
+  finished_at: number | null;
+  /** JSON: each identifier's kind and value hint, never the value. */
+  identifiers: string;
+  /** JSON: the identifiers themselves while the job is unfinished; null once it ends. */
+  pending: string | null;
+  suppress_days: number;
+  step: string | null;
+  done_steps: number;
+  total_steps: number;
+  counts: string;
+  error: string | null;
+  lease_owner: string | null;
+  lease_until: number;
+}
+/** The suppression list: keyed hashes of a subject's identifiers, never the identifiers. */
+export interface SubjectSuppressionsTable {
+  account_id: string;
+  hash: string;
+  kind: string;
+  created_at: number;
+  until: number;
+}
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -257,4 +287,6 @@ export interface Database {
   event_actor_hours: EventActorHoursTable;
   event_ip_hours: EventIpHoursTable;
   event_hours_epoch: EventHoursEpochTable;
+  subject_jobs: SubjectJobsTable;
+  subject_suppressions: SubjectSuppressionsTable;
 }

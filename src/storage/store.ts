@@ -12,6 +12,10 @@ import type {
   AlertStatus,
   ApiKeyRecord,
   CommitBatch,
+  ErasableTable,
+  MentionRow,
+  SubjectJobProgress,
+  SubjectJobRow,
   DashboardSession,
   EntityActivity,
   EntityAlerts,
@@ -234,6 +238,43 @@ export interface AuditStore {
   prune(accountId: string, before: number): Promise<number>;
 }
 
+/**
+ * Data subjects: erasure jobs, the rows an erasure reads and changes, and the suppression list.
+ * A job is held by one instance at a time through its lease: `claimJob` takes a job whose lease
+ * ran out (queued, or left by an instance that stopped), and `updateJob` records progress only
+ * while the caller still holds it.
+ */
+export interface SubjectStore {
+  createJob(job: SubjectJobRow): Promise<void>;
+  getJob(accountId: string, id: string): Promise<SubjectJobRow | undefined>;
+  /** The account's jobs, newest first. */
+  listJobs(accountId: string, limit: number): Promise<readonly SubjectJobRow[]>;
+  /** An unfinished job of any account whose lease ran out by `now`, now held by `owner` for `leaseMs`; undefined when none. */
+  claimJob(owner: string, now: number, leaseMs: number): Promise<SubjectJobRow | undefined>;
+  /** Records progress and renews the lease; false when `owner` no longer holds the job. */
+  updateJob(id: string, owner: string, progress: SubjectJobProgress): Promise<boolean>;
+  /**
+   * The account's rows of `table` after `after` (in key order), at most `limit`, whose erasable
+   * columns contain one of the needles (case-insensitive substring, as written or JSON-escaped):
+   * a superset of the rows that mention them.
+   */
+  findMentions(table: ErasableTable, accountId: string, needles: readonly string[], after: string | undefined, limit: number): Promise<readonly MentionRow[]>;
+  /** Deletes the account's rows of `table` with these keys (on SQLite overwriting their bytes); answers how many. */
+  deleteRows(table: ErasableTable, accountId: string, keys: readonly string[]): Promise<number>;
+  /** Replaces erasable columns of one of the account's rows; false when there is no such row. */
+  rewriteRow(table: ErasableTable, accountId: string, key: string, values: Readonly<Record<string, string | null>>): Promise<boolean>;
+  /** SQLite: deletes the hour summaries of these actors and addresses (PostgreSQL has none). */
+  deleteEventSummaries(accountId: string, actors: readonly string[], addresses: readonly string[]): Promise<number>;
+  /** SQLite: merges the full-text index (dropping deleted rows' terms) and checkpoints the WAL; nothing on PostgreSQL. */
+  scrub(): Promise<void>;
+  /** The account's notes with these ids (an export reads them whole). */
+  notesByIds(accountId: string, ids: readonly string[]): Promise<readonly AlertNote[]>;
+  /** Adds or extends suppressions until `until`. */
+  addSuppressions(accountId: string, entries: readonly { readonly hash: string; readonly kind: string }[], until: number, at: number): Promise<void>;
+  /** The account's suppressions in force at `now`. */
+  listSuppressions(accountId: string, now: number): Promise<readonly { readonly hash: string; readonly kind: string; readonly until: number }[]>;
+}
+
 /** Threat models and their saved versions. */
 export interface ThreatModelStore {
   /** The account's threat models (current versions), oldest first. */
@@ -276,6 +317,7 @@ export interface Store {
   readonly threatModels: ThreatModelStore;
   readonly members: MemberStore;
   readonly audit: AuditStore;
+  readonly subjects: SubjectStore;
   /** Outbound webhook endpoints and their deliveries (the outbox). */
   readonly webhooks: WebhookStore;
 

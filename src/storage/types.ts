@@ -404,3 +404,60 @@ export interface AuditFilter {
   readonly since?: number;
   readonly until?: number;
 }
+
+/** Where an erasure job is. */
+export type SubjectJobStatus = 'queued' | 'running' | 'done' | 'failed';
+
+/** A data subject's erasure job as stored (subject_jobs). */
+export interface SubjectJobRow {
+  readonly id: string;
+  readonly accountId: string;
+  readonly kind: 'erase';
+  readonly status: SubjectJobStatus;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  readonly finishedAt: number | null;
+  /** Each identifier's kind and value hint: what the job shows, never the value. */
+  readonly identifiers: readonly { readonly kind: string; readonly valueHint: string }[];
+  /** The identifiers themselves while the job is unfinished (a restarted job needs them); null once it ends. */
+  readonly pending: readonly { readonly kind: string; readonly value: string }[] | null;
+  readonly suppressDays: number;
+  readonly step: string | null;
+  readonly doneSteps: number;
+  readonly totalSteps: number;
+  readonly counts: Readonly<Record<string, number>>;
+  readonly error: string | null;
+  readonly leaseOwner: string | null;
+  readonly leaseUntil: number;
+}
+
+/** What a job's holder records as it goes; the job's lease is renewed with it. */
+export interface SubjectJobProgress {
+  readonly status?: SubjectJobStatus;
+  readonly step?: string | null;
+  readonly doneSteps?: number;
+  readonly counts?: Readonly<Record<string, number>>;
+  readonly error?: string | null;
+  readonly finishedAt?: number | null;
+  /** Set to null when the job ends: its identifiers are then gone from the database. */
+  readonly pending?: null;
+  readonly leaseUntil: number;
+  readonly at: number;
+}
+
+/** The tables an erasure reads and changes, with the key of their rows and the columns that may mention a subject. */
+export const ERASABLE_TABLES = {
+  events: { key: 'id', columns: ['event_id', 'actor_id', 'ip', 'doc'] },
+  idempotency: { key: 'event_id', columns: ['event_id', 'response'] },
+  alerts: { key: 'id', columns: ['subject', 'actor_id', 'details'] },
+  alert_notes: { key: 'id', columns: ['note'] },
+  audit_log: { key: 'id', columns: ['actor_label', 'ip', 'user_agent', 'target_id', 'changes', 'details'] },
+  webhook_deliveries: { key: 'id', columns: ['event', 'alert', 'last_error'] },
+} as const;
+export type ErasableTable = keyof typeof ERASABLE_TABLES;
+
+/** A row that may mention a subject: its key and the text of its erasable columns. */
+export interface MentionRow {
+  readonly key: string;
+  readonly columns: Readonly<Record<string, string | null>>;
+}

@@ -12,6 +12,8 @@ export interface DryRunStates {
   save(accountId: string, run: string, page: number, state: Uint8Array): Promise<boolean>;
   /** The state saved for this page of the run, removed from the store; undefined when none is (spent, expired or never saved). */
   take(accountId: string, run: string, page: number): Promise<Uint8Array | undefined>;
+  /** Erasure: drops every state saved for the account's runs (a run then says it cannot go on). */
+  forgetAccount?(accountId: string): Promise<void>;
 }
 
 export const DRY_RUN_STATE_TTL_MS = 10 * 60_000;
@@ -35,6 +37,11 @@ export class MemoryDryRunStates implements DryRunStates {
     const saved = this.states.get(key);
     this.states.delete(key);
     return saved !== undefined && saved.until > Date.now() ? saved.state : undefined;
+  }
+
+  async forgetAccount(accountId: string): Promise<void> {
+    const prefix = `${accountId}|`;
+    for (const key of [...this.states.keys()]) if (key.startsWith(prefix)) this.states.delete(key);
   }
 }
 

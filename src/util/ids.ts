@@ -66,7 +66,10 @@ export function ulid(now: number = Date.now()): string {
   return encode(lastMs, bare, 0);
 }
 
-export function newId(prefix: 'evt' | 'alr' | 'acc' | 'key' | 'req' | 'whk' | 'whd' | 'not' | 'aud' | 'usr' | 'ses' | 'tok', now: number = Date.now()): string {
+export function newId(
+  prefix: 'evt' | 'alr' | 'acc' | 'key' | 'req' | 'whk' | 'whd' | 'not' | 'aud' | 'usr' | 'ses' | 'tok' | 'sjb',
+  now: number = Date.now(),
+): string {
   advance(now);
   for (let i = 0; i < 3; i++) prefixed[i] = prefix.charCodeAt(i);
   return encode(lastMs, prefixed, 4);

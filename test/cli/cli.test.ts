@@ -101,7 +101,10 @@ describe('vigil CLI', () => {
     expect(await cli('keys', 'rename', id, '--name', 'Reports')).toEqual([`key ${id} is named "Reports"`]);
     expect(await withApp((send) => send(reader))).toBe(202);
     const refused = await vigil('keys', 'set-scopes', id, '--scopes', 'read,admin');
-    expect(refused).toMatchObject({ code: 1, stderr: expect.stringContaining('Unknown scope "admin"; the scopes are ingest, read, manage.') as string });
+    expect(refused).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('Unknown scope "admin"; the scopes are ingest, read, manage, subjects.') as string,
+    });
     await cli('keys', 'revoke', id);
     await cli('keys', 'revoke', id);
     const listed = (await cli('keys', 'list', '--account', accountId)).join('\n').split('\n');

@@ -86,7 +86,7 @@ describe('API keys with scopes', () => {
     const acct = await a.account('pro');
     const other = await a.account('pro');
     const unknown = expectError(await call(a, acct.secret, 'POST', '/v1/keys', { name: 'x', scopes: ['read', 'admin'] }), 400, 'INVALID_REQUEST');
-    expect(unknown.message).toBe('Unknown scope "admin"; the scopes are ingest, read, manage.');
+    expect(unknown.message).toBe('Unknown scope "admin"; the scopes are ingest, read, manage, subjects.');
     const wide = expectError(
       await call(a, acct.secret, 'POST', '/v1/keys', { kind: 'publishable', name: 'x', scopes: ['ingest', 'read'] }),
       400,

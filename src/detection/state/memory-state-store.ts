@@ -345,6 +345,30 @@ export class MemoryStateStore implements StateStore {
     return alias;
   }
 
+  /**
+   * Walks the account's records (under its alias, and under its id: a fail-over stand-in is
+   * addressed by the shared backend's scope) and drops those that mention the subject, and the
+   * interned members that do.
+   */
+  async forget(accountId: string, mentions: (text: string) => boolean): Promise<number> {
+    const prefixes = [`${accountId}|`];
+    const alias = this.scopes.get(accountId);
+    if (alias !== undefined) prefixes.push(`${alias}|`);
+    let dropped = 0;
+    for (const [key, rec] of [...this.records]) {
+      if (!prefixes.some((p) => key.startsWith(p))) continue;
+      let found = mentions(key) || rec.l.names.some((name) => mentions(name));
+      for (let i = 0; !found && i < rec.l.names.length; i++)
+        found = textsMention(dumpSlot(getSlot(rec, 2 * i)), mentions) || textsMention(dumpSlot(getSlot(rec, 2 * i + 1)), mentions);
+      if (found) {
+        this.drop(key, rec);
+        dropped++;
+      }
+    }
+    for (const member of [...this.members.keys()]) if (mentions(member)) this.members.delete(member);
+    return dropped;
+  }
+
   async ping(): Promise<void> {}
 
   async close(): Promise<void> {
@@ -900,6 +924,14 @@ type DumpedRecord = [string, number, number, readonly string[], unknown[]];
 export interface StateDump {
   readonly scopes: readonly (readonly [string, AccountScope])[];
   readonly records: readonly DumpedRecord[];
+}
+
+/** Whether a text in plain data (strings, object keys, in arrays and objects) satisfies `mentions`. */
+function textsMention(value: unknown, mentions: (text: string) => boolean): boolean {
+  if (typeof value === 'string') return mentions(value);
+  if (Array.isArray(value)) return value.some((v) => textsMention(v, mentions));
+  if (value !== null && typeof value === 'object') return Object.entries(value).some(([k, v]) => mentions(k) || textsMention(v, mentions));
+  return false;
 }
 
 /** A slot as plain data: the field classes become tagged arrays, everything else is data already. */

@@ -258,6 +258,12 @@ export interface StateStore {
    * budget. Read by /metrics.
    */
   usage?(): StateStoreUsage;
+  /**
+   * Erasure of a data subject: deletes the account's records whose key, field names or values
+   * hold a text for which `mentions` is true (a record as a whole: every key of it on Redis);
+   * answers how many records it deleted. Rejects when the backend cannot be reached.
+   */
+  forget?(accountId: string, mentions: (text: string) => boolean): Promise<number>;
   /** Throws when the backend cannot be reached. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -141,12 +141,12 @@ function histogramAnswer(from: number, to: number, bucketMs: number, counts: rea
   };
 }
 
-type CsvColumns = readonly (readonly [string, (row: Record<string, unknown>) => unknown])[];
+export type CsvColumns = readonly (readonly [string, (row: Record<string, unknown>) => unknown])[];
 
 /** Streams the pages of a list as NDJSON or CSV, one chunk per page: memory holds one page, whatever the result's size. */
-function sendExport(
+export function sendExport(
   reply: FastifyReply,
-  what: 'events' | 'alerts',
+  what: string,
   format: 'ndjson' | 'csv',
   columns: CsvColumns,
   pages: AsyncGenerator<Record<string, unknown>[]>,

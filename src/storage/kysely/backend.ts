@@ -8,6 +8,7 @@ import { KyselyAuditStore } from './audit.js';
 import { KyselyMemberStore } from './members.js';
 import { KyselySessionStore } from './sessions.js';
 import { KyselyStatsStore } from './stats.js';
+import { KyselySubjectStore } from './subjects.js';
 import { KyselyThreatModelStore } from './threat-models.js';
 import { KyselyWebhookStore } from './webhooks.js';
 
@@ -27,6 +28,7 @@ export abstract class KyselyBackend {
   readonly webhooks: KyselyWebhookStore;
   readonly members: KyselyMemberStore;
   readonly audit: KyselyAuditStore;
+  readonly subjects: KyselySubjectStore;
   protected readonly x: KyselyAccess;
 
   constructor(
@@ -43,6 +45,7 @@ export abstract class KyselyBackend {
     this.webhooks = new KyselyWebhookStore(this.x);
     this.members = new KyselyMemberStore(this.x);
     this.audit = new KyselyAuditStore(this.x);
+    this.subjects = new KyselySubjectStore(this.x);
   }
 
   async ping(): Promise<void> {

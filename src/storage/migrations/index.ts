@@ -9,6 +9,7 @@ import * as threatModelSuspension from './007-threat-model-suspension.js';
 import * as teams from './008-teams.js';
 import * as search from './009-search.js';
 import * as searchText from './010-search-text.js';
+import * as subjects from './011-subjects.js';
 
 /** The one migration set, shared by SQLite and PostgreSQL; listed statically so builds need no file scanning. */
 export const migrationProvider: MigrationProvider = {
@@ -24,6 +25,7 @@ export const migrationProvider: MigrationProvider = {
       '008-teams': teams,
       '009-search': search,
       '010-search-text': searchText,
+      '011-subjects': subjects,
     };
   },
 };

@@ -1,0 +1,285 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { SubjectStore } from '../store.js';
+import {
+  ERASABLE_TABLES,
+  type Actor,
+  type AlertNote,
+  type AlertStatus,
+  type ErasableTable,
+  type MentionRow,
+  type SubjectJobProgress,
+  type SubjectJobRow,
+} from '../types.js';
+import { likeLiteral, num, parseJson, type KyselyAccess, type Row } from './access.js';
+
+const toJob = (row: Row<'subject_jobs'>): SubjectJobRow => ({
+  id: row.id,
+  accountId: row.account_id,
+  kind: 'erase',
+  status: row.status as SubjectJobRow['status'],
+  createdAt: num(row.created_at),
+  updatedAt: num(row.updated_at),
+  finishedAt: row.finished_at === null ? null : num(row.finished_at),
+  identifiers: parseJson(row.identifiers),
+  pending: row.pending === null ? null : parseJson(row.pending),
+  suppressDays: num(row.suppress_days),
+  step: row.step,
+  doneSteps: num(row.done_steps),
+  totalSteps: num(row.total_steps),
+  counts: parseJson(row.counts),
+  error: row.error,
+  leaseOwner: row.lease_owner,
+  leaseUntil: num(row.lease_until),
+});
+
+/** The forms a needle takes in a column: as written in plain text, and escaped inside a JSON string. */
+function needleForms(needles: readonly string[]): string[] {
+  const forms = new Set<string>();
+  for (const n of needles) {
+    if (n.length === 0) continue;
+    forms.add(n);
+    forms.add(JSON.stringify(n).slice(1, -1));
+  }
+  return [...forms];
+}
+
+/**
+ * Data subjects over Kysely: erasure jobs with their lease, the rows that may mention a subject
+ * (a superset, found by a case-insensitive substring test; the caller decides on each row), the
+ * deletes and rewrites of an erasure, and the suppression list.
+ */
+export class KyselySubjectStore implements SubjectStore {
+  constructor(private readonly x: KyselyAccess) {}
+
+  async createJob(job: SubjectJobRow): Promise<void> {
+    await this.x.guard('createSubjectJob', () =>
+      this.x.db
+        .insertInto('subject_jobs')
+        .values({
+          id: job.id,
+          account_id: job.accountId,
+          kind: job.kind,
+          status: job.status,
+          created_at: job.createdAt,
+          updated_at: job.updatedAt,
+          finished_at: job.finishedAt,
+          identifiers: JSON.stringify(job.identifiers),
+          pending: job.pending === null ? null : JSON.stringify(job.pending),
+          suppress_days: job.suppressDays,
+          step: job.step,
+          done_steps: job.doneSteps,
+          total_steps: job.totalSteps,
+          counts: JSON.stringify(job.counts),
+          error: job.error,
+          lease_owner: job.leaseOwner,
+          lease_until: job.leaseUntil,
+        })
+        .execute(),
+    );
+  }
+
+  async getJob(accountId: string, id: string): Promise<SubjectJobRow | undefined> {
+    if (this.x.unmatchable(accountId, id)) return undefined;
+    const row = await this.x.read('getSubjectJob', () =>
+      this.x.db.selectFrom('subject_jobs').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst(),
+    );
+    return row && toJob(row);
+  }
+
+  async listJobs(accountId: string, limit: number): Promise<readonly SubjectJobRow[]> {
+    const rows = await this.x.read('listSubjectJobs', () =>
+      this.x.db.selectFrom('subject_jobs').selectAll().where('account_id', '=', accountId).orderBy('id', 'desc').limit(limit).execute(),
+    );
+    return rows.map(toJob);
+  }
+
+  async claimJob(owner: string, now: number, leaseMs: number): Promise<SubjectJobRow | undefined> {
+    for (let tries = 0; tries < 5; tries++) {
+      const next = await this.x.read('claimSubjectJob', () =>
+        this.x.db
+          .selectFrom('subject_jobs')
+          .select('id')
+          .where('status', 'in', ['queued', 'running'])
+          .where('lease_until', '<', now)
+          .orderBy('created_at')
+          .limit(1)
+          .executeTakeFirst(),
+      );
+      if (next === undefined) return undefined;
+      // Compare and set: of two instances claiming one job, the one whose update finds the lease
+      // still expired takes it.
+      const taken = await this.x.guard('claimSubjectJob', () =>
+        this.x.db
+          .updateTable('subject_jobs')
+          .set({ lease_owner: owner, lease_until: now + leaseMs, status: 'running', updated_at: now })
+          .where('id', '=', next.id)
+          .where('status', 'in', ['queued', 'running'])
+          .where('lease_until', '<', now)
+          .executeTakeFirst(),
+      );
+      if (Number(taken.numUpdatedRows) === 1) {
+        const row = await this.x.read('claimSubjectJob', () => this.x.db.selectFrom('subject_jobs').selectAll().where('id', '=', next.id).executeTakeFirst());
+        if (row) return toJob(row);
+      }
+    }
+    return undefined;
+  }
+
+  async updateJob(id: string, owner: string, progress: SubjectJobProgress): Promise<boolean> {
+    const set: Record<string, unknown> = { lease_until: progress.leaseUntil, updated_at: progress.at };
+    if (progress.status !== undefined) set.status = progress.status;
+    if (progress.step !== undefined) set.step = progress.step;
+    if (progress.doneSteps !== undefined) set.done_steps = progress.doneSteps;
+    if (progress.counts !== undefined) set.counts = JSON.stringify(progress.counts);
+    if (progress.error !== undefined) set.error = progress.error;
+    if (progress.finishedAt !== undefined) set.finished_at = progress.finishedAt;
+    if (progress.pending === null) set.pending = null;
+    const result = await this.x.guard('updateSubjectJob', () =>
+      this.x.db.updateTable('subject_jobs').set(set).where('id', '=', id).where('lease_owner', '=', owner).executeTakeFirst(),
+    );
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async findMentions(
+    table: ErasableTable,
+    accountId: string,
+    needles: readonly string[],
+    after: string | undefined,
+    limit: number,
+  ): Promise<readonly MentionRow[]> {
+    const forms = needleForms(needles).filter((f) => !this.x.unmatchable(f));
+    if (forms.length === 0 || this.x.unmatchable(accountId, after)) return [];
+    const { key, columns } = ERASABLE_TABLES[table];
+    const like = this.x.kind === 'postgres' ? sql.raw('ilike') : sql.raw('like');
+    const tests: RawBuilder<unknown>[] = [];
+    for (const column of columns) for (const form of forms) tests.push(sql`${sql.ref(column)} ${like} ${'%' + likeLiteral(form) + '%'} escape '\\'`);
+    const afterKey = after === undefined ? sql`` : sql`and ${sql.ref(key)} > ${after}`;
+    const query = sql<Record<string, string | null>>`select ${sql.ref(key)} as k, ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)}
+      where account_id = ${accountId} ${afterKey} and (${sql.join(tests, sql` or `)})
+      order by ${sql.ref(key)} limit ${limit}`;
+    const rows = await this.x.read('findMentions', () => query.execute(this.x.db).then((r) => r.rows));
+    return rows.map((row) => {
+      const values: Record<string, string | null> = {};
+      for (const column of columns) values[column] = row[column] ?? null;
+      return { key: String(row.k), columns: values };
+    });
+  }
+
+  async deleteRows(table: ErasableTable, accountId: string, keys: readonly string[]): Promise<number> {
+    if (keys.length === 0) return 0;
+    const { key } = ERASABLE_TABLES[table];
+    return this.x.guard('eraseRows', () =>
+      this.erasing(async () => {
+        const result = await sql`delete from ${sql.table(table)} where account_id = ${accountId} and ${sql.ref(key)} in (${sql.join(keys)})`.execute(this.x.db);
+        return Number(result.numAffectedRows ?? 0);
+      }),
+    );
+  }
+
+  async rewriteRow(table: ErasableTable, accountId: string, rowKey: string, values: Readonly<Record<string, string | null>>): Promise<boolean> {
+    const { key, columns } = ERASABLE_TABLES[table];
+    const sets = Object.entries(values)
+      .filter(([column]) => (columns as readonly string[]).includes(column))
+      .map(([column, value]) => sql`${sql.ref(column)} = ${value}`);
+    if (sets.length === 0) return false;
+    return this.x.guard('rewriteRow', () =>
+      this.erasing(async () => {
+        const result = await sql`update ${sql.table(table)} set ${sql.join(sets)} where account_id = ${accountId} and ${sql.ref(key)} = ${rowKey}`.execute(
+          this.x.db,
+        );
+        return Number(result.numAffectedRows ?? 0) === 1;
+      }),
+    );
+  }
+
+  async deleteEventSummaries(accountId: string, actors: readonly string[], addresses: readonly string[]): Promise<number> {
+    if (this.x.kind !== 'sqlite' || (actors.length === 0 && addresses.length === 0)) return 0;
+    return this.x.guard('eraseSummaries', () =>
+      this.erasing(() =>
+        this.x.db.transaction().execute(async (trx) => {
+          let n = 0;
+          if (actors.length > 0)
+            n += Number(
+              (await trx.deleteFrom('event_actor_hours').where('account_id', '=', accountId).where('actor', 'in', actors).executeTakeFirst()).numDeletedRows,
+            );
+          if (addresses.length > 0)
+            n += Number(
+              (await trx.deleteFrom('event_ip_hours').where('account_id', '=', accountId).where('address', 'in', addresses).executeTakeFirst()).numDeletedRows,
+            );
+          // The writer remembers summary rows it wrote; a new epoch makes it forget them.
+          if (n > 0)
+            await trx
+              .updateTable('event_hours_epoch')
+              .set((eb) => ({ epoch: eb('epoch', '+', 1) }))
+              .where('id', '=', 1)
+              .execute();
+          return n;
+        }),
+      ),
+    );
+  }
+
+  async scrub(): Promise<void> {
+    if (this.x.kind !== 'sqlite') return;
+    await this.x.guard('scrub', () =>
+      this.erasing(async () => {
+        // The full-text indexes keep a deleted row's terms until their segments are merged:
+        // merging them all drops every deleted row's terms from the file.
+        await sql`insert into events_fts (events_fts) values ('optimize')`.execute(this.x.db);
+        await sql`insert into events_trigram (events_trigram) values ('optimize')`.execute(this.x.db);
+      }),
+    );
+    // Copies the zeroed pages into the database file and starts the WAL over, so the old pages
+    // leave the WAL too; busy when a reader holds an old snapshot (then the next checkpoint does it).
+    await this.x.guard('scrub', () => sql`pragma wal_checkpoint(TRUNCATE)`.execute(this.x.db)).catch(() => undefined);
+  }
+
+  async notesByIds(accountId: string, ids: readonly string[]): Promise<readonly AlertNote[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.x.read('notesByIds', () =>
+      this.x.db.selectFrom('alert_notes').selectAll().where('account_id', '=', accountId).where('id', 'in', ids).orderBy('id').execute(),
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      accountId: r.account_id,
+      alertId: r.alert_id,
+      status: r.status as AlertStatus,
+      note: r.note,
+      createdAt: num(r.created_at),
+      author: r.author_kind === null ? null : { kind: r.author_kind as Actor['kind'], id: r.author_id, label: r.author_label },
+    }));
+  }
+
+  async addSuppressions(accountId: string, entries: readonly { readonly hash: string; readonly kind: string }[], until: number, at: number): Promise<void> {
+    if (entries.length === 0) return;
+    await this.x.guard('addSuppressions', () =>
+      this.x.db
+        .insertInto('subject_suppressions')
+        .values(entries.map((e) => ({ account_id: accountId, hash: e.hash, kind: e.kind, created_at: at, until })))
+        .onConflict((oc) => oc.columns(['account_id', 'hash']).doUpdateSet({ until: (eb) => eb.ref('excluded.until'), created_at: at }))
+        .execute(),
+    );
+  }
+
+  async listSuppressions(accountId: string, now: number): Promise<readonly { readonly hash: string; readonly kind: string; readonly until: number }[]> {
+    const rows = await this.x.read('listSuppressions', () =>
+      this.x.db.selectFrom('subject_suppressions').select(['hash', 'kind', 'until']).where('account_id', '=', accountId).where('until', '>', now).execute(),
+    );
+    return rows.map((r) => ({ hash: r.hash, kind: r.kind, until: num(r.until) }));
+  }
+
+  /**
+   * SQLite: runs the erasure's writes with `secure_delete` on, so the bytes of deleted and
+   * rewritten rows are overwritten with zeros rather than left in free space; ingestion's own
+   * connection never deletes, and retention keeps the cheaper default.
+   */
+  private async erasing<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.x.kind !== 'sqlite') return fn();
+    await sql`pragma secure_delete = on`.execute(this.x.db);
+    try {
+      return await fn();
+    } finally {
+      await sql`pragma secure_delete = off`.execute(this.x.db);
+    }
+  }
+}
