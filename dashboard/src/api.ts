@@ -214,6 +214,8 @@ export interface ChainStage {
 export interface Overview {
   readonly since: string;
   readonly bucket_ms: number;
+  /** The range holds more events than the overview reads: its event counts and top lists are those of the newest. */
+  readonly events_capped?: boolean;
   readonly events: readonly { at: number; count: number }[];
   readonly alerts: readonly { at: number; count: number }[];
   readonly open_alerts_by_severity: Record<string, number>;

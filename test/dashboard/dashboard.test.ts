@@ -113,7 +113,24 @@ describe.runIf(chromiumPresent())('dashboard in headless Chromium against the re
     // Critical: the login that worked after the brute force, and the account-takeover chain.
     expect(severities).toMatch(/critical\s*2/);
     expect(await page.locator('.chart canvas').count()).toBe(1);
+    expect(await page.getByRole('note').count()).toBe(0);
     await expectAccessible(page, 'overview');
+  });
+
+  it('says when the overview read only the newest events of a range too large for it', async () => {
+    // The answer of a range past the overview's bound: the service's own answer with the flag set.
+    await page.route('**/dashboard/api/overview*', async (route) => {
+      const response = await route.fetch();
+      await route.fulfill({ response, json: Object.assign({}, await response.json(), { events_capped: true }) });
+    });
+    try {
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      const note = page.getByRole('region', { name: 'Events and alerts over time' }).getByRole('note');
+      await expect.poll(() => note.textContent()).toMatch(/newest 50,000 events/);
+      expect(await note.getByRole('link', { name: 'Search the events' }).getAttribute('href')).toBe('#/events');
+    } finally {
+      await page.unroute('**/dashboard/api/overview*');
+    }
   });
 
   it('opens the alert, walks to its events and back, and shows the kill chain on a timeline', async () => {

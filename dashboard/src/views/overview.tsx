@@ -56,6 +56,12 @@ export function OverviewView() {
           <div class="grid">
             <Card title="Events and alerts over time" wide>
               <TimeChart times={chart.times} series={chart.series} label="Events and alerts per interval" />
+              {data.events_capped === true && (
+                <p class="muted" role="note">
+                  This range holds more events than the overview reads: the event counts and the riskiest actors and addresses are those of its newest 50,000
+                  events. <a href={href('/events')}>Search the events</a> for the whole range.
+                </p>
+              )}
             </Card>
             <Card title="Open alerts by severity">
               <ul class="severities">
