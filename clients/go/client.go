@@ -716,7 +716,9 @@ func (c *Client) attemptGated(ctx context.Context, url string, body []byte, even
 // attempt makes one paced attempt; true means it is to be retried.
 func (c *Client) attempt(ctx context.Context, url string, body []byte, events int, probe, countSent bool, attempt int) (delivery, bool) {
 	c.mu.Lock()
-	wait, ok := c.pacer.reserve(c.cfg.clock.Now().UnixMilli(), events)
+	takenMs := c.cfg.clock.Now().UnixMilli()
+	wait, ok := c.pacer.reserve(takenMs, events)
+	takenMs += wait.Milliseconds()
 	if !ok {
 		c.mu.Unlock()
 		if attempt > 0 {
@@ -748,6 +750,9 @@ func (c *Client) attempt(ctx context.Context, url string, body []byte, events in
 		}
 	}
 	status, answer, header, err := c.send(ctx, url, body)
+	c.mu.Lock()
+	c.pacer.settle(events, takenMs, c.cfg.clock.Now().UnixMilli())
+	c.mu.Unlock()
 	if err == nil {
 		c.mu.Lock()
 		c.pacer.learn(header)

@@ -105,6 +105,25 @@ func (p *pacer) reserve(nowMs int64, events int) (time.Duration, bool) {
 	return time.Duration(at-nowMs) * time.Millisecond, true
 }
 
+// settle moves the units a request took at takenMs to answeredMs, when its answer arrived: they
+// are held from then on. The service counted the request when it arrived, after it was handed
+// over and before it was answered, so a hold that starts at the answer never ends early.
+func (p *pacer) settle(events int, takenMs, answeredMs int64) {
+	if answeredMs <= takenMs {
+		return
+	}
+	for _, pol := range p.policies {
+		cost := pol.cost(events)
+		for i := len(pol.held) - 1; i >= 0 && cost > 0; i-- {
+			if pol.held[i] == takenMs {
+				pol.held = append(pol.held[:i], pol.held[i+1:]...)
+				pol.take(answeredMs, 1)
+				cost--
+			}
+		}
+	}
+}
+
 // learn takes the policies of an answer's RateLimit-Policy, if it names any; held units are
 // kept by policy name. RateLimit (what is left) is informational: pacing counts this client's
 // own requests.

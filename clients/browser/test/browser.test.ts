@@ -61,7 +61,7 @@ describe.skipIf(!haveChromium)('browser client in headless Chromium', () => {
     await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', () => resolve()));
     origin = `http://127.0.0.1:${(site.address() as { port: number }).port}`;
     [service, scripted, browser] = await Promise.all([
-      startRealService(['--plan', 'pro', '--plan', 'free', '--publishable-origin', origin]),
+      startRealService(['--plan', 'pro', '--plan', 'free', '--plan', 'free', '--publishable-origin', origin]),
       startScriptedServer(),
       launchChromium(),
     ]);
@@ -131,6 +131,38 @@ describe.skipIf(!haveChromium)('browser client in headless Chromium', () => {
     ).data;
     expect(stored?.user_agent).toBe(result.ua);
     await p.close();
+  });
+
+  it('Free key: 100 logins within one second from a page cause no 429; each is sent (some after a paced wait) or counted dropped', async () => {
+    const p = await openPage();
+    const run = await p.evaluate(
+      async ({ key, base }) => {
+        const vigil = new window.testPage.Vigil({ apiKey: key, baseUrl: base, mode: 'direct' });
+        const pending: Promise<{ outcome: string }>[] = [];
+        for (let i = 0; i < 100; i++) {
+          pending.push(vigil.track({ event: 'auth.login.success', actor_id: 'browser-burst', metadata: { n: i } }));
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        const outcomes = (await Promise.all(pending)).map((r) => r.outcome);
+        return { outcomes, stats: vigil.stats() };
+      },
+      { key: service.info.accounts['free-2']!.publishable, base: service.info.base },
+    );
+    const { stats, outcomes } = run;
+    const count = (o: string) => outcomes.filter((x) => x === o).length;
+    console.log(
+      `browser pacing run (Free, 100 logins in ~1 s): sent ${stats.sent}, paced ${stats.paced}, dropped ${stats.dropped} (paced_dropped ${stats.pacedDropped}), 429 ${stats.rateLimited}`,
+    );
+    expect(stats.rateLimited).toBe(0);
+    expect(count('rate_limited')).toBe(0);
+    expect(stats.failed).toBe(0);
+    expect(stats.sent + stats.dropped).toBe(100);
+    expect(stats.accepted).toBe(stats.sent);
+    expect(count('accepted')).toBe(stats.sent);
+    expect(stats.pacedDropped).toBe(stats.dropped);
+    expect(stats.sent).toBeGreaterThanOrEqual(5);
+    expect(stats.inCooldown).toBe(false);
+    expect(await stored('free-2', 'browser-burst')).toHaveLength(stats.sent);
   });
 
   it('buffers by default and sends batches (Pro) or single events (Free)', async () => {

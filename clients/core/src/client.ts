@@ -476,7 +476,8 @@ export class VigilClient {
       this.serial = new Promise<void>((resolve) => (release = resolve));
       await previous;
     }
-    const wait = this.pacer.reserve(events, this.clock.now(), this.maxPacingDelayMs);
+    const now = this.clock.now();
+    const wait = this.pacer.reserve(events, now, this.maxPacingDelayMs);
     if (wait === null) {
       release();
       return null;
@@ -485,7 +486,11 @@ export class VigilClient {
       if (first) this.counts.paced += events;
       await this.sleep(wait);
     }
-    return release;
+    const takenAt = now + wait;
+    return () => {
+      this.pacer.settle(events, takenAt, this.clock.now());
+      release();
+    };
   }
 
   /** One request with its retries. A probe is a single attempt whose answer decides the cooldown. */

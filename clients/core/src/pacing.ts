@@ -115,6 +115,29 @@ export class Pacer {
     return wait;
   }
 
+  /**
+   * The answer to a request that took its units at `takenAt` arrived at `answeredAt`: its units
+   * are held from then on. The service counted the request when it arrived, which is after it
+   * was handed over (a browser queues requests for a free connection, a busy service reads them
+   * late) and before it answered, so a hold that starts at the answer never ends early.
+   */
+  settle(events: number, takenAt: number, answeredAt: number): void {
+    if (answeredAt <= takenAt) return;
+    for (const policy of this.policies) {
+      const units = this.held.get(policy.name);
+      if (!units) continue;
+      let cost = Math.min(policy.name === 'second' ? 1 : events, policy.quota);
+      for (let i = units.length - 1; i >= 0 && cost > 0; i--)
+        if (units[i] === takenAt) {
+          units.splice(i, 1);
+          cost--;
+          let j = units.length;
+          while (j > 0 && (units[j - 1] as number) > answeredAt) j--;
+          units.splice(j, 0, answeredAt);
+        }
+    }
+  }
+
   /** The policy's held units at `now`, oldest first (released ones are forgotten). */
   private unitsOf(policy: Policy, now: number): number[] {
     let units = this.held.get(policy.name);

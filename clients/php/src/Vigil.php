@@ -490,7 +490,8 @@ final class Vigil
                     return [Outcome::Dropped, $status, ''];
                 }
             }
-            $wait = $this->reserve($events);
+            $takenAt = $this->clock->nowMs();
+            $wait = $this->reserve($events, $takenAt);
             if ($wait === null) {
                 if ($attempt > 0) {
                     return [Outcome::Failed, $status, ''];
@@ -534,6 +535,8 @@ final class Vigil
                 }
             } catch (NetworkException) {
                 // No answer: retried like a 5xx.
+            } finally {
+                $this->settle($events, $takenAt + $wait);
             }
             if ($probeOf !== null || $attempt >= $this->maxRetries) {
                 return [Outcome::Failed, $status, ''];
@@ -541,10 +544,9 @@ final class Vigil
         }
     }
 
-    /** Pacing wait (ms) of a request of $events events, its units taken; null when too long. */
-    private function reserve(int $events): ?int
+    /** Pacing wait (ms) of a request of $events events, its units taken at $now; null when too long. */
+    private function reserve(int $events, int $now): ?int
     {
-        $now = $this->clock->nowMs();
         if ($this->state instanceof SharedPacing) {
             return $this->state->updatePacing(function (array $saved) use ($events, $now): array {
                 $pacer = Pacer::fromArray($saved);
@@ -555,6 +557,23 @@ final class Vigil
         }
 
         return $this->pacer->reserve($events, $now, $this->maxPacingDelayMs);
+    }
+
+    /** The request whose units were taken at $takenAt has been answered (or given up): they are held from now. */
+    private function settle(int $events, int $takenAt): void
+    {
+        $now = $this->clock->nowMs();
+        if ($this->state instanceof SharedPacing) {
+            $this->state->updatePacing(static function (array $saved) use ($events, $takenAt, $now): array {
+                $pacer = Pacer::fromArray($saved);
+                $pacer->settle($events, $takenAt, $now);
+
+                return [$pacer->toArray(), null];
+            });
+
+            return;
+        }
+        $this->pacer->settle($events, $takenAt, $now);
     }
 
     private function learn(?string $policy): void

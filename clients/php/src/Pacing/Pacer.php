@@ -90,6 +90,34 @@ final class Pacer
         return $at - $nowMs;
     }
 
+    /**
+     * The answer to a request that took its units at $takenAtMs arrived at $answeredAtMs: its
+     * units are held from then on. The service counted the request when it arrived, after it was
+     * handed over and before it was answered, so a hold that starts at the answer never ends early.
+     */
+    public function settle(int $events, int $takenAtMs, int $answeredAtMs): void
+    {
+        if ($answeredAtMs <= $takenAtMs) {
+            return;
+        }
+        foreach ($this->policies as $name => $policy) {
+            $units = $this->held[$name] ?? [];
+            $cost = self::cost($name, $policy['q'], $events);
+            for ($i = count($units) - 1; $i >= 0 && $cost > 0; $i--) {
+                if ($units[$i] === $takenAtMs) {
+                    array_splice($units, $i, 1);
+                    $cost--;
+                    $j = count($units);
+                    while ($j > 0 && $units[$j - 1] > $answeredAtMs) {
+                        $j--;
+                    }
+                    array_splice($units, $j, 0, [$answeredAtMs]);
+                }
+            }
+            $this->held[$name] = $units;
+        }
+    }
+
     /** Takes the policies of an answer's RateLimit-Policy field, if it names any valid one. */
     public function learn(?string $header): void
     {

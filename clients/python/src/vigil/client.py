@@ -475,7 +475,8 @@ class Vigil:
     def _attempt(self, path: str, body: bytes, events: int, probe: bool, attempt: int, count_sent: bool) -> Union[_Delivery, Optional[int]]:
         """One paced attempt: its delivery, or the status (None: no answer) of one to retry."""
         with self._lock:
-            delay = self._pacer.reserve(self._now_ms(), events)
+            taken_at = self._now_ms()
+            delay = self._pacer.reserve(taken_at, events)
             if delay is None:
                 if attempt > 0:
                     return _Delivery(Outcome.FAILED, None, b"")
@@ -494,6 +495,8 @@ class Vigil:
         if delay > 0:
             self._sleep(delay / 1000)
         answer = self._transport(self._url + path, self._headers, body, self._timeout)
+        with self._lock:
+            self._pacer.settle(events, taken_at + delay, self._now_ms())
         status = answer.status if isinstance(answer, HTTPAnswer) else None
         if isinstance(answer, HTTPAnswer):
             with self._lock:

@@ -108,6 +108,23 @@ class Pacer:
                 bisect.insort_right(policy.held, at)
         return at - now_ms
 
+    def settle(self, events: int, taken_at: int, answered_at: int) -> None:
+        """The answer to a request whose units were taken at ``taken_at`` arrived at
+        ``answered_at``: its units are held from then on. The service counted the request when it
+        arrived, after it was handed over and before it was answered, so a hold that starts at
+        the answer never ends early."""
+        if answered_at <= taken_at:
+            return
+        for policy in self._policies.values():
+            cost = policy.cost(events)
+            i = len(policy.held) - 1
+            while i >= 0 and cost > 0:
+                if policy.held[i] == taken_at:
+                    del policy.held[i]
+                    bisect.insort_right(policy.held, answered_at)
+                    cost -= 1
+                i -= 1
+
     def learn(self, headers: Mapping[str, str]) -> None:
         """Takes the policies of an answer's ``RateLimit-Policy``, if it names any; held units
         are kept by policy name."""
