@@ -76,7 +76,8 @@ describe('tenant patterns stay bounded', () => {
   const regexModel = (name: string, patterns: readonly string[]) => ({
     name,
     match: { event: ['custom.*'], where: { any: patterns.map((value) => ({ field: 'metadata.x', op: 'regex', value })) } },
-    outcome: { alert: 'custom.heavy', severity: 'low' },
+    // Each model of an account raises its own alert type.
+    outcome: { alert: `custom.heavy_${name.replace(/\W+/g, '_')}`, severity: 'low' },
   });
 
   it('refuses a regular expression whose program is over the per-pattern limit, naming it', async () => {
@@ -177,7 +178,11 @@ describe('threat-model changes per account', () => {
 
   it('are bounded per minute, each account on its own', async () => {
     const [a, b] = [await t.account('pro'), await t.account('pro')];
-    const model = (name: string) => ({ name, match: { event: ['custom.*'] }, outcome: { alert: 'custom.rated', severity: 'low' } });
+    const model = (name: string) => ({
+      name,
+      match: { event: ['custom.*'] },
+      outcome: { alert: `custom.rated_${name.replace(/\W+/g, '_')}`, severity: 'low' },
+    });
     const create = (key: string, name: string) => t.vigil.app.inject({ method: 'POST', url: '/v1/threat-models', headers: bearer(key), payload: model(name) });
     for (let i = 0; i < 3; i++) expect((await create(a.secret, `m${i}`)).statusCode).toBe(201);
     const refused = await create(a.secret, 'one too many');
