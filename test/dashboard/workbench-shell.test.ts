@@ -190,14 +190,16 @@ describe.runIf(chromiumPresent())('dashboard workbench: detail pages, keys, webh
 
   it('adds a webhook, sends a test, shows the delivery with its answer, disables, rotates and deletes it', async () => {
     await page.goto(`${stage.service.base}/dashboard#/webhooks`);
-    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    // A path of this attempt's own, so a retried attempt does not meet the first one's endpoint.
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook-${Date.now()}`;
+    received.length = 0;
     const add = page.getByRole('region', { name: 'Add an endpoint' });
     await add.getByLabel('URL').fill(url);
     await add.getByLabel('Least severity').selectOption('high');
     await add.getByLabel(/^Alert types/).fill('auth.*, chain.*');
     await add.getByRole('button', { name: 'Add endpoint' }).click();
     await page.getByTestId('new-secret').waitFor();
-    expect(await page.getByRole('region', { name: 'Endpoints' }).getByRole('link', { name: url }).count()).toBe(1);
+    await expect.poll(() => page.getByRole('region', { name: 'Endpoints' }).getByRole('link', { name: url }).count()).toBe(1);
     await accessibleInBothSchemes(page, 'webhooks');
     await page.getByRole('button', { name: 'Done' }).click();
     await page.getByRole('heading', { name: `Webhook ${url}` }).waitFor();
@@ -220,7 +222,9 @@ describe.runIf(chromiumPresent())('dashboard workbench: detail pages, keys, webh
     await page.getByRole('button', { name: 'Delete' }).click();
     await page.getByRole('button', { name: 'Yes, delete it and its deliveries' }).click();
     await page.getByRole('heading', { name: 'Webhooks', exact: true }).waitFor();
-    await expect.poll(async () => (await api(stage.service.base, 'GET', '/v1/webhooks', stage.key)).json.data).toEqual([]);
+    await expect
+      .poll(async () => ((await api(stage.service.base, 'GET', '/v1/webhooks', stage.key)).json.data as { url: string }[]).filter((w) => w.url === url))
+      .toEqual([]);
     expect(problems).toEqual([]);
   });
 
