@@ -194,6 +194,8 @@ interface Waiter {
 }
 
 const count = (n: number): string => n.toLocaleString('en-US');
+/** A bound in seconds as written in a reason: "2.0", "0.5", and a bound under a tenth of a second exactly ("0.01"). */
+const secondsOf = (ms: number): string => (ms % 100 === 0 ? (ms / 1000).toFixed(1) : String(ms / 1000));
 
 function reasonOf(limits: DryRunLimits, read: number, readStop: 'rows' | 'time' | null, finished: Finished, ending: string | null): string | null {
   const { evaluated } = finished.tally;
@@ -201,7 +203,7 @@ function reasonOf(limits: DryRunLimits, read: number, readStop: 'rows' | 'time' 
   if (finished.stopped === null && readStop === null) return ending === null ? null : ending.slice(2);
   if (finished.stopped === null && readStop === 'rows')
     return `a page reads at most ${count(limits.maxRows)} events; these ${count(read)} were evaluated, oldest first${then}`;
-  const seconds = (limits.maxMs / 1000).toFixed(1);
+  const seconds = secondsOf(limits.maxMs);
   const phase = readStop === 'time' ? 'reading the range' : 'reading and evaluation';
   const more = readStop === 'rows' ? ` (a page reads at most ${count(limits.maxRows)})` : '';
   const cut = finished.terminated ? `; one event's evaluation ran ${(limits.graceMs / 1000).toFixed(1)} s past the bound and was stopped` : '';
