@@ -1,0 +1,63 @@
+/** HAProxy in front of the fleet: `balance leastconn`, active checks on /readyz, on loopback. */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const HAPROXY = process.env.FLEET_HAPROXY ?? '/usr/sbin/haproxy';
+
+export interface Balancer {
+  readonly port: number;
+  readonly process: ChildProcess;
+}
+
+/** Why HAProxy cannot run here, or undefined when it can. */
+export function haproxyMissing(): string | undefined {
+  const run = spawnSync(HAPROXY, ['-v'], { encoding: 'utf8' });
+  return run.error ? `${HAPROXY} is not installed (${run.error.message})` : undefined;
+}
+
+/**
+ * The configuration: a POST is never resent once sent (`retry-on conn-failure`, HAProxy's
+ * default), so a balancer retry cannot store an event twice; a connection refused by a dead
+ * instance is redispatched to another. Checks every 500 ms, down after two failures; a check
+ * may take 2 s, so a loaded instance that still answers is not taken for a dead one.
+ */
+export function haproxyConfig(port: number, instancePorts: readonly number[]): string {
+  return [
+    'global',
+    '  maxconn 4000',
+    'defaults',
+    '  mode http',
+    '  option http-keep-alive',
+    '  option forwardfor',
+    '  option redispatch',
+    '  retries 2',
+    '  retry-on conn-failure',
+    '  timeout connect 2s',
+    '  timeout client 60s',
+    '  timeout server 60s',
+    '  timeout http-keep-alive 60s',
+    '  timeout check 2s',
+    'frontend fleet',
+    `  bind 127.0.0.1:${port}`,
+    '  default_backend vigil',
+    'backend vigil',
+    '  balance leastconn',
+    '  option httpchk GET /readyz',
+    '  http-check expect status 200',
+    '  default-server inter 500ms fastinter 250ms downinter 500ms fall 2 rise 2 maxconn 256',
+    ...instancePorts.map((p, i) => `  server vigil${i} 127.0.0.1:${p} check`),
+    '',
+  ].join('\n');
+}
+
+export function startHaproxy(dir: string, port: number, instancePorts: readonly number[]): Balancer {
+  const file = join(dir, 'haproxy.cfg');
+  writeFileSync(file, haproxyConfig(port, instancePorts));
+  const check = spawnSync(HAPROXY, ['-c', '-q', '-f', file], { encoding: 'utf8' });
+  if (check.status !== 0) throw new Error(`haproxy -c failed: ${check.stdout}${check.stderr}`);
+  const child = spawn(HAPROXY, ['-db', '-f', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // Its warnings (a server going down during a fault) are part of the run's story.
+  child.stderr?.on('data', (chunk: Buffer) => process.stderr.write(`[haproxy] ${chunk.toString()}`));
+  return { port, process: child };
+}
