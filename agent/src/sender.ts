@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { EventBuffer, PendingEvent } from './buffer.js';
@@ -27,6 +28,24 @@ export function retryAfterMs(header: string | null, now = Date.now()): number | 
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
+/**
+ * What the service taught the sender about the plan (the batch size it accepts, or no batch
+ * endpoint), kept in the buffer so a restart does not send a refused batch again. It belongs to
+ * one server and key, and is forgotten after a day so an upgraded plan gets full batches again.
+ */
+interface LearnedDelivery {
+  readonly target: string;
+  readonly batchSize: number;
+  readonly singles: boolean;
+  readonly at: number;
+}
+
+const LEARNED_STATE_KEY = 'delivery.learned';
+export const LEARNED_DELIVERY_MS = 86_400_000;
+
+/** The server and key a learned delivery belongs to, as a hash: the key itself is never written to the buffer. */
+const targetOf = (server: string, key: string): string => createHash('sha256').update(`${server}\n${key}`).digest('hex').slice(0, 32);
+
 type Outcome =
   | { kind: 'acked'; seqs: number[]; dropped: number }
   | { kind: 'retry'; waitMs: number; error: string; floorMs?: number }
@@ -42,8 +61,8 @@ interface Reply {
 
 /**
  * Drains the buffer to the service: batches of the plan's size (single events when the plan
- * has no batch endpoint), exponential back-off with full jitter on 429 (never sooner than
- * Retry-After), 5xx and network errors. A row is deleted only after a 202 for it.
+ * has no batch endpoint), exponential back-off with full jitter on 429 and 503 (never sooner than
+ * Retry-After), other 5xx and network errors. A row is deleted only after a 202 for it.
  */
 export class Sender {
   private batchSize: number;
@@ -63,7 +82,21 @@ export class Sender {
     private readonly log: Logger,
   ) {
     this.batchSize = opts.batchSize;
+    const learned = buffer.getState<LearnedDelivery>(LEARNED_STATE_KEY);
+    if (learned && learned.target === this.target() && Date.now() - learned.at < LEARNED_DELIVERY_MS) {
+      this.batchSize = Math.max(1, Math.min(learned.batchSize, opts.batchSize));
+      this.singles = learned.singles;
+    }
     buffer.onAppend(() => this.wake?.());
+  }
+
+  private target(): string {
+    return targetOf(this.opts.server, this.opts.key);
+  }
+
+  private rememberDelivery(): void {
+    const learned: LearnedDelivery = { target: this.target(), batchSize: this.batchSize, singles: this.singles, at: Date.now() };
+    this.buffer.setState(LEARNED_STATE_KEY, learned);
   }
 
   start(): void {
@@ -110,10 +143,12 @@ export class Sender {
         case 'batch_unavailable':
           this.log.info('the plan has no batch endpoint: sending events one by one');
           this.singles = true;
+          this.rememberDelivery();
           break;
         case 'batch_too_large':
           this.batchSize = Math.max(1, Math.floor(this.batchSize / 2));
           this.log.info('batch over the plan limit: smaller batches', { batch_size: this.batchSize });
+          this.rememberDelivery();
           break;
         case 'invalid':
           for (const [i, reason] of outcome.indexes) {
@@ -199,6 +234,13 @@ export class Sender {
     }
     if (status === 429) {
       return { kind: 'retry', waitMs: this.backoff(), floorMs: retryAfterMs(reply.retryAfter) ?? 1000, error: 'rate limited (429)' };
+    }
+    // An overloaded service (503 with Retry-After) is waited out, but at most the back-off's
+    // maximum, so a broken proxy cannot park the agent for days; a 503 without it is a 5xx.
+    const overloadedFor = status === 503 ? retryAfterMs(reply.retryAfter) : undefined;
+    if (overloadedFor !== undefined) {
+      const floorMs = Math.min(overloadedFor, this.opts.backoffMaxMs);
+      return { kind: 'retry', waitMs: this.backoff(), floorMs, error: `HTTP 503${code ? ' ' + code : ''} (retry after ${Math.ceil(floorMs / 1000)} s)` };
     }
     if (status === 403 && code === 'PLAN_UPGRADE_REQUIRED' && !single) return { kind: 'batch_unavailable' };
     if (status === 400 && code === 'BATCH_TOO_LARGE' && !single && rows.length > 1) return { kind: 'batch_too_large' };
