@@ -21,6 +21,8 @@ import type {
 export const COOLDOWN_MS = 3_600_000;
 /** During a cooldown at most one probe is sent per period of this length, counted from its start. */
 export const PROBE_PERIOD_MS = 300_000;
+/** The longest pause an overload answer (503 with Retry-After) imposes, whatever it asks. */
+export const MAX_OVERLOAD_PAUSE_MS = 60_000;
 
 type Delivered = Exclude<Outcome, 'buffered'>;
 interface Delivery {
@@ -63,6 +65,27 @@ function riskOf(body: string): RiskDecision | null {
   }
 }
 
+/**
+ * The pause an answer asks for when it is an overload answer: a 503 whose `Retry-After` is a
+ * whole number of seconds, or without that field a JSON body whose `retry_after` is one. Null
+ * for every other answer, a 503 without either included (an ordinary 5xx).
+ */
+function overloadPauseMs(answer: Extract<Answer, { kind: 'answer' }>): number | null {
+  if (answer.status !== 503) return null;
+  let seconds: number | null = null;
+  if (answer.retryAfter != null) {
+    if (/^\s*\d+\s*$/.test(answer.retryAfter)) seconds = Number(answer.retryAfter);
+  } else {
+    try {
+      const value = (JSON.parse(answer.body) as { retry_after?: unknown } | null)?.retry_after;
+      if (typeof value === 'number' && Number.isInteger(value) && value >= 0) seconds = value;
+    } catch {
+      // Not JSON: an ordinary 5xx.
+    }
+  }
+  return seconds === null ? null : Math.min(seconds * 1000, MAX_OVERLOAD_PAUSE_MS);
+}
+
 /** The events of a batch result that were not delivered, and the outcome that names them best. */
 function undelivered(result: BatchResult): { outcome: Undelivered; count: number } | null {
   const count = result.rejected + result.failed + result.rateLimited + result.dropped;
@@ -85,6 +108,10 @@ function undelivered(result: BatchResult): { outcome: Undelivered; count: number
  * On a 429 that still comes the client stays silent for one hour, except for one probe per
  * 5-minute period (the first event produced in it); a probe answered with anything but 429 ends
  * the cooldown. Events produced during the cooldown are dropped and counted, never queued.
+ *
+ * A 503 with Retry-After (the service is overloaded) pauses every request for that long, at
+ * most a minute: a request waits for the end of the pause when it fits its timeout, else its
+ * events are given up (`failed`); buffered mode keeps its buffer and sends it after the pause.
  */
 export class VigilClient {
   private readonly url: string;
@@ -105,6 +132,8 @@ export class VigilClient {
   private readonly send: Send;
 
   private cooldownStart: number | null = null;
+  /** End of the overload pause (client clock, ms), or null. */
+  private pausedUntil: number | null = null;
   private probedPeriod = 0;
   private batchUnavailable = false;
   private buffer: VigilEvent[] = [];
@@ -170,7 +199,7 @@ export class VigilClient {
           return { outcome: 'dropped', status: null, risk: null, eventId };
         }
         if (gate === 'send' && this.buffered) {
-          this.enqueue([e]);
+          if (this.enqueue([e]) > 0) return { outcome: 'failed', status: null, risk: null, eventId };
           return { outcome: 'buffered', status: null, risk: null, eventId };
         }
         const delivery = this.deliverOne(e, gate === 'probe');
@@ -201,8 +230,8 @@ export class VigilClient {
         if (list.length === 0) return result;
         const gate = this.gate();
         if (gate === 'send' && this.buffered) {
-          this.enqueue(list);
-          result.buffered = list.length;
+          result.failed = this.enqueue(list);
+          result.buffered = list.length - result.failed;
           return result;
         }
         if (gate === 'send') return this.sendEvents(list);
@@ -268,6 +297,12 @@ export class VigilClient {
     const events = this.takeBuffer();
     if (this.inCooldown()) {
       this.report(new VigilError('dropped', null, this.dropped(events.length)));
+      return [];
+    }
+    // An overloaded service asked for a pause, and a page going away cannot wait for its end.
+    if (this.pauseLeft() > 0 && events.length > 0) {
+      this.counts.failed += events.length;
+      this.report(new VigilError('failed', null, events.length));
       return [];
     }
     const size = this.batchUnavailable ? 1 : this.batchSize;
@@ -395,16 +430,38 @@ export class VigilClient {
     if (buffered > 0) this.report(new VigilError('dropped', 429, this.dropped(buffered)));
   }
 
-  private enqueue(events: readonly VigilEvent[]): void {
+  /** Buffers events; returns how many were given up (`failed`) because a pause holds a full buffer. */
+  private enqueue(events: readonly VigilEvent[]): number {
+    let givenUp = 0;
     for (const e of events) {
+      // A full buffer is only kept while an overload pause holds its flush: it grows no further.
+      if (this.buffer.length >= this.bufferSize) {
+        givenUp += 1;
+        continue;
+      }
       this.buffer.push(e);
-      if (this.buffer.length >= this.bufferSize) void this.startFlush();
+      if (this.buffer.length >= this.bufferSize) this.flushWhenUnpaused();
     }
-    if (this.buffer.length > 0 && !this.cancelTimer)
-      this.cancelTimer = this.clock.setTimer(() => {
-        this.cancelTimer = null;
-        void this.startFlush();
-      }, this.flushIntervalMs);
+    if (this.buffer.length > 0 && !this.cancelTimer) this.cancelTimer = this.clock.setTimer(() => this.flushWhenUnpaused(), this.flushIntervalMs);
+    this.counts.failed += givenUp;
+    return givenUp;
+  }
+
+  /** A flush by count or by time: at once, or at the end of an overload pause longer than the timeout. */
+  private flushWhenUnpaused(): void {
+    this.cancelTimer?.();
+    this.cancelTimer = null;
+    const left = this.pauseLeft();
+    if (left <= this.timeoutMs) void this.startFlush();
+    else this.cancelTimer = this.clock.setTimer(() => this.flushWhenUnpaused(), left);
+  }
+
+  /** Milliseconds left of the overload pause (0 when there is none). */
+  private pauseLeft(): number {
+    if (this.pausedUntil === null) return 0;
+    const left = this.pausedUntil - this.clock.now();
+    if (left <= 0) this.pausedUntil = null;
+    return Math.max(0, left);
   }
 
   /** Queues the buffer behind earlier flushes, so batches leave in the order events arrived. */
@@ -498,11 +555,13 @@ export class VigilClient {
     const body = JSON.stringify(payload);
     let status: number | null = null;
     for (let attempt = 0; ; attempt++) {
-      if (attempt > 0) {
-        await this.sleep(this.retryBaseMs * 2 ** (attempt - 1) * (0.5 + this.random() / 2));
-        // Another request may have met a 429 meanwhile: a cooldown stops the retries too.
-        if (this.inCooldown()) return { outcome: 'dropped', status, body: '' };
-      }
+      // During an overload pause an attempt waits for its end only when that fits its timeout.
+      const paused = this.pauseLeft();
+      if (paused > this.timeoutMs) return { outcome: 'failed', status, body: '' };
+      if (paused > 0) await this.sleep(paused);
+      else if (attempt > 0) await this.sleep(this.retryBaseMs * 2 ** (attempt - 1) * (0.5 + this.random() / 2));
+      // Another request may have met a 429 meanwhile: a cooldown stops the retries too.
+      if (attempt > 0 && this.inCooldown()) return { outcome: 'dropped', status, body: '' };
       const release = await this.pace(events.length, attempt === 0);
       if (release === null) {
         if (attempt > 0) return { outcome: 'failed', status, body: '' };
@@ -523,6 +582,9 @@ export class VigilClient {
       }
       status = answer.kind === 'answer' ? answer.status : null;
       if (answer.kind === 'answer') {
+        const pause = overloadPauseMs(answer);
+        // Any other answer means the service takes requests again.
+        this.pausedUntil = pause === null ? null : Math.max(this.pausedUntil ?? 0, this.clock.now() + pause);
         if (status === 429) {
           this.enterCooldown();
           return { outcome: 'rate_limited', status, body: answer.body };

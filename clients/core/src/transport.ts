@@ -7,7 +7,13 @@ export const fetchSend: Send = async (url, headers, body, timeoutMs) => {
   try {
     const res = await fetch(url, { method: 'POST', headers, body, signal: controller.signal });
     const text = await res.text();
-    return { kind: 'answer', status: res.status, body: text, policy: res.headers.get('ratelimit-policy') } satisfies Answer;
+    return {
+      kind: 'answer',
+      status: res.status,
+      body: text,
+      policy: res.headers.get('ratelimit-policy'),
+      retryAfter: res.headers.get('retry-after'),
+    } satisfies Answer;
   } catch (err) {
     return { kind: 'no-answer', reason: controller.signal.aborted ? 'timeout' : String((err as Error)?.message ?? err) } satisfies Answer;
   } finally {

@@ -28,10 +28,11 @@ export type Sleep = (ms: number) => Promise<void>;
 
 /**
  * What one HTTP attempt produced: an answer (any status) or none at all. `policy` is the
- * answer's `RateLimit-Policy` field, which the client paces by.
+ * answer's `RateLimit-Policy` field, which the client paces by; `retryAfter` its `Retry-After`
+ * field, which makes a 503 an overload answer.
  */
 export type Answer =
-  | { readonly kind: 'answer'; readonly status: number; readonly body: string; readonly policy?: string | null }
+  | { readonly kind: 'answer'; readonly status: number; readonly body: string; readonly policy?: string | null; readonly retryAfter?: string | null }
   | { readonly kind: 'no-answer'; readonly reason: string };
 
 /** Sends one request; never throws (a failure is a `no-answer`). */
@@ -117,7 +118,7 @@ export interface ClientStats {
   readonly accepted: number;
   /** Events answered a 4xx that is not retried. */
   readonly rejected: number;
-  /** Events given up after the retries (5xx, network errors, timeouts), and probes without answer. */
+  /** Events given up after the retries (5xx, network errors, timeouts), probes without answer, and events not sent during an overload pause. */
   readonly failed: number;
   /** Events in requests answered 429. */
   readonly rateLimited: number;
