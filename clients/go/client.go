@@ -6,10 +6,12 @@ import (
 	crand "crypto/rand"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +22,9 @@ const (
 	CooldownDuration = time.Hour
 	// ProbePeriod divides a cooldown: at most one probe is sent per period, counted from its start.
 	ProbePeriod = 5 * time.Minute
+	// MaxOverloadPause is the longest pause an overload answer (503 with Retry-After) imposes,
+	// whatever it asks.
+	MaxOverloadPause = time.Minute
 	// Version is this client's version, sent in the User-Agent header.
 	Version = "0.1.0"
 
@@ -37,10 +42,12 @@ type Client struct {
 	bg     context.Context
 	stopBG context.CancelFunc
 
-	mu               sync.Mutex
-	rand             *rand.Rand
-	cooling          bool
-	cooldownStart    time.Time
+	mu            sync.Mutex
+	rand          *rand.Rand
+	cooling       bool
+	cooldownStart time.Time
+	// pausedUntil is the end of the overload pause (zero: none).
+	pausedUntil      time.Time
 	probedPeriod     int64
 	batchUnavailable bool
 	buffer           []encodedEvent
@@ -179,8 +186,11 @@ func (c *Client) Track(ctx context.Context, e Event) (res Result, err error) {
 		}
 		return Result{Outcome: OutcomeDropped, EventID: ev.id}, nil
 	case c.cfg.buffered && g == gateSend:
-		c.bufferLocked(ev)
+		givenUp := c.bufferLocked(ev)
 		c.mu.Unlock()
+		if givenUp > 0 {
+			return Result{Outcome: OutcomeFailed, EventID: ev.id}, c.report(&DeliveryError{Outcome: OutcomeFailed, Err: errBufferFullDuringPause})
+		}
 		return Result{Outcome: OutcomeBuffered, EventID: ev.id}, nil
 	case c.cfg.buffered:
 		c.enqueueLocked(job{single: &ev, probe: true})
@@ -240,9 +250,13 @@ func (c *Client) TrackBatch(ctx context.Context, events []Event) (res BatchResul
 	g := c.gateLocked()
 	if g == gateSend {
 		if c.cfg.buffered {
-			c.bufferLocked(list...)
+			givenUp := c.bufferLocked(list...)
 			c.mu.Unlock()
-			res.Buffered += len(list)
+			res.Buffered += len(list) - givenUp
+			res.Failed += givenUp
+			if givenUp > 0 {
+				first = firstOf(first, c.report(&DeliveryError{Outcome: OutcomeFailed, Err: errBufferFullDuringPause}))
+			}
 			return res, nil
 		}
 		c.mu.Unlock()
@@ -337,18 +351,23 @@ func (c *Client) trackInBackground(e Event) {
 		return
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.closed {
 		c.stats.Dropped++
+		c.mu.Unlock()
 		return
 	}
+	givenUp := 0
 	switch g := c.gateLocked(); {
 	case g == gateDrop:
 		c.stats.Dropped++
 	case g == gateSend && c.cfg.buffered:
-		c.bufferLocked(ev)
+		givenUp = c.bufferLocked(ev)
 	default:
 		c.enqueueLocked(job{single: &ev, probe: g == gateProbe})
+	}
+	c.mu.Unlock()
+	if givenUp > 0 {
+		c.report(&DeliveryError{Outcome: OutcomeFailed, Err: errBufferFullDuringPause})
 	}
 }
 
@@ -421,17 +440,92 @@ func (c *Client) enterCooldownLocked() {
 	c.stats.Dropped += int64(len(c.takeBufferLocked()))
 }
 
-func (c *Client) bufferLocked(events ...encodedEvent) {
+// bufferLocked buffers events and returns how many were given up (counted Failed) because an
+// overload pause holds a full buffer.
+func (c *Client) bufferLocked(events ...encodedEvent) int {
+	givenUp := 0
 	for _, ev := range events {
+		// A full buffer is only kept while an overload pause holds its flush: it grows no further.
+		if len(c.buffer) >= c.cfg.bufferSize {
+			givenUp++
+			continue
+		}
 		c.buffer = append(c.buffer, ev)
 		if len(c.buffer) >= c.cfg.bufferSize {
-			c.flushLocked(nil)
+			c.flushWhenUnpausedLocked()
 		}
 	}
 	if len(c.buffer) > 0 && c.timer == nil {
-		gen := c.timerGen
-		c.timer = c.cfg.clock.AfterFunc(c.cfg.flushInterval, func() { c.flushOnTimer(gen) })
+		c.armTimerLocked(c.cfg.flushInterval)
 	}
+	c.stats.Failed += int64(givenUp)
+	return givenUp
+}
+
+func (c *Client) armTimerLocked(d time.Duration) {
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	c.timerGen++
+	gen := c.timerGen
+	c.timer = c.cfg.clock.AfterFunc(d, func() { c.flushOnTimer(gen) })
+}
+
+// flushWhenUnpausedLocked is a flush by count or by time: at once, or at the end of an overload
+// pause longer than the timeout.
+func (c *Client) flushWhenUnpausedLocked() {
+	left := c.pauseLeftLocked(c.cfg.clock.Now())
+	if left <= c.cfg.timeout {
+		c.flushLocked(nil)
+		return
+	}
+	c.armTimerLocked(left)
+}
+
+// pauseLeftLocked is what is left of the overload pause (0 when there is none).
+func (c *Client) pauseLeftLocked(now time.Time) time.Duration {
+	if c.pausedUntil.IsZero() {
+		return 0
+	}
+	left := c.pausedUntil.Sub(now)
+	if left <= 0 {
+		c.pausedUntil = time.Time{}
+		return 0
+	}
+	return left
+}
+
+// overloadPause is the pause an overload answer asks for: a 503 whose Retry-After is a whole
+// number of seconds, or without that field a JSON body whose retry_after is one. false for
+// every other answer, a 503 without either included (an ordinary 5xx).
+func overloadPause(status int, header http.Header, body []byte) (time.Duration, bool) {
+	if status != http.StatusServiceUnavailable {
+		return 0, false
+	}
+	seconds := int64(-1)
+	if values := header.Values("Retry-After"); len(values) > 0 {
+		if n, err := strconv.ParseUint(strings.TrimSpace(values[0]), 10, 63); err == nil {
+			seconds = int64(n)
+		} else if errors.Is(err, strconv.ErrRange) {
+			seconds = int64(MaxOverloadPause / time.Second)
+		}
+	} else {
+		var parsed struct {
+			RetryAfter *json.Number `json:"retry_after"`
+		}
+		if json.Unmarshal(body, &parsed) == nil && parsed.RetryAfter != nil {
+			if n, err := strconv.ParseUint(parsed.RetryAfter.String(), 10, 63); err == nil {
+				seconds = int64(n)
+			}
+		}
+	}
+	if seconds < 0 {
+		return 0, false
+	}
+	if seconds > int64(MaxOverloadPause/time.Second) {
+		return MaxOverloadPause, true
+	}
+	return time.Duration(seconds) * time.Second, true
 }
 
 func (c *Client) flushOnTimer(gen uint64) {
@@ -442,7 +536,7 @@ func (c *Client) flushOnTimer(gen uint64) {
 		return
 	}
 	c.timer = nil
-	c.flushLocked(nil)
+	c.flushWhenUnpausedLocked()
 }
 
 // flushLocked queues the buffer for sending; with done, it queues a job even for an empty
@@ -680,10 +774,22 @@ func (c *Client) errorOf(d delivery) *DeliveryError {
 func (c *Client) post(ctx context.Context, url string, body []byte, events int, probe, countSent bool) delivery {
 	status := 0
 	for attempt := 0; ; attempt++ {
-		if attempt > 0 {
-			if serr := c.cfg.sleep(ctx, c.backoff(attempt-1)); serr != nil {
+		c.mu.Lock()
+		wait := c.pauseLeftLocked(c.cfg.clock.Now())
+		c.mu.Unlock()
+		// During an overload pause an attempt waits for its end only when that fits its timeout.
+		if wait > c.cfg.timeout {
+			return delivery{outcome: OutcomeFailed, status: status, err: errOverloadPause}
+		}
+		if wait == 0 && attempt > 0 {
+			wait = c.backoff(attempt - 1)
+		}
+		if wait > 0 {
+			if serr := c.cfg.sleep(ctx, wait); serr != nil {
 				return delivery{outcome: OutcomeFailed, status: status, err: serr}
 			}
+		}
+		if attempt > 0 {
 			c.mu.Lock()
 			// Another request may have met a 429 meanwhile: a cooldown stops the retries too.
 			if c.inCooldownLocked(c.cfg.clock.Now()) {
@@ -754,8 +860,15 @@ func (c *Client) attempt(ctx context.Context, url string, body []byte, events in
 	c.pacer.settle(events, takenMs, c.cfg.clock.Now().UnixMilli())
 	c.mu.Unlock()
 	if err == nil {
+		pause, overloaded := overloadPause(status, header, answer)
 		c.mu.Lock()
 		c.pacer.learn(header)
+		// Any answer but an overload answer means the service takes requests again.
+		if !overloaded {
+			c.pausedUntil = time.Time{}
+		} else if until := c.cfg.clock.Now().Add(pause); until.After(c.pausedUntil) {
+			c.pausedUntil = until
+		}
 		c.mu.Unlock()
 		d := parseAnswer(status, answer)
 		if status == http.StatusTooManyRequests {

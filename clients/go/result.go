@@ -13,8 +13,8 @@ const (
 	OutcomeAccepted Outcome = "accepted"
 	// OutcomeRejected: the service answered a 4xx that is not retried (invalid event, bad key...).
 	OutcomeRejected Outcome = "rejected"
-	// OutcomeFailed: no delivery after the retries (5xx, network errors, timeouts), or a probe
-	// without answer.
+	// OutcomeFailed: no delivery after the retries (5xx, network errors, timeouts), a probe
+	// without answer, or not sent during an overload pause (503 with Retry-After).
 	OutcomeFailed Outcome = "failed"
 	// OutcomeRateLimited: the service answered 429; the client is in cooldown.
 	OutcomeRateLimited Outcome = "rate_limited"
@@ -79,7 +79,7 @@ type Stats struct {
 	Sent         int64 // events put on the wire (retries not counted again)
 	Accepted     int64 // events answered 2xx
 	Rejected     int64 // events answered a 4xx that is not retried
-	Failed       int64 // events given up after the retries, and probes without answer
+	Failed       int64 // events given up after the retries, probes without answer, events not sent during an overload pause
 	RateLimited  int64 // events in requests answered 429
 	Dropped      int64 // events not sent: cooldown, pacing, queue limit, or handed over after Close
 	Paced        int64 // events that waited for room in the service's rate-limit policies, then went
@@ -128,6 +128,9 @@ var (
 	// ErrDropped is returned only by a client created WithErrDropped.
 	ErrDropped = errors.New("vigil: event dropped (cooldown or pacing)")
 	ErrClosed  = errors.New("vigil: client closed")
+
+	errOverloadPause         = errors.New("not sent: the service is overloaded and asked for a pause longer than the timeout")
+	errBufferFullDuringPause = errors.New("not buffered: the buffer is full while the service asked for a pause")
 )
 
 // DeliveryError describes an event that was not delivered. It matches the Err* value of its

@@ -24,7 +24,7 @@ from .results import BatchResult, Outcome, RiskDecision, Stats, TrackResult
 from .pacing import Pacer
 from .transport import Cancellable, Clock, HTTPAnswer, SystemClock, Transport, urllib_transport
 
-__all__ = ["Vigil", "Client", "COOLDOWN", "PROBE_PERIOD"]
+__all__ = ["Vigil", "Client", "COOLDOWN", "PROBE_PERIOD", "MAX_OVERLOAD_PAUSE"]
 
 logger = logging.getLogger("vigil")
 
@@ -32,11 +32,14 @@ COOLDOWN = 3600.0
 """Seconds of silence after the first 429 (probes excepted)."""
 PROBE_PERIOD = 300.0
 """During a cooldown, at most one probe per period of this many seconds, counted from its start."""
+MAX_OVERLOAD_PAUSE = 60.0
+"""The longest pause, in seconds, an overload answer (503 with Retry-After) imposes, whatever it asks."""
 
 # The cooldown arithmetic runs on whole milliseconds of the clock, so that period boundaries
 # are exact whatever the floating-point seconds the clock returns.
 _COOLDOWN_MS = round(COOLDOWN * 1000)
 _PROBE_PERIOD_MS = round(PROBE_PERIOD * 1000)
+_MAX_OVERLOAD_PAUSE_MS = round(MAX_OVERLOAD_PAUSE * 1000)
 
 _SEND, _PROBE, _DROP = "send", "probe", "drop"
 
@@ -55,6 +58,27 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, (datetime.datetime, datetime.date)):
         return value.isoformat()
     return str(value)
+
+
+def _overload_pause_ms(answer: HTTPAnswer) -> Optional[int]:
+    """The pause an overload answer asks for: a 503 whose ``Retry-After`` is a whole number of
+    seconds, or without that field a JSON body whose ``retry_after`` is one. None for every other
+    answer, a 503 without either included (an ordinary 5xx)."""
+    if answer.status != 503:
+        return None
+    seconds: Optional[int] = None
+    header = answer.headers.get("retry-after")
+    if header is not None:
+        if header.strip().isdigit() and header.strip().isascii():
+            seconds = int(header.strip())
+    else:
+        try:
+            value = json.loads(answer.body).get("retry_after")
+        except (ValueError, AttributeError):
+            value = None
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            seconds = value
+    return None if seconds is None else min(seconds * 1000, _MAX_OVERLOAD_PAUSE_MS)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,6 +159,10 @@ class Vigil:
     anything but 429 ends the cooldown at once. Events produced during the cooldown are
     dropped and counted, never queued.
 
+    A 503 with Retry-After (the service is overloaded) pauses every send for that long, at most
+    a minute: a send waits for the end of the pause when it fits ``timeout``, else its events are
+    given up (``failed``); buffered mode keeps its buffer and sends it after the pause.
+
     One client is meant to be shared by every thread of a process.
     """
 
@@ -188,6 +216,7 @@ class Vigil:
             "User-Agent": f"vigil-python/{__version__}",
         }
         self._timeout = timeout
+        self._timeout_ms = round(timeout * 1000)
         self._max_retries = max(0, max_retries)
         self._batch_size = max(1, batch_size)
         self._buffered = buffered
@@ -206,6 +235,7 @@ class Vigil:
 
         self._lock = threading.RLock()
         self._cooldown_start: Optional[int] = None
+        self._paused_until: Optional[int] = None  # end of the overload pause (clock ms)
         self._probed_period = 0
         self._batch_unavailable = False
         self._buffer: List[Dict[str, Any]] = []
@@ -244,6 +274,7 @@ class Vigil:
                 event = {**event, **fields}
             prepared = self._prepare(event)
             event_id = prepared["event_id"]
+            buffer_full = False
             with self._lock:
                 gate = self._gate()
                 if gate == _DROP:
@@ -251,11 +282,16 @@ class Vigil:
                     return TrackResult(Outcome.DROPPED, None, None, event_id)
                 if self._buffering:
                     if gate == _SEND:
-                        self._enqueue([prepared])
+                        buffer_full = self._enqueue([prepared]) > 0
                     else:
                         self._submit("probe", prepared)
-                    return TrackResult(Outcome.BUFFERED, None, None, event_id)
-            result = self._deliver_one(prepared, probe=gate == _PROBE)
+                    if not buffer_full:
+                        return TrackResult(Outcome.BUFFERED, None, None, event_id)
+            if buffer_full:
+                result = TrackResult(Outcome.FAILED, None, None, event_id)
+                self._report(DeliveryError(result))
+            else:
+                result = self._deliver_one(prepared, probe=gate == _PROBE)
         except Exception as error:  # noqa: BLE001 - a security signal never breaks the caller's request
             if self._raise_errors:
                 raise
@@ -278,12 +314,12 @@ class Vigil:
             prepared = [self._prepare(e) for e in events]
             if not prepared:
                 return BatchResult()
+            given_up = -1
             with self._lock:
                 gate = self._gate()
                 if gate == _SEND and self._buffering:
-                    self._enqueue(prepared)
-                    return BatchResult(buffered=len(prepared))
-                if gate != _SEND:
+                    given_up = self._enqueue(prepared)
+                elif gate != _SEND:
                     # In a cooldown the first event is this period's probe, or nothing goes.
                     dropped = len(prepared) - 1 if gate == _PROBE else len(prepared)
                     self._counts["dropped"] += dropped
@@ -292,6 +328,10 @@ class Vigil:
                         return BatchResult(dropped=dropped, buffered=1)
                     if gate == _DROP:
                         return BatchResult(dropped=dropped)
+            if given_up >= 0:
+                if given_up > 0:
+                    self._report(VigilError(f"{given_up} events given up: the buffer is full during an overload pause"))
+                return BatchResult(failed=given_up, buffered=len(prepared) - given_up)
             if gate == _PROBE:
                 probe = self._deliver_one(prepared[0], probe=True)
                 return _add(BatchResult(dropped=dropped), probe.outcome, 1)
@@ -380,6 +420,15 @@ class Vigil:
         self._probed_period = period
         return _PROBE
 
+    def _pause_left_ms(self) -> int:
+        """Milliseconds left of the overload pause (0 when there is none); callers hold the lock."""
+        if self._paused_until is None:
+            return 0
+        left = self._paused_until - self._now_ms()
+        if left <= 0:
+            self._paused_until = None
+        return max(0, left)
+
     def _enter_cooldown(self) -> None:
         with self._lock:
             if self._in_cooldown():
@@ -454,8 +503,16 @@ class Vigil:
         attempt = 0
         status: Optional[int] = None
         while True:
-            if attempt > 0:
+            # During an overload pause an attempt waits for its end only when that fits its timeout.
+            with self._lock:
+                paused = self._pause_left_ms()
+            if paused > self._timeout_ms:
+                return _Delivery(Outcome.FAILED, status, b"")
+            if paused > 0:
+                self._sleep(paused / 1000)
+            elif attempt > 0:
                 self._sleep(self._retry_base * 2 ** (attempt - 1) * (0.5 + self._random() / 2))
+            if attempt > 0:
                 with self._lock:
                     # Another thread may have met a 429 meanwhile: a cooldown stops the retries too.
                     if self._in_cooldown():
@@ -499,8 +556,11 @@ class Vigil:
             self._pacer.settle(events, taken_at + delay, self._now_ms())
         status = answer.status if isinstance(answer, HTTPAnswer) else None
         if isinstance(answer, HTTPAnswer):
+            pause = _overload_pause_ms(answer)
             with self._lock:
                 self._pacer.learn(answer.headers)
+                # Any answer but an overload answer means the service takes requests again.
+                self._paused_until = None if pause is None else max(self._paused_until or 0, self._now_ms() + pause)
             if answer.status == 429:
                 self._enter_cooldown()
                 return _Delivery(Outcome.RATE_LIMITED, 429, answer.body)
@@ -525,19 +585,37 @@ class Vigil:
 
     # Buffered mode (callers hold the lock)
 
-    def _enqueue(self, events: Sequence[Dict[str, Any]]) -> None:
+    def _enqueue(self, events: Sequence[Dict[str, Any]]) -> int:
+        """Buffers events; returns how many were given up (``failed``) because a pause holds a full buffer."""
         self._start_worker()
+        given_up = 0
         for event in events:
+            # A full buffer is only kept while an overload pause holds its flush: it grows no further.
+            if len(self._buffer) >= self._buffer_size:
+                given_up += 1
+                continue
             self._buffer.append(event)
             if len(self._buffer) >= self._buffer_size:
-                self._start_flush()
+                self._flush_when_unpaused()
         if self._buffer and self._timer is None:
             self._timer = self._clock.call_later(self._flush_interval, self._on_timer)
+        self._counts["failed"] += given_up
+        return given_up
 
     def _on_timer(self) -> None:
         with self._lock:
             self._timer = None
+            self._flush_when_unpaused()
+
+    def _flush_when_unpaused(self) -> None:
+        """A flush by count or by time: at once, or at the end of an overload pause longer than the timeout."""
+        left = self._pause_left_ms()
+        if left <= self._timeout_ms:
             self._start_flush()
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = self._clock.call_later(left / 1000, self._on_timer)
 
     def _take_buffer(self) -> List[Dict[str, Any]]:
         if self._timer is not None:
