@@ -535,3 +535,42 @@ func TestQueueLimitDropsTheNewestEventsWhenDeliveryLagsBehind(t *testing.T) {
 		t.Fatalf("received %d, stats %+v", received, s)
 	}
 }
+
+func TestAnOverloadPauseReplacesTheBackoffAndTheErrorHandlerHearsOfWhatIsGivenUp(t *testing.T) {
+	var requests int
+	var mu sync.Mutex
+	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		requests++
+		seconds := 30
+		if requests == 1 {
+			seconds = 2
+		}
+		mu.Unlock()
+		w.Header().Set("Retry-After", fmt.Sprint(seconds))
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, `{"error":"OVERLOADED","message":"retry in %d seconds","retry_after":%d}`, seconds, seconds)
+	}))
+	t.Cleanup(svc.Close)
+	var waits []time.Duration
+	var heard []error
+	c := mustNew(t, WithBaseURL(svc.URL), WithClock(newFakeClock()),
+		WithSleep(func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }),
+		WithErrorHandler(func(err error) { heard = append(heard, err) }))
+
+	first, err := c.Track(context.Background(), Event{Event: "auth.login.failure"})
+	// The first pause (2 s) fits the 2 s timeout: waited through the sleep; the second (30 s) does not.
+	if first.Outcome != OutcomeFailed || first.Status != 503 || !errors.Is(err, ErrFailed) || len(waits) != 1 || waits[0] != 2*time.Second {
+		t.Fatalf("%+v %v, waits %v", first, err, waits)
+	}
+	second, err := c.Track(context.Background(), Event{Event: "auth.login.failure"})
+	if second.Outcome != OutcomeFailed || second.Status != 0 || !errors.Is(err, ErrFailed) {
+		t.Fatalf("%+v %v", second, err)
+	}
+	s := c.Stats()
+	mu.Lock()
+	defer mu.Unlock()
+	if requests != 2 || len(heard) != 2 || s.Sent != 1 || s.Failed != 2 || s.Retries != 1 || s.Dropped != 0 || s.InCooldown {
+		t.Fatalf("%d requests, %d errors heard, stats %+v", requests, len(heard), s)
+	}
+}

@@ -29,6 +29,22 @@ describe('client core over real HTTP (scripted server)', () => {
     expect(await requests()).toHaveLength(4);
   });
 
+  it('waits out an overload pause instead of the backoff, and tells onError of the events it gives up', async () => {
+    const delays: number[] = [];
+    const errors: string[] = [];
+    const clock = new FakeClock();
+    const c = client({ clock, sleep: async (ms) => void delays.push(ms), onError: (e) => void errors.push(`${e.outcome} ${e.status}`) });
+    const overloaded = (seconds: number) => ({ status: 503, headers: { 'Retry-After': String(seconds) }, body: { error: 'OVERLOADED', retry_after: seconds } });
+    await script([overloaded(2), overloaded(30)]);
+    expect(await c.track({ event: 'auth.login.failure' })).toMatchObject({ outcome: 'failed', status: 503 });
+    // The first pause (2 s) fits the 2 s timeout: waited through the sleep; the second (30 s) does not.
+    expect(delays).toEqual([2000]);
+    expect(await c.track({ event: 'auth.login.failure' })).toMatchObject({ outcome: 'failed', status: null });
+    expect(await requests()).toHaveLength(2);
+    expect(errors).toEqual(['failed 503', 'failed null']);
+    expect(c.stats()).toMatchObject({ sent: 1, failed: 2, retries: 1, dropped: 0, inCooldown: false });
+  });
+
   it('jitter spreads the delays of many clients', async () => {
     const delays = new Set<number>();
     for (let i = 0; i < 5; i++) {

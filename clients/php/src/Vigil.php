@@ -15,6 +15,7 @@ use Vigil\Http\CurlHttpClient;
 use Vigil\Http\HttpClient;
 use Vigil\Http\NetworkException;
 use Vigil\Http\Request;
+use Vigil\Http\Response;
 use Vigil\Pacing\Pacer;
 use Vigil\State\FileStateStore;
 use Vigil\State\InMemoryStateStore;
@@ -40,6 +41,11 @@ use WeakReference;
  * anything but 429 ends the cooldown at once. Events produced during the cooldown are
  * dropped and counted, never queued. The cooldown lives in the StateStore, so processes
  * that share one (a file, the Laravel cache) share the silence.
+ *
+ * A 503 with Retry-After (the service is overloaded) pauses every request for that long, at
+ * most a minute: a request waits for the end of the pause when it fits its timeout, else its
+ * events are given up (counted failed); buffered mode keeps its buffer and sends it after the
+ * pause. The pause lives in the StateStore too.
  */
 final class Vigil
 {
@@ -47,6 +53,8 @@ final class Vigil
     public const COOLDOWN_MS = 3_600_000;
     /** During a cooldown at most one probe is sent per period of this length, counted from its start. */
     public const PROBE_PERIOD_MS = 300_000;
+    /** The longest pause an overload answer (503 with Retry-After) imposes, whatever it asks. */
+    public const MAX_OVERLOAD_PAUSE_MS = 60_000;
     public const VERSION = '0.1.0';
 
     private readonly string $baseUrl;
@@ -172,13 +180,16 @@ final class Vigil
                 return new TrackResult(Outcome::Dropped, null, null, $eventId);
             }
             if ($gate === Gate::Send && $this->buffering()) {
-                $this->enqueue([$event]);
-
-                return new TrackResult(Outcome::Buffered, null, null, $eventId);
-            }
-            $result = $this->deliverOne($event, $gate === Gate::Probe);
-            if ($this->buffering()) {
-                return new TrackResult(Outcome::Buffered, null, null, $eventId);
+                if ($this->enqueue([$event]) === 0) {
+                    return new TrackResult(Outcome::Buffered, null, null, $eventId);
+                }
+                $result = new TrackResult(Outcome::Failed, null, null, $eventId);
+                $this->report(new DeliveryException($result));
+            } else {
+                $result = $this->deliverOne($event, $gate === Gate::Probe);
+                if ($this->buffering()) {
+                    return new TrackResult(Outcome::Buffered, null, null, $eventId);
+                }
             }
         } catch (Throwable $e) {
             $this->counts['rejected']++;
@@ -214,9 +225,16 @@ final class Vigil
             $this->poll();
             $gate = $this->gate();
             if ($gate === Gate::Send && $this->buffering()) {
-                $this->enqueue($list);
+                $failed = $this->enqueue($list);
+                if ($failed > 0) {
+                    $this->report(new DeliveryException(
+                        new TrackResult(Outcome::Failed, null, null, (string) $list[0]['event_id']),
+                        null,
+                        $failed,
+                    ));
+                }
 
-                return new BatchResult(buffered: count($list));
+                return new BatchResult(failed: $failed, buffered: count($list) - $failed);
             }
             if ($gate === Gate::Send) {
                 return $this->sendEvents($list);
@@ -280,8 +298,55 @@ final class Vigil
     public function poll(): void
     {
         if ($this->flushDueAt !== null && $this->clock->nowMs() >= $this->flushDueAt) {
-            $this->flush();
+            $this->flushWhenUnpaused();
         }
+    }
+
+    /** A flush by count or by time: at once, or at the end of an overload pause longer than the timeout. */
+    private function flushWhenUnpaused(): void
+    {
+        $left = $this->pauseLeft();
+        if ($left <= $this->timeoutMs) {
+            $this->flush();
+
+            return;
+        }
+        $this->flushDueAt = $this->clock->nowMs() + $left;
+    }
+
+    /** Milliseconds left of the overload pause shared through the StateStore (0 when there is none). */
+    private function pauseLeft(): int
+    {
+        $until = $this->state->pausedUntil();
+
+        return $until === null ? 0 : max(0, $until - $this->clock->nowMs());
+    }
+
+    /**
+     * The pause (ms) an overload answer asks for: a 503 whose Retry-After is a whole number of
+     * seconds, or without that field a JSON body whose retry_after is one. Null for every other
+     * answer, a 503 without either included (an ordinary 5xx).
+     */
+    private static function overloadPauseMs(Response $response): ?int
+    {
+        if ($response->status !== 503) {
+            return null;
+        }
+        $seconds = null;
+        $header = $response->headers['retry-after'] ?? null;
+        if ($header !== null) {
+            if (preg_match('/^\s*\d+\s*$/', $header) === 1) {
+                $seconds = (int) trim($header);
+            }
+        } else {
+            $body = json_decode($response->body, true);
+            $value = is_array($body) ? ($body['retry_after'] ?? null) : null;
+            if (is_int($value) && $value >= 0) {
+                $seconds = $value;
+            }
+        }
+
+        return $seconds === null ? null : min($seconds, intdiv(self::MAX_OVERLOAD_PAUSE_MS, 1000)) * 1000;
     }
 
     /** When the buffer is due to be flushed (client clock, ms), or null when it is empty. */
@@ -370,24 +435,37 @@ final class Vigil
         );
     }
 
-    /** @param list<array<string, mixed>> $events */
-    private function enqueue(array $events): void
+    /**
+     * Buffers events; returns how many were given up (counted failed) because an overload pause
+     * holds a full buffer.
+     *
+     * @param list<array<string, mixed>> $events
+     */
+    private function enqueue(array $events): int
     {
+        $givenUp = 0;
         foreach ($events as $i => $event) {
             // A flush inside this loop may have met a 429: what was still to be buffered is dropped.
             if ($this->cooldownStart() !== null) {
                 $this->counts['dropped'] += count($events) - $i;
-
-                return;
+                break;
+            }
+            // A full buffer is only kept while an overload pause holds its flush: it grows no further.
+            if (count($this->buffer) >= $this->bufferSize) {
+                $givenUp++;
+                continue;
             }
             if ($this->buffer === []) {
                 $this->flushDueAt = $this->clock->nowMs() + $this->flushIntervalMs;
             }
             $this->buffer[] = $event;
             if (count($this->buffer) >= $this->bufferSize) {
-                $this->flush();
+                $this->flushWhenUnpaused();
             }
         }
+        $this->counts['failed'] += $givenUp;
+
+        return $givenUp;
     }
 
     /** @return list<array<string, mixed>> */
@@ -483,12 +561,19 @@ final class Vigil
         $request = new Request('POST', $this->baseUrl . $path, $this->headers, $body);
         $status = null;
         for ($attempt = 0; true; $attempt++) {
-            if ($attempt > 0) {
+            // During an overload pause an attempt waits for its end only when that fits its timeout.
+            $paused = $this->pauseLeft();
+            if ($paused > $this->timeoutMs) {
+                return [Outcome::Failed, $status, ''];
+            }
+            if ($paused > 0) {
+                ($this->sleep)($paused);
+            } elseif ($attempt > 0) {
                 ($this->sleep)((int) round($this->retryBaseMs * 2 ** ($attempt - 1) * (0.5 + ($this->random)() / 2)));
-                // Another process may have met a 429 meanwhile: a cooldown stops the retries too.
-                if ($this->cooldownStart() !== null) {
-                    return [Outcome::Dropped, $status, ''];
-                }
+            }
+            // Another process may have met a 429 meanwhile: a cooldown stops the retries too.
+            if ($attempt > 0 && $this->cooldownStart() !== null) {
+                return [Outcome::Dropped, $status, ''];
             }
             $takenAt = $this->clock->nowMs();
             $wait = $this->reserve($events, $takenAt);
@@ -516,6 +601,13 @@ final class Vigil
                 $response = $this->http->sendRequest($request, $this->timeoutMs);
                 $status = $response->status;
                 $this->learn($response->headers['ratelimit-policy'] ?? null);
+                $pause = self::overloadPauseMs($response);
+                // Any answer but an overload answer means the service takes requests again.
+                if ($pause !== null) {
+                    $this->state->extendPause($this->clock->nowMs() + $pause);
+                } elseif ($this->state->pausedUntil() !== null) {
+                    $this->state->endPause();
+                }
                 if ($status === 429) {
                     $this->enterCooldown();
 

@@ -147,6 +147,24 @@ class TestRetries:
             assert waits == pytest.approx(expected)
             assert len(server.requests()) == 4 and client.stats().retries == 3
 
+    def test_an_overload_pause_replaces_the_backoff_and_on_error_hears_of_what_is_given_up(self, server: ScriptedServer) -> None:
+        waits: List[float] = []
+        errors: List[vigil.VigilError] = []
+        client = make_client(server, clock=FakeClock(), sleep=waits.append, on_error=errors.append)
+
+        def overloaded(seconds: int) -> Dict[str, Any]:
+            return {"status": 503, "headers": {"Retry-After": str(seconds)}, "body": {"error": "OVERLOADED", "retry_after": seconds}}
+
+        server.script(overloaded(2), overloaded(30))
+        first = client.track({"event": "auth.login.failure"})
+        # The first pause (2 s) fits the 2 s timeout: waited through the sleep; the second (30 s) does not.
+        assert (first.outcome, first.status) == (vigil.Outcome.FAILED, 503) and waits == [2.0]
+        second = client.track({"event": "auth.login.failure"})
+        assert (second.outcome, second.status) == (vigil.Outcome.FAILED, None)
+        assert len(server.requests()) == 2 and len(errors) == 2
+        stats = client.stats()
+        assert (stats.sent, stats.failed, stats.retries, stats.dropped, stats.in_cooldown) == (1, 2, 1, 0, False)
+
     def test_a_cooldown_started_by_another_thread_stops_the_retries(self, server: ScriptedServer) -> None:
         client: vigil.Client
 

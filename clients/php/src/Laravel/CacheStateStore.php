@@ -23,6 +23,8 @@ final class CacheStateStore implements StateStore, SharedPacing
 {
     /** Entries outlive the cooldown a little; the client decides when a cooldown is over. */
     private const TTL_SECONDS = Vigil::COOLDOWN_MS / 1000 + 600;
+    /** An overload pause lasts a minute at most; its entry outlives it a little. */
+    private const PAUSE_TTL_SECONDS = Vigil::MAX_OVERLOAD_PAUSE_MS / 1000 + 60;
     /** The plan is asked again for a batch endpoint after a day (plans get upgraded). */
     private const BATCH_TTL_SECONDS = 86_400;
     /** Pacing holds units for at most 1.1 minutes and 100 ms; an idle key's pacing state expires. */
@@ -60,6 +62,26 @@ final class CacheStateStore implements StateStore, SharedPacing
         if ($this->cooldownStart() === $cooldownStart) {
             $this->cache->forget($this->prefix . 'cooldown');
         }
+    }
+
+    public function pausedUntil(): ?int
+    {
+        $until = $this->cache->get($this->prefix . 'paused-until');
+
+        return is_numeric($until) ? (int) $until : null;
+    }
+
+    public function extendPause(int $untilMs): void
+    {
+        $current = $this->pausedUntil();
+        if ($current === null || $untilMs > $current) {
+            $this->cache->put($this->prefix . 'paused-until', $untilMs, self::PAUSE_TTL_SECONDS);
+        }
+    }
+
+    public function endPause(): void
+    {
+        $this->cache->forget($this->prefix . 'paused-until');
     }
 
     public function batchUnavailable(): bool

@@ -62,6 +62,29 @@ final class FileStateStore implements StateStore, SharedPacing
         });
     }
 
+    public function pausedUntil(): ?int
+    {
+        return $this->update(static fn (array $state): array => [$state, $state['paused_until'] ?? null]);
+    }
+
+    public function extendPause(int $untilMs): void
+    {
+        $this->update(static function (array $state) use ($untilMs): array {
+            $state['paused_until'] = max($state['paused_until'] ?? $untilMs, $untilMs);
+
+            return [$state, null];
+        });
+    }
+
+    public function endPause(): void
+    {
+        $this->update(static function (array $state): array {
+            unset($state['paused_until']);
+
+            return [$state, null];
+        });
+    }
+
     public function batchUnavailable(): bool
     {
         return $this->update(

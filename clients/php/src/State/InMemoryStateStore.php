@@ -10,6 +10,7 @@ final class InMemoryStateStore implements StateStore
     private ?int $cooldownStart = null;
     private int $probedPeriod = 0;
     private bool $batchUnavailable = false;
+    private ?int $pausedUntil = null;
 
     public function cooldownStart(): ?int
     {
@@ -42,6 +43,21 @@ final class InMemoryStateStore implements StateStore
         if ($this->cooldownStart === $cooldownStart) {
             $this->cooldownStart = null;
         }
+    }
+
+    public function pausedUntil(): ?int
+    {
+        return $this->pausedUntil;
+    }
+
+    public function extendPause(int $untilMs): void
+    {
+        $this->pausedUntil = max($this->pausedUntil ?? $untilMs, $untilMs);
+    }
+
+    public function endPause(): void
+    {
+        $this->pausedUntil = null;
     }
 
     public function batchUnavailable(): bool

@@ -6,7 +6,8 @@ namespace Vigil\State;
 
 /**
  * Where the client keeps what must outlive one PHP request: the running 429 cooldown, the
- * probes already sent in it, and whether the plan has a batch endpoint. Under PHP-FPM every
+ * probes already sent in it, the end of an overload pause (503 with Retry-After), and whether
+ * the plan has a batch endpoint. Under PHP-FPM every
  * request starts with fresh objects, so a store shared by the workers (a file, the Laravel
  * cache) is what keeps a whole site silent for the hour after a 429. Implementations make
  * startCooldown() and claimProbe() atomic across the processes that share them.
@@ -24,6 +25,15 @@ interface StateStore
 
     /** Ends the cooldown started at $cooldownStart (a later cooldown is left alone). */
     public function endCooldown(int $cooldownStart): void;
+
+    /** End of the overload pause (client clock, ms), or null. Expiry is the client's decision. */
+    public function pausedUntil(): ?int;
+
+    /** Makes the overload pause last until $untilMs, unless it already lasts longer. */
+    public function extendPause(int $untilMs): void;
+
+    /** Ends the overload pause: the service answered something else. */
+    public function endPause(): void;
 
     /** Whether the batch endpoint answered 403 (a plan without batches). */
     public function batchUnavailable(): bool;

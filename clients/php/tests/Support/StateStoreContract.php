@@ -40,6 +40,22 @@ abstract class StateStoreContract extends TestCase
         $this->assertSame([0, 0, 0, 0, 0, null], $waits);
     }
 
+    public function testWorkersShareOneOverloadPause(): void
+    {
+        $worker1 = $this->worker();
+        $worker2 = $this->worker();
+
+        $this->assertNull($worker2->pausedUntil());
+        $worker1->extendPause(5000);
+        $this->assertSame(5000, $worker2->pausedUntil());
+        $worker2->extendPause(3000);
+        $this->assertSame(5000, $worker1->pausedUntil(), 'an earlier end does not shorten the pause');
+        $worker2->extendPause(8000);
+        $this->assertSame(8000, $worker1->pausedUntil());
+        $worker1->endPause();
+        $this->assertNull($worker2->pausedUntil());
+    }
+
     public function testWorkersShareOneCooldownAndOneProbePerPeriod(): void
     {
         $worker1 = $this->worker();

@@ -193,6 +193,36 @@ final class VigilTest extends TestCase
         $this->assertSame([null, 'probe', 'after'], $paths);
     }
 
+    public function testWorkersSharingAStateFileShareTheOverloadPause(): void
+    {
+        $file = tempnam(sys_get_temp_dir(), 'vigil-state-test-');
+        $waits = [];
+        $sleep = static function (int $ms) use (&$waits): void {
+            $waits[] = $ms;
+        };
+        $worker1 = $this->client(['state' => new FileStateStore($file), 'sleep' => $sleep]);
+        $worker2 = $this->client(['state' => new FileStateStore($file), 'sleep' => $sleep]);
+        self::$server->script([[
+            'status' => 503,
+            'headers' => ['Retry-After' => '30'],
+            'body' => ['error' => 'OVERLOADED', 'message' => 'retry in 30 seconds', 'retry_after' => 30],
+        ]]);
+
+        $overloaded = $worker1->track(['event' => 'auth.login.failure', 'actor_id' => 'first']);
+        $paused = $worker2->track(['event' => 'auth.login.failure', 'actor_id' => 'paused']);
+        $this->clock->advance(28_000);
+        $atTheEnd = $worker2->track(['event' => 'auth.login.failure', 'actor_id' => 'end']);
+        @unlink($file);
+
+        $this->assertSame([Outcome::Failed, 503], [$overloaded->outcome, $overloaded->status]);
+        $this->assertSame([Outcome::Failed, null], [$paused->outcome, $paused->status], 'the pause holds worker 2');
+        $this->assertTrue($atTheEnd->accepted());
+        $this->assertSame([2000], $waits, 'the last 2 s of the pause fit the timeout: waited, not failed');
+        $this->assertSame([1, 1], [$worker1->stats()->failed, $worker2->stats()->failed]);
+        $ids = array_map(static fn ($r) => $r->body->actor_id ?? null, self::$server->requests());
+        $this->assertSame(['first', 'end'], $ids);
+    }
+
     public function testPollFlushesABufferWhoseIntervalElapsed(): void
     {
         $client = $this->client(['mode' => DeliveryMode::Buffered, 'flushIntervalMs' => 1000]);
