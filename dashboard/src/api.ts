@@ -11,12 +11,15 @@ export interface Session {
 export type Role = 'viewer' | 'analyst' | 'admin' | 'owner';
 export const ROLES: readonly Role[] = ['viewer', 'analyst', 'admin', 'owner'];
 
-/** What a session may do: a person by their role; a session opened with a key does what the key does, but never manages people. */
-export type Ability = 'triage' | 'manage' | 'people' | 'self';
-const LEAST_ROLE: Readonly<Record<Ability, Role>> = { triage: 'analyst', manage: 'admin', people: 'admin', self: 'viewer' };
+/**
+ * What a session may do: a person by their role; a session opened with a key does what the key
+ * does (the service answers by its scopes), but never manages people.
+ */
+export type Ability = 'triage' | 'manage' | 'subjects' | 'people' | 'self';
+const LEAST_ROLE: Readonly<Record<Ability, Role>> = { triage: 'analyst', manage: 'admin', subjects: 'admin', people: 'admin', self: 'viewer' };
 export function can(session: Session, ability: Ability): boolean {
   const member = session.member;
-  if (!member) return ability === 'triage' || ability === 'manage';
+  if (!member) return ability === 'triage' || ability === 'manage' || ability === 'subjects';
   return ROLES.indexOf(member.role) >= ROLES.indexOf(LEAST_ROLE[ability]);
 }
 
@@ -46,23 +49,30 @@ export function useSession(session: Session | null, signedOut: () => void): void
   onSignedOut = signedOut;
 }
 
-export async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+/**
+ * A call whose answer the caller reads itself (a streamed export): the response when it is a
+ * success, else the service's refusal as an ApiFailure. `signal` cancels it.
+ */
+export async function send(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET') headers['x-csrf-token'] = csrfToken;
-  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
+  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin', signal });
+  if (res.ok) return res;
   const text = await res.text();
   const json = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-  if (!res.ok) {
-    if (res.status === 401 && !path.startsWith('/dashboard/api/session') && !path.startsWith('/dashboard/api/sign-in')) onSignedOut();
-    throw new ApiFailure(
-      res.status,
-      String(json.message ?? res.statusText),
-      (json.details as { field: string; message: string }[]) ?? [],
-      typeof json.error === 'string' ? json.error : '',
-    );
-  }
-  return json as T;
+  if (res.status === 401 && !path.startsWith('/dashboard/api/session') && !path.startsWith('/dashboard/api/sign-in')) onSignedOut();
+  throw new ApiFailure(
+    res.status,
+    String(json.message ?? res.statusText),
+    (json.details as { field: string; message: string }[]) ?? [],
+    typeof json.error === 'string' ? json.error : '',
+  );
+}
+
+export async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const text = await (await send(method, path, body)).text();
+  return (text ? JSON.parse(text) : {}) as T;
 }
 
 export const signIn = (key: string) => call<Session>('POST', '/dashboard/api/session', { key });

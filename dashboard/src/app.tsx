@@ -35,6 +35,7 @@ const AccountView = lazy(() => import('./views/team'), 'AccountView');
 const AuditView = lazy(() => import('./views/audit'), 'AuditView');
 const KeysView = lazy(() => import('./views/keys'), 'KeysView');
 const WebhooksView = lazy(() => import('./views/webhooks'), 'WebhooksView');
+const PrivacyView = lazy(() => import('./views/privacy'), 'PrivacyView');
 const AcceptInvitation = lazy(() => import('./views/welcome'), 'AcceptInvitation');
 const ResetPassword = lazy(() => import('./views/welcome'), 'ResetPassword');
 const ForgotPassword = lazy(() => import('./views/welcome'), 'ForgotPassword');
@@ -48,6 +49,7 @@ const NAV: readonly (readonly [string, string, Ability?])[] = [
   ['/settings', 'Settings'],
   ['/threat-models', 'Threat models'],
   ['/webhooks', 'Webhooks'],
+  ['/privacy', 'Privacy'],
   ['/keys', 'API keys', 'manage'],
   ['/team', 'Team', 'people'],
   ['/audit', 'Audit trail'],
@@ -347,6 +349,8 @@ function View({ path, params }: { path: string; params: URLSearchParams }) {
       return <KeysView />;
     case 'webhooks':
       return <WebhooksView id={id === undefined ? undefined : decodeURIComponent(id)} />;
+    case 'privacy':
+      return <PrivacyView params={params} />;
     default:
       return (
         <>
