@@ -13,13 +13,14 @@ export const ROLES: readonly Role[] = ['viewer', 'analyst', 'admin', 'owner'];
 
 /**
  * What a session may do: a person by their role; a session opened with a key does what the key
- * does (the service answers by its scopes), but never manages people.
+ * does, but never manages people, and the dashboard leaves data subjects (erasure, export) to
+ * people: the session does not know whether its key holds the `subjects` scope.
  */
 export type Ability = 'triage' | 'manage' | 'subjects' | 'people' | 'self';
 const LEAST_ROLE: Readonly<Record<Ability, Role>> = { triage: 'analyst', manage: 'admin', subjects: 'admin', people: 'admin', self: 'viewer' };
 export function can(session: Session, ability: Ability): boolean {
   const member = session.member;
-  if (!member) return ability === 'triage' || ability === 'manage' || ability === 'subjects';
+  if (!member) return ability === 'triage' || ability === 'manage';
   return ROLES.indexOf(member.role) >= ROLES.indexOf(LEAST_ROLE[ability]);
 }
 

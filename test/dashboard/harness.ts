@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { chromiumPresent as chromiumPresentFor, launchChromium } from '../helpers/chromium.js';
-import { api, provision, startService, tempDir, type Service } from '../process/service.js';
+import { ADMIN, api, provision, startService, tempDir, type Service } from '../process/service.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 export const DASHBOARD_DIST = join(ROOT, 'dashboard', 'dist');
@@ -110,6 +110,28 @@ export async function signIn(page: Page, base: string, key: string): Promise<voi
   await page.goto(`${base}/dashboard`);
   await page.getByLabel('Secret API key').fill(key);
   await page.getByRole('button', { name: 'Sign in with the key' }).click();
+  await page.getByRole('navigation', { name: 'Sections' }).waitFor();
+}
+
+/** A person of the account with a password: invited by the operator, the invitation accepted over HTTP. */
+export async function addPerson(base: string, accountId: string, person: { email: string; password: string }, role: string): Promise<void> {
+  const invited = await api(base, 'POST', `/admin/accounts/${accountId}/invitations`, ADMIN, { email: person.email, role });
+  if (invited.status !== 201) throw new Error(`invitation refused: ${invited.status} ${JSON.stringify(invited.json)}`);
+  const token = /#\/accept\/([^?&#]+)/.exec(String(invited.json.link))?.[1] ?? '';
+  const accepted = await fetch(`${base}/dashboard/api/invitations/${token}/accept`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ password: person.password }),
+  });
+  if (accepted.status !== 201) throw new Error(`invitation not accepted: ${accepted.status} ${await accepted.text()}`);
+}
+
+/** Signs a person in with their email and password. */
+export async function signInAs(page: Page, base: string, person: { email: string; password: string }): Promise<void> {
+  await page.goto(`${base}/dashboard`);
+  await page.getByLabel('Email').fill(person.email);
+  await page.getByLabel('Password').fill(person.password);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('navigation', { name: 'Sections' }).waitFor();
 }
 

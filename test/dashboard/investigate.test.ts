@@ -179,6 +179,7 @@ describe.runIf(chromiumPresent())('investigation in headless Chromium', () => {
       `#/actor/${encodeURIComponent(DAY.takeoverActor)}`,
       `#/ip/${DAY.takeoverIp}`,
       `#/host/${DAY.host}`,
+      '#/privacy',
     ];
     for (const size of [
       { width: 1440, height: 900 },

@@ -5,9 +5,9 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../helpers/chromium.js';
 import { connectTestRedis, describeWithRedis, REDIS_URL } from '../limits/redis-helper.js';
-import { ADMIN, api, provision, startService, tempDir, type Service } from '../process/service.js';
+import { api, provision, startService, tempDir, type Service } from '../process/service.js';
 import { adminPool, describePostgres, dropSchema, freshSchema, schemaUrl } from '../storage/pg-helpers.js';
-import { chromiumPresent, DAY, ensureDashboardBuilt, expectAccessible } from './harness.js';
+import { addPerson, chromiumPresent, DAY, ensureDashboardBuilt, expectAccessible, signInAs } from './harness.js';
 
 const OWNER = { email: 'olga@example.com', password: 'owner passphrase 4 vigil' };
 const VIEWER = { email: 'vera@example.com', password: 'viewer passphrase 4 vigil' };
@@ -21,33 +21,16 @@ const OTHER_EVENTS = 3;
 
 const redis = await connectTestRedis('dashboard-privacy');
 
-/** A person of the account with a password: invited by the operator, the invitation accepted over HTTP. */
-async function addPerson(base: string, accountId: string, person: { email: string; password: string }, role: string): Promise<void> {
-  const invited = await api(base, 'POST', `/admin/accounts/${accountId}/invitations`, ADMIN, { email: person.email, role });
-  expect(invited.status, JSON.stringify(invited.json)).toBe(201);
-  const token = /#\/accept\/([^?&#]+)/.exec(String(invited.json.link))?.[1] ?? '';
-  const accepted = await fetch(`${base}/dashboard/api/invitations/${token}/accept`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ password: person.password }),
-  });
-  expect(accepted.status).toBe(201);
-}
-
-async function signInAs(page: Page, base: string, person: { email: string; password: string }): Promise<void> {
-  await page.goto(`${base}/dashboard`);
-  await page.getByLabel('Email').fill(person.email);
-  await page.getByLabel('Password').fill(person.password);
-  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-  await page.getByRole('navigation', { name: 'Sections' }).waitFor();
-}
-
 /** A call the page's own session makes, with its CSRF token: the status the service answers. */
 function statusFromPage(page: Page, method: string, path: string, body: object): Promise<number> {
   return page.evaluate(
     async ({ method, path, body }) => {
       const session = (await (await fetch('/dashboard/api/session')).json()) as { csrf_token: string };
-      const res = await fetch(path, { method, headers: { 'content-type': 'application/json', 'x-csrf-token': session.csrf_token }, body: JSON.stringify(body) });
+      const res = await fetch(path, {
+        method,
+        headers: { 'content-type': 'application/json', 'x-csrf-token': session.csrf_token },
+        body: JSON.stringify(body),
+      });
       return res.status;
     },
     { method, path, body },

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { api } from '../process/service.js';
-import { DAY, FIXTURE_FEEDS, openStage, sendAttack, sendDay, signIn } from './harness.js';
+import { addPerson, DAY, FIXTURE_FEEDS, openStage, sendAttack, sendDay, signIn, signInAs } from './harness.js';
 
 const OUT = new URL('../../docs/images/', import.meta.url).pathname;
 
@@ -125,6 +125,16 @@ try {
   await page.getByRole('button', { name: 'Create model' }).click();
   await page.getByTestId('problems').waitFor();
   await shoot(page, 'threat-model-problems');
+  // The privacy view as an owner sees it (a key's session does not handle data subjects): a subject found.
+  const owner = { email: 'olga@example.com', password: 'owner passphrase 4 vigil' };
+  await addPerson(base, stage.accountId, owner, 'owner');
+  const ownerPage = await (await stage.browser.newContext({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1 })).newPage();
+  await signInAs(ownerPage, base, owner);
+  await ownerPage.goto(`${base}/dashboard#/privacy`);
+  await ownerPage.getByLabel('Value of identifier 1').fill(DAY.takeoverActor);
+  await ownerPage.getByRole('button', { name: 'Search' }).click();
+  await ownerPage.getByText(/^Stored about this subject: /).waitFor();
+  await shoot(ownerPage, 'privacy');
   const phone = await stage.browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1, isMobile: true });
   await phone.addCookies(await context.cookies());
   const small = await phone.newPage();

@@ -102,7 +102,7 @@ export function PrivacyView({ params }: { params: URLSearchParams }) {
           <Card title="Data subjects" wide>
             <p class="muted">
               {role === undefined
-                ? 'This session does not search, export or erase data subjects.'
+                ? 'A session opened with a key does not search, export or erase data subjects; an admin or owner signed in as themselves does.'
                 : `Your role (${role}) does not search, export or erase data subjects; an admin or owner does.`}
             </p>
           </Card>
