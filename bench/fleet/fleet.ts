@@ -279,6 +279,14 @@ async function fault(fleet: Fleet, kind: Fault, t0: number): Promise<void> {
   }
 }
 
+/** Alerts of the schema by type: how many, and how many sightings they count (detection state across a fault). */
+async function alertsByType(admin: pg.Pool): Promise<Record<string, { alerts: number; sightings: number }>> {
+  const { rows } = await admin.query<{ type: string; alerts: number; sightings: number }>(
+    `select type, count(*)::int as alerts, sum(count)::int as sightings from "${schema}".alerts group by type order by type`,
+  );
+  return Object.fromEntries(rows.map((r) => [r.type, { alerts: r.alerts, sightings: r.sightings }]));
+}
+
 async function storedIds(admin: pg.Pool): Promise<Map<string, number>> {
   const { rows } = await admin.query<{ event_id: string; n: number }>(
     `select event_id, count(*)::int as n from "${schema}".events where event_id is not null group by event_id`,
@@ -452,7 +460,11 @@ async function main(): Promise<void> {
     givenUp: result.givenUp,
     degradedAnswers: result.degraded,
     shedByGenerator: result.shed,
+    firstFailureSecond: result.firstFailureSecond,
+    lastFailureSecond: result.lastFailureSecond,
+    lastDegradedSecond: result.lastDegradedSecond,
   };
+  const alerts = await alertsByType(fleet.admin);
 
   console.log(
     `\nFleet: ${settings.instances} instances, ${seconds.toFixed(1)} s, ${settings.rate} req/s offered; load average before ${loadBefore}, after ${loadAfter}`,
@@ -469,6 +481,7 @@ async function main(): Promise<void> {
     ),
   );
   console.table([check]);
+  console.table(alerts);
   if (timeline.length > 0) console.table(timeline);
 
   const out = flags.out ?? process.env.FLEET_OUT ?? join(tmpdir(), `vigil-fleet-${runId}.json`);
@@ -487,6 +500,7 @@ async function main(): Promise<void> {
         redisCommandsPerEvent: Object.fromEntries(Object.entries(byCommand).map(([c, n]) => [c, perEvent(n, events, 3)])),
         tableBytesAfter: after.pg.tableBytes,
         check,
+        alerts,
         timeline,
       },
       null,

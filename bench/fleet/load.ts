@@ -57,6 +57,10 @@ export interface LoadResult {
   readonly bytesSent: number;
   readonly bytesReceived: number;
   readonly clientCpuSeconds: number;
+  /** Seconds from the run's start of the first and the last failed try, and of the last degraded answer (undefined: none). */
+  readonly firstFailureSecond: number | undefined;
+  readonly lastFailureSecond: number | undefined;
+  readonly lastDegradedSecond: number | undefined;
 }
 
 /** First octets of publicly routed IPv4 space (no reserved or private ranges). */
@@ -101,6 +105,10 @@ export class Load {
   private givenUp = 0;
   private errorsSeen = 0;
   private ackedRun = 0;
+  private runStart = performance.now();
+  private firstFailureAt: number | undefined;
+  private lastFailureAt: number | undefined;
+  private lastDegradedAt: number | undefined;
   private n = 0;
   private readonly weights: [Kind, number][];
   private readonly reads: string[];
@@ -189,6 +197,10 @@ export class Load {
     for (let attempt = 0; ; attempt++) {
       const answer = await this.once(req);
       const retryable = answer instanceof Error || RETRY_STATUSES.has(answer.status);
+      if (retryable) {
+        this.firstFailureAt ??= performance.now();
+        this.lastFailureAt = performance.now();
+      }
       if (retryable && attempt < this.options.maxRetries) {
         this.errorsSeen++;
         stats.retried++;
@@ -212,7 +224,10 @@ export class Load {
         if (result?.status === 'accepted') {
           this.acked.add(id);
           this.ackedRun++;
-          if (result.degraded) this.degraded++;
+          if (result.degraded) {
+            this.degraded++;
+            this.lastDegradedAt = performance.now();
+          }
         } else this.givenUp++;
       });
       return;
@@ -223,6 +238,8 @@ export class Load {
   async run(seconds: number, at: { second: number; action: () => Promise<void> }[] = []): Promise<LoadResult> {
     const cpu = process.cpuUsage();
     const t0 = performance.now();
+    this.runStart = t0;
+    this.firstFailureAt = this.lastFailureAt = this.lastDegradedAt = undefined;
     const pending = new Set<Promise<void>>();
     const actions: Promise<void>[] = [];
     const todo = [...at].sort((a, b) => a.second - b.second);
@@ -264,7 +281,14 @@ export class Load {
       bytesSent: bytes.sent - bytesBefore.sent,
       bytesReceived: bytes.received - bytesBefore.received,
       clientCpuSeconds: (used.user + used.system) / 1e6,
+      firstFailureSecond: this.secondOf(this.firstFailureAt),
+      lastFailureSecond: this.secondOf(this.lastFailureAt),
+      lastDegradedSecond: this.secondOf(this.lastDegradedAt),
     };
+  }
+
+  private secondOf(at: number | undefined): number | undefined {
+    return at === undefined ? undefined : Math.round((at - this.runStart) / 100) / 10;
   }
 
   private takeStats(): Record<Kind, KindStats> {
