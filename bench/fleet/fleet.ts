@@ -294,6 +294,7 @@ async function storedIds(admin: pg.Pool): Promise<Map<string, number>> {
   return new Map(rows.map((r) => [r.event_id, r.n]));
 }
 
+const bucketMs = (q: number | undefined) => (q === undefined || Number.isFinite(q) ? q : '>1000');
 const perEvent = (total: number, events: number, digits = 1) => Math.round((total / Math.max(1, events)) * 10 ** digits) / 10 ** digits;
 
 async function main(): Promise<void> {
@@ -431,12 +432,15 @@ async function main(): Promise<void> {
     walMBPerSecond: Math.round((walOurs / seconds / 1e6) * 100) / 100,
     tableAndIndexBytesPerEvent: perEvent(tableBytes(after) - tableBytes(before), events, 0),
     commitMeanMs: commits.commits > 0 ? Math.round((commits.commitSeconds / commits.commits) * 1e4) / 10 : undefined,
-    /** The upper bound of the histogram bucket holding the p99 (the last bound is 1 s: beyond it, ">1000"). */
-    commitP99Ms: ((q) => (q === undefined || Number.isFinite(q) ? q : '>1000'))(bucketQuantileMs(commits, 0.99)),
+    /** The upper bounds of the histogram buckets holding the p50 and the p99 (the last bound is 1 s: beyond it, ">1000"). */
+    commitP50Ms: bucketMs(bucketQuantileMs(commits, 0.5)),
+    commitP99Ms: bucketMs(bucketQuantileMs(commits, 0.99)),
     commitGroupMeanEvents: commits.groups > 0 ? Math.round((commits.groupEvents / commits.groups) * 10) / 10 : undefined,
     redisCommandsPerEvent: perEvent(masterCalls, events, 2),
     redisReplicaCommandsPerEvent: perEvent(redisSum(calls, 'slave'), events, 2),
     redisCpuUsPerEventInfo: perEvent(redisSum((a, b) => a.cpuSeconds - b.cpuSeconds) * 1e6, events, 0),
+    /** The masters' part: what sizes a master, since each runs on one core. */
+    redisMasterCpuUsPerEvent: perEvent(redisSum((a, b) => a.cpuSeconds - b.cpuSeconds, 'master') * 1e6, events, 0),
     redisMasterOpsPerSecond: Math.round(masterCalls / seconds / Math.max(1, fleet.cluster.masterPorts().length)),
     redisBytesPerActor: perEvent(usedMemoryEnd - usedMemoryEmpty, load.actorsSeen.size + 1, 0),
     distinctActors: load.actorsSeen.size,
