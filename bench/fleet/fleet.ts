@@ -506,6 +506,7 @@ async function main(): Promise<void> {
         check,
         alerts,
         timeline,
+        perSecond: result.perSecond,
       },
       null,
       2,

@@ -61,6 +61,8 @@ export interface LoadResult {
   readonly firstFailureSecond: number | undefined;
   readonly lastFailureSecond: number | undefined;
   readonly lastDegradedSecond: number | undefined;
+  /** Per second of the run: events acknowledged, of them degraded, and failed tries. */
+  readonly perSecond: { acknowledged: number; degraded: number; failedTries: number }[];
 }
 
 /** First octets of publicly routed IPv4 space (no reserved or private ranges). */
@@ -109,6 +111,7 @@ export class Load {
   private firstFailureAt: number | undefined;
   private lastFailureAt: number | undefined;
   private lastDegradedAt: number | undefined;
+  private perSecond: { acknowledged: number; degraded: number; failedTries: number }[] = [];
   private n = 0;
   private readonly weights: [Kind, number][];
   private readonly reads: string[];
@@ -200,6 +203,7 @@ export class Load {
       if (retryable) {
         this.firstFailureAt ??= performance.now();
         this.lastFailureAt = performance.now();
+        this.second().failedTries++;
       }
       if (retryable && attempt < this.options.maxRetries) {
         this.errorsSeen++;
@@ -224,8 +228,10 @@ export class Load {
         if (result?.status === 'accepted') {
           this.acked.add(id);
           this.ackedRun++;
+          this.second().acknowledged++;
           if (result.degraded) {
             this.degraded++;
+            this.second().degraded++;
             this.lastDegradedAt = performance.now();
           }
         } else this.givenUp++;
@@ -240,6 +246,7 @@ export class Load {
     const t0 = performance.now();
     this.runStart = t0;
     this.firstFailureAt = this.lastFailureAt = this.lastDegradedAt = undefined;
+    this.perSecond = [];
     const pending = new Set<Promise<void>>();
     const actions: Promise<void>[] = [];
     const todo = [...at].sort((a, b) => a.second - b.second);
@@ -284,7 +291,14 @@ export class Load {
       firstFailureSecond: this.secondOf(this.firstFailureAt),
       lastFailureSecond: this.secondOf(this.lastFailureAt),
       lastDegradedSecond: this.secondOf(this.lastDegradedAt),
+      perSecond: Array.from({ length: this.perSecond.length }, (_, i) => this.perSecond[i] ?? { acknowledged: 0, degraded: 0, failedTries: 0 }),
     };
+  }
+
+  /** The counters of the current second of the run. */
+  private second(): { acknowledged: number; degraded: number; failedTries: number } {
+    const i = Math.floor((performance.now() - this.runStart) / 1000);
+    return (this.perSecond[i] ??= { acknowledged: 0, degraded: 0, failedTries: 0 });
   }
 
   private secondOf(at: number | undefined): number | undefined {
