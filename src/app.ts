@@ -23,6 +23,7 @@ import { registerSubjectRoutes } from './http/routes/subjects.js';
 import { ErasureJobs } from './privacy/erasure.js';
 import { PseudonymKeys } from './privacy/pseudonym.js';
 import { pseudonymsOf, type SubjectIdentifier } from './privacy/subject.js';
+import { SuppressionList } from './privacy/suppression.js';
 import { MemoryDryRunStates } from './threat-models/dry-run-states.js';
 import { registerIngestRoutes } from './http/routes/ingest.js';
 import { registerKeyRoutes } from './http/routes/keys.js';
@@ -212,7 +213,9 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   const oidc = new OidcSignIn({ store: deps.store, clock: deps.clock, audit, instance: config.team.oidc, allowHttpLoopback, accountProviderGuard });
   // Streams need a feed whatever opened the backends: embedded, the process's own.
   const live = deps.live ?? new LocalLiveFeed();
-  const { pipeline, commits } = composeIngestPipeline(Object.assign({}, deps, { live }), {
+  const pseudonymKeys = deps.pseudonyms ?? new PseudonymKeys(config.pseudonymSecret);
+  const suppressions = new SuppressionList(deps.store.subjects, deps.state, pseudonymKeys);
+  const { pipeline, commits } = composeIngestPipeline(Object.assign({}, deps, { live, suppressions }), {
     commits: {
       windowMs: config.commitWindowMs,
       maxEvents: config.commitMaxEvents,
@@ -230,10 +233,11 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   const admission = new IngestAdmission(config.ingestInFlightBytes);
   // One place for the dry runs' saved states, so an erasure reaches them too.
   const dryRunStates = deps.dryRunStates ?? new MemoryDryRunStates();
-  const pseudonymKeys = deps.pseudonyms ?? new PseudonymKeys(config.pseudonymSecret);
   const aliasesOf = (accountId: string, identifiers: readonly SubjectIdentifier[]) => pseudonymsOf(pseudonymKeys, accountId, identifiers);
   const erasures = new ErasureJobs({
     aliasesOf,
+    suppressionHashes: (accountId, identifiers) => suppressions.entriesOf(accountId, identifiers) ?? [],
+    suppressionsChanged: (accountId) => suppressions.changed(accountId),
     store: deps.store,
     state: deps.state,
     dryRunStates,
@@ -366,7 +370,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   registerStreamRoutes(app, { live });
   registerSearchRoutes(app, { store: deps.store, clock: deps.clock });
   registerAuditRoutes(app, { audit: deps.store.audit });
-  registerSubjectRoutes(app, { store: deps.store, clock: deps.clock, jobs: erasures, audit, aliasesOf });
+  registerSubjectRoutes(app, { store: deps.store, clock: deps.clock, jobs: erasures, audit, aliasesOf, suppressions });
   registerAdminRoutes(app, { accounts, store: deps.store });
   registerKeyRoutes(app, { accounts });
   registerSettingsRoutes(app, {

@@ -50,7 +50,7 @@ export function createMetrics() {
     },
     events: new Counter({
       name: 'vigil_events_total',
-      help: 'Events by outcome (accepted, dropped_quota, duplicate, rejected_*)',
+      help: 'Events by outcome (accepted, dropped_quota, dropped_suppressed, duplicate, rejected_*)',
       labelNames: ['outcome'],
       registers: [registry],
     }),

@@ -17,6 +17,8 @@ export interface RetentionReport {
   readonly deliveriesDeleted: number;
   readonly auditDeleted: number;
   readonly alertsDeleted: number;
+  /** Suppression-list rows past their end (they no longer suppress; the pass only removes them). */
+  readonly suppressionsDeleted: number;
 }
 
 /** The kinds of data an account sets its own retention for, each at most its plan's `retention_days`. */
@@ -75,7 +77,7 @@ export function retentionDaysOf(account: Pick<Account, 'settings'>, planDays: nu
  * One retention pass: whole partitions past the longest retention first (cheap on
  * PostgreSQL), then each account's events, alerts and audit entries past its own retention of
  * each (retentionDaysOf: its settings within its plan's days), then idempotency
- * keys older than 7 days and finished webhook deliveries older than 30. Idempotent and safe to run from every instance.
+ * keys older than 7 days, finished webhook deliveries older than 30 and expired suppressions. Idempotent and safe to run from every instance.
  */
 export async function pruneOnce(store: Store, plans: PlanTable, now: number): Promise<RetentionReport> {
   await store.maintain(now);
@@ -97,7 +99,8 @@ export async function pruneOnce(store: Store, plans: PlanTable, now: number): Pr
   }
   const idempotencyDeleted = await store.events.pruneIdempotency(now - IDEMPOTENCY_DAYS * DAY_MS);
   const deliveriesDeleted = await store.webhooks.pruneFinishedDeliveries(now - WEBHOOK_DELIVERY_DAYS * DAY_MS);
-  return { partitionsDropped: dropped.partitionsDropped, rowsDeleted, idempotencyDeleted, deliveriesDeleted, auditDeleted, alertsDeleted };
+  const suppressionsDeleted = await store.subjects.pruneSuppressions(now);
+  return { partitionsDropped: dropped.partitionsDropped, rowsDeleted, idempotencyDeleted, deliveriesDeleted, auditDeleted, alertsDeleted, suppressionsDeleted };
 }
 
 /** Runs pruneOnce at start and then every `everyMs`; failures are logged, never fatal. */
@@ -111,7 +114,16 @@ export function scheduleRetention(
   const run = async () => {
     try {
       const report = await pruneOnce(store, plans, clock.now());
-      if (report.rowsDeleted + report.partitionsDropped + report.idempotencyDeleted + report.deliveriesDeleted + report.auditDeleted + report.alertsDeleted > 0)
+      if (
+        report.rowsDeleted +
+          report.partitionsDropped +
+          report.idempotencyDeleted +
+          report.deliveriesDeleted +
+          report.auditDeleted +
+          report.alertsDeleted +
+          report.suppressionsDeleted >
+        0
+      )
         log.info({ ...report }, 'retention pass');
     } catch (err) {
       log.warn({ err }, 'retention pass failed; will retry');

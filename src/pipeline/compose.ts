@@ -24,7 +24,7 @@ import { keyWindows, limitStage } from './limit.js';
 import { lookUpStage, modelStage } from './model.js';
 import type { Answered } from './outcome.js';
 import { quotaStage, reserveIn } from './quota.js';
-import type { Classified, Deduplicated, Detected, Enriched, Limited, LookedUp, Modelled, Received, Reserved, Scored, Validated } from './request.js';
+import type { Classified, Deduplicated, Detected, Enriched, Limited, LookedUp, Modelled, Received, Reserved, Scored, Screened, Validated } from './request.js';
 import { createScoreStage, scoreStage } from './score.js';
 import { StageList, type Stage } from './stage.js';
 import { commitIn, storeStage } from './store.js';
@@ -32,6 +32,8 @@ import type { LiveFeed } from '../storage/live-feed.js';
 import { validateStage } from './validate.js';
 import { minimiseStage } from './minimise.js';
 import { PseudonymKeys } from '../privacy/pseudonym.js';
+import type { SuppressionList } from '../privacy/suppression.js';
+import { suppressStage } from './suppress.js';
 
 const NO_PSEUDONYMS = new PseudonymKeys(undefined);
 
@@ -53,6 +55,8 @@ export interface PipelineBackends {
   readonly live?: LiveFeed;
   /** The accounts' pseudonym keys (from VIGIL_PSEUDONYM_SECRET); without them no pseudonym is made. */
   readonly pseudonyms?: PseudonymKeys;
+  /** The accounts' suppression lists (erased subjects whose events are not kept); none: nothing is suppressed. */
+  readonly suppressions?: SuppressionList;
 }
 
 /** What the stages report to the service, besides the events' outcomes. */
@@ -68,7 +72,8 @@ export interface IngestStages {
   readonly validate: Stage<Received, Validated>;
   readonly limit: Stage<Validated, Limited>;
   readonly dedupe: Stage<Limited, Deduplicated>;
-  readonly quota: Stage<Deduplicated, Reserved>;
+  readonly suppress: Stage<Deduplicated, Screened>;
+  readonly quota: Stage<Screened, Reserved>;
   readonly classify: Stage<Reserved, Classified>;
   readonly enrich: Stage<Classified, Enriched>;
   readonly minimise: Stage<Enriched, Enriched>;
@@ -81,18 +86,24 @@ export interface IngestStages {
 
 /** The order the stages run in, and why each stands where it does. */
 export function inOrder(s: IngestStages): StageList<Received, Answered> {
-  return StageList.of(s.validate) // cheapest; a bad request consumes no events (one request of the key's per-second window)
-    .and(s.limit) // the key's windows: a 429 is decided before any work
-    .and(s.dedupe) // a repeated event_id answers with the first result; it must not reach the quota
-    .and(s.quota) // accept or drop before enrichment and detection are spent on an event
-    .and(s.classify) // catalog lookup: base score, inferred types, and which detectors may fire
-    .and(s.enrich) // GeoIP, ASN, threat intel, user agent, email, password, request scan
-    .and(s.minimise) // after enrich (geo, ASN and feeds read the address as sent), before detect: state, alerts and rows never hold what the account minimises
-    .and(s.lookUp) // the account's threat models, asked before detect: a remote state store answers with detect's first batch
-    .and(s.detect) // needs enrichment (locations, feeds) and updates shared window state
-    .and(s.model) // threat models on the same state after the built-in detectors; their alerts feed the score
-    .and(s.score) // needs every alert
-    .and(s.store); // group commit; the 202 is sent only after the event's transaction committed
+  return (
+    StageList.of(s.validate) // cheapest; a bad request consumes no events (one request of the key's per-second window)
+      .and(s.limit) // the key's windows: a 429 is decided before any work
+      .and(s.dedupe) // a repeated event_id answers with the first result; it must not reach the quota
+      // An erased subject's events end before the quota, enrichment, detection and storage (none is
+      // spent on them, no state learns them), and are matched on the identifiers as validated: the
+      // values an erasure names, before minimise truncates or replaces them.
+      .and(s.suppress)
+      .and(s.quota) // accept or drop before enrichment and detection are spent on an event
+      .and(s.classify) // catalog lookup: base score, inferred types, and which detectors may fire
+      .and(s.enrich) // GeoIP, ASN, threat intel, user agent, email, password, request scan
+      .and(s.minimise) // after enrich (geo, ASN and feeds read the address as sent), before detect: state, alerts and rows never hold what the account minimises
+      .and(s.lookUp) // the account's threat models, asked before detect: a remote state store answers with detect's first batch
+      .and(s.detect) // needs enrichment (locations, feeds) and updates shared window state
+      .and(s.model) // threat models on the same state after the built-in detectors; their alerts feed the score
+      .and(s.score) // needs every alert
+      .and(s.store)
+  ); // group commit; the 202 is sent only after the event's transaction committed
 }
 
 /** Every stage, built from the backends; `commits` batches the store stage's transactions. */
@@ -110,6 +121,7 @@ export function composeStages(backends: PipelineBackends, commits: CommitGroup, 
     validate: validateStage(windows, hooks.onUnknownField),
     limit: limitStage(windows),
     dedupe: dedupeStage(checkEventIds(backends.store.events)),
+    suppress: suppressStage(backends.suppressions),
     quota: quotaStage(reserveIn(backends.quota)),
     classify: classifyStage(createClassifyStage(backends.catalog)),
     enrich: enrichStage(backends.enrichment.enrich),

@@ -33,4 +33,11 @@ export function answered(
 
 /** What became of an event that reached the pipeline: each outcome has a metric label. */
 export type EventOutcome =
-  'accepted' | 'dropped_quota' | 'duplicate' | 'rejected_conflict' | 'rejected_invalid' | 'rejected_rate_limited' | 'rejected_unavailable';
+  | 'accepted'
+  | 'dropped_quota'
+  | 'dropped_suppressed'
+  | 'duplicate'
+  | 'rejected_conflict'
+  | 'rejected_invalid'
+  | 'rejected_rate_limited'
+  | 'rejected_unavailable';

@@ -2,7 +2,7 @@ import type { AccountContext } from '../event/account.js';
 import { dayOf, monthOf, type QuotaCounter, type QuotaDecision } from '../limits/types.js';
 import type { UsageDelta } from '../storage/types.js';
 import { newId } from '../util/ids.js';
-import type { Deduplicated, Reserved } from './request.js';
+import type { Reserved, Screened } from './request.js';
 import type { Stage } from './stage.js';
 
 export interface QuotaReservation extends QuotaDecision {
@@ -63,10 +63,11 @@ export function reserveIn(quota: QuotaCounter): Reserve {
  * `accepted` are admitted, each under the id it is stored with; the rest are answered `dropped`
  * (counted once the request's commit succeeded). The reservation is the request's to give back.
  */
-export function quotaStage(reserve: Reserve): Stage<Deduplicated, Reserved> {
+export function quotaStage(reserve: Reserve): Stage<Screened, Reserved> {
   return async (request) => {
     const { seen, now } = request;
-    const { fresh, results } = seen;
+    const { results } = seen;
+    const fresh = request.unsuppressed;
     const quota = await reserve(request.account, fresh.length, now);
     request.held.reservation = quota;
     for (let n = quota.accepted; n < fresh.length; n++) results[fresh[n] as number] = { status: 'dropped' };

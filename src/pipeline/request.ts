@@ -1,6 +1,6 @@
 /**
  * One ingestion request as it moves through the stages, and the type it has after each:
- *   Received -> Validated -> Limited -> Deduplicated -> Reserved -> Classified -> Enriched
+ *   Received -> Validated -> Limited -> Deduplicated -> Screened -> Reserved -> Classified -> Enriched
  *            -> Looked up -> Detected -> Modelled -> Scored -> (stored: the answer)
  * As with the events (src/event/types.ts), one object travels: each stage adds its own members
  * (Object.assign, typed as the wider type) and never changes one an earlier stage set. Every member
@@ -26,6 +26,8 @@ export class Holdings {
   /** The request's events, for the metric of a request that failed. */
   events = 0;
   claims: Seen | undefined = undefined;
+  /** New events not kept because the account suppresses their subject. */
+  suppressed = 0;
   reservation: QuotaReservation | undefined = undefined;
 
   /** The events were stored: requests waiting on the same event ids get their results. */
@@ -39,8 +41,9 @@ export class Holdings {
     await this.reservation?.release().catch(() => undefined);
   }
 
-  /** Outcomes decided before the request's end that hold whatever its end: repeats and conflicts. */
+  /** Outcomes decided before the request's end that hold whatever its end: repeats, conflicts and suppressed subjects. */
   countSeen(count: (outcome: EventOutcome, n: number) => void): void {
+    count('dropped_suppressed', this.suppressed);
     const seen = this.claims;
     if (seen === undefined) return;
     count('duplicate', seen.results.length - seen.fresh.length - seen.conflicts);
@@ -65,6 +68,8 @@ export class IngestRequest {
   limit: WindowStatus | undefined = undefined;
   /** dedupe: the answers of events seen before, and which events are new. */
   seen: Seen | undefined = undefined;
+  /** suppress: request indexes of the new events whose subject is not suppressed, in order. */
+  unsuppressed: readonly number[] | undefined = undefined;
   /** quota: the month's reservation. */
   quota: QuotaReservation | undefined = undefined;
   /** quota: request indexes of the events that go on, in order. */
@@ -99,7 +104,8 @@ export class IngestRequest {
 export type Validated = IngestRequest;
 export type Limited = Validated & { readonly limit: WindowStatus };
 export type Deduplicated = Limited & { readonly seen: Seen };
-export type Reserved = Deduplicated & { readonly quota: QuotaReservation; readonly admitted: readonly number[]; readonly ids: readonly string[] };
+export type Screened = Deduplicated & { readonly unsuppressed: readonly number[] };
+export type Reserved = Screened & { readonly quota: QuotaReservation; readonly admitted: readonly number[]; readonly ids: readonly string[] };
 export type Classified = Reserved & { readonly classified: readonly ClassifiedEvent[] };
 export type Enriched = Classified & { readonly enriched: readonly EnrichedEvent[] };
 export type LookedUp = Enriched & { readonly models: ModelsInForce };

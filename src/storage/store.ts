@@ -16,6 +16,7 @@ import type {
   MentionRow,
   SubjectJobProgress,
   SubjectJobRow,
+  SuppressionRow,
   DashboardSession,
   EntityActivity,
   EntityAlerts,
@@ -273,6 +274,12 @@ export interface SubjectStore {
   addSuppressions(accountId: string, entries: readonly { readonly hash: string; readonly kind: string }[], until: number, at: number): Promise<void>;
   /** The account's suppressions in force at `now`. */
   listSuppressions(accountId: string, now: number): Promise<readonly { readonly hash: string; readonly kind: string; readonly until: number }[]>;
+  /** The account's suppressions in force at `now` after the hash `after`, in hash order, at most `limit`. */
+  pageSuppressions(accountId: string, now: number, after: string | undefined, limit: number): Promise<readonly SuppressionRow[]>;
+  /** Removes the account's suppressions with these hashes; answers the rows removed (expired ones included). */
+  removeSuppressions(accountId: string, hashes: readonly string[]): Promise<readonly SuppressionRow[]>;
+  /** Retention: removes every account's suppressions that expired by `now`; answers how many. */
+  pruneSuppressions(now: number): Promise<number>;
 }
 
 /** Threat models and their saved versions. */

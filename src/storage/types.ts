@@ -408,6 +408,15 @@ export interface AuditFilter {
 /** Where an erasure job is. */
 export type SubjectJobStatus = 'queued' | 'running' | 'done' | 'failed';
 
+/** One identifier on an account's suppression list (subject_suppressions): its keyed hash, never its value. */
+export interface SuppressionRow {
+  readonly hash: string;
+  readonly kind: string;
+  readonly createdAt: number;
+  /** Events are suppressed until this instant (milliseconds), then stored again. */
+  readonly until: number;
+}
+
 /** A data subject's erasure job as stored (subject_jobs). */
 export interface SubjectJobRow {
   readonly id: string;

@@ -2,11 +2,10 @@ import type { LightMyRequestResponse } from 'fastify';
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refusal } from '../../src/http/guards.js';
-import type { MemoryStateStore } from '../../src/detection/state/memory-state-store.js';
 import { SubjectMatcher } from '../../src/privacy/subject.js';
-import { bearer, SCALE_OUT, type TestApp } from '../helpers/app.js';
+import { bearer, type TestApp } from '../helpers/app.js';
 import { until } from '../helpers/until.js';
-import { expectError, postEvent, roomyApp } from './support.js';
+import { expectError, postEvent, roomyApp, stateTexts } from './support.js';
 
 type Json = any;
 
@@ -48,29 +47,6 @@ async function storedRows(t: TestApp): Promise<{ table: string; account: unknown
     for (const row of rows) out.push({ table: name, account: row.account_id, text: JSON.stringify(row) });
   }
   return out;
-}
-
-/** Every Redis key of the account (its name and every text it holds), or the in-process state records under its scope. */
-async function stateTexts(t: TestApp, accountId: string): Promise<string[]> {
-  if (SCALE_OUT) {
-    const { Redis } = await import('ioredis');
-    const { scanKeys, textsOfKey } = await import('../../src/redis/cluster-nodes.js');
-    const client = new Redis(t.config.redisUrl as string);
-    try {
-      const out: string[] = [];
-      for await (const keys of scanKeys(client, `${t.config.redisPrefix}*`))
-        for (const key of keys) if (key.includes(accountId)) out.push(key, ...(await textsOfKey(client, key)));
-      return out;
-    } finally {
-      client.disconnect();
-    }
-  }
-  const memory = t.services.state as MemoryStateStore;
-  const scope = memory.scope(accountId);
-  return memory
-    .dump()
-    .records.filter(([key]) => key.startsWith(`${scope}|`))
-    .map((record) => JSON.stringify(record));
 }
 
 const matcher = new SubjectMatcher(IDENTIFIERS.map((i) => ({ kind: i.kind as 'actor_id', value: i.value })));
@@ -176,6 +152,13 @@ describe('data subjects: erasure and export', () => {
     expect(refusal(member('owner'), 'subjects')).toBeUndefined();
     expectError(await call(t, aSubjects, 'POST', '/v1/subjects/erase', { identifiers: [{ kind: 'phone', value: '1' }] }), 400, 'INVALID_REQUEST');
     expectError(await call(t, aSubjects, 'POST', '/v1/subjects/erase', { identifiers: [{ kind: 'actor_id', value: '   ' }] }), 400, 'INVALID_REQUEST');
+    // The suppression list holds keyed hashes: an instance without a master secret refuses it (and starts no job).
+    const unkeyed = expectError(
+      await call(t, aSubjects, 'POST', '/v1/subjects/erase', { identifiers: IDENTIFIERS, suppress_days: 30 }),
+      400,
+      'INVALID_REQUEST',
+    );
+    expect(unkeyed.message).toMatch(/VIGIL_PSEUDONYM_SECRET/);
   });
 
   it('exports every event, alert and note of the account that mentions the subject, as NDJSON', async () => {

@@ -5,7 +5,8 @@ import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import { openSqliteStore } from '../../src/storage/sqlite.js';
 import type { Store } from '../../src/storage/store.js';
-import { bearer, testApp, type TestApp } from '../helpers/app.js';
+import type { MemoryStateStore } from '../../src/detection/state/memory-state-store.js';
+import { bearer, SCALE_OUT, testApp, type TestApp } from '../helpers/app.js';
 
 /** Stores an open alert of the account straight through the store (no detector needed); answers its id. */
 export async function storeOpenAlert(t: TestApp, accountId: string): Promise<string> {
@@ -121,4 +122,27 @@ export function faultyStore(): { store: Store; faults: Partial<Record<StoreMetho
       },
     });
   return { store: faulty<Store>(real), faults };
+}
+
+/** Every Redis key of the account (its name and every text it holds), or the in-process state records under its scope. */
+export async function stateTexts(t: TestApp, accountId: string): Promise<string[]> {
+  if (SCALE_OUT) {
+    const { Redis } = await import('ioredis');
+    const { scanKeys, textsOfKey } = await import('../../src/redis/cluster-nodes.js');
+    const client = new Redis(t.config.redisUrl as string);
+    try {
+      const out: string[] = [];
+      for await (const keys of scanKeys(client, `${t.config.redisPrefix}*`))
+        for (const key of keys) if (key.includes(accountId)) out.push(key, ...(await textsOfKey(client, key)));
+      return out;
+    } finally {
+      client.disconnect();
+    }
+  }
+  const memory = t.services.state as MemoryStateStore;
+  const scope = memory.scope(accountId);
+  return memory
+    .dump()
+    .records.filter(([key]) => key.startsWith(`${scope}|`))
+    .map((record) => JSON.stringify(record));
 }

@@ -11,6 +11,7 @@ import { createIngestPipeline } from '../../src/pipeline/ingest-pipeline.js';
 import { limitStage } from '../../src/pipeline/limit.js';
 import { lookUpStage, modelStage } from '../../src/pipeline/model.js';
 import { quotaStage } from '../../src/pipeline/quota.js';
+import { suppressStage } from '../../src/pipeline/suppress.js';
 import { IngestRequest } from '../../src/pipeline/request.js';
 import { scoreStage } from '../../src/pipeline/score.js';
 import { storeStage } from '../../src/pipeline/store.js';
@@ -75,6 +76,7 @@ function recorded(
         ),
     limit: limitStage(windows),
     dedupe: dedupeStage(async (evs) => (calls.push('dedupe'), options.seen ?? allFresh(evs, (ok) => released.push(`settle:${ok}`)))),
+    suppress: suppressStage(undefined),
     quota: quotaStage(
       async (_c, n) => (calls.push(`quota:${n}`), { accepted: n, dropped: 0, period: '2026-01', usage: [], release: async () => void released.push('quota') }),
     ),

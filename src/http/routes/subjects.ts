@@ -1,18 +1,19 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AuditTrail } from '../../audit/trail.js';
 import { eventView } from '../../storage/event-view.js';
 import type { Store } from '../../storage/store.js';
-import type { SubjectJobRow } from '../../storage/types.js';
+import type { SubjectJobRow, SuppressionRow } from '../../storage/types.js';
 import type { Clock } from '../../util/clock.js';
 import type { ErasureJobs } from '../../privacy/erasure.js';
 import { subjectRecords } from '../../privacy/subject-export.js';
+import { MAX_SUPPRESS_DAYS, MAX_SUPPRESSIONS, type SuppressionList } from '../../privacy/suppression.js';
 import { MAX_IDENTIFIER_LENGTH, MAX_IDENTIFIERS, SUBJECT_KINDS, SubjectMatcher, valueHint, type SubjectIdentifier } from '../../privacy/subject.js';
 import { alertViewsWithAssignees } from '../alert-views.js';
 import { auditOrigin } from '../audit-origin.js';
 import { requestAccount } from '../context.js';
 import { ApiError } from '../errors.js';
-import { ErrorResponses, KeyAuth } from '../schemas.js';
+import { ErrorResponses, KeyAuth, PageQuery, pageLimit } from '../schemas.js';
 import { sendExport } from './search.js';
 
 export interface SubjectRouteDeps {
@@ -22,6 +23,8 @@ export interface SubjectRouteDeps {
   readonly audit: AuditTrail;
   /** Further texts an export looks for (the identifiers' pseudonyms), when the account has them. */
   readonly aliasesOf?: (accountId: string, identifiers: readonly SubjectIdentifier[]) => readonly string[];
+  /** The suppression lists ingestion reads: the keyed hashes of identifiers, and the stamp a change writes. */
+  readonly suppressions: SuppressionList;
 }
 
 const Identifier = Type.Object(
@@ -39,6 +42,13 @@ const Identifiers = Type.Array(Identifier, { minItems: 1, maxItems: MAX_IDENTIFI
 const EraseBody = Type.Object(
   {
     identifiers: Identifiers,
+    suppress_days: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_SUPPRESS_DAYS,
+        description: `For how many days (at most ${MAX_SUPPRESS_DAYS}) later events of these identifiers are answered "dropped" and not kept; 0 (the default): none`,
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -69,6 +79,30 @@ const SubjectJob = Type.Object(
 const JobAnswer = Type.Object({ job: Type.Ref(SubjectJob) });
 const JobsAnswer = Type.Object({ data: Type.Array(Type.Ref(SubjectJob)) });
 const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+
+const Suppression = Type.Object(
+  {
+    id: Type.String({ description: "The identifier's keyed hash (its pseudonym under the account's key), never the value" }),
+    kind: Type.String({ description: 'actor_id, email, ip or device_id' }),
+    created_at: Type.String({ description: 'ISO 8601: when the erasure added it (or last extended it)' }),
+    expires_at: Type.String({ description: 'ISO 8601: events are kept again from then on' }),
+  },
+  { $id: 'Suppression' },
+);
+const SuppressionPage = Type.Object({
+  data: Type.Array(Type.Ref(Suppression)),
+  next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as cursor for the next page; null at the end' }),
+});
+const SuppressionQuery = Type.Object(PageQuery, { additionalProperties: false });
+const Removed = Type.Object({ removed: Type.Array(Type.Ref(Suppression)) });
+const RemoveBody = Type.Object({ identifiers: Identifiers }, { additionalProperties: false });
+
+const suppressionView = (row: SuppressionRow): Static<typeof Suppression> => ({
+  id: row.hash,
+  kind: row.kind,
+  created_at: new Date(row.createdAt).toISOString(),
+  expires_at: new Date(row.until).toISOString(),
+});
 
 function jobView(job: SubjectJobRow): Static<typeof SubjectJob> {
   const c = job.counts;
@@ -113,9 +147,18 @@ function identifiersOf(body: { identifiers: readonly { kind: SubjectIdentifier['
 /** What an audit entry says of the identifiers: their kinds and value hints, never the values. */
 const hints = (identifiers: readonly SubjectIdentifier[]) => identifiers.map((i) => ({ kind: i.kind, value_hint: valueHint(i.value) }));
 
-/** Erasure and export of a data subject (secret keys with the `subjects` scope; admins and owners in the dashboard). */
+/** The identifiers' keyed hashes; a 400 when the instance has no master secret to make them with. */
+function hashesOf(deps: SubjectRouteDeps, accountId: string, identifiers: readonly SubjectIdentifier[], field: string) {
+  const entries = deps.suppressions.entriesOf(accountId, identifiers);
+  if (entries !== undefined) return entries;
+  const message = `${field} needs keyed hashes of the identifiers: this instance has no pseudonym secret (the operator sets VIGIL_PSEUDONYM_SECRET)`;
+  throw new ApiError({ code: 'INVALID_REQUEST', message, details: [{ field, message }] });
+}
+
+/** Erasure and export of a data subject, and the suppression list (secret keys with the `subjects` scope; admins and owners in the dashboard). */
 export function registerSubjectRoutes(app: FastifyInstance, deps: SubjectRouteDeps): void {
   app.addSchema(SubjectJob);
+  app.addSchema(Suppression);
 
   app.post<{ Body: Static<typeof EraseBody> }>('/v1/subjects/erase', {
     config: { access: 'subjects' },
@@ -129,7 +172,16 @@ export function registerSubjectRoutes(app: FastifyInstance, deps: SubjectRouteDe
     handler: async (request, reply) => {
       const accountId = requestAccount(request).account.id;
       const identifiers = identifiersOf(request.body);
-      const suppressDays = 0;
+      const suppressDays = request.body.suppress_days ?? 0;
+      if (suppressDays > 0) {
+        const entries = hashesOf(deps, accountId, identifiers, 'suppress_days');
+        const listed = new Set((await deps.store.subjects.listSuppressions(accountId, deps.clock.now())).map((s) => s.hash));
+        const added = entries.filter((e) => !listed.has(e.hash)).length;
+        if (listed.size + added > MAX_SUPPRESSIONS) {
+          const message = `The suppression list holds ${listed.size} identifiers; it holds at most ${MAX_SUPPRESSIONS}. Remove some (DELETE /v1/subjects/suppressions/{id}) or erase without suppress_days.`;
+          throw new ApiError({ code: 'INVALID_REQUEST', message, details: [{ field: 'suppress_days', message }] });
+        }
+      }
       const job = await deps.jobs.submit(accountId, identifiers, suppressDays);
       await deps.audit.record(auditOrigin(request), {
         action: 'subject.erase_requested',
@@ -167,6 +219,74 @@ export function registerSubjectRoutes(app: FastifyInstance, deps: SubjectRouteDe
       const job = await deps.store.subjects.getJob(requestAccount(request).account.id, request.params.id);
       if (job === undefined) throw new ApiError({ code: 'NOT_FOUND', message: `No erasure job ${request.params.id}.` });
       return { job: jobView(job) };
+    },
+  });
+
+  app.get<{ Querystring: Static<typeof SuppressionQuery> }>('/v1/subjects/suppressions', {
+    config: { access: 'subjects' },
+    schema: {
+      summary: "The account's suppression list in force (identifiers whose events are not kept), by id",
+      tags: ['subjects'],
+      security: KeyAuth,
+      querystring: SuppressionQuery,
+      response: { 200: SuppressionPage, ...ErrorResponses },
+    },
+    handler: async (request) => {
+      const limit = pageLimit(request.query.limit);
+      const rows = await deps.store.subjects.pageSuppressions(requestAccount(request).account.id, deps.clock.now(), request.query.cursor, limit + 1);
+      const page = rows.slice(0, limit);
+      return { data: page.map(suppressionView), next_cursor: rows.length > limit ? (page[page.length - 1] as SuppressionRow).hash : null };
+    },
+  });
+
+  /** Removes rows, makes every instance load the list again, then audits each removal. */
+  async function remove(request: FastifyRequest, accountId: string, hashes: readonly string[]): Promise<readonly SuppressionRow[]> {
+    const removed = await deps.store.subjects.removeSuppressions(accountId, hashes);
+    if (removed.length === 0) return removed;
+    await deps.suppressions.changed(accountId);
+    for (const row of removed)
+      await deps.audit.record(auditOrigin(request), {
+        action: 'subject.suppression_removed',
+        target: { kind: 'subject_suppression', id: row.hash },
+        details: { kind: row.kind, expires_at: new Date(row.until).toISOString() },
+      });
+    return removed;
+  }
+
+  app.delete<{ Params: Static<typeof IdParams> }>('/v1/subjects/suppressions/:id', {
+    config: { access: 'subjects' },
+    schema: {
+      summary: 'Removes one identifier from the suppression list: its events are kept again',
+      tags: ['subjects'],
+      security: KeyAuth,
+      params: IdParams,
+      response: { 200: Removed, ...ErrorResponses },
+    },
+    handler: async (request) => {
+      const removed = await remove(request, requestAccount(request).account.id, [request.params.id]);
+      if (removed.length === 0) throw new ApiError({ code: 'NOT_FOUND', message: `No suppression ${request.params.id}.` });
+      return { removed: removed.map(suppressionView) };
+    },
+  });
+
+  app.delete<{ Body: Static<typeof RemoveBody> }>('/v1/subjects/suppressions', {
+    config: { access: 'subjects' },
+    schema: {
+      summary: 'Removes these identifiers from the suppression list (the ones listed): their events are kept again',
+      tags: ['subjects'],
+      security: KeyAuth,
+      body: RemoveBody,
+      response: { 200: Removed, ...ErrorResponses },
+    },
+    handler: async (request) => {
+      const accountId = requestAccount(request).account.id;
+      const entries = hashesOf(deps, accountId, identifiersOf(request.body), 'identifiers');
+      const removed = await remove(
+        request,
+        accountId,
+        entries.map((e) => e.hash),
+      );
+      return { removed: removed.map(suppressionView) };
     },
   });
 

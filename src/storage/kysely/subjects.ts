@@ -9,6 +9,7 @@ import {
   type MentionRow,
   type SubjectJobProgress,
   type SubjectJobRow,
+  type SuppressionRow,
 } from '../types.js';
 import { likeLiteral, num, parseJson, type KyselyAccess, type Row } from './access.js';
 
@@ -30,6 +31,13 @@ const toJob = (row: Row<'subject_jobs'>): SubjectJobRow => ({
   error: row.error,
   leaseOwner: row.lease_owner,
   leaseUntil: num(row.lease_until),
+});
+
+const toSuppression = (row: Row<'subject_suppressions'>): SuppressionRow => ({
+  hash: row.hash,
+  kind: row.kind,
+  createdAt: num(row.created_at),
+  until: num(row.until),
 });
 
 /** The forms a needle takes in a column: as written in plain text, and escaped inside a JSON string. */
@@ -266,6 +274,30 @@ export class KyselySubjectStore implements SubjectStore {
       this.x.db.selectFrom('subject_suppressions').select(['hash', 'kind', 'until']).where('account_id', '=', accountId).where('until', '>', now).execute(),
     );
     return rows.map((r) => ({ hash: r.hash, kind: r.kind, until: num(r.until) }));
+  }
+
+  async pageSuppressions(accountId: string, now: number, after: string | undefined, limit: number): Promise<readonly SuppressionRow[]> {
+    if (this.x.unmatchable(accountId, after)) return [];
+    const rows = await this.x.read('pageSuppressions', () => {
+      let q = this.x.db.selectFrom('subject_suppressions').selectAll().where('account_id', '=', accountId).where('until', '>', now);
+      if (after !== undefined) q = q.where('hash', '>', after);
+      return q.orderBy('hash').limit(limit).execute();
+    });
+    return rows.map(toSuppression);
+  }
+
+  async removeSuppressions(accountId: string, hashes: readonly string[]): Promise<readonly SuppressionRow[]> {
+    const wanted = hashes.filter((h) => !this.x.unmatchable(h));
+    if (wanted.length === 0 || this.x.unmatchable(accountId)) return [];
+    const rows = await this.x.guard('removeSuppressions', () =>
+      this.x.db.deleteFrom('subject_suppressions').where('account_id', '=', accountId).where('hash', 'in', wanted).returningAll().execute(),
+    );
+    return rows.map(toSuppression);
+  }
+
+  async pruneSuppressions(now: number): Promise<number> {
+    const result = await this.x.guard('pruneSuppressions', () => this.x.db.deleteFrom('subject_suppressions').where('until', '<=', now).executeTakeFirst());
+    return Number(result.numDeletedRows);
   }
 
   /**
