@@ -20,6 +20,8 @@ const OTHER = { actor: 'erin', email: 'erin@example.com' } as const;
 const OTHER_EVENTS = 3;
 
 const redis = await connectTestRedis('dashboard-privacy');
+/** The pseudonym master secret: the suppression list holds keyed hashes made with it. */
+const PSEUDONYMS = { VIGIL_PSEUDONYM_SECRET: 'privacy view test master secret, long enough to key pseudonyms' };
 
 /** A call the page's own session makes, with its CSRF token: the status the service answers. */
 function statusFromPage(page: Page, method: string, path: string, body: object): Promise<number> {
@@ -135,6 +137,17 @@ function privacyFlow(mode: string, open: () => Promise<{ owners: Service; viewer
       await expect.poll(() => owner.getByRole('button', { name: 'Erase…' }).evaluate((el) => el === document.activeElement)).toBe(true);
       await owner.getByRole('button', { name: 'Erase…' }).click();
       await owner.getByLabel('Type “erase” to confirm').fill('erase');
+      // A suppression longer than the service allows is refused at its field, which takes the focus.
+      const suppress = owner.getByLabel(/^Drop their later events for/);
+      await suppress.fill('5000');
+      await erase.click();
+      await expect.poll(() => suppress.getAttribute('aria-invalid')).toBe('true');
+      expect(await owner.locator('#problems-suppress').textContent()).toContain('suppress_days');
+      expect(await isFocused(owner, /^Drop their later events for/)).toBe(true);
+      await suppress.fill('30');
+      expect(await confirmation.getByTestId('suppression').textContent()).toBe(
+        'their later events are answered “dropped” and not kept for 30 days after the erasure.',
+      );
       await erase.click();
       await expect.poll(() => new URLSearchParams(new URL(owner.url()).hash.split('?')[1]).get('job')).toMatch(/^sjb_/);
       await expect.poll(() => owner.getByRole('heading', { name: /^Erasure sjb_/ }).evaluate((el) => el === document.activeElement)).toBe(true);
@@ -143,6 +156,10 @@ function privacyFlow(mode: string, open: () => Promise<{ owners: Service; viewer
       await expect.poll(() => owner.getByTestId('job-status').textContent(), { timeout: 30_000 }).toBe('done');
       const counts = owner.getByTestId('job-counts');
       expect(await counts.textContent()).toContain(`Events deleted${SUBJECT_EVENTS}`);
+      expect(await counts.textContent()).toContain('Later events dropped for30 days');
+      // The subject's next event is dropped, not stored.
+      const again = await api(owners.base, 'POST', '/v1/events', key, { event: 'auth.login.success', actor_id: SUBJECT.actor, ip: DAY.homeIp });
+      expect(again.json.status).toBe('dropped');
       expect(await counts.textContent()).not.toContain(SUBJECT.email);
       await expectAccessible(owner, 'privacy: erasure done');
     });
@@ -228,7 +245,7 @@ function privacyFlow(mode: string, open: () => Promise<{ owners: Service; viewer
 
 describe.runIf(chromiumPresent())('privacy view', () => {
   privacyFlow('embedded', async () => {
-    const service = await startService(tempDir('vigil-privacy-'));
+    const service = await startService(tempDir('vigil-privacy-'), PSEUDONYMS);
     return {
       owners: service,
       viewers: service,
@@ -243,7 +260,7 @@ describe.runIf(chromiumPresent())('privacy view', () => {
     describeWithRedis('shared PostgreSQL schema + Redis prefix', redis, (r) => {
       privacyFlow('two processes on PostgreSQL and Redis', async () => {
         const schema = freshSchema();
-        const env = { VIGIL_DATABASE_URL: schemaUrl(schema), VIGIL_REDIS_URL: REDIS_URL, VIGIL_REDIS_PREFIX: r.prefix };
+        const env = { VIGIL_DATABASE_URL: schemaUrl(schema), VIGIL_REDIS_URL: REDIS_URL, VIGIL_REDIS_PREFIX: r.prefix, ...PSEUDONYMS };
         // One after the other: the second migrates a schema the first already created.
         const a = await startService(tempDir('vigil-privacy-a-'), env);
         const b = await startService(tempDir('vigil-privacy-b-'), env);

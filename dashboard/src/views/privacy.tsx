@@ -55,6 +55,7 @@ interface SubjectJob {
   readonly created_at: string;
   readonly finished_at: string | null;
   readonly identifiers: readonly { kind: string; value_hint: string }[];
+  readonly suppress_days: number;
   readonly progress: { readonly step: string | null; readonly done_steps: number; readonly total_steps: number };
   readonly counts: Readonly<Record<'events' | 'alerts' | 'notes' | 'audit' | 'state_keys' | 'deliveries', number>>;
   readonly error?: string;
@@ -347,21 +348,30 @@ function FoundRows({ found }: { found: Found }) {
 }
 
 const CONFIRM_WORD = 'erase';
+/** The longest suppression an erasure asks for. */
+const MAX_SUPPRESS_DAYS = 3650;
 
 /** Names exactly what erasing does, to exactly which identifiers, and asks for the word before it does it. */
 function EraseConfirmation({ found, onCancel, onErased }: { found: Found; onCancel: () => void; onErased: (job: SubjectJob) => void }) {
   const [typed, setTyped] = useState('');
+  const [days, setDays] = useState('0');
   const [problems, setProblems] = useState<Problem[]>([]);
   const [busy, setBusy] = useState(false);
   const input = useRef<HTMLInputElement>(null);
+  const form = useRef<HTMLFormElement>(null);
   useEffect(() => input.current?.focus(), []);
+  useEffect(() => {
+    if (problems.length > 0) form.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
+  }, [problems]);
   const c = found.counts;
+  const suppressProblems = problemsAt(problems, 'suppress_days');
   const erase = async (e: Event) => {
     e.preventDefault();
     setProblems([]);
     setBusy(true);
     try {
-      onErased((await call<{ job: SubjectJob }>('POST', '/v1/subjects/erase', { identifiers: found.identifiers })).job);
+      const suppress = days.trim() === '' ? {} : { suppress_days: Number(days) };
+      onErased((await call<{ job: SubjectJob }>('POST', '/v1/subjects/erase', { identifiers: found.identifiers, ...suppress })).job);
     } catch (err) {
       setProblems(problemsOf(err, 'erase'));
       setBusy(false);
@@ -369,7 +379,7 @@ function EraseConfirmation({ found, onCancel, onErased }: { found: Found; onCanc
   };
   return (
     <Card title="Erase this data subject" wide>
-      <form class="stack" onSubmit={(e) => void erase(e)} data-testid="erase-confirmation">
+      <form ref={form} class="stack" onSubmit={(e) => void erase(e)} data-testid="erase-confirmation">
         <p>Erasing cannot be undone. It removes every stored mention of exactly these identifiers, in this account only:</p>
         <ul>
           {found.identifiers.map((i, n) => (
@@ -383,13 +393,33 @@ function EraseConfirmation({ found, onCancel, onErased }: { found: Found; onCanc
           <li>
             the {fmtNumber(c.alert ?? 0)} alerts and {fmtNumber(c.note ?? 0)} notes found, and audit entries, stay with each mention replaced by “[erased]”;
           </li>
-          <li>webhook deliveries that mention them are deleted (a pending one is never sent), and so is detection state that mentions them.</li>
+          <li>webhook deliveries that mention them are deleted (a pending one is never sent), and so is detection state that mentions them;</li>
+          <li data-testid="suppression">
+            {Number(days) > 0
+              ? `their later events are answered “dropped” and not kept for ${days} days after the erasure.`
+              : 'their later events are kept as usual.'}
+          </li>
         </ul>
+        <label>
+          Drop their later events for (days, at most {MAX_SUPPRESS_DAYS}; 0: keep them)
+          <input
+            type="number"
+            step={1}
+            inputMode="numeric"
+            value={days}
+            onInput={(e) => setDays(e.currentTarget.value)}
+            {...described('problems-suppress', suppressProblems, 'suppress-help')}
+          />
+        </label>
+        <p class="small muted" id="suppress-help">
+          The suppression list holds keyed hashes of the identifiers, never the values; it needs the service’s pseudonym secret.
+        </p>
+        <FieldProblems id="problems-suppress" messages={suppressProblems} />
         <label>
           Type “{CONFIRM_WORD}” to confirm
           <input ref={input} value={typed} autocomplete="off" spellcheck={false} onInput={(e) => setTyped(e.currentTarget.value)} />
         </label>
-        <Problems problems={problems} />
+        <Problems problems={problems.filter((p) => p.field !== 'suppress_days')} />
         <div class="actions">
           <button type="submit" class="danger" disabled={busy || typed.trim().toLowerCase() !== CONFIRM_WORD}>
             Erase permanently
@@ -466,6 +496,8 @@ function JobStatus({ id }: { id: string }) {
               <dd>{fmtNumber(job.counts.deliveries)}</dd>
               <dt>Detection state records deleted</dt>
               <dd>{fmtNumber(job.counts.state_keys)}</dd>
+              <dt>Later events dropped for</dt>
+              <dd>{job.suppress_days > 0 ? `${fmtNumber(job.suppress_days)} days` : 'none'}</dd>
               <dt>Requested</dt>
               <dd>{fmtTime(job.created_at)}</dd>
               {job.finished_at && (
