@@ -232,7 +232,7 @@ export async function threadCpuOf(pid: number): Promise<ThreadCpu> {
 const perEventUs = (seconds: number, events: number): number => Math.round((seconds * 1e6) / Math.max(1, events));
 
 /** Per-event CPU fields of a Row from two ThreadCpu readings summed over servers, and the events served. */
-function cpuPerEvent(
+export function cpuPerEvent(
   before: readonly ThreadCpu[],
   after: readonly ThreadCpu[],
   events: number,
@@ -300,7 +300,7 @@ function bucketQuantile(before: readonly [number, number][], after: readonly [nu
  * queued when the client stopped (batches take seconds under load) is then done, and counted
  * with the run that sent it rather than with the next one.
  */
-async function idle(pid: number): Promise<void> {
+export async function idle(pid: number): Promise<void> {
   const until = Date.now() + 60_000;
   const total = (cpu: ThreadCpu) => cpu.request + cpu.writer + cpu.helpers;
   let last = total(await threadCpuOf(pid));

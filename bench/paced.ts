@@ -27,10 +27,14 @@ export interface PacedResult {
   readonly p99: number;
   readonly p999: number;
   readonly max: number;
+  /** The answers of each HTTP status: how many, and their latency (ms) from the time each was due. */
+  readonly byStatus: ReadonlyMap<number, { readonly count: number; readonly p50: number; readonly p99: number }>;
 }
 
 export interface PacedOptions {
   readonly port: number;
+  /** Further ports of the same service (instances behind no balancer): requests go to `port` and these in turn. */
+  readonly morePorts?: readonly number[];
   readonly path: string;
   readonly headers: Record<string, string>;
   readonly payloads: readonly string[];
@@ -48,6 +52,8 @@ export async function pacedLoad(options: PacedOptions): Promise<PacedResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: options.connections });
   const total = Math.round(options.rate * options.seconds);
   const latencies = new Float64Array(total);
+  const statuses = new Uint16Array(total);
+  const ports = [options.port, ...(options.morePorts ?? [])];
   let ok = 0;
   let non2xx = 0;
   let errors = 0;
@@ -60,7 +66,7 @@ export async function pacedLoad(options: PacedOptions): Promise<PacedResult> {
       const req = request(
         {
           host: '127.0.0.1',
-          port: options.port,
+          port: ports[n % ports.length],
           method: 'POST',
           path: options.path,
           agent,
@@ -69,6 +75,7 @@ export async function pacedLoad(options: PacedOptions): Promise<PacedResult> {
         (res) => {
           res.resume();
           res.on('end', () => {
+            statuses[done] = res.statusCode ?? 0;
             latencies[done++] = performance.now() - due;
             if (res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300) ok++;
             else non2xx++;
@@ -103,6 +110,14 @@ export async function pacedLoad(options: PacedOptions): Promise<PacedResult> {
   await Promise.all(pending);
   const elapsed = (performance.now() - started) / 1000;
   agent.destroy();
+  const byStatus = new Map<number, { count: number; p50: number; p99: number }>();
+  for (const status of new Set(statuses.subarray(0, done))) {
+    const of = latencies
+      .subarray(0, done)
+      .filter((_, k) => statuses[k] === status)
+      .sort();
+    byStatus.set(status, { count: of.length, p50: percentile(of, 0.5), p99: percentile(of, 0.99) });
+  }
   const sorted = latencies.subarray(0, done).sort();
   return {
     sent: total,
@@ -114,5 +129,6 @@ export async function pacedLoad(options: PacedOptions): Promise<PacedResult> {
     p99: percentile(sorted, 0.99),
     p999: percentile(sorted, 0.999),
     max: sorted.length > 0 ? (sorted[sorted.length - 1] as number) : 0,
+    byStatus,
   };
 }

@@ -27,7 +27,7 @@ import { SuppressionList } from './privacy/suppression.js';
 import { MemoryDryRunStates } from './threat-models/dry-run-states.js';
 import { registerIngestRoutes } from './http/routes/ingest.js';
 import { registerKeyRoutes } from './http/routes/keys.js';
-import { IngestAdmission } from './http/ingest-admission.js';
+import { measuredAdmission } from './http/admission-metrics.js';
 import { registerOpsRoutes } from './http/routes/ops.js';
 import { registerReadRoutes } from './http/routes/read.js';
 import { registerEntityRoutes } from './http/routes/entities.js';
@@ -230,7 +230,12 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
       degraded: deps.redisHealth ? () => (deps.redisHealth as { degraded: boolean }).degraded : undefined,
     },
   });
-  const admission = new IngestAdmission(config.ingestInFlightBytes);
+  const { admission, onOverloaded } = measuredAdmission(metrics.registry, {
+    budgetBytes: config.ingestInFlightBytes,
+    maxInFlight: config.ingestMaxInFlight,
+    maxWaiting: config.ingestMaxWaiting,
+    maxWaitMs: config.ingestMaxWaitMs,
+  });
   // One place for the dry runs' saved states, so an erasure reaches them too.
   const dryRunStates = deps.dryRunStates ?? new MemoryDryRunStates();
   const aliasesOf = (accountId: string, identifiers: readonly SubjectIdentifier[]) => pseudonymsOf(pseudonymKeys, accountId, identifiers);
@@ -246,16 +251,6 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     pollMs: Math.max(500, Math.round(config.subjectJobLeaseMs / 3)),
     onError: (err, job) => deps.logger?.warn({ err, job: job.id, account: job.accountId }, 'erasure job interrupted; it is retried after its lease'),
   });
-  metrics.registry.registerMetric(
-    new Gauge({
-      name: 'vigil_ingest_admission_waiting',
-      help: 'Ingestion requests waiting to enter the pipeline: the body bytes in flight have reached VIGIL_INGEST_IN_FLIGHT_BYTES',
-      registers: [],
-      collect() {
-        this.set(admission.queued);
-      },
-    }),
-  );
   if (deps.redisHealth) {
     const health = deps.redisHealth;
     metrics.registry.registerMetric(
@@ -359,6 +354,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   registerIngestRoutes(app, {
     pipeline,
     admission,
+    onOverloaded,
     limiter: deps.limiter,
     clock: deps.clock,
     maxEventBytes: config.maxEventBytes,
@@ -419,6 +415,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     store: deps.store,
     metrics,
     status: deps.status ?? (() => ({})),
+    overloaded: () => admission.overloaded,
     metricsToken: config.metricsToken,
     // With a listener of its own, /metrics is not served on the public port at all.
     serveMetrics: config.metricsPort === undefined,

@@ -48,6 +48,12 @@ export interface Config {
   readonly subjectJobLeaseMs: number;
   /** Body bytes of ingestion requests admitted into the pipeline at once (src/http/ingest-admission.ts). */
   readonly ingestInFlightBytes: number;
+  /** Ingestion requests that may wait for admission at once; the next one is answered 503 OVERLOADED. */
+  readonly ingestMaxWaiting: number;
+  /** Ingestion requests admitted into the pipeline at once (besides the bytes' budget). */
+  readonly ingestMaxInFlight: number;
+  /** The longest an ingestion request is expected to wait for admission (ms) before it is answered 503 OVERLOADED instead; 0: no bound. */
+  readonly ingestMaxWaitMs: number;
   readonly sqliteSynchronous: 'full' | 'normal';
   readonly logLevel: string;
   readonly retentionEnabled: boolean;
@@ -393,6 +399,9 @@ export function loadConfig(env: Env = process.env): Config {
     commitMaxEvents: integer(env, 'VIGIL_COMMIT_MAX_EVENTS', 1000, 1, 100_000),
     subjectJobLeaseMs: integer(env, 'VIGIL_SUBJECT_JOB_LEASE_MS', 30 * SECOND_MS, SECOND_MS, HOUR_MS),
     ingestInFlightBytes: integer(env, 'VIGIL_INGEST_IN_FLIGHT_BYTES', 128 * 1024, 1024, 1024 * 1024 * 1024),
+    ingestMaxWaiting: integer(env, 'VIGIL_INGEST_MAX_WAITING', 4096, 0, 1_000_000),
+    ingestMaxInFlight: integer(env, 'VIGIL_INGEST_MAX_IN_FLIGHT', 128, 1, 1_000_000),
+    ingestMaxWaitMs: integer(env, 'VIGIL_INGEST_MAX_WAIT_MS', 1000, 0, 60_000),
     sqliteSynchronous: oneOf(env, 'VIGIL_SQLITE_SYNCHRONOUS', ['full', 'normal'] as const, 'full'),
     logLevel: oneOf(env, 'VIGIL_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     retentionEnabled: oneOf(env, 'VIGIL_RETENTION', ['on', 'off'] as const, 'on') === 'on',

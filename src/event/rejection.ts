@@ -27,6 +27,7 @@ export const ERROR_CODES = [
   'HEADERS_TOO_LARGE',
   'INTERNAL',
   'UNAVAILABLE',
+  'OVERLOADED',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -25,6 +25,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   HEADERS_TOO_LARGE: 431,
   INTERNAL: 500,
   UNAVAILABLE: 503,
+  OVERLOADED: 503,
 };
 
 /** Thrown inside route handlers to short-circuit with a coded error; rendered by the error handler. */
@@ -55,7 +56,7 @@ export function errorBody(rejection: Rejection, requestId: string): Record<strin
     body.details = details.length > MAX_ERROR_DETAILS ? details.slice(0, MAX_ERROR_DETAILS) : details;
     if (total > MAX_ERROR_DETAILS) body.details_total = total;
   }
-  if (rejection.code === 'RATE_LIMITED' || rejection.code === 'DRY_RUN_BUSY' || rejection.code === 'THREAT_MODEL_BUSY')
+  if (rejection.code === 'RATE_LIMITED' || rejection.code === 'DRY_RUN_BUSY' || rejection.code === 'THREAT_MODEL_BUSY' || rejection.code === 'OVERLOADED')
     body.retry_after = rejection.retryAfter ?? 1;
   return body;
 }

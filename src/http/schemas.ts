@@ -9,7 +9,7 @@ export const ErrorSchema = Type.Object(
     error: Type.String({ description: 'Error code, e.g. INVALID_EVENT' }),
     message: Type.String(),
     request_id: Type.String(),
-    retry_after: Type.Optional(Type.Integer({ description: 'Seconds, on 429' })),
+    retry_after: Type.Optional(Type.Integer({ description: 'Seconds to wait before retrying, on 429 and 503 OVERLOADED' })),
     details: Type.Optional(
       Type.Array(Type.Object({ index: Type.Optional(Type.Integer()), field: Type.String(), message: Type.String() }), {
         description: 'At most 100; details_total counts them all when there were more',

@@ -1,25 +1,24 @@
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { IngestAdmission } from '../../src/http/ingest-admission.js';
+import { IngestAdmission, RETRY_AFTER_MAX_S, type AdmissionRefused } from '../../src/http/ingest-admission.js';
 import { openSqliteStore } from '../../src/storage/sqlite.js';
 import type { CommitBatch } from '../../src/storage/types.js';
+import type { Store } from '../../src/storage/store.js';
 import { bearer, SCALE_OUT, type TestApp } from '../helpers/app.js';
 import { until } from '../helpers/until.js';
-import { allEvents, expectError, postEvent, postRaw, roomyApp } from './support.js';
+import { allEvents, expectError, getJson, postEvent, postRaw, roomyApp, usedThisMonth } from './support.js';
 
 describe('IngestAdmission', () => {
   it('admits up to its budget, then first come first served as earlier requests leave', async () => {
-    const admission = new IngestAdmission(100);
+    const admission = new IngestAdmission(unbounded(100));
     const order: string[] = [];
     expect(admission.enter(60)).toBeUndefined();
     expect(admission.enter(40)).toBeUndefined();
-    const third = admission.enter(10);
-    const fourth = admission.enter(5);
-    expect(third).toBeInstanceOf(Promise);
-    expect(fourth).toBeInstanceOf(Promise);
-    void third?.then(() => order.push('third'));
-    void fourth?.then(() => order.push('fourth'));
+    const third = waits(admission.enter(10));
+    const fourth = waits(admission.enter(5));
+    void third.then(() => order.push('third'));
+    void fourth.then(() => order.push('fourth'));
     // A small body behind a waiting one waits too: the queue keeps its order.
     expect(admission.enter(1)).toBeInstanceOf(Promise);
     expect(admission.queued).toBe(3);
@@ -31,12 +30,11 @@ describe('IngestAdmission', () => {
   });
 
   it('admits a body larger than the budget when nothing else is in flight', async () => {
-    const admission = new IngestAdmission(10);
+    const admission = new IngestAdmission(unbounded(10));
     expect(admission.enter(1_000)).toBeUndefined();
-    const next = admission.enter(1_000);
-    expect(next).toBeInstanceOf(Promise);
+    const next = waits(admission.enter(1_000));
     let entered = false;
-    void next?.then(() => (entered = true));
+    void next.then(() => (entered = true));
     admission.leave(1_000);
     await next;
     expect(entered).toBe(true);
@@ -44,10 +42,10 @@ describe('IngestAdmission', () => {
   });
 
   it('keeps its order through a long queue that never drains completely', async () => {
-    const admission = new IngestAdmission(1);
+    const admission = new IngestAdmission(unbounded(1));
     expect(admission.enter(1)).toBeUndefined();
     const entered: number[] = [];
-    for (let i = 0; i < 5_000; i++) void admission.enter(1)?.then(() => entered.push(i));
+    for (let i = 0; i < 5_000; i++) void waits(admission.enter(1)).then(() => entered.push(i));
     for (let i = 0; i < 4_000; i++) admission.leave(1);
     await new Promise((resolve) => setImmediate(resolve));
     expect(entered).toEqual(Array.from({ length: 4_000 }, (_, i) => i));
@@ -59,7 +57,118 @@ describe('IngestAdmission', () => {
   });
 });
 
+describe('IngestAdmission past its limits', () => {
+  /** An admission on a clock the test moves. */
+  function timed(limits: { budgetBytes: number; maxInFlight?: number; maxWaiting: number; maxWaitMs: number }, random = () => 0) {
+    let now = 0;
+    const admission = new IngestAdmission(limits, { now: () => now, random });
+    return { admission, advance: (ms: number) => (now += ms) };
+  }
+
+  it('refuses a request when maxWaiting requests wait, and lets one wait again once the queue moves', () => {
+    const { admission } = timed({ budgetBytes: 10, maxWaiting: 2, maxWaitMs: 0 });
+    expect(admission.enter(10)).toBeUndefined();
+    void waits(admission.enter(10));
+    void waits(admission.enter(10));
+    expect(admission.overloaded).toBe(true);
+    expect(admission.enter(10)).toEqual({ refused: 'waiting_full' });
+    // A refused request takes no turn: the two waiting enter one after the other.
+    admission.leave(10);
+    expect(admission.inFlightRequests).toBe(1);
+    expect(admission.queued).toBe(1);
+    void waits(admission.enter(10));
+    expect(admission.enter(1)).toEqual({ refused: 'waiting_full' });
+  });
+
+  it('with no room to wait, refuses every request the budget does not admit at once', () => {
+    const { admission } = timed({ budgetBytes: 10, maxWaiting: 0, maxWaitMs: 1_000 });
+    expect(admission.enter(6)).toBeUndefined();
+    expect(admission.enter(4)).toBeUndefined();
+    expect(admission.enter(1)).toEqual({ refused: 'waiting_full' });
+    admission.leave(6);
+    expect(admission.enter(6)).toBeUndefined();
+  });
+
+  it('admits at most maxInFlight requests at once, however small their bodies', () => {
+    const { admission } = timed({ budgetBytes: 1_000, maxInFlight: 2, maxWaiting: 1, maxWaitMs: 0 });
+    expect(admission.enter(1)).toBeUndefined();
+    expect(admission.enter(1)).toBeUndefined();
+    const third = waits(admission.enter(1));
+    expect(admission.enter(1)).toEqual({ refused: 'waiting_full' });
+    let entered = false;
+    void third.then(() => (entered = true));
+    admission.leave(1);
+    expect(admission.inFlightRequests).toBe(2);
+    return third.then(() => expect(entered).toBe(true));
+  });
+
+  it('refuses a request once the head of the queue has waited longer than maxWaitMs', () => {
+    const { admission, advance } = timed({ budgetBytes: 1, maxWaiting: 100, maxWaitMs: 500 });
+    expect(admission.enter(1)).toBeUndefined();
+    void waits(admission.enter(1));
+    advance(500);
+    void waits(admission.enter(1));
+    expect(admission.overloaded).toBe(false);
+    advance(1);
+    expect(admission.overloaded).toBe(true);
+    expect(admission.enter(1)).toEqual({ refused: 'wait_too_long' });
+  });
+
+  it('refuses a request that the measured drain rate would not bring in within maxWaitMs', () => {
+    const { admission, advance } = timed({ budgetBytes: 1, maxWaiting: 1_000, maxWaitMs: 100 });
+    expect(admission.enter(1)).toBeUndefined();
+    // Saturated: one request finishes every 10 ms while others wait, for 300 ms: 100 a second.
+    for (let i = 0; i < 30; i++) {
+      void waits(admission.enter(1));
+      advance(10);
+      admission.leave(1);
+    }
+    expect(admission.queued).toBe(0);
+    // Nine waiting and this one: its turn comes in 100 ms, within the bound; an eleventh's would not.
+    for (let i = 0; i < 10; i++) void waits(admission.enter(1));
+    expect(admission.enter(1)).toEqual({ refused: 'wait_too_long' });
+    expect(admission.queued).toBe(10);
+  });
+
+  it('answers a Retry-After from the drain rate, spread up to its double, within 1 to 30 seconds', () => {
+    const saturated = (random: number) => {
+      const { admission, advance } = timed({ budgetBytes: 1, maxWaiting: 10_000, maxWaitMs: 0 }, () => random);
+      expect(admission.enter(1)).toBeUndefined();
+      // 20 requests a second while others wait.
+      for (let i = 0; i < 10; i++) {
+        void waits(admission.enter(1));
+        advance(50);
+        admission.leave(1);
+      }
+      // 99 waiting and one in flight: five seconds of work at 20 a second.
+      for (let i = 0; i < 99; i++) void waits(admission.enter(1));
+      return admission;
+    };
+    expect(saturated(0).retryAfterSeconds()).toBe(5);
+    expect(saturated(0.5).retryAfterSeconds()).toBe(8);
+    expect(saturated(0.999).retryAfterSeconds()).toBe(10);
+    // Nothing has finished yet: the longest.
+    const { admission } = timed({ budgetBytes: 1, maxWaiting: 0, maxWaitMs: 0 });
+    expect(admission.enter(1)).toBeUndefined();
+    expect(admission.enter(1)).toEqual({ refused: 'waiting_full' });
+    expect(admission.retryAfterSeconds()).toBe(RETRY_AFTER_MAX_S);
+  });
+});
+
+/** Limits that never refuse: the budget alone decides. */
+function unbounded(budgetBytes: number) {
+  return { budgetBytes, maxWaiting: Number.MAX_SAFE_INTEGER, maxWaitMs: 0 };
+}
+
+function waits(admitted: Promise<void> | AdmissionRefused | undefined): Promise<void> {
+  if (!(admitted instanceof Promise)) throw new Error(`expected to wait, got ${JSON.stringify(admitted)}`);
+  return admitted;
+}
+
 // The gate holds commits of the embedded store; scaled out, the store is PostgreSQL's.
+// Requests wait as long as the gate holds them: no bound on the wait refuses any.
+const UNBOUNDED_WAIT = { VIGIL_INGEST_IN_FLIGHT_BYTES: '1024', VIGIL_INGEST_MAX_WAIT_MS: '0' };
+
 describe.skipIf(SCALE_OUT)('ingestion beyond the admission budget', () => {
   let t: TestApp | undefined;
   afterEach(() => t?.close());
@@ -67,7 +176,7 @@ describe.skipIf(SCALE_OUT)('ingestion beyond the admission budget', () => {
   it('queues bodies past the budget, answers every request and stores every event, in arrival order', async () => {
     const { store, open } = gatedStore();
     // The smallest budget: one batch is admitted, the rest wait for it to commit.
-    t = await roomyApp({ VIGIL_INGEST_IN_FLIGHT_BYTES: '1024' }, { store });
+    t = await roomyApp(UNBOUNDED_WAIT, { store });
     const app = t;
     const acct = await app.account('pro');
     const batch = (n: number) => ({ events: Array.from({ length: 20 }, (_, i) => ({ event: 'custom.step.done', actor_id: `actor-${n}-${i}` })) });
@@ -106,7 +215,7 @@ describe.skipIf(SCALE_OUT)('ingestion beyond the admission budget', () => {
 
   it('gives the turn of a client that went away while its request waited back', async () => {
     const { store, open, started } = gatedStore();
-    t = await roomyApp({ VIGIL_INGEST_IN_FLIGHT_BYTES: '1024' }, { store });
+    t = await roomyApp(UNBOUNDED_WAIT, { store });
     const app = t;
     const acct = await app.account('pro');
     await app.vigil.app.listen({ port: 0, host: '127.0.0.1' });
@@ -142,9 +251,99 @@ describe.skipIf(SCALE_OUT)('ingestion beyond the admission budget', () => {
   });
 });
 
-/** An embedded store whose commits wait until `open` is called. */
-function gatedStore() {
-  const store = openSqliteStore({ dataDir: ':memory:', synchronous: 'normal' });
+describe('ingestion over the admission bound', () => {
+  let t: TestApp | undefined;
+  let release = () => {};
+  afterEach(() => {
+    release();
+    return t?.close();
+  });
+
+  it('answers requests past the bound 503 OVERLOADED at once; they store and count nothing, and their retries are stored once', async () => {
+    // One batch in flight (each is over the 1 KiB budget, so admitted alone), one waiting, the rest refused.
+    t = await roomyApp({ VIGIL_INGEST_IN_FLIGHT_BYTES: '1024', VIGIL_INGEST_MAX_WAITING: '1', VIGIL_INGEST_MAX_WAIT_MS: '60000' });
+    const app = t;
+    const acct = await app.account('pro');
+    const other = await app.account('pro');
+    expect((await app.vigil.app.inject({ method: 'GET', url: '/readyz' })).json().overloaded).toBe(false);
+    const { open, started } = holdCommits(app.services.store);
+    release = open;
+    const event = (n: number, i: number) => ({ event: 'auth.login.failure', actor_id: `actor-${n}-${i}`, event_id: `evt-${n}-${i}`, ip: '203.0.113.7' });
+    const batch = (n: number) => ({ events: Array.from({ length: 20 }, (_, i) => event(n, i)) });
+    const sends = [0, 1, 2, 3, 4, 5].map((n) => ({ payload: batch(n), url: '/v1/events/batch' }));
+    sends.push({ payload: event(6, 0) as never, url: '/v1/events' });
+    const answers = sends.map((s) => postEvent(app, acct.secret, s.payload, s.url));
+    const settled: number[] = [];
+    answers.forEach((answer, k) => void answer.then(() => settled.push(k)));
+    // Five answers come while the first batch's commit is held: the refused ones do not wait for it.
+    await until(() => settled.length === 5, 'five requests answered while a commit is held');
+    await until(() => started() === 1, 'the admitted batch committing');
+    expect(settled).toHaveLength(5);
+    const refused = settled.map((k) => ({ k, res: null as unknown as Awaited<(typeof answers)[number]> }));
+    for (const r of refused) r.res = await (answers[r.k] as (typeof answers)[number]);
+    for (const { res } of refused) {
+      const body = expectError(res, 503, 'OVERLOADED');
+      const seconds = Number(res.headers['retry-after']);
+      expect(Number.isInteger(seconds) && seconds >= 1).toBe(true);
+      expect(body.retry_after).toBe(seconds);
+      expect(body.message).toContain(`${seconds} second`);
+      // The rate-limit headers are there as on every answer, reporting both of the key's windows.
+      expect(res.headers['x-ratelimit-limit']).toBeDefined();
+      expect(res.headers['ratelimit']).toMatch(/^"second";r=\d+;t=\d+, "minute";r=\d+;t=\d+$/);
+    }
+    // The single event is among them: whatever the route, nothing enters past the bound.
+    expect(settled).toContain(6);
+    expect(await metric(app, 'vigil_admission_rejected_total{reason="waiting_full"}')).toBe(5);
+    const ready = await app.vigil.app.inject({ method: 'GET', url: '/readyz' });
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json().overloaded).toBe(true);
+    // Other accounts' reads are not behind the bound.
+    expect((await getJson(app, other.secret, '/v1/usage')).statusCode).toBe(200);
+
+    open();
+    const admitted = [0, 1, 2, 3, 4, 5, 6].filter((k) => !settled.includes(k));
+    expect(admitted).toHaveLength(2);
+    for (const k of admitted) expect((await answers[k])?.statusCode).toBe(202);
+    const storedBefore = await allEvents(app, acct.secret);
+    expect(storedBefore).toHaveLength(40);
+    expect(await usedThisMonth(app, acct.secret)).toBe(40);
+
+    // The refused requests again, with the same event ids: each accepted, stored once.
+    for (const { k } of refused) {
+      const s = sends[k] as (typeof sends)[number];
+      const res = await postEvent(app, acct.secret, s.payload, s.url);
+      expect(res.statusCode).toBe(202);
+      expect(res.headers['idempotent-replay']).toBeUndefined();
+    }
+    const stored = await allEvents(app, acct.secret);
+    expect(stored).toHaveLength(6 * 20 + 1);
+    expect(new Set(stored.map((e) => e.event_id)).size).toBe(6 * 20 + 1);
+    expect(await usedThisMonth(app, acct.secret)).toBe(6 * 20 + 1);
+    // The key's windows counted the seven requests that were admitted, and their 121 events, not the refused ones.
+    const last = await postEvent(app, acct.secret, { event: 'auth.login.success', actor_id: 'last' });
+    expect(last.statusCode).toBe(202);
+    const [second, minute] = windowsUsed(last.headers['ratelimit'] as string, last.headers['ratelimit-policy'] as string);
+    expect(second).toBe(2 + 5 + 1);
+    expect(minute).toBe(6 * 20 + 1 + 1);
+  });
+});
+
+/** How much of the key's second (requests) and minute (events) windows is used, from the RateLimit and RateLimit-Policy headers. */
+function windowsUsed(rateLimit: string, policy: string): [number, number] {
+  const param = (header: string, name: string, key: string) =>
+    Number(
+      header
+        .split(', ')
+        .find((item) => item.startsWith(`"${name}";`))
+        ?.split(';')
+        .find((p) => p.startsWith(`${key}=`))
+        ?.slice(key.length + 1),
+    );
+  return [param(policy, 'second', 'q') - param(rateLimit, 'second', 'r'), param(policy, 'minute', 'q') - param(rateLimit, 'minute', 'r')];
+}
+
+/** Holds the commits of any store (the embedded one or PostgreSQL) until `open` is called. */
+function holdCommits(store: Store) {
   let open!: () => void;
   const gate = new Promise<void>((resolve) => (open = resolve));
   const commit = store.commit.bind(store);
@@ -154,7 +353,19 @@ function gatedStore() {
     await gate;
     return commit(batch, options);
   };
-  return { store, open, started: () => started };
+  return { open, started: () => started };
+}
+
+async function metric(app: TestApp, series: string): Promise<number> {
+  const text = (await app.vigil.app.inject({ method: 'GET', url: '/metrics' })).body;
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return Number(line?.slice(series.length + 1));
+}
+
+/** An embedded store whose commits wait until `open` is called. */
+function gatedStore() {
+  const store = openSqliteStore({ dataDir: ':memory:', synchronous: 'normal' });
+  return { store, ...holdCommits(store) };
 }
 
 async function waiting(app: TestApp): Promise<number> {

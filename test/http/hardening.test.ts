@@ -297,7 +297,7 @@ describe('9. the unauthenticated surface', () => {
     const t = await app();
     const res = await t.vigil.app.inject({ method: 'GET', url: '/readyz' });
     expect(res.statusCode).toBe(200);
-    expect(Object.keys(res.json()).sort()).toEqual(['redis', 'status', 'storage']);
+    expect(Object.keys(res.json()).sort()).toEqual(['overloaded', 'redis', 'status', 'storage']);
     expect(res.body).not.toMatch(/\/|version|\.mmdb|\.csv/i);
   });
 

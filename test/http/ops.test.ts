@@ -152,7 +152,12 @@ describe('unauthenticated endpoints', () => {
         // No absolute POSIX path of two or more segments (URL paths such as /v1/events are relative to the service).
         expect(res.body).not.toMatch(/(?:^|["'\s(=])\/(?:home|tmp|var|usr|opt|etc|root|srv|work|data)\//);
       }
-      expect(answers[1]?.json()).toEqual({ status: 'ready', storage: t.services.store.kind, ...(SCALE_OUT ? { redis: 'ok' } : { redis: 'not configured' }) });
+      expect(answers[1]?.json()).toEqual({
+        status: 'ready',
+        storage: t.services.store.kind,
+        ...(SCALE_OUT ? { redis: 'ok' } : { redis: 'not configured' }),
+        overloaded: false,
+      });
     } finally {
       await t.close();
       rmSync(dataDir, { recursive: true, force: true });

@@ -5,7 +5,8 @@ import type { IngestInput, IngestOutcome, IngestPipeline } from '../../pipeline/
 import { answerJson, batchResultJson, type EventResult } from '../../pipeline/answer.js';
 import type { Clock } from '../../util/clock.js';
 import { ApiError, parseJsonBody } from '../errors.js';
-import type { IngestAdmission } from '../ingest-admission.js';
+import type { IngestAdmission, OverloadReason } from '../ingest-admission.js';
+import type { Rejection } from '../../event/rejection.js';
 import { rateLimitHeaderHook, setRateLimitHeaders } from '../rate-limit-headers.js';
 import { ErrorResponses, KeyAuth, noValidation } from '../schemas.js';
 import { requestAccount } from '../context.js';
@@ -13,6 +14,8 @@ import { requestAccount } from '../context.js';
 export interface IngestRouteDeps {
   readonly pipeline: IngestPipeline;
   readonly admission: IngestAdmission;
+  /** A request was refused admission (503 OVERLOADED). */
+  readonly onOverloaded?: (reason: OverloadReason) => void;
   readonly limiter: RateLimiter;
   readonly clock: Clock;
   readonly maxEventBytes: number;
@@ -33,14 +36,25 @@ function takeBody(request: FastifyRequest): unknown {
   return body;
 }
 
+/** The answer to a request refused admission: nothing of it was read, counted or stored. */
+function overloaded(seconds: number): Rejection {
+  return {
+    code: 'OVERLOADED',
+    message: `This instance is receiving more events than it can ingest; nothing was accepted. Retry in ${seconds} second${seconds === 1 ? '' : 's'} with the same event_id.`,
+    retryAfter: seconds,
+  };
+}
+
 /**
  * The preParsing hook that admits an ingestion request before its body is read
  * (ingest-admission.ts says why), by the length its Content-Length announces. A body of unknown
  * length counts as the largest the route accepts; one announced beyond that is not held back,
  * since reading it fails at once (413). The request leaves when its response closes, whether it
  * was answered, refused or abandoned by the client: exactly once, and never before it entered.
+ * A request refused admission is answered 503 OVERLOADED at once: it is counted in neither of
+ * the key's windows nor the quota (the headers report the windows as they are), and never enters.
  */
-function admitBeforeParsing(admission: IngestAdmission, bodyLimit: number) {
+function admitBeforeParsing(admission: IngestAdmission, bodyLimit: number, onOverloaded: ((reason: OverloadReason) => void) | undefined) {
   // Callback style, and no promise unless the request has to wait: the common path adds one
   // listener to the response and nothing else.
   return (request: FastifyRequest, reply: FastifyReply, _payload: unknown, done: (err?: Error | null) => void): void => {
@@ -51,6 +65,14 @@ function admitBeforeParsing(admission: IngestAdmission, bodyLimit: number) {
     if (admitted === undefined) {
       reply.raw.once('close', () => admission.leave(bytes));
       return done();
+    }
+    if (!(admitted instanceof Promise)) {
+      onOverloaded?.(admitted.refused);
+      // The rate-limit header hook then only reads the key's windows.
+      request.vigil.counted = true;
+      const seconds = admission.retryAfterSeconds();
+      reply.header('Retry-After', String(seconds));
+      return done(new ApiError(overloaded(seconds)));
     }
     let closed = false;
     let entered = false;
@@ -103,7 +125,7 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
   app.post('/v1/events', {
     bodyLimit: deps.maxEventBytes,
     config: { access: 'ingest' },
-    preParsing: admitBeforeParsing(deps.admission, deps.maxEventBytes),
+    preParsing: admitBeforeParsing(deps.admission, deps.maxEventBytes, deps.onOverloaded),
     onSend,
     validatorCompiler: noValidation,
     schema: {
@@ -120,7 +142,7 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
   app.post('/v1/events/batch', {
     bodyLimit: deps.maxBatchBytes,
     config: { access: 'ingest' },
-    preParsing: admitBeforeParsing(deps.admission, deps.maxBatchBytes),
+    preParsing: admitBeforeParsing(deps.admission, deps.maxBatchBytes, deps.onOverloaded),
     onSend,
     validatorCompiler: noValidation,
     schema: {

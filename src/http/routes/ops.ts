@@ -11,6 +11,8 @@ export interface OpsRouteDeps {
   readonly metrics: Metrics;
   /** Readiness facts; /readyz shows only `redis` from them (paths and data versions stay in the start-up log). */
   readonly status: () => Record<string, unknown>;
+  /** True while ingestion requests are refused 503 OVERLOADED. */
+  readonly overloaded: () => boolean;
   /** When set, /metrics requires `Authorization: Bearer <token>`. */
   readonly metricsToken?: string;
   /** False when /metrics has a listener of its own (then this app answers 404 for it). */
@@ -29,9 +31,11 @@ export function registerOpsRoutes(app: FastifyInstance, deps: OpsRouteDeps): voi
   app.get('/healthz', { schema: { ...ops, summary: 'The process is up' } }, async () => ({ status: 'ok' }));
 
   // Terse on purpose: the route is unauthenticated, so it names no file, path or data version.
+  // An overloaded instance stays ready (200): it answers what it cannot take 503 OVERLOADED at
+  // once, while a balancer taking it out would move its load onto instances as loaded as it.
   app.get('/readyz', { schema: { ...ops, summary: 'Storage is reachable' } }, async (request, reply) => {
     const redis = deps.status().redis;
-    const shared = redis === undefined ? {} : { redis };
+    const shared = redis === undefined ? { overloaded: deps.overloaded() } : { redis, overloaded: deps.overloaded() };
     try {
       await deps.store.ping();
       return { status: 'ready', storage: deps.store.kind, ...shared };

@@ -1,0 +1,175 @@
+/**
+ * Overload: what a service answers at twice its capacity, with admission control (the shipped
+ * settings, or those given) and without it (no bound on the wait for admission).
+ *
+ *   npx tsx bench/overload.ts                                   # embedded, one instance
+ *   npx tsx bench/overload.ts --mode scaleout --instances 2     # PostgreSQL + Redis, the load split between instances
+ *
+ * For each variant a fresh service (or fleet) is started; its capacity is its closed-loop maximum
+ * rate of single events (autocannon, BENCH_CONNECTIONS connections, CAPACITY_SECONDS); then an
+ * open-loop load of OVERLOAD_FACTOR (2) times the capacity measured in the first variant is
+ * offered for BENCH_SECONDS (20) over OVERLOAD_CONNECTIONS (1000) keep-alive sockets, each request
+ * due at its time and timed from it (bench/paced.ts). Printed per variant: offered and accepted
+ * rates, p50/p99 of the accepted (202) answers, how many 503 OVERLOADED answers and their p99,
+ * other answers, and server CPU µs per accepted event (every thread of every instance, from idle
+ * to idle, so the refusals' cost is in it).
+ * Settings with admission: OVERLOAD_MAX_WAIT_MS and OVERLOAD_MAX_WAITING (VIGIL_INGEST_MAX_WAIT_MS,
+ * VIGIL_INGEST_MAX_WAITING; the shipped defaults when unset).
+ * PostgreSQL: VIGIL_BENCH_DATABASE_URL (default postgres://root@127.0.0.1:5432/test; a fresh
+ * schema per variant, dropped afterwards). Redis: VIGIL_BENCH_REDIS_URL (default
+ * redis://127.0.0.1:6379; a fresh key prefix, deleted afterwards).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { deleteKeysWithPrefix } from '../test/helpers/redis-keys.js';
+import { BENCH_PLANS, bodies, cpuPerEvent, drive, freePort, idle, keyFor, startNode, threadCpuOf, vigilEnv, type Server } from './lib.js';
+import { pacedLoad } from './paced.js';
+
+const PG_URL = process.env.VIGIL_BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
+const REDIS_URL = process.env.VIGIL_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const FACTOR = Number(process.env.OVERLOAD_FACTOR ?? 2);
+const OPEN_CONNECTIONS = Number(process.env.OVERLOAD_CONNECTIONS ?? 1000);
+const CAPACITY_SECONDS = Number(process.env.CAPACITY_SECONDS ?? 10);
+const OVERLOAD_SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+
+const { values: args } = parseArgs({ options: { mode: { type: 'string', default: 'embedded' }, instances: { type: 'string', default: '1' } } });
+const MODE = args.mode === 'scaleout' ? 'scaleout' : 'embedded';
+const INSTANCES = MODE === 'scaleout' ? Math.max(1, Number(args.instances)) : 1;
+
+interface Variant {
+  readonly name: string;
+  readonly env: Record<string, string>;
+}
+
+const VARIANTS: readonly Variant[] = [
+  {
+    name: 'admission control',
+    env: {
+      ...(process.env.OVERLOAD_MAX_WAIT_MS === undefined ? {} : { VIGIL_INGEST_MAX_WAIT_MS: process.env.OVERLOAD_MAX_WAIT_MS }),
+      ...(process.env.OVERLOAD_MAX_WAITING === undefined ? {} : { VIGIL_INGEST_MAX_WAITING: process.env.OVERLOAD_MAX_WAITING }),
+    },
+  },
+  { name: 'no admission control', env: { VIGIL_INGEST_MAX_WAIT_MS: '0', VIGIL_INGEST_MAX_WAITING: '1000000' } },
+];
+
+/** The URL with `search_path` set to `schema` for every connection. */
+function withSchema(url: string, schema: string): string {
+  const u = new URL(url);
+  u.searchParams.set('options', `-c search_path=${schema}`);
+  return u.toString();
+}
+
+/** Starts the instances of one variant on fresh storage; `stop` ends them and drops what they stored. */
+async function startFleet(variant: Variant): Promise<{ servers: Server[]; stop(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'vigil-overload-'));
+  const plansFile = join(dir, 'plans.json');
+  writeFileSync(plansFile, BENCH_PLANS);
+  // The open-loop client holds OPEN_CONNECTIONS sockets from one address.
+  const common = { VIGIL_DATA_DIR: dir, VIGIL_MAX_CONNECTIONS_PER_IP: String(OPEN_CONNECTIONS * 2), VIGIL_LOG_LEVEL: 'warn', ...variant.env };
+  const servers: Server[] = [];
+  if (MODE === 'embedded') {
+    const port = await freePort();
+    servers.push(await startNode(['dist/src/main.js'], vigilEnv(port, plansFile, common), port));
+    return { servers, stop: async () => void servers.forEach((s) => s.child.kill('SIGTERM')) };
+  }
+  const schema = `vigil_overload_${randomBytes(4).toString('hex')}`;
+  const prefix = `vigil-bench:${schema}:`;
+  const admin = new pg.Pool({ connectionString: PG_URL, max: 1 });
+  await admin.query(`create schema "${schema}"`);
+  const env = (port: number) =>
+    vigilEnv(port, plansFile, { ...common, VIGIL_DATABASE_URL: withSchema(PG_URL, schema), VIGIL_REDIS_URL: REDIS_URL, VIGIL_REDIS_PREFIX: prefix });
+  // One after the other: the first runs the migrations, and a listening port is not handed out again.
+  for (let i = 0; i < INSTANCES; i++) {
+    const port = await freePort();
+    servers.push(await startNode(['dist/src/main.js'], env(port), port));
+  }
+  return {
+    servers,
+    async stop() {
+      servers.forEach((s) => s.child.kill('SIGTERM'));
+      await Promise.all(servers.map((s) => new Promise((resolve) => (s.child.exitCode === null ? s.child.once('exit', resolve) : resolve(undefined)))));
+      await admin.query(`drop schema if exists "${schema}" cascade`).finally(() => admin.end());
+      const redis = new Redis(REDIS_URL);
+      await deleteKeysWithPrefix(redis, prefix);
+      redis.disconnect();
+    },
+  };
+}
+
+interface Result {
+  readonly variant: string;
+  readonly capacityPerSec: number;
+  readonly offeredPerSec: number;
+  readonly acceptedPerSec: number;
+  readonly acceptedP50Ms: number;
+  readonly acceptedP99Ms: number;
+  readonly overloaded: number;
+  readonly overloadedP99Ms: number;
+  readonly other: number;
+  readonly cpuUsPerAccepted: number;
+  /** The machine's one-minute load average after the run: the figures of a run on a busy machine are not comparable with a quiet one's. */
+  readonly loadAverage: number;
+}
+
+async function run(variant: Variant, offered: number | undefined): Promise<Result> {
+  const fleet = await startFleet(variant);
+  try {
+    const servers = fleet.servers;
+    const first = servers[0] as Server;
+    const auth = { authorization: `Bearer ${await keyFor(first.port, 'bench')}` };
+    const single = bodies(20_000, 1);
+    await drive(MODE, 'warm-up', servers, '/v1/events', single, 1, auth, undefined, 3);
+    const capacity = (await drive(MODE, 'capacity', servers, '/v1/events', single, 1, auth, undefined, CAPACITY_SECONDS)).eventsPerSec;
+    const rate = offered ?? Math.round(capacity * FACTOR);
+    const pids = servers.map((s) => s.child.pid as number);
+    await Promise.all(pids.map(idle));
+    const before = await Promise.all(pids.map(threadCpuOf));
+    const load = await pacedLoad({
+      port: first.port,
+      morePorts: servers.slice(1).map((s) => s.port),
+      path: '/v1/events',
+      headers: auth,
+      payloads: bodies(Math.round(rate * OVERLOAD_SECONDS), 1, 20_000),
+      rate,
+      seconds: OVERLOAD_SECONDS,
+      connections: OPEN_CONNECTIONS,
+    });
+    await Promise.all(pids.map(idle));
+    const after = await Promise.all(pids.map(threadCpuOf));
+    const accepted = load.byStatus.get(202) ?? { count: 0, p50: 0, p99: 0 };
+    const refused = load.byStatus.get(503) ?? { count: 0, p50: 0, p99: 0 };
+    const round = (ms: number) => Math.round(ms * 10) / 10;
+    return {
+      variant: variant.name,
+      capacityPerSec: capacity,
+      offeredPerSec: rate,
+      acceptedPerSec: Math.round(accepted.count / OVERLOAD_SECONDS),
+      acceptedP50Ms: round(accepted.p50),
+      acceptedP99Ms: round(accepted.p99),
+      overloaded: refused.count,
+      overloadedP99Ms: round(refused.p99),
+      other: load.sent - accepted.count - refused.count,
+      cpuUsPerAccepted: cpuPerEvent(before, after, accepted.count).cpuUsPerEvent,
+      loadAverage: Math.round((loadavg()[0] as number) * 10) / 10,
+    };
+  } finally {
+    await fleet.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  console.log(`overload: ${MODE}, ${INSTANCES} instance(s), ${FACTOR}x the closed-loop capacity for ${OVERLOAD_SECONDS} s over ${OPEN_CONNECTIONS} sockets`);
+  const results: Result[] = [];
+  for (const variant of VARIANTS) {
+    // Both variants are offered the same rate: the first variant's capacity times the factor.
+    results.push(await run(variant, results[0]?.offeredPerSec));
+    console.table(results);
+  }
+}
+
+await main();
