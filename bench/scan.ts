@@ -1,7 +1,13 @@
 /**
  * Request scanner micro benchmark: µs per scanRequest call.
  * Run: npx tsx bench/scan.ts
+ *   SCAN_BASELINE=/path/to/checkout: also loads that checkout's scanner and measures both in this
+ *   process, alternating which runs first in each round, in CPU time of this thread (time the
+ *   shared machine gives to other processes is not counted): µs per call of each (median and best
+ *   of the rounds) and the median of the rounds' after/before ratios.
  */
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { scanRequest, type ScanInput } from '../src/enrichment/request-scan/index.js';
 
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
@@ -85,5 +91,56 @@ function baseline(): void {
   console.log(`${'reference: charCodeAt loop over 64 KB'.padEnd(50)} best ${(perCall[0] ?? NaN).toFixed(2).padStart(9)} µs   (${sink > 0 ? 'ok' : ''})`);
 }
 
-for (const [name, input] of Object.entries(scenarios)) bench(name, input);
-baseline();
+type Scanner = (input: ScanInput) => readonly unknown[];
+
+/** CPU µs per call of `scan` over `iterations` calls. */
+function cpuPerCall(scan: Scanner, input: ScanInput, iterations: number): number {
+  let sink = 0;
+  const start = process.cpuUsage();
+  for (let i = 0; i < iterations; i++) sink += scan(input).length;
+  const used = process.cpuUsage(start);
+  return (used.user + used.system + (sink < 0 ? 1 : 0)) / iterations;
+}
+
+const AB_ROUNDS = 15;
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+/** Both scanners on each scenario, alternating which goes first; CPU time. */
+async function compare(baselineDir: string): Promise<void> {
+  const mod = (await import(pathToFileURL(resolve(baselineDir, 'src/enrichment/request-scan/index.ts')).href)) as { scanRequest: Scanner };
+  const before = mod.scanRequest;
+  const after: Scanner = scanRequest;
+  console.log(`before: ${resolve(baselineDir)}\nafter:  ${process.cwd()}\nCPU µs per call, ${AB_ROUNDS} rounds of ~40 ms each, alternating order`);
+  console.log(`${'scenario'.padEnd(50)} ${'before median (best)'.padStart(22)} ${'after median (best)'.padStart(22)}   after/before`);
+  for (const [name, input] of Object.entries(scenarios)) {
+    for (let i = 0; i < 2000; i++) (before(input), after(input));
+    let iterations = 100;
+    while (cpuPerCall(after, input, iterations) * iterations < 40_000 && iterations < 1e7) iterations *= 2;
+    const a: number[] = [];
+    const b: number[] = [];
+    const ratios: number[] = [];
+    for (let r = 0; r < AB_ROUNDS; r++) {
+      let x: number;
+      let y: number;
+      if (r % 2 === 0) {
+        x = cpuPerCall(before, input, iterations);
+        y = cpuPerCall(after, input, iterations);
+      } else {
+        y = cpuPerCall(after, input, iterations);
+        x = cpuPerCall(before, input, iterations);
+      }
+      b.push(x);
+      a.push(y);
+      ratios.push(y / x);
+    }
+    const cell = (xs: number[]) => `${median(xs).toFixed(2)} (${Math.min(...xs).toFixed(2)})`;
+    console.log(`${name.padEnd(50)} ${cell(b).padStart(22)} ${cell(a).padStart(22)}   ${median(ratios).toFixed(3)}`);
+  }
+}
+
+if (process.env.SCAN_BASELINE) {
+  await compare(process.env.SCAN_BASELINE);
+} else {
+  for (const [name, input] of Object.entries(scenarios)) bench(name, input);
+  baseline();
+}

@@ -238,6 +238,14 @@ export function deobfuscateShell(s: string): string {
   let out = '';
   // Start of the pending chunk copied verbatim; only removed chars break a chunk.
   let chunk = 0;
+  // Only quotes, backslashes and `$@` are acted on. Past a stretch of other chars (most of a
+  // text), native searches find the next of each instead of reading the chars one by one.
+  let quote = 0;
+  let doubleQuote = 0;
+  let backslash = 0;
+  let args = 0;
+  // Chars are read one by one up to here; past it, the next quote, backslash or `$@` is searched.
+  let readUntil = PLAIN_STRETCH;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c === 39 || c === 34 || c === 92) {
@@ -252,13 +260,32 @@ export function deobfuscateShell(s: string): string {
         chunk = j;
       }
       i = j - 1;
+      readUntil = j + PLAIN_STRETCH;
     } else if (c === 36 && s.charCodeAt(i + 1) === 64 /* $@ */ && i > 0 && isCommandChar(s.charCodeAt(i - 1))) {
       out += s.slice(chunk, i);
       chunk = i + 2;
       i++;
+      readUntil = i + PLAIN_STRETCH;
+    } else if (i > readUntil) {
+      if (quote !== -1 && quote < i) quote = s.indexOf("'", i);
+      if (doubleQuote !== -1 && doubleQuote < i) doubleQuote = s.indexOf('"', i);
+      if (backslash !== -1 && backslash < i) backslash = s.indexOf('\\', i);
+      if (args !== -1 && args < i) args = s.indexOf('$@', i);
+      const next = nearest(nearest(quote, doubleQuote), nearest(backslash, args));
+      if (next === -1) break;
+      i = next - 1;
+      readUntil = next + PLAIN_STRETCH;
     }
   }
   return chunk === 0 ? s : out + s.slice(chunk);
+}
+
+/** Plain chars read one by one after a quote before a native search looks for the next one. */
+const PLAIN_STRETCH = 32;
+
+/** The smaller of two string positions, where -1 is none. */
+function nearest(a: number, b: number): number {
+  return a === -1 ? b : b === -1 ? a : Math.min(a, b);
 }
 
 /** Commands that are also everyday words: they need real arguments, not just an end of text. */

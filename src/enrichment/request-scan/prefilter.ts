@@ -7,8 +7,26 @@ import { COMMANDS } from './cmdi.js';
  * are caught by the word lists below, each checked only when the string has the char they need.
  */
 
-const SUSPICIOUS = new Uint8Array(128);
-for (const c of `'"<>;|&\`$(){}%\\=#*\n\r\0`) SUSPICIOUS[c.charCodeAt(0)] = 1;
+/**
+ * What each ASCII char means to the pass, so that the chars of ordinary values (lower-case
+ * letters, digits, `-_,@`) cost one table read: SUSPICIOUS ends the pass, the others are looked at.
+ */
+const PLAIN = 0;
+const SUSPICIOUS = 1;
+const DOT = 2;
+const ZERO = 3;
+const SPACE = 4;
+const SLASH = 5;
+const COLON = 6;
+const UPPER = 7;
+const CHAR_CLASS = new Uint8Array(128);
+for (const c of `'"<>;|&\`$(){}%\\=#*\n\r\0`) CHAR_CLASS[c.charCodeAt(0)] = SUSPICIOUS;
+CHAR_CLASS[46] = DOT;
+CHAR_CLASS[48] = ZERO;
+for (const c of [32, 43, 9]) CHAR_CLASS[c] = SPACE;
+CHAR_CLASS[47] = SLASH;
+CHAR_CLASS[58] = COLON;
+for (let c = 65; c <= 90; c++) CHAR_CLASS[c] = UPPER;
 
 /** Keyword attacks with spaces but no special char: `1 union select 1,2`, `1 or true`, `x || id` is special anyway. */
 const SPACED_WORDS = [
@@ -59,18 +77,21 @@ export function mayBeMalicious(raw: string): boolean {
   let upper = false;
   for (let i = 0; i < raw.length; i++) {
     const c = raw.charCodeAt(i);
-    if (c >= 128 || SUSPICIOUS[c] === 1) return true;
-    if (c === 46) {
+    if (c >= 128) return true;
+    const cls = CHAR_CLASS[c] as number;
+    if (cls === PLAIN) continue;
+    if (cls === SUSPICIOUS) return true;
+    if (cls === DOT) {
       const next = raw.charCodeAt(i + 1);
       // `..`, and the wildcard segments `.?/`, `.*/` that match `..` on Windows.
       if (next === 46 || ((next === 63 || next === 42) && (raw.charCodeAt(i + 2) === 47 || raw.charCodeAt(i + 2) === 48))) return true;
-    }
-    // Dots and slashes written as hex text: `0x2e0x2e0x2f`.
-    if (c === 48 && (raw.charCodeAt(i + 1) | 0x20) === 120 && (raw.charCodeAt(i + 2) === 50 || raw.charCodeAt(i + 2) === 53)) return true;
-    if (c === 32 || c === 43 || c === 9) spaced = true;
-    else if (c === 47) slashed = true;
-    else if (c === 58) colon = true;
-    else if (c >= 65 && c <= 90) upper = true;
+    } else if (cls === ZERO) {
+      // Dots and slashes written as hex text: `0x2e0x2e0x2f`.
+      if ((raw.charCodeAt(i + 1) | 0x20) === 120 && (raw.charCodeAt(i + 2) === 50 || raw.charCodeAt(i + 2) === 53)) return true;
+    } else if (cls === SPACE) spaced = true;
+    else if (cls === SLASH) slashed = true;
+    else if (cls === COLON) colon = true;
+    else upper = true;
   }
   if (raw.length < 5 || !(spaced || slashed || colon)) return false;
   const lower = upper ? raw.toLowerCase() : raw;

@@ -174,15 +174,35 @@ function push(kind: Tok, start: number, end: number, aux: number): void {
   buffer.aux[i] = aux;
 }
 
+/** Which of the word lists above each listed word is in: one lookup per word of the text. */
+const IS_LOGIC = 1;
+const IS_UNION = 2;
+const IS_STATEMENT = 4;
+const IS_KEYWORD = 8;
+const IS_PAREN_KEYWORD = 16;
+const IS_SPACED_FUNCTION = 32;
+const WORD_LISTS = new Map<string, number>();
+for (const [list, bit] of [
+  [LOGIC_WORDS, IS_LOGIC],
+  [new Set(['union']), IS_UNION],
+  [STATEMENT_WORDS, IS_STATEMENT],
+  [KEYWORDS, IS_KEYWORD],
+  [PAREN_KEYWORDS, IS_PAREN_KEYWORD],
+  [SPACED_FUNCTIONS, IS_SPACED_FUNCTION],
+] as const)
+  for (const w of list) WORD_LISTS.set(w, (WORD_LISTS.get(w) ?? 0) | bit);
+/** A longer word is in no list, and is classified without being copied out of the text. */
+const LONGEST_LISTED_WORD = Math.max(...[...WORD_LISTS.keys()].map((w) => w.length));
+
 function classifyWord(s: string, start: number, end: number, next: number): Tok {
-  const w = s.slice(start, end);
-  if (LOGIC_WORDS.has(w)) return T_LOGIC;
-  if (w === 'union') return T_UNION;
-  if (STATEMENT_WORDS.has(w)) return T_STATEMENT;
+  const lists = end - start > LONGEST_LISTED_WORD ? 0 : (WORD_LISTS.get(s.slice(start, end)) ?? 0);
+  if ((lists & IS_LOGIC) !== 0) return T_LOGIC;
+  if ((lists & IS_UNION) !== 0) return T_UNION;
+  if ((lists & IS_STATEMENT) !== 0) return T_STATEMENT;
   const opensParen = s.charCodeAt(next) === 40;
-  if (KEYWORDS.has(w) && (!opensParen || PAREN_KEYWORDS.has(w))) return T_KEYWORD;
+  if ((lists & IS_KEYWORD) !== 0 && (!opensParen || (lists & IS_PAREN_KEYWORD) !== 0)) return T_KEYWORD;
   if (opensParen) return T_FUNC;
-  if (SPACED_FUNCTIONS.has(w)) {
+  if ((lists & IS_SPACED_FUNCTION) !== 0) {
     let k = next;
     while (k < s.length && isSpace(s.charCodeAt(k))) k++;
     if (s.charCodeAt(k) === 40) return T_FUNC;

@@ -325,12 +325,18 @@ function hasEncodedTraversal(raw: string): boolean {
   return false;
 }
 
-/** Substrings one of which every dot segment needs, in any spelling the path form reads. */
-const SEGMENT_MARKERS = ['..', '/.', '\\.', '.\u2215', '.\u2216', '.?', '.*', '0x2', '0x5c'];
-
+/**
+ * Whether `s` holds one of the substrings one of which every dot segment needs, in any spelling
+ * the path form reads: `..`, `/.`, `\\.`, `.∕`, `.∖`, `.?`, `.*`, `0x2`, `0x5c`.
+ */
 function mayHoldSegment(s: string): boolean {
-  for (const m of SEGMENT_MARKERS) if (s.indexOf(m) !== -1) return true;
-  return false;
+  // Every marker but the hex ones has a dot: the dots are found natively and their neighbours read.
+  for (let i = s.indexOf('.'); i !== -1; i = s.indexOf('.', i + 1)) {
+    const before = s.charCodeAt(i - 1);
+    const after = s.charCodeAt(i + 1);
+    if (before === 47 || before === 92 || after === 46 || after === 0x2215 || after === 0x2216 || after === 63 || after === 42) return true;
+  }
+  return s.indexOf('0x2') !== -1 || s.indexOf('0x5c') !== -1;
 }
 
 /** `raw` is the undecoded input (for encoding evidence), `s` its normalised form. */
