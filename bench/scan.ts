@@ -113,7 +113,10 @@ async function compare(baselineDir: string): Promise<void> {
   console.log(`before: ${resolve(baselineDir)}\nafter:  ${process.cwd()}\nCPU µs per call, ${AB_ROUNDS} rounds of ~40 ms each, alternating order`);
   console.log(`${'scenario'.padEnd(50)} ${'before median (best)'.padStart(22)} ${'after median (best)'.padStart(22)}   after/before`);
   for (const [name, input] of Object.entries(scenarios)) {
-    for (let i = 0; i < 2000; i++) (before(input), after(input));
+    for (let i = 0; i < 2000; i++) {
+      before(input);
+      after(input);
+    }
     let iterations = 100;
     while (cpuPerCall(after, input, iterations) * iterations < 40_000 && iterations < 1e7) iterations *= 2;
     const a: number[] = [];

@@ -122,6 +122,55 @@ function wrap(parts: readonly Part[], match: MatchModifier | undefined): Part[] 
 const anyOf = (list: Condition[]): Condition => (list.length === 1 ? (list[0] as Condition) : { any: list });
 const allOf = (list: Condition[]): Condition => (list.length === 1 ? (list[0] as Condition) : { all: list });
 
+const isLeaf = (c: Condition): c is FieldCondition => 'op' in c;
+
+/**
+ * Alternatives for one field as few conditions as the native ops allow: the values an entry
+ * compares equal to become one `in` list, its address ranges one `cidr` list, so that a rule
+ * listing hundreds of process names or Microsoft ranges (as SigmaHQ's do) stays within the
+ * conditions a model may have. Matches exactly what the alternatives one by one match.
+ */
+function anyOfMerged(list: Condition[]): Condition {
+  const flat = list.flatMap((c) => ('any' in c ? c.any : [c]));
+  const lists = new Map<string, FieldCondition[]>();
+  const out: (Condition | string)[] = [];
+  for (const c of flat) {
+    const key = !isLeaf(c)
+      ? undefined
+      : c.op === 'cidr' && typeof c.value === 'string'
+        ? `cidr ${c.field}`
+        : c.op === 'equals' && c.value !== null
+          ? `in ${c.field} ${c.ignore_case === true}`
+          : undefined;
+    if (key === undefined) {
+      out.push(c);
+      continue;
+    }
+    const group = lists.get(key);
+    if (group === undefined) {
+      lists.set(key, [c as FieldCondition]);
+      out.push(key);
+    } else group.push(c as FieldCondition);
+  }
+  const merged = out.flatMap((c): Condition[] => {
+    if (typeof c !== 'string') return [c];
+    const group = lists.get(c) as FieldCondition[];
+    if (group.length === 1) return group;
+    const first = group[0] as FieldCondition;
+    const chunks: Condition[] = [];
+    for (let i = 0; i < group.length; i += LIMITS.valuesPerList) {
+      const values = group.slice(i, i + LIMITS.valuesPerList).map((g) => g.value);
+      chunks.push(
+        first.op === 'cidr'
+          ? { field: first.field, op: 'cidr', value: values }
+          : { field: first.field, op: 'in', value: values, ...(first.ignore_case === true ? { ignore_case: true } : {}) },
+      );
+    }
+    return chunks;
+  });
+  return anyOf(merged);
+}
+
 class RuleTranslator {
   constructor(private readonly fields: FieldMapping) {}
 
@@ -172,7 +221,7 @@ class RuleTranslator {
     if (all && values.length < 2) refuse(at, 'modifier `all` needs a list of at least two values (the Sigma specification forbids it on one value)');
     if (values.length > LIMITS.valuesPerList) refuse(at, `at most ${LIMITS.valuesPerList} values per field`);
     const leaves = values.map((v, i) => this.value(field, v, { match, fieldref, transforms, cased, flags, at: Array.isArray(value) ? `${at}[${i}]` : at }));
-    return all ? allOf(leaves) : anyOf(leaves);
+    return all ? allOf(leaves) : anyOfMerged(leaves);
   }
 
   value(

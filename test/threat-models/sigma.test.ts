@@ -79,6 +79,64 @@ detection:
     });
   });
 
+  it('makes a value list one `in` condition and a range list one `cidr` condition, so long SigmaHQ lists fit a model', () => {
+    const ranges = Array.from({ length: 70 }, (_, i) => `10.${i}.0.0/16`);
+    const names = Array.from({ length: 70 }, (_, i) => `Tool${i}.exe`);
+    const rule = {
+      title: 'office to the internet',
+      detection: {
+        selection: { 'Image|endswith': ['\\excel.exe', '\\winword.exe'], Initiated: 'true', OriginalFileName: names, DestinationPort: [80, 443] },
+        filter_ranges: { 'DestinationIp|cidr': ranges },
+        filter_null: { CommandLine: null },
+        condition: 'selection and not 1 of filter_*',
+      },
+    };
+    const body = translated(rule);
+    expect(validateModel(body).ok).toBe(true);
+    const where = (body.match as { where: unknown }).where;
+    expect(where).toEqual({
+      all: [
+        {
+          all: [
+            {
+              any: [
+                { field: 'metadata.Image', op: 'endswith', value: '\\excel.exe', ignore_case: true },
+                { field: 'metadata.Image', op: 'endswith', value: '\\winword.exe', ignore_case: true },
+              ],
+            },
+            { field: 'metadata.Initiated', op: 'equals', value: 'true', ignore_case: true },
+            { field: 'metadata.OriginalFileName', op: 'in', value: names, ignore_case: true },
+            { field: 'metadata.server_port', op: 'in', value: [80, 443] },
+          ],
+        },
+        {
+          not: {
+            any: [
+              { field: 'metadata.server_ip', op: 'cidr', value: ranges },
+              { field: 'metadata.CommandLine', op: 'equals', value: null },
+            ],
+          },
+        },
+      ],
+    });
+    // `null` (missing) and `cased` values keep their own conditions; a lone value stays `equals`.
+    const mixed = translated({
+      title: 'x',
+      detection: { selection: { User: ['root', null, 'admin'], 'Image|cased': ['A.exe', 'B.exe'] }, condition: 'selection' },
+    });
+    expect((mixed.match as { where: unknown }).where).toEqual({
+      all: [
+        {
+          any: [
+            { field: 'actor_id', op: 'in', value: ['root', 'admin'], ignore_case: true },
+            { field: 'actor_id', op: 'equals', value: null },
+          ],
+        },
+        { field: 'metadata.Image', op: 'in', value: ['A.exe', 'B.exe'] },
+      ],
+    });
+  });
+
   it('refuses an unsupported construct by name', () => {
     const timeframe = translateSigma(`title: x
 detection:
