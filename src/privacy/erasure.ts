@@ -11,7 +11,9 @@
  * - `state`: deletes detection state records (baselines, seen countries and devices, windows,
  *   counters, alert records) whose key or values mention one, and the account's saved dry-run
  *   states;
- * - `scrub`: SQLite: merges the full-text index and checkpoints, so erased bytes leave the files;
+ * - `scrub`: SQLite: merges the full-text indexes and empties the WAL, so erased bytes leave the
+ *   files (every connection deletes with secure_delete on); PostgreSQL: VACUUMs the relations the
+ *   job wrote, so their dead row versions go;
  * - `suppress`: adds the identifiers' keyed hashes to the suppression list, when asked.
  */
 import type { DryRunStates } from '../threat-models/dry-run-states.js';
@@ -59,6 +61,9 @@ export interface ErasureOptions {
 
 /** The job's step failed for a reason that is not the job's own (the store or state went away); it is tried again later. */
 class LeaseLost extends Error {}
+
+/** SQLite's WAL could not be emptied (a reader holds an old snapshot): the step runs again later. */
+class ScrubBusy extends Error {}
 
 /** Erasure jobs: submitted by the routes, run by every instance's runner under a lease. */
 export class ErasureJobs {
@@ -160,13 +165,16 @@ export class ErasureJobs {
       if (!held || this.stopped) throw new LeaseLost();
     };
     const accountId = job.accountId;
+    // The relations the job writes, for the scrub; unknown when an earlier run began the job
+    // (it may have deleted rows this run will not find).
+    const touched = job.step === null && job.doneSteps === 0 ? new Set<string>() : undefined;
     for (let i = job.doneSteps; i < ERASE_STEPS.length; i++) {
       const step = ERASE_STEPS[i] as EraseStep;
       await progress({ step });
       switch (step) {
         case 'events':
-          counts.events += await this.deleteMentions('events', accountId, matcher, progress);
-          await this.deleteMentions('idempotency', accountId, matcher, progress);
+          counts.events += await this.deleteMentions('events', accountId, matcher, progress, touched);
+          await this.deleteMentions('idempotency', accountId, matcher, progress, touched);
           break;
         case 'summaries': {
           const actors = identifiers.filter((id) => id.kind === 'actor_id').flatMap(identifierForms);
@@ -175,23 +183,24 @@ export class ErasureJobs {
           break;
         }
         case 'alerts':
-          counts.alerts += await this.redactMentions('alerts', accountId, matcher, progress);
+          counts.alerts += await this.redactMentions('alerts', accountId, matcher, progress, touched);
           break;
         case 'notes':
-          counts.notes += await this.redactMentions('alert_notes', accountId, matcher, progress);
+          counts.notes += await this.redactMentions('alert_notes', accountId, matcher, progress, touched);
           break;
         case 'audit':
-          counts.audit += await this.redactMentions('audit_log', accountId, matcher, progress);
+          counts.audit += await this.redactMentions('audit_log', accountId, matcher, progress, touched);
           break;
         case 'deliveries':
-          counts.deliveries += await this.deleteMentions('webhook_deliveries', accountId, matcher, progress);
+          counts.deliveries += await this.deleteMentions('webhook_deliveries', accountId, matcher, progress, touched);
           break;
         case 'state':
           counts.state_keys += (await this.options.state.forget?.(accountId, (text) => matcher.mentions(text))) ?? 0;
           await this.options.dryRunStates?.forgetAccount?.(accountId);
           break;
         case 'scrub':
-          await store.subjects.scrub();
+          touched?.add('subject_jobs');
+          if (!(await store.subjects.scrub(touched && [...touched]))) throw new ScrubBusy('the WAL is in use by a reader; the scrub is tried again');
           break;
         case 'suppress':
           if (job.suppressDays > 0) {
@@ -217,18 +226,27 @@ export class ErasureJobs {
       at,
     });
     if (!finished) throw new LeaseLost();
-    // The job row held the identifiers until now: its old bytes go with the next scrub.
-    await store.subjects.scrub();
+    // The job row held the identifiers until now: its earlier versions go with this scrub (or,
+    // when a reader keeps the WAL busy, with the next job's or the WAL's next restart).
+    await store.subjects.scrub(['subject_jobs']);
   }
 
   /** Deletes the account's rows of `table` that mention the subject; answers how many. */
-  private async deleteMentions(table: ErasableTable, accountId: string, matcher: SubjectMatcher, progress: () => Promise<void>): Promise<number> {
+  private async deleteMentions(
+    table: ErasableTable,
+    accountId: string,
+    matcher: SubjectMatcher,
+    progress: () => Promise<void>,
+    touched: Set<string> | undefined,
+  ): Promise<number> {
     let deleted = 0;
     let after: string | undefined;
     for (;;) {
       const rows = await this.options.store.subjects.findMentions(table, accountId, matcher.searchTexts, after, PAGE);
       const keys = rows.filter((row) => Object.values(row.columns).some((text) => text !== null && matcher.columnMentions(text))).map((row) => row.key);
-      deleted += await this.options.store.subjects.deleteRows(table, accountId, keys);
+      const erased = await this.options.store.subjects.deleteRows(table, accountId, keys);
+      deleted += erased.count;
+      for (const relation of erased.relations) touched?.add(relation);
       await progress();
       if (rows.length < PAGE) return deleted;
       after = (rows[rows.length - 1] as { key: string }).key;
@@ -236,7 +254,13 @@ export class ErasureJobs {
   }
 
   /** Rewrites the account's rows of `table` that mention the subject with each mention replaced; answers how many. */
-  private async redactMentions(table: ErasableTable, accountId: string, matcher: SubjectMatcher, progress: () => Promise<void>): Promise<number> {
+  private async redactMentions(
+    table: ErasableTable,
+    accountId: string,
+    matcher: SubjectMatcher,
+    progress: () => Promise<void>,
+    touched: Set<string> | undefined,
+  ): Promise<number> {
     let changed = 0;
     let after: string | undefined;
     for (;;) {
@@ -245,7 +269,10 @@ export class ErasureJobs {
         const values: Record<string, string | null> = {};
         for (const [column, text] of Object.entries(row.columns))
           if (text !== null && matcher.columnMentions(text)) values[column] = matcher.redactColumn(text);
-        if (Object.keys(values).length > 0 && (await this.options.store.subjects.rewriteRow(table, accountId, row.key, values))) changed++;
+        if (Object.keys(values).length > 0 && (await this.options.store.subjects.rewriteRow(table, accountId, row.key, values))) {
+          changed++;
+          touched?.add(table);
+        }
       }
       await progress();
       if (rows.length < PAGE) return changed;

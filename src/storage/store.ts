@@ -13,6 +13,7 @@ import type {
   ApiKeyRecord,
   CommitBatch,
   ErasableTable,
+  ErasedRows,
   MentionRow,
   SubjectJobProgress,
   SubjectJobRow,
@@ -260,14 +261,20 @@ export interface SubjectStore {
    * a superset of the rows that mention them.
    */
   findMentions(table: ErasableTable, accountId: string, needles: readonly string[], after: string | undefined, limit: number): Promise<readonly MentionRow[]>;
-  /** Deletes the account's rows of `table` with these keys (on SQLite overwriting their bytes); answers how many. */
-  deleteRows(table: ErasableTable, accountId: string, keys: readonly string[]): Promise<number>;
+  /** Deletes the account's rows of `table` with these keys; answers how many, and the relations they were in. */
+  deleteRows(table: ErasableTable, accountId: string, keys: readonly string[]): Promise<ErasedRows>;
   /** Replaces erasable columns of one of the account's rows; false when there is no such row. */
   rewriteRow(table: ErasableTable, accountId: string, key: string, values: Readonly<Record<string, string | null>>): Promise<boolean>;
   /** SQLite: deletes the hour summaries of these actors and addresses (PostgreSQL has none). */
   deleteEventSummaries(accountId: string, actors: readonly string[], addresses: readonly string[]): Promise<number>;
-  /** SQLite: merges the full-text index (dropping deleted rows' terms) and checkpoints the WAL; nothing on PostgreSQL. */
-  scrub(): Promise<void>;
+  /**
+   * Removes the bytes an erasure's deletes and rewrites left behind. SQLite: merges the full-text
+   * indexes (dropping deleted rows' terms) and empties the WAL; false when a reader's old snapshot
+   * kept the WAL from being emptied (try again later). PostgreSQL: VACUUMs these relations, or,
+   * when the caller does not know which relations the erasure wrote (undefined), every relation
+   * an erasure writes.
+   */
+  scrub(relations: readonly string[] | undefined): Promise<boolean>;
   /** The account's notes with these ids (an export reads them whole). */
   notesByIds(accountId: string, ids: readonly string[]): Promise<readonly AlertNote[]>;
   /** Adds or extends suppressions until `until`. */

@@ -465,6 +465,12 @@ export const ERASABLE_TABLES = {
 } as const;
 export type ErasableTable = keyof typeof ERASABLE_TABLES;
 
+/** What a delete of an erasure removed: how many rows, and the relations (PostgreSQL: the events table's partitions) they were in. */
+export interface ErasedRows {
+  readonly count: number;
+  readonly relations: readonly string[];
+}
+
 /** A row that may mention a subject: its key and the text of its erasable columns. */
 export interface MentionRow {
   readonly key: string;

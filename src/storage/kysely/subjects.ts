@@ -6,6 +6,7 @@ import {
   type AlertNote,
   type AlertStatus,
   type ErasableTable,
+  type ErasedRows,
   type MentionRow,
   type SubjectJobProgress,
   type SubjectJobRow,
@@ -173,15 +174,21 @@ export class KyselySubjectStore implements SubjectStore {
     });
   }
 
-  async deleteRows(table: ErasableTable, accountId: string, keys: readonly string[]): Promise<number> {
-    if (keys.length === 0) return 0;
+  async deleteRows(table: ErasableTable, accountId: string, keys: readonly string[]): Promise<ErasedRows> {
+    if (keys.length === 0) return { count: 0, relations: [] };
     const { key } = ERASABLE_TABLES[table];
-    return this.x.guard('eraseRows', () =>
-      this.erasing(async () => {
-        const result = await sql`delete from ${sql.table(table)} where account_id = ${accountId} and ${sql.ref(key)} in (${sql.join(keys)})`.execute(this.x.db);
-        return Number(result.numAffectedRows ?? 0);
-      }),
-    );
+    return this.x.guard('eraseRows', async () => {
+      const where = sql`where account_id = ${accountId} and ${sql.ref(key)} in (${sql.join(keys)})`;
+      if (this.x.kind === 'sqlite') {
+        const result = await sql`delete from ${sql.table(table)} ${where}`.execute(this.x.db);
+        const count = Number(result.numAffectedRows ?? 0);
+        return { count, relations: count > 0 ? [table] : [] };
+      }
+      // The partitions of the events table that held the rows: the ones the scrub vacuums.
+      const rows = (await sql<{ relation: string }>`delete from ${sql.table(table)} ${where} returning tableoid::regclass::text as relation`.execute(this.x.db))
+        .rows;
+      return { count: rows.length, relations: [...new Set(rows.map((r) => r.relation))] };
+    });
   }
 
   async rewriteRow(table: ErasableTable, accountId: string, rowKey: string, values: Readonly<Record<string, string | null>>): Promise<boolean> {
@@ -190,56 +197,62 @@ export class KyselySubjectStore implements SubjectStore {
       .filter(([column]) => (columns as readonly string[]).includes(column))
       .map(([column, value]) => sql`${sql.ref(column)} = ${value}`);
     if (sets.length === 0) return false;
-    return this.x.guard('rewriteRow', () =>
-      this.erasing(async () => {
-        const result = await sql`update ${sql.table(table)} set ${sql.join(sets)} where account_id = ${accountId} and ${sql.ref(key)} = ${rowKey}`.execute(
-          this.x.db,
-        );
-        return Number(result.numAffectedRows ?? 0) === 1;
-      }),
-    );
+    return this.x.guard('rewriteRow', async () => {
+      const result = await sql`update ${sql.table(table)} set ${sql.join(sets)} where account_id = ${accountId} and ${sql.ref(key)} = ${rowKey}`.execute(
+        this.x.db,
+      );
+      return Number(result.numAffectedRows ?? 0) === 1;
+    });
   }
 
   async deleteEventSummaries(accountId: string, actors: readonly string[], addresses: readonly string[]): Promise<number> {
     if (this.x.kind !== 'sqlite' || (actors.length === 0 && addresses.length === 0)) return 0;
     return this.x.guard('eraseSummaries', () =>
-      this.erasing(() =>
-        this.x.db.transaction().execute(async (trx) => {
-          let n = 0;
-          if (actors.length > 0)
-            n += Number(
-              (await trx.deleteFrom('event_actor_hours').where('account_id', '=', accountId).where('actor', 'in', actors).executeTakeFirst()).numDeletedRows,
-            );
-          if (addresses.length > 0)
-            n += Number(
-              (await trx.deleteFrom('event_ip_hours').where('account_id', '=', accountId).where('address', 'in', addresses).executeTakeFirst()).numDeletedRows,
-            );
-          // The writer remembers summary rows it wrote; a new epoch makes it forget them.
-          if (n > 0)
-            await trx
-              .updateTable('event_hours_epoch')
-              .set((eb) => ({ epoch: eb('epoch', '+', 1) }))
-              .where('id', '=', 1)
-              .execute();
-          return n;
-        }),
-      ),
+      this.x.db.transaction().execute(async (trx) => {
+        let n = 0;
+        if (actors.length > 0)
+          n += Number(
+            (await trx.deleteFrom('event_actor_hours').where('account_id', '=', accountId).where('actor', 'in', actors).executeTakeFirst()).numDeletedRows,
+          );
+        if (addresses.length > 0)
+          n += Number(
+            (await trx.deleteFrom('event_ip_hours').where('account_id', '=', accountId).where('address', 'in', addresses).executeTakeFirst()).numDeletedRows,
+          );
+        // The writer remembers summary rows it wrote; a new epoch makes it forget them.
+        if (n > 0)
+          await trx
+            .updateTable('event_hours_epoch')
+            .set((eb) => ({ epoch: eb('epoch', '+', 1) }))
+            .where('id', '=', 1)
+            .execute();
+        return n;
+      }),
     );
   }
 
-  async scrub(): Promise<void> {
-    if (this.x.kind !== 'sqlite') return;
-    await this.x.guard('scrub', () =>
-      this.erasing(async () => {
-        // The full-text indexes keep a deleted row's terms until their segments are merged:
-        // merging them all drops every deleted row's terms from the file.
-        await sql`insert into events_fts (events_fts) values ('optimize')`.execute(this.x.db);
-        await sql`insert into events_trigram (events_trigram) values ('optimize')`.execute(this.x.db);
-      }),
-    );
-    // Copies the zeroed pages into the database file and starts the WAL over, so the old pages
-    // leave the WAL too; busy when a reader holds an old snapshot (then the next checkpoint does it).
-    await this.x.guard('scrub', () => sql`pragma wal_checkpoint(TRUNCATE)`.execute(this.x.db)).catch(() => undefined);
+  async scrub(relations: readonly string[] | undefined): Promise<boolean> {
+    if (this.x.kind === 'postgres') {
+      // A deleted or rewritten row stays in its page as a dead row version until VACUUM removes
+      // it (and, with INDEX_CLEANUP ON, the index entries that point to it, however few). VACUUM
+      // runs outside a transaction, one relation at a time; every connection of the pool runs in
+      // autocommit. Without a list, every relation an erasure writes: the events table's
+      // partitions all.
+      const targets = relations ?? [...Object.keys(ERASABLE_TABLES), 'subject_jobs'];
+      for (const relation of new Set(targets))
+        await this.x.guard('scrub', () => sql`vacuum (index_cleanup on) ${sql.raw(quotedRelation(relation))}`.execute(this.x.db));
+      return true;
+    }
+    await this.x.guard('scrub', async () => {
+      // The full-text indexes keep a deleted row's terms until their segments are merged:
+      // merging them all drops every deleted row's terms; the old segments' pages are zeroed as
+      // they are freed (every connection runs with secure_delete on, sqlite-pragmas.ts).
+      await sql`insert into events_fts (events_fts) values ('optimize')`.execute(this.x.db);
+      await sql`insert into events_trigram (events_trigram) values ('optimize')`.execute(this.x.db);
+    });
+    // Copies the pages into the database file and empties the WAL, so earlier versions of the
+    // pages leave the WAL too; busy while a reader holds an old snapshot.
+    const [result] = await this.x.guard('scrub', () => sql<{ busy: number }>`pragma wal_checkpoint(TRUNCATE)`.execute(this.x.db).then((r) => r.rows));
+    return result !== undefined && Number(result.busy) === 0;
   }
 
   async notesByIds(accountId: string, ids: readonly string[]): Promise<readonly AlertNote[]> {
@@ -299,19 +312,9 @@ export class KyselySubjectStore implements SubjectStore {
     const result = await this.x.guard('pruneSuppressions', () => this.x.db.deleteFrom('subject_suppressions').where('until', '<=', now).executeTakeFirst());
     return Number(result.numDeletedRows);
   }
+}
 
-  /**
-   * SQLite: runs the erasure's writes with `secure_delete` on, so the bytes of deleted and
-   * rewritten rows are overwritten with zeros rather than left in free space; ingestion's own
-   * connection never deletes, and retention keeps the cheaper default.
-   */
-  private async erasing<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.x.kind !== 'sqlite') return fn();
-    await sql`pragma secure_delete = on`.execute(this.x.db);
-    try {
-      return await fn();
-    } finally {
-      await sql`pragma secure_delete = off`.execute(this.x.db);
-    }
-  }
+/** A relation name as SQL: a plain name quoted, a name `regclass` wrote (quoted where needed, maybe schema-qualified) as it is. */
+function quotedRelation(name: string): string {
+  return /^[a-z_][a-z0-9_]*$/.test(name) ? `"${name}"` : name;
 }
