@@ -6,7 +6,9 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { chromiumPresent as chromiumPresentFor, launchChromium } from '../helpers/chromium.js';
+import { REDIS_URL } from '../limits/redis-helper.js';
 import { ADMIN, api, provision, startService, tempDir, type Service } from '../process/service.js';
+import { adminPool, dropSchema, freshSchema, schemaUrl } from '../storage/pg-helpers.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 export const DASHBOARD_DIST = join(ROOT, 'dashboard', 'dist');
@@ -40,6 +42,48 @@ export const chromiumPresent = (): boolean => chromiumPresentFor('dashboard suit
 /** The service answers from the built bundle; build it once when a checkout has not. */
 export function ensureDashboardBuilt(): void {
   if (!existsSync(join(DASHBOARD_DIST, 'index.html'))) execFileSync('npm', ['run', 'build:dashboard'], { cwd: ROOT, stdio: 'inherit' });
+}
+
+/** Where a flow's owners and viewers sign in: one service, or two instances of a scaled-out one. */
+export interface Topology {
+  readonly owners: Service;
+  readonly viewers: Service;
+  close(): Promise<void>;
+}
+
+/** One embedded service (SQLite, in-process state) for owners and viewers alike. */
+export async function oneService(name: string, env: Record<string, string> = {}): Promise<Topology> {
+  const service = await startService(tempDir(`vigil-${name}-`), env);
+  return {
+    owners: service,
+    viewers: service,
+    close: async () => {
+      service.child.kill('SIGTERM');
+      await service.exited;
+    },
+  };
+}
+
+/**
+ * Two processes sharing a fresh PostgreSQL schema and a Redis prefix: owners on one, viewers on
+ * the other, so what one does must be in force on the other.
+ */
+export async function twoServicesSharing(name: string, redisPrefix: string, env: Record<string, string> = {}): Promise<Topology> {
+  const schema = freshSchema();
+  const shared = { VIGIL_DATABASE_URL: schemaUrl(schema), VIGIL_REDIS_URL: REDIS_URL, VIGIL_REDIS_PREFIX: redisPrefix, ...env };
+  // One after the other: the second migrates a schema the first already created.
+  const a = await startService(tempDir(`vigil-${name}-a-`), shared);
+  const b = await startService(tempDir(`vigil-${name}-b-`), shared);
+  return {
+    owners: a,
+    viewers: b,
+    close: async () => {
+      for (const s of [a, b]) s.child.kill('SIGTERM');
+      await Promise.all([a.exited, b.exited]);
+      const admin = adminPool();
+      await dropSchema(admin, schema).finally(() => admin.end());
+    },
+  };
 }
 
 export interface Stage {

@@ -4,10 +4,10 @@ import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../helpers/chromium.js';
-import { connectTestRedis, describeWithRedis, REDIS_URL } from '../limits/redis-helper.js';
-import { api, provision, startService, tempDir, type Service } from '../process/service.js';
-import { adminPool, describePostgres, dropSchema, freshSchema, schemaUrl } from '../storage/pg-helpers.js';
-import { addPerson, chromiumPresent, DAY, ensureDashboardBuilt, expectAccessible, signInAs } from './harness.js';
+import { connectTestRedis, describeWithRedis } from '../limits/redis-helper.js';
+import { api, provision, type Service } from '../process/service.js';
+import { describePostgres } from '../storage/pg-helpers.js';
+import { addPerson, chromiumPresent, DAY, ensureDashboardBuilt, expectAccessible, oneService, signInAs, type Topology, twoServicesSharing } from './harness.js';
 
 const OWNER = { email: 'olga@example.com', password: 'owner passphrase 4 vigil' };
 const VIEWER = { email: 'vera@example.com', password: 'viewer passphrase 4 vigil' };
@@ -45,7 +45,7 @@ const isFocused = (page: Page, label: string | RegExp) => page.getByLabel(label)
  * The privacy view on one deployment: `owners` is where the owner works, `viewers` where the
  * viewer does (two processes on one PostgreSQL and Redis in scale-out mode).
  */
-function privacyFlow(mode: string, open: () => Promise<{ owners: Service; viewers: Service; close: () => Promise<void> }>) {
+function privacyFlow(mode: string, open: () => Promise<Topology>) {
   describe(`privacy view in headless Chromium (${mode})`, () => {
     let owners: Service;
     let viewers: Service;
@@ -244,37 +244,11 @@ function privacyFlow(mode: string, open: () => Promise<{ owners: Service; viewer
 }
 
 describe.runIf(chromiumPresent())('privacy view', () => {
-  privacyFlow('embedded', async () => {
-    const service = await startService(tempDir('vigil-privacy-'), PSEUDONYMS);
-    return {
-      owners: service,
-      viewers: service,
-      close: async () => {
-        service.child.kill('SIGTERM');
-        await service.exited;
-      },
-    };
-  });
+  privacyFlow('embedded', () => oneService('privacy', PSEUDONYMS));
 
   describePostgres('scale-out', () => {
     describeWithRedis('shared PostgreSQL schema + Redis prefix', redis, (r) => {
-      privacyFlow('two processes on PostgreSQL and Redis', async () => {
-        const schema = freshSchema();
-        const env = { VIGIL_DATABASE_URL: schemaUrl(schema), VIGIL_REDIS_URL: REDIS_URL, VIGIL_REDIS_PREFIX: r.prefix, ...PSEUDONYMS };
-        // One after the other: the second migrates a schema the first already created.
-        const a = await startService(tempDir('vigil-privacy-a-'), env);
-        const b = await startService(tempDir('vigil-privacy-b-'), env);
-        return {
-          owners: a,
-          viewers: b,
-          close: async () => {
-            for (const s of [a, b]) s.child.kill('SIGTERM');
-            await Promise.all([a.exited, b.exited]);
-            const admin = adminPool();
-            await dropSchema(admin, schema).finally(() => admin.end());
-          },
-        };
-      });
+      privacyFlow('two processes on PostgreSQL and Redis', () => twoServicesSharing('privacy', r.prefix, PSEUDONYMS));
     });
   });
 });

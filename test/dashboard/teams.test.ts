@@ -4,10 +4,20 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { base32Decode, TOTP_STEP_SECONDS, totpCode } from '../../src/team/totp.js';
 import { launchChromium } from '../helpers/chromium.js';
-import { connectTestRedis, describeWithRedis, REDIS_URL } from '../limits/redis-helper.js';
-import { ADMIN, api, provision, startService, tempDir, type Service } from '../process/service.js';
-import { adminPool, describePostgres, dropSchema, freshSchema, schemaUrl } from '../storage/pg-helpers.js';
-import { ATTACKER_IP, chromiumPresent, ensureDashboardBuilt, expectAccessible, sendAttack, VICTIM } from './harness.js';
+import { connectTestRedis, describeWithRedis } from '../limits/redis-helper.js';
+import { ADMIN, api, provision, type Service } from '../process/service.js';
+import { describePostgres } from '../storage/pg-helpers.js';
+import {
+  ATTACKER_IP,
+  chromiumPresent,
+  ensureDashboardBuilt,
+  expectAccessible,
+  oneService,
+  sendAttack,
+  type Topology,
+  twoServicesSharing,
+  VICTIM,
+} from './harness.js';
 
 const OWNER = { email: 'olivia@example.com', password: 'owner passphrase 4 vigil' };
 const VIEWER = { email: 'victor@example.com', password: 'viewer passphrase 4 vigil' };
@@ -56,7 +66,7 @@ function patchFromPage(page: Page, path: string, body: object): Promise<{ status
  * does (two processes sharing PostgreSQL and Redis in scale-out mode, so a revocation made on one
  * instance must be refused on the other at once).
  */
-function teamFlow(mode: string, open: () => Promise<{ owners: Service; viewers: Service; close: () => Promise<void> }>) {
+function teamFlow(mode: string, open: () => Promise<Topology>) {
   describe(`teams in headless Chromium (${mode})`, () => {
     let owners: Service;
     let viewers: Service;
@@ -214,37 +224,11 @@ function teamFlow(mode: string, open: () => Promise<{ owners: Service; viewers: 
 }
 
 describe.runIf(chromiumPresent())('teams', () => {
-  teamFlow('embedded', async () => {
-    const service = await startService(tempDir('vigil-teams-'));
-    return {
-      owners: service,
-      viewers: service,
-      close: async () => {
-        service.child.kill('SIGTERM');
-        await service.exited;
-      },
-    };
-  });
+  teamFlow('embedded', () => oneService('teams'));
 
   describePostgres('scale-out', () => {
     describeWithRedis('shared PostgreSQL schema + Redis prefix', redis, (r) => {
-      teamFlow('two processes on PostgreSQL and Redis', async () => {
-        const schema = freshSchema();
-        const env = { VIGIL_DATABASE_URL: schemaUrl(schema), VIGIL_REDIS_URL: REDIS_URL, VIGIL_REDIS_PREFIX: r.prefix };
-        // One after the other: the second migrates a schema the first already created.
-        const a = await startService(tempDir('vigil-teams-a-'), env);
-        const b = await startService(tempDir('vigil-teams-b-'), env);
-        return {
-          owners: a,
-          viewers: b,
-          close: async () => {
-            for (const s of [a, b]) s.child.kill('SIGTERM');
-            await Promise.all([a.exited, b.exited]);
-            const admin = adminPool();
-            await dropSchema(admin, schema).finally(() => admin.end());
-          },
-        };
-      });
+      teamFlow('two processes on PostgreSQL and Redis', () => twoServicesSharing('teams', r.prefix));
     });
   });
 });

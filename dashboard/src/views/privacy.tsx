@@ -575,6 +575,26 @@ function problemsAt(problems: readonly Problem[], field: string): string[] {
 }
 
 /** A control's problems, read out by the control that names them in aria-describedby. */
+/** The end of a settings form: problems no field shows, what was saved, Save and a reset to the defaults. */
+function FormEnd(props: { problems: readonly Problem[]; saved: string; saveLabel: string; resetLabel: string; onReset: () => void }) {
+  return (
+    <>
+      <Problems problems={props.problems} />
+      <p role="status" class="ok">
+        {props.saved}
+      </p>
+      <div class="actions">
+        <button type="submit" data-action="save">
+          {props.saveLabel}
+        </button>
+        <button type="button" class="secondary" data-action="reset" onClick={props.onReset}>
+          {props.resetLabel}
+        </button>
+      </div>
+    </>
+  );
+}
+
 function FieldProblems({ id, messages }: { id: string; messages: readonly string[] }) {
   if (messages.length === 0) return null;
   return (
@@ -706,18 +726,13 @@ function MinimisationForm({ settings, onSaved }: { settings: PrivacyAnswer; onSa
           />
         </label>
         <FieldProblems id="problems-patterns" messages={patternProblems} />
-        <Problems problems={elsewhere} />
-        <p role="status" class="ok">
-          {saved}
-        </p>
-        <div class="actions">
-          <button type="submit" data-action="save">
-            Save minimisation
-          </button>
-          <button type="button" class="secondary" data-action="reset" onClick={() => void save(null, 'Minimisation reset: everything is kept as sent.')}>
-            Keep everything as sent
-          </button>
-        </div>
+        <FormEnd
+          problems={elsewhere}
+          saved={saved}
+          saveLabel="Save minimisation"
+          resetLabel="Keep everything as sent"
+          onReset={() => void save(null, 'Minimisation reset: everything is kept as sent.')}
+        />
       </form>
     </Card>
   );
@@ -777,18 +792,13 @@ function RetentionForm({ settings, onSaved }: { settings: PrivacyAnswer; onSaved
             </div>
           );
         })}
-        <Problems problems={elsewhere} />
-        <p role="status" class="ok">
-          {saved}
-        </p>
-        <div class="actions">
-          <button type="submit" data-action="save">
-            Save retention
-          </button>
-          <button type="button" class="secondary" data-action="reset" onClick={() => void save(null, 'Retention reset to the plan’s days.')}>
-            Keep the plan’s days
-          </button>
-        </div>
+        <FormEnd
+          problems={elsewhere}
+          saved={saved}
+          saveLabel="Save retention"
+          resetLabel="Keep the plan’s days"
+          onReset={() => void save(null, 'Retention reset to the plan’s days.')}
+        />
       </form>
     </Card>
   );
