@@ -248,6 +248,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     dryRunStates,
     clock: deps.clock,
     leaseMs: config.subjectJobLeaseMs,
+    rewrite: config.erasureRewrite,
     pollMs: Math.max(500, Math.round(config.subjectJobLeaseMs / 3)),
     onError: (err, job) => deps.logger?.warn({ err, job: job.id, account: job.accountId }, 'erasure job interrupted; it is retried after its lease'),
   });

@@ -46,6 +46,8 @@ export interface Config {
   readonly commitMaxEvents: number;
   /** How long an instance holds a data-subject erasure job without news before another takes it over. */
   readonly subjectJobLeaseMs: number;
+  /** PostgreSQL: an erasure rewrites the relations it wrote (VACUUM FULL), so no erased byte stays in their files. */
+  readonly erasureRewrite: boolean;
   /** Body bytes of ingestion requests admitted into the pipeline at once (src/http/ingest-admission.ts). */
   readonly ingestInFlightBytes: number;
   /** Ingestion requests that may wait for admission at once; the next one is answered 503 OVERLOADED. */
@@ -398,6 +400,7 @@ export function loadConfig(env: Env = process.env): Config {
     threatModelChangesPerMinute: integer(env, 'VIGIL_THREAT_MODEL_CHANGES_PER_MINUTE', 30, 1, 1_000_000),
     commitMaxEvents: integer(env, 'VIGIL_COMMIT_MAX_EVENTS', 1000, 1, 100_000),
     subjectJobLeaseMs: integer(env, 'VIGIL_SUBJECT_JOB_LEASE_MS', 30 * SECOND_MS, SECOND_MS, HOUR_MS),
+    erasureRewrite: oneOf(env, 'VIGIL_ERASURE_REWRITE', ['on', 'off'] as const, 'off') === 'on',
     ingestInFlightBytes: integer(env, 'VIGIL_INGEST_IN_FLIGHT_BYTES', 128 * 1024, 1024, 1024 * 1024 * 1024),
     ingestMaxWaiting: integer(env, 'VIGIL_INGEST_MAX_WAITING', 4096, 0, 1_000_000),
     ingestMaxInFlight: integer(env, 'VIGIL_INGEST_MAX_IN_FLIGHT', 128, 1, 1_000_000),

@@ -13,7 +13,8 @@
  *   states;
  * - `scrub`: SQLite: merges the full-text indexes and empties the WAL, so erased bytes leave the
  *   files (every connection deletes with secure_delete on); PostgreSQL: VACUUMs the relations the
- *   job wrote, so their dead row versions go;
+ *   job wrote, so their dead row versions go, or, with `rewrite`, rewrites them (VACUUM FULL), so
+ *   no byte of a removed row version or index key stays in their files;
  * - `suppress`: adds the identifiers' keyed hashes to the suppression list, when asked.
  */
 import type { DryRunStates } from '../threat-models/dry-run-states.js';
@@ -57,6 +58,8 @@ export interface ErasureOptions {
   /** Called after suppressions change (caches of the list are dropped). */
   readonly suppressionsChanged?: (accountId: string) => Promise<void>;
   readonly onError?: (err: unknown, job: SubjectJobRow) => void;
+  /** PostgreSQL: the scrub rewrites the relations the job wrote (VACUUM FULL) instead of vacuuming them. */
+  readonly rewrite?: boolean;
 }
 
 /** The job's step failed for a reason that is not the job's own (the store or state went away); it is tried again later. */
@@ -200,7 +203,8 @@ export class ErasureJobs {
           break;
         case 'scrub':
           touched?.add('subject_jobs');
-          if (!(await store.subjects.scrub(touched && [...touched]))) throw new ScrubBusy('the WAL is in use by a reader; the scrub is tried again');
+          if (!(await store.subjects.scrub(touched && [...touched], { rewrite: this.options.rewrite, between: () => progress() })))
+            throw new ScrubBusy('the WAL is in use by a reader; the scrub is tried again');
           break;
         case 'suppress':
           if (job.suppressDays > 0) {
@@ -227,8 +231,8 @@ export class ErasureJobs {
     });
     if (!finished) throw new LeaseLost();
     // The job row held the identifiers until now: its earlier versions go with this scrub (or,
-    // when a reader keeps the WAL busy, with the next job's or the WAL's next restart).
-    await store.subjects.scrub(['subject_jobs']);
+    // when a reader keeps the WAL busy or the instance stops first, with the next job's scrub).
+    await store.subjects.scrub(['subject_jobs'], { rewrite: this.options.rewrite });
   }
 
   /** Deletes the account's rows of `table` that mention the subject; answers how many. */

@@ -246,6 +246,14 @@ export interface AuditStore {
  * ran out (queued, or left by an instance that stopped), and `updateJob` records progress only
  * while the caller still holds it.
  */
+/** How an erasure's scrub treats PostgreSQL's relations (SQLite's scrub leaves no erased byte without them). */
+export interface ScrubOptions {
+  /** Rewrite each relation with VACUUM FULL, so that no removed row version or index key stays in its files. */
+  readonly rewrite?: boolean;
+  /** Called after each relation (the erasure renews its lease). */
+  readonly between?: () => Promise<void>;
+}
+
 export interface SubjectStore {
   createJob(job: SubjectJobRow): Promise<void>;
   getJob(accountId: string, id: string): Promise<SubjectJobRow | undefined>;
@@ -272,9 +280,10 @@ export interface SubjectStore {
    * indexes (dropping deleted rows' terms) and empties the WAL; false when a reader's old snapshot
    * kept the WAL from being emptied (try again later). PostgreSQL: VACUUMs these relations, or,
    * when the caller does not know which relations the erasure wrote (undefined), every relation
-   * an erasure writes.
+   * an erasure writes; with `rewrite`, rewrites them instead (VACUUM FULL: new files, indexes
+   * rebuilt), calling `between` after each.
    */
-  scrub(relations: readonly string[] | undefined): Promise<boolean>;
+  scrub(relations: readonly string[] | undefined, options?: ScrubOptions): Promise<boolean>;
   /** The account's notes with these ids (an export reads them whole). */
   notesByIds(accountId: string, ids: readonly string[]): Promise<readonly AlertNote[]>;
   /** Adds or extends suppressions until `until`. */

@@ -1,5 +1,6 @@
-import { sql, type RawBuilder } from 'kysely';
-import type { SubjectStore } from '../store.js';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { Database } from '../schema.js';
+import type { ScrubOptions, SubjectStore } from '../store.js';
 import {
   ERASABLE_TABLES,
   type Actor,
@@ -230,7 +231,7 @@ export class KyselySubjectStore implements SubjectStore {
     );
   }
 
-  async scrub(relations: readonly string[] | undefined): Promise<boolean> {
+  async scrub(relations: readonly string[] | undefined, options: ScrubOptions = {}): Promise<boolean> {
     if (this.x.kind === 'postgres') {
       // A deleted or rewritten row stays in its page as a dead row version until VACUUM removes
       // it (and, with INDEX_CLEANUP ON, the index entries that point to it, however few). VACUUM
@@ -238,8 +239,12 @@ export class KyselySubjectStore implements SubjectStore {
       // autocommit. Without a list, every relation an erasure writes: the events table's
       // partitions all.
       const targets = relations ?? [...Object.keys(ERASABLE_TABLES), 'subject_jobs'];
-      for (const relation of new Set(targets))
-        await this.x.guard('scrub', () => sql`vacuum (index_cleanup on) ${sql.raw(quotedRelation(relation))}`.execute(this.x.db));
+      for (const relation of new Set(targets)) {
+        const name = sql.raw(quotedRelation(relation));
+        if (options.rewrite) await this.x.guard('scrub', () => rewriteRelation(this.x.db, name));
+        else await this.x.guard('scrub', () => sql`vacuum (index_cleanup on) ${name}`.execute(this.x.db));
+        await options.between?.();
+      }
       return true;
     }
     await this.x.guard('scrub', async () => {
@@ -312,6 +317,23 @@ export class KyselySubjectStore implements SubjectStore {
     const result = await this.x.guard('pruneSuppressions', () => this.x.db.deleteFrom('subject_suppressions').where('until', '<=', now).executeTakeFirst());
     return Number(result.numDeletedRows);
   }
+}
+
+/**
+ * Writes the relation's live rows into new files and rebuilds its indexes (its TOAST table's
+ * too); the old files are dropped. Holds an ACCESS EXCLUSIVE lock on the relation throughout,
+ * and takes as long as the relation is big: on its own connection, without the pool's statement
+ * timeout.
+ */
+async function rewriteRelation(db: Kysely<Database>, name: RawBuilder<unknown>): Promise<void> {
+  await db.connection().execute(async (connection) => {
+    await sql`set statement_timeout = 0`.execute(connection);
+    try {
+      await sql`vacuum full ${name}`.execute(connection);
+    } finally {
+      await sql`reset statement_timeout`.execute(connection);
+    }
+  });
 }
 
 /** A relation name as SQL: a plain name quoted, a name `regclass` wrote (quoted where needed, maybe schema-qualified) as it is. */
