@@ -65,7 +65,7 @@ export interface ErasureOptions {
 /** The job's step failed for a reason that is not the job's own (the store or state went away); it is tried again later. */
 class LeaseLost extends Error {}
 
-/** SQLite's WAL could not be emptied (a reader holds an old snapshot): the step runs again later. */
+/** A reader's old snapshot keeps erased bytes (SQLite's WAL cannot be emptied, PostgreSQL's rewrite would copy them): the step runs again later. */
 class ScrubBusy extends Error {}
 
 /** Erasure jobs: submitted by the routes, run by every instance's runner under a lease. */
@@ -204,7 +204,7 @@ export class ErasureJobs {
         case 'scrub':
           touched?.add('subject_jobs');
           if (!(await store.subjects.scrub(touched && [...touched], { rewrite: this.options.rewrite, between: () => progress() })))
-            throw new ScrubBusy('the WAL is in use by a reader; the scrub is tried again');
+            throw new ScrubBusy("a reader's old snapshot keeps erased bytes (SQLite's WAL, or row versions a rewrite would copy); the scrub is tried again");
           break;
         case 'suppress':
           if (job.suppressDays > 0) {

@@ -281,7 +281,8 @@ export interface SubjectStore {
    * kept the WAL from being emptied (try again later). PostgreSQL: VACUUMs these relations, or,
    * when the caller does not know which relations the erasure wrote (undefined), every relation
    * an erasure writes; with `rewrite`, rewrites them instead (VACUUM FULL: new files, indexes
-   * rebuilt), calling `between` after each.
+   * rebuilt), calling `between` after each; false, rewriting nothing, when a session still holds
+   * a snapshot older than the erasure's writes (the rewrite would copy them).
    */
   scrub(relations: readonly string[] | undefined, options?: ScrubOptions): Promise<boolean>;
   /** The account's notes with these ids (an export reads them whole). */

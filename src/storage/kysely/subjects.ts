@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../schema.js';
 import type { ScrubOptions, SubjectStore } from '../store.js';
@@ -52,6 +53,10 @@ function needleForms(needles: readonly string[]): string[] {
   }
   return [...forms];
 }
+
+/** How long a rewrite waits for older snapshots to end before its scrub reports busy (and runs again after the job's lease). */
+const SNAPSHOT_POLLS = 40;
+const SNAPSHOT_POLL_MS = 250;
 
 /**
  * Data subjects over Kysely: erasure jobs with their lease, the rows that may mention a subject
@@ -239,6 +244,7 @@ export class KyselySubjectStore implements SubjectStore {
       // autocommit. Without a list, every relation an erasure writes: the events table's
       // partitions all.
       const targets = relations ?? [...Object.keys(ERASABLE_TABLES), 'subject_jobs'];
+      if (options.rewrite && !(await this.olderSnapshotsGone())) return false;
       for (const relation of new Set(targets)) {
         const name = sql.raw(quotedRelation(relation));
         if (options.rewrite) await this.x.guard('scrub', () => rewriteRelation(this.x.db, name));
@@ -258,6 +264,36 @@ export class KyselySubjectStore implements SubjectStore {
     // pages leave the WAL too; busy while a reader holds an old snapshot.
     const [result] = await this.x.guard('scrub', () => sql<{ busy: number }>`pragma wal_checkpoint(TRUNCATE)`.execute(this.x.db).then((r) => r.rows));
     return result !== undefined && Number(result.busy) === 0;
+  }
+
+  /**
+   * Whether no session of the database (nor a standby, through a replication slot or its
+   * feedback) holds a snapshot or transaction older than the erasure's writes, waiting a little
+   * for those that do: a rewrite copies a deleted row version into the new files while such a
+   * snapshot may still see it. Sessions of other roles count only when Vigil's role may read
+   * their state (pg_read_all_stats).
+   */
+  private async olderSnapshotsGone(): Promise<boolean> {
+    const [start] = await this.x.guard('scrub', () =>
+      sql<{ next: string }>`select xid(pg_snapshot_xmax(pg_current_snapshot()))::text as next`.execute(this.x.db).then((r) => r.rows),
+    );
+    if (start === undefined) return false;
+    const next = sql`${start.next}::xid`;
+    for (let tries = 1; ; tries++) {
+      const [held] = await this.x.guard('scrub', () =>
+        sql<{ older: boolean }>`select exists (
+            select from pg_stat_activity a cross join lateral (values (a.backend_xmin), (a.backend_xid)) v(x)
+            where (a.datname = current_database() or a.backend_type = 'walsender') and a.pid <> pg_backend_pid() and v.x is not null and age(v.x) > age(${next})
+            union all
+            select from pg_replication_slots s where s.xmin is not null and age(s.xmin) > age(${next})
+          ) as older`
+          .execute(this.x.db)
+          .then((r) => r.rows),
+      );
+      if (held?.older !== true) return true;
+      if (tries >= SNAPSHOT_POLLS) return false;
+      await sleep(SNAPSHOT_POLL_MS);
+    }
   }
 
   async notesByIds(accountId: string, ids: readonly string[]): Promise<readonly AlertNote[]> {
