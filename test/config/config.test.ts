@@ -68,6 +68,7 @@ const BAD: [string, string, string][] = [
   ['VIGIL_REDIS_CLUSTER', 'on', 'VIGIL_REDIS_URL must name'],
   ['VIGIL_COMMIT_MAX_EVENTS', '0', '1 to'],
   ['VIGIL_SUBJECT_JOB_LEASE_MS', '999', '1000 to 3600000'],
+  ['VIGIL_ERASURE_REWRITE', 'yes', 'on, off'],
   ['VIGIL_INGEST_IN_FLIGHT_BYTES', '512', '1024 to'],
   ['VIGIL_INGEST_MAX_WAITING', '-1', '0 to'],
   ['VIGIL_INGEST_MAX_IN_FLIGHT', '0', '1 to'],
