@@ -230,6 +230,12 @@ export const ATTACKS: readonly Attack[] = [
   },
 ];
 
+/**
+ * The neighbour's own ordinary traffic may be refused 503 OVERLOADED when it floods an instance
+ * that the test run leaves little CPU: the instance sheds the excess, which is its job.
+ */
+const OVERLOADED_OR_ACCEPTED = [202, 503] as const;
+
 /** What an ordinary neighbour sends, in two shapes: the baselines the attacks are compared with. */
 export const ORDINARY_BATCHES: Attack = {
   name: 'ordinary batches of the same size from the same account',
@@ -237,7 +243,7 @@ export const ORDINARY_BATCHES: Attack = {
   async once(env, round) {
     await expectStatus(
       env.send({ method: 'POST', url: '/v1/events/batch', headers: auth(env.attacker.secret), body: bigBatch(round, 'auth.login.success') }),
-      [202],
+      OVERLOADED_OR_ACCEPTED,
       'ordinary batch',
     );
   },
@@ -248,7 +254,7 @@ export const ORDINARY: Attack = {
   baseline: 'events',
   async once(env, round) {
     const body = { event: 'auth.login.success', actor_id: `o${round % 200}`, ip: '198.51.100.20' };
-    await expectStatus(env.send({ method: 'POST', url: '/v1/events', headers: auth(env.attacker.secret), body }), [202], 'ordinary event');
+    await expectStatus(env.send({ method: 'POST', url: '/v1/events', headers: auth(env.attacker.secret), body }), OVERLOADED_OR_ACCEPTED, 'ordinary event');
   },
 };
 

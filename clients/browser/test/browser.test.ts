@@ -135,18 +135,20 @@ describe.skipIf(!haveChromium)('browser client in headless Chromium', () => {
 
   it('Free key: 100 logins within one second from a page cause no 429; each is sent (some after a paced wait) or counted dropped', async () => {
     const p = await openPage();
+    // An actor of this attempt's own, so that a retried attempt counts only the events it sent.
+    const actor = `browser-burst-${Date.now()}`;
     const run = await p.evaluate(
-      async ({ key, base }) => {
+      async ({ key, base, actor }) => {
         const vigil = new window.testPage.Vigil({ apiKey: key, baseUrl: base, mode: 'direct' });
         const pending: Promise<{ outcome: string }>[] = [];
         for (let i = 0; i < 100; i++) {
-          pending.push(vigil.track({ event: 'auth.login.success', actor_id: 'browser-burst', metadata: { n: i } }));
+          pending.push(vigil.track({ event: 'auth.login.success', actor_id: actor, metadata: { n: i } }));
           await new Promise((resolve) => setTimeout(resolve, 10));
         }
         const outcomes = (await Promise.all(pending)).map((r) => r.outcome);
         return { outcomes, stats: vigil.stats() };
       },
-      { key: service.info.accounts['free-2']!.publishable, base: service.info.base },
+      { key: service.info.accounts['free-2']!.publishable, base: service.info.base, actor },
     );
     const { stats, outcomes } = run;
     const count = (o: string) => outcomes.filter((x) => x === o).length;
@@ -162,7 +164,7 @@ describe.skipIf(!haveChromium)('browser client in headless Chromium', () => {
     expect(stats.pacedDropped).toBe(stats.dropped);
     expect(stats.sent).toBeGreaterThanOrEqual(5);
     expect(stats.inCooldown).toBe(false);
-    expect(await stored('free-2', 'browser-burst')).toHaveLength(stats.sent);
+    expect(await stored('free-2', actor)).toHaveLength(stats.sent);
   });
 
   it('buffers by default and sends batches (Pro) or single events (Free)', async () => {
