@@ -54,8 +54,14 @@ export interface Attack {
 const json = (headers: Record<string, string> = {}) => ({ 'content-type': 'application/json', ...headers });
 const auth = (key: string, headers: Record<string, string> = {}) => json({ authorization: `Bearer ${key}`, ...headers });
 
-async function expectStatus(answer: Promise<Answer>, allowed: readonly number[], what: string): Promise<Answer> {
+/**
+ * The answer's status must be one of `allowed`. The neighbour's own requests may also be shed
+ * with 503 OVERLOADED when its flood outruns an instance that the test run leaves little CPU:
+ * shedding the excess is the instance's job. The victim's requests are checked with `strict`.
+ */
+async function expectStatus(answer: Promise<Answer>, allowed: readonly number[], what: string, strict = false): Promise<Answer> {
   const a = await answer;
+  if (!strict && a.status === 503 && a.body.includes('"OVERLOADED"')) return a;
   if (!allowed.includes(a.status)) throw new Error(`${what}: answered ${a.status}, expected ${allowed.join(' or ')}: ${a.body.slice(0, 300)}`);
   return a;
 }
@@ -230,12 +236,6 @@ export const ATTACKS: readonly Attack[] = [
   },
 ];
 
-/**
- * The neighbour's own ordinary traffic may be refused 503 OVERLOADED when it floods an instance
- * that the test run leaves little CPU: the instance sheds the excess, which is its job.
- */
-const OVERLOADED_OR_ACCEPTED = [202, 503] as const;
-
 /** What an ordinary neighbour sends, in two shapes: the baselines the attacks are compared with. */
 export const ORDINARY_BATCHES: Attack = {
   name: 'ordinary batches of the same size from the same account',
@@ -243,7 +243,7 @@ export const ORDINARY_BATCHES: Attack = {
   async once(env, round) {
     await expectStatus(
       env.send({ method: 'POST', url: '/v1/events/batch', headers: auth(env.attacker.secret), body: bigBatch(round, 'auth.login.success') }),
-      OVERLOADED_OR_ACCEPTED,
+      [202],
       'ordinary batch',
     );
   },
@@ -254,7 +254,7 @@ export const ORDINARY: Attack = {
   baseline: 'events',
   async once(env, round) {
     const body = { event: 'auth.login.success', actor_id: `o${round % 200}`, ip: '198.51.100.20' };
-    await expectStatus(env.send({ method: 'POST', url: '/v1/events', headers: auth(env.attacker.secret), body }), OVERLOADED_OR_ACCEPTED, 'ordinary event');
+    await expectStatus(env.send({ method: 'POST', url: '/v1/events', headers: auth(env.attacker.secret), body }), [202], 'ordinary event');
   },
 };
 
@@ -264,7 +264,7 @@ export async function victimLatencies(send: Send, secret: string, count: number)
   for (let i = 0; i < count; i++) {
     const body = { event: 'auth.login.failure', actor_id: `victim${i % 20}`, ip: '192.0.2.10' };
     const started = performance.now();
-    await expectStatus(send({ method: 'POST', url: '/v1/events', headers: auth(secret), body }), [202], 'victim event');
+    await expectStatus(send({ method: 'POST', url: '/v1/events', headers: auth(secret), body }), [202], 'victim event', true);
     latencies.push(performance.now() - started);
   }
   return latencies;
