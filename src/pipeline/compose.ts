@@ -102,8 +102,9 @@ export function inOrder(s: IngestStages): StageList<Received, Answered> {
       .and(s.detect) // needs enrichment (locations, feeds) and updates shared window state
       .and(s.model) // threat models on the same state after the built-in detectors; their alerts feed the score
       .and(s.score) // needs every alert
+      // group commit; the 202 is sent only after the event's transaction committed
       .and(s.store)
-  ); // group commit; the 202 is sent only after the event's transaction committed
+  );
 }
 
 /** Every stage, built from the backends; `commits` batches the store stage's transactions. */
