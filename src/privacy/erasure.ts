@@ -20,7 +20,7 @@
 import type { DryRunStates } from '../threat-models/dry-run-states.js';
 import type { StateStore } from '../detection/state/state-store.js';
 import type { Store } from '../storage/store.js';
-import type { ErasableTable, SubjectJobRow } from '../storage/types.js';
+import type { ErasableTable, MentionRow, SubjectJobRow } from '../storage/types.js';
 import type { Clock } from '../util/clock.js';
 import { DAY_MS } from '../util/duration.js';
 import { newId, ulid } from '../util/ids.js';
@@ -236,39 +236,31 @@ export class ErasureJobs {
   }
 
   /** Deletes the account's rows of `table` that mention the subject; answers how many. */
-  private async deleteMentions(
+  private deleteMentions(
     table: ErasableTable,
     accountId: string,
     matcher: SubjectMatcher,
     progress: () => Promise<void>,
     touched: Set<string> | undefined,
   ): Promise<number> {
-    let deleted = 0;
-    let after: string | undefined;
-    for (;;) {
-      const rows = await this.options.store.subjects.findMentions(table, accountId, matcher.searchTexts, after, PAGE);
+    return this.eachMentionPage(table, accountId, matcher, progress, async (rows) => {
       const keys = rows.filter((row) => Object.values(row.columns).some((text) => text !== null && matcher.columnMentions(text))).map((row) => row.key);
       const erased = await this.options.store.subjects.deleteRows(table, accountId, keys);
-      deleted += erased.count;
       for (const relation of erased.relations) touched?.add(relation);
-      await progress();
-      if (rows.length < PAGE) return deleted;
-      after = (rows[rows.length - 1] as { key: string }).key;
-    }
+      return erased.count;
+    });
   }
 
   /** Rewrites the account's rows of `table` that mention the subject with each mention replaced; answers how many. */
-  private async redactMentions(
+  private redactMentions(
     table: ErasableTable,
     accountId: string,
     matcher: SubjectMatcher,
     progress: () => Promise<void>,
     touched: Set<string> | undefined,
   ): Promise<number> {
-    let changed = 0;
-    let after: string | undefined;
-    for (;;) {
-      const rows = await this.options.store.subjects.findMentions(table, accountId, matcher.searchTexts, after, PAGE);
+    return this.eachMentionPage(table, accountId, matcher, progress, async (rows) => {
+      let changed = 0;
       for (const row of rows) {
         const values: Record<string, string | null> = {};
         for (const [column, text] of Object.entries(row.columns))
@@ -278,8 +270,28 @@ export class ErasureJobs {
           touched?.add(table);
         }
       }
+      return changed;
+    });
+  }
+
+  /**
+   * Walks the account's rows of `table` whose text may mention the subject, a page at a time in
+   * key order, reporting progress after each; answers the sum of what `handle` answered per page.
+   */
+  private async eachMentionPage(
+    table: ErasableTable,
+    accountId: string,
+    matcher: SubjectMatcher,
+    progress: () => Promise<void>,
+    handle: (rows: readonly MentionRow[]) => Promise<number>,
+  ): Promise<number> {
+    let total = 0;
+    let after: string | undefined;
+    for (;;) {
+      const rows = await this.options.store.subjects.findMentions(table, accountId, matcher.searchTexts, after, PAGE);
+      total += await handle(rows);
       await progress();
-      if (rows.length < PAGE) return changed;
+      if (rows.length < PAGE) return total;
       after = (rows[rows.length - 1] as { key: string }).key;
     }
   }
