@@ -16,11 +16,15 @@ export function measuredAdmission(registry: Registry, limits: AdmissionLimits): 
   const admission = new IngestAdmission(limits, { onWaited: (seconds) => waited.observe(seconds) });
   const rejected = new Counter({
     name: 'vigil_admission_rejected_total',
-    help: 'Ingestion requests answered 503 OVERLOADED: VIGIL_INGEST_MAX_WAITING requests were waiting (waiting_full), or the wait would pass VIGIL_INGEST_MAX_WAIT_MS (wait_too_long)',
+    help: 'Ingestion requests answered 503 OVERLOADED: VIGIL_INGEST_MAX_WAITING requests were waiting (waiting_full), the account held its share of them (account_share), or the wait would pass VIGIL_INGEST_MAX_WAIT_MS (wait_too_long)',
     labelNames: ['reason'],
     registers: [registry],
   });
-  const byReason: Record<OverloadReason, Counter.Internal> = { waiting_full: rejected.labels('waiting_full'), wait_too_long: rejected.labels('wait_too_long') };
+  const byReason: Record<OverloadReason, Counter.Internal> = {
+    waiting_full: rejected.labels('waiting_full'),
+    account_share: rejected.labels('account_share'),
+    wait_too_long: rejected.labels('wait_too_long'),
+  };
   const gauge = (name: string, help: string, value: () => number) =>
     new Gauge({
       name,

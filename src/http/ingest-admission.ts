@@ -10,9 +10,11 @@
  * young generation, survives into the old one and makes every major GC mark it. Past the budget,
  * requests wait here before their body is read (routes/ingest.ts admits them in preParsing): the
  * body stays in the connection's buffers, outside the JavaScript heap, and Node stops reading
- * the socket once its stream buffer is full. They wait first come first served and enter as
- * earlier ones finish. A request alone in flight is always admitted, whatever its size, so no
- * body that the size limits accept waits forever.
+ * the socket once its stream buffer is full. They enter as earlier ones finish: each account's
+ * requests in their order, and the accounts with requests waiting in turns, one request each per
+ * round, so that one account sending far more than the others does not make theirs wait behind
+ * its own. A request alone in flight is always admitted, whatever its size, so no body that the
+ * size limits accept waits forever.
  *
  * The requests in flight are bounded too: an admitted request waits for its commit with every
  * other one in flight, so by Little's law its time in the pipeline is their number over the rate
@@ -20,13 +22,17 @@
  *
  * The wait is bounded, so that under a sustained load above what the process ingests the
  * requests it accepts keep a bounded latency and the others get a fast answer instead of an
- * ever longer queue: a request that finds `maxWaiting` requests waiting, or a queue whose head
- * has waited longer than `maxWaitMs`, or a queue that the observed drain rate would not bring it
- * through within `maxWaitMs`, is refused at once (503 OVERLOADED), with no work done for it.
+ * ever longer queue: a request that finds `maxWaiting` requests waiting, or its account holding
+ * its share of them, or its account's oldest waiting request waiting longer than `maxWaitMs`, or
+ * a queue that the observed drain rate would not bring it through within `maxWaitMs` (counting
+ * the turns of the other accounts), is refused at once (503 OVERLOADED), with no work done for it.
+ * An account's share is the waiting room over one more than the accounts waiting: a share is
+ * always free for an account that has nothing waiting yet, so the account that floods an
+ * instance is the one refused.
  */
 
-/** Why a request was refused admission: the waiting requests' count, or the wait it would have. */
-export type OverloadReason = 'waiting_full' | 'wait_too_long';
+/** Why a request was refused admission: the waiting requests' count, its account's share of them, or the wait it would have. */
+export type OverloadReason = 'waiting_full' | 'account_share' | 'wait_too_long';
 
 /** A refused admission: the request is answered 503 at once and never enters the pipeline. */
 export interface AdmissionRefused {
@@ -34,6 +40,7 @@ export interface AdmissionRefused {
 }
 
 const WAITING_FULL: AdmissionRefused = { refused: 'waiting_full' };
+const ACCOUNT_SHARE: AdmissionRefused = { refused: 'account_share' };
 const WAIT_TOO_LONG: AdmissionRefused = { refused: 'wait_too_long' };
 
 export interface AdmissionLimits {
@@ -122,11 +129,57 @@ interface Waiting {
   readonly enter: () => void;
 }
 
+/** A first-in first-out queue read from its head, so that taking the head costs no shift. */
+class Fifo<T> {
+  private items: T[] = [];
+  private head = 0;
+
+  get size(): number {
+    return this.items.length - this.head;
+  }
+
+  get first(): T | undefined {
+    return this.items[this.head];
+  }
+
+  push(item: T): void {
+    this.items.push(item);
+  }
+
+  shift(): T | undefined {
+    if (this.head === this.items.length) return undefined;
+    const item = this.items[this.head++];
+    // The taken part is dropped once the queue is empty, or once it is half of the array.
+    if (this.head === this.items.length) {
+      this.items = [];
+      this.head = 0;
+    } else if (this.head >= 1024 && this.head * 2 >= this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return item;
+  }
+
+  *[Symbol.iterator](): IterableIterator<T> {
+    for (let k = this.head; k < this.items.length; k++) yield this.items[k] as T;
+  }
+}
+
+/** One account's part of the admission: its requests in flight and its own queue. */
+interface AccountShare {
+  readonly account: string;
+  inFlight: number;
+  readonly waiting: Fifo<Waiting>;
+}
+
 export class IngestAdmission {
   private inFlight = 0;
   private requestsInFlight = 0;
-  private readonly waiting: Waiting[] = [];
-  private head = 0;
+  private waitingCount = 0;
+  /** The accounts with requests in flight or waiting; an account leaves when it has neither. */
+  private readonly shares = new Map<string, AccountShare>();
+  /** The accounts with requests waiting, in the order their next request enters: one request per account per round. */
+  private readonly turns = new Fifo<AccountShare>();
   private readonly drain = new DrainMeter();
   private readonly refusals: RateMeter;
   /** Every finished request, for a Retry-After before any saturated stretch was measured. */
@@ -165,29 +218,49 @@ export class IngestAdmission {
 
   /** Requests waiting for admission. */
   get queued(): number {
-    return this.waiting.length - this.head;
+    return this.waitingCount;
   }
 
   /**
-   * Admits a body of `bytes`: undefined when it enters at once (no promise on the common path),
-   * a promise that resolves when it does, or a refusal when it would wait past the limits. Every
-   * admission that is not refused is paired with one `leave`.
+   * Admits a body of `bytes` sent for `account`: undefined when it enters at once (no promise on
+   * the common path), a promise that resolves when it does, or a refusal when it would wait past
+   * the limits. Every admission that is not refused is paired with one `leave` of the same
+   * account.
    */
-  enter(bytes: number): Promise<void> | AdmissionRefused | undefined {
-    const queued = this.queued;
-    if (queued === 0 && this.fits(bytes)) {
-      this.inFlight += bytes;
-      this.requestsInFlight++;
+  enter(bytes: number, account: string): Promise<void> | AdmissionRefused | undefined {
+    if (this.waitingCount === 0 && this.fits(bytes)) {
+      this.admit(this.shareOf(account), bytes);
       return undefined;
     }
     const now = this.now();
-    const refusal = this.refusal(queued, now);
+    const share = this.shares.get(account);
+    const refusal = this.refusal(share, now);
     if (refusal !== undefined) {
       this.refusals.add();
       this.lastRefusal = now;
       return refusal;
     }
-    return new Promise<void>((enter) => this.waiting.push({ bytes, since: now, enter }));
+    const waiter = share ?? this.shareOf(account);
+    return new Promise<void>((enter) => {
+      if (waiter.waiting.size === 0) this.turns.push(waiter);
+      waiter.waiting.push({ bytes, since: now, enter });
+      this.waitingCount++;
+    });
+  }
+
+  private shareOf(account: string): AccountShare {
+    let share = this.shares.get(account);
+    if (share === undefined) {
+      share = { account, inFlight: 0, waiting: new Fifo() };
+      this.shares.set(account, share);
+    }
+    return share;
+  }
+
+  private admit(share: AccountShare, bytes: number): void {
+    this.inFlight += bytes;
+    this.requestsInFlight++;
+    share.inFlight++;
   }
 
   /** A body of `bytes` may enter now: the budget has room for it (or nothing is in flight) and fewer than maxInFlight requests are. */
@@ -196,50 +269,66 @@ export class IngestAdmission {
     return this.inFlight + bytes <= this.limits.budgetBytes && this.requestsInFlight < (this.limits.maxInFlight ?? Number.POSITIVE_INFINITY);
   }
 
-  private refusal(queued: number, now: number): AdmissionRefused | undefined {
+  /**
+   * Whether a request of the account with `share` (undefined: nothing of it in flight or waiting)
+   * may wait for its turn. The accounts take turns, so its turn comes after at most as many
+   * requests of each other waiting account as it has waiting itself.
+   */
+  private refusal(share: AccountShare | undefined, now: number): AdmissionRefused | undefined {
+    const queued = this.waitingCount;
     if (queued >= this.limits.maxWaiting) return WAITING_FULL;
+    const own = share?.waiting.size ?? 0;
+    const accounts = this.turns.size + (own === 0 ? 1 : 0);
+    // One share of the waiting room is kept free for an account that has none yet.
+    if (own > 0 && own >= Math.floor(this.limits.maxWaiting / (accounts + 1))) return ACCOUNT_SHARE;
     const maxWaitMs = this.limits.maxWaitMs;
     if (maxWaitMs === 0 || queued === 0) return undefined;
-    // The head has waited too long already: the queue drains slower than it fills.
-    if (now - (this.waiting[this.head] as Waiting).since > maxWaitMs) return WAIT_TOO_LONG;
-    // Every request ahead enters as one in flight finishes: at the rate they finish, this one's
-    // turn would come too late. No rate measured yet (nothing finished while others waited): the head's wait decides.
+    // The account's oldest waiting request has waited too long already: its requests come faster than its turns.
+    const head = share?.waiting.first;
+    if (head !== undefined && now - head.since > maxWaitMs) return WAIT_TOO_LONG;
+    // At the rate requests finish, this one's turn would come too late. No rate measured yet
+    // (nothing finished while others waited): the head's wait decides.
     const drain = this.drain.rate;
-    if (drain > 0 && ((queued + 1) * 1_000) / drain > maxWaitMs) return WAIT_TOO_LONG;
+    const ahead = Math.min(own + (accounts - 1) * (own + 1), queued);
+    if (drain > 0 && ((ahead + 1) * 1_000) / drain > maxWaitMs) return WAIT_TOO_LONG;
     return undefined;
   }
 
-  /** The request of an admitted body has finished (answered or failed): the next ones may enter. */
-  leave(bytes: number): void {
+  /** A request of `account` whose body was admitted has finished (answered or failed): the next ones may enter. */
+  leave(bytes: number, account: string): void {
     this.inFlight -= bytes;
     this.requestsInFlight--;
     this.completions.add();
+    const share = this.shares.get(account);
+    if (share !== undefined) {
+      share.inFlight--;
+      this.forgetIfIdle(share);
+    }
     let now: number | undefined;
-    if (this.head < this.waiting.length) {
+    if (this.waitingCount > 0) {
       now = this.now();
       this.drain.finished(now);
     } else this.drain.idle();
-    while (this.head < this.waiting.length) {
-      const next = this.waiting[this.head] as Waiting;
-      if (!this.fits(next.bytes)) break;
-      this.head++;
-      this.inFlight += next.bytes;
-      this.requestsInFlight++;
+    while (this.waitingCount > 0) {
+      const next = this.turns.first as AccountShare;
+      const request = next.waiting.first as Waiting;
+      if (!this.fits(request.bytes)) break;
+      this.turns.shift();
+      next.waiting.shift();
+      this.waitingCount--;
+      // The account's next request waits for its next round.
+      if (next.waiting.size > 0) this.turns.push(next);
+      this.admit(next, request.bytes);
       if (this.options.onWaited !== undefined) {
         now ??= this.now();
-        this.options.onWaited((now - next.since) / 1_000);
+        this.options.onWaited((now - request.since) / 1_000);
       }
-      next.enter();
+      request.enter();
     }
-    // The queue is an array read from `head`, so entering costs no shift; the entered part is
-    // dropped once it is half of the array.
-    if (this.head === this.waiting.length) {
-      this.waiting.length = 0;
-      this.head = 0;
-    } else if (this.head >= 1024 && this.head * 2 >= this.waiting.length) {
-      this.waiting.splice(0, this.head);
-      this.head = 0;
-    }
+  }
+
+  private forgetIfIdle(share: AccountShare): void {
+    if (share.inFlight === 0 && share.waiting.size === 0) this.shares.delete(share.account);
   }
 
   /**
@@ -263,7 +352,7 @@ export class IngestAdmission {
 
   /**
    * True while requests are being refused (one within the last second), or the next one would be:
-   * `maxWaiting` requests wait, or the head of the queue has waited past `maxWaitMs`.
+   * `maxWaiting` requests wait, or a request has waited past `maxWaitMs`.
    */
   get overloaded(): boolean {
     const now = this.now();
@@ -272,6 +361,9 @@ export class IngestAdmission {
     if (queued === 0) return false;
     if (queued >= this.limits.maxWaiting) return true;
     const maxWaitMs = this.limits.maxWaitMs;
-    return maxWaitMs > 0 && now - (this.waiting[this.head] as Waiting).since > maxWaitMs;
+    if (maxWaitMs === 0) return false;
+    // Each account's requests wait in their order, so the oldest is one of the accounts' first.
+    for (const share of this.turns) if (now - (share.waiting.first as Waiting).since > maxWaitMs) return true;
+    return false;
   }
 }

@@ -13,16 +13,16 @@ describe('IngestAdmission', () => {
   it('admits up to its budget, then first come first served as earlier requests leave', async () => {
     const admission = new IngestAdmission(unbounded(100));
     const order: string[] = [];
-    expect(admission.enter(60)).toBeUndefined();
-    expect(admission.enter(40)).toBeUndefined();
-    const third = waits(admission.enter(10));
-    const fourth = waits(admission.enter(5));
+    expect(admission.enter(60, A)).toBeUndefined();
+    expect(admission.enter(40, A)).toBeUndefined();
+    const third = waits(admission.enter(10, A));
+    const fourth = waits(admission.enter(5, A));
     void third.then(() => order.push('third'));
     void fourth.then(() => order.push('fourth'));
     // A small body behind a waiting one waits too: the queue keeps its order.
-    expect(admission.enter(1)).toBeInstanceOf(Promise);
+    expect(admission.enter(1, A)).toBeInstanceOf(Promise);
     expect(admission.queued).toBe(3);
-    admission.leave(40);
+    admission.leave(40, A);
     await Promise.resolve();
     expect(order).toEqual(['third', 'fourth']);
     expect(admission.bytesInFlight).toBe(60 + 10 + 5 + 1);
@@ -31,11 +31,11 @@ describe('IngestAdmission', () => {
 
   it('admits a body larger than the budget when nothing else is in flight', async () => {
     const admission = new IngestAdmission(unbounded(10));
-    expect(admission.enter(1_000)).toBeUndefined();
-    const next = waits(admission.enter(1_000));
+    expect(admission.enter(1_000, A)).toBeUndefined();
+    const next = waits(admission.enter(1_000, A));
     let entered = false;
     void next.then(() => (entered = true));
-    admission.leave(1_000);
+    admission.leave(1_000, A);
     await next;
     expect(entered).toBe(true);
     expect(admission.bytesInFlight).toBe(1_000);
@@ -43,14 +43,14 @@ describe('IngestAdmission', () => {
 
   it('keeps its order through a long queue that never drains completely', async () => {
     const admission = new IngestAdmission(unbounded(1));
-    expect(admission.enter(1)).toBeUndefined();
+    expect(admission.enter(1, A)).toBeUndefined();
     const entered: number[] = [];
-    for (let i = 0; i < 5_000; i++) void waits(admission.enter(1)).then(() => entered.push(i));
-    for (let i = 0; i < 4_000; i++) admission.leave(1);
+    for (let i = 0; i < 5_000; i++) void waits(admission.enter(1, A)).then(() => entered.push(i));
+    for (let i = 0; i < 4_000; i++) admission.leave(1, A);
     await new Promise((resolve) => setImmediate(resolve));
     expect(entered).toEqual(Array.from({ length: 4_000 }, (_, i) => i));
     expect(admission.queued).toBe(1_000);
-    for (let i = 0; i < 1_000; i++) admission.leave(1);
+    for (let i = 0; i < 1_000; i++) admission.leave(1, A);
     await new Promise((resolve) => setImmediate(resolve));
     expect(entered).toHaveLength(5_000);
     expect(entered[4_999]).toBe(4_999);
@@ -67,81 +67,144 @@ describe('IngestAdmission past its limits', () => {
 
   it('refuses a request when maxWaiting requests wait, and lets one wait again once the queue moves', () => {
     const { admission } = timed({ budgetBytes: 10, maxWaiting: 2, maxWaitMs: 0 });
-    expect(admission.enter(10)).toBeUndefined();
-    void waits(admission.enter(10));
-    void waits(admission.enter(10));
+    expect(admission.enter(10, A)).toBeUndefined();
+    void waits(admission.enter(10, A));
+    void waits(admission.enter(10, B));
     expect(admission.overloaded).toBe(true);
-    expect(admission.enter(10)).toEqual({ refused: 'waiting_full' });
+    expect(admission.enter(10, C)).toEqual({ refused: 'waiting_full' });
     // A refused request takes no turn: the two waiting enter one after the other.
-    admission.leave(10);
+    admission.leave(10, A);
     expect(admission.inFlightRequests).toBe(1);
     expect(admission.queued).toBe(1);
-    void waits(admission.enter(10));
-    expect(admission.enter(1)).toEqual({ refused: 'waiting_full' });
+    void waits(admission.enter(10, C));
+    expect(admission.enter(1, A)).toEqual({ refused: 'waiting_full' });
+  });
+
+  it('lets the accounts with requests waiting take turns, one request each per round', async () => {
+    const admission = new IngestAdmission(unbounded(1));
+    const order: string[] = [];
+    expect(admission.enter(1, A)).toBeUndefined();
+    for (let i = 1; i <= 4; i++) void waits(admission.enter(1, A)).then(() => order.push(`A${i}`));
+    void waits(admission.enter(1, B)).then(() => order.push('B1'));
+    void waits(admission.enter(1, C)).then(() => order.push('C1'));
+    void waits(admission.enter(1, B)).then(() => order.push('B2'));
+    const accountOf = { A, B, C } as Record<string, string>;
+    let last: string = A;
+    for (let i = 0; i < 7; i++) {
+      admission.leave(1, last);
+      await new Promise((resolve) => setImmediate(resolve));
+      last = accountOf[(order.at(-1) ?? '').slice(0, 1)] as string;
+    }
+    // B and C sent after four of A's requests, yet wait for one of them only.
+    expect(order).toEqual(['A1', 'B1', 'C1', 'A2', 'B2', 'A3', 'A4']);
+    expect(admission.queued).toBe(0);
+  });
+
+  it('keeps a share of the waiting room free for an account that has nothing waiting', () => {
+    const { admission } = timed({ budgetBytes: 1, maxWaiting: 8, maxWaitMs: 0 });
+    expect(admission.enter(1, A)).toBeUndefined();
+    // Alone, an account may fill half of the room: the other half is for the next account.
+    for (let i = 0; i < 4; i++) void waits(admission.enter(1, A));
+    expect(admission.enter(1, A)).toEqual({ refused: 'account_share' });
+    // With two accounts waiting, a share is a third of the room.
+    void waits(admission.enter(1, B));
+    void waits(admission.enter(1, B));
+    expect(admission.enter(1, B)).toEqual({ refused: 'account_share' });
+    void waits(admission.enter(1, C));
+    void waits(admission.enter(1, D));
+    expect(admission.queued).toBe(8);
+    expect(admission.enter(1, E)).toEqual({ refused: 'waiting_full' });
+  });
+
+  it("refuses an account whose own oldest request has waited past maxWaitMs, and not the others'", () => {
+    const { admission, advance } = timed({ budgetBytes: 1, maxWaiting: 100, maxWaitMs: 500 });
+    expect(admission.enter(1, A)).toBeUndefined();
+    void waits(admission.enter(1, A));
+    advance(501);
+    expect(admission.overloaded).toBe(true);
+    expect(admission.enter(1, A)).toEqual({ refused: 'wait_too_long' });
+    void waits(admission.enter(1, B));
+    expect(admission.queued).toBe(2);
+  });
+
+  it("counts the other accounts' turns, not their whole queues, in the wait it expects for an account", () => {
+    const { admission, advance } = timed({ budgetBytes: 1, maxWaiting: 1_000, maxWaitMs: 100 });
+    expect(admission.enter(1, A)).toBeUndefined();
+    for (let i = 0; i < 30; i++) {
+      void waits(admission.enter(1, A));
+      advance(10);
+      admission.leave(1, A);
+    }
+    // 100 a second: A's eleventh waiting request would enter too late; B's first enters after one of A's.
+    for (let i = 0; i < 10; i++) void waits(admission.enter(1, A));
+    expect(admission.enter(1, A)).toEqual({ refused: 'wait_too_long' });
+    void waits(admission.enter(1, B));
+    void waits(admission.enter(1, B));
+    expect(admission.queued).toBe(12);
   });
 
   it('with no room to wait, refuses every request the budget does not admit at once', () => {
     const { admission } = timed({ budgetBytes: 10, maxWaiting: 0, maxWaitMs: 1_000 });
-    expect(admission.enter(6)).toBeUndefined();
-    expect(admission.enter(4)).toBeUndefined();
-    expect(admission.enter(1)).toEqual({ refused: 'waiting_full' });
-    admission.leave(6);
-    expect(admission.enter(6)).toBeUndefined();
+    expect(admission.enter(6, A)).toBeUndefined();
+    expect(admission.enter(4, A)).toBeUndefined();
+    expect(admission.enter(1, A)).toEqual({ refused: 'waiting_full' });
+    admission.leave(6, A);
+    expect(admission.enter(6, A)).toBeUndefined();
   });
 
   it('admits at most maxInFlight requests at once, however small their bodies', () => {
     const { admission } = timed({ budgetBytes: 1_000, maxInFlight: 2, maxWaiting: 1, maxWaitMs: 0 });
-    expect(admission.enter(1)).toBeUndefined();
-    expect(admission.enter(1)).toBeUndefined();
-    const third = waits(admission.enter(1));
-    expect(admission.enter(1)).toEqual({ refused: 'waiting_full' });
+    expect(admission.enter(1, A)).toBeUndefined();
+    expect(admission.enter(1, A)).toBeUndefined();
+    const third = waits(admission.enter(1, A));
+    expect(admission.enter(1, A)).toEqual({ refused: 'waiting_full' });
     let entered = false;
     void third.then(() => (entered = true));
-    admission.leave(1);
+    admission.leave(1, A);
     expect(admission.inFlightRequests).toBe(2);
     return third.then(() => expect(entered).toBe(true));
   });
 
   it('refuses a request once the head of the queue has waited longer than maxWaitMs', () => {
     const { admission, advance } = timed({ budgetBytes: 1, maxWaiting: 100, maxWaitMs: 500 });
-    expect(admission.enter(1)).toBeUndefined();
-    void waits(admission.enter(1));
+    expect(admission.enter(1, A)).toBeUndefined();
+    void waits(admission.enter(1, A));
     advance(500);
-    void waits(admission.enter(1));
+    void waits(admission.enter(1, A));
     expect(admission.overloaded).toBe(false);
     advance(1);
     expect(admission.overloaded).toBe(true);
-    expect(admission.enter(1)).toEqual({ refused: 'wait_too_long' });
+    expect(admission.enter(1, A)).toEqual({ refused: 'wait_too_long' });
   });
 
   it('refuses a request that the measured drain rate would not bring in within maxWaitMs', () => {
     const { admission, advance } = timed({ budgetBytes: 1, maxWaiting: 1_000, maxWaitMs: 100 });
-    expect(admission.enter(1)).toBeUndefined();
+    expect(admission.enter(1, A)).toBeUndefined();
     // Saturated: one request finishes every 10 ms while others wait, for 300 ms: 100 a second.
     for (let i = 0; i < 30; i++) {
-      void waits(admission.enter(1));
+      void waits(admission.enter(1, A));
       advance(10);
-      admission.leave(1);
+      admission.leave(1, A);
     }
     expect(admission.queued).toBe(0);
     // Nine waiting and this one: its turn comes in 100 ms, within the bound; an eleventh's would not.
-    for (let i = 0; i < 10; i++) void waits(admission.enter(1));
-    expect(admission.enter(1)).toEqual({ refused: 'wait_too_long' });
+    for (let i = 0; i < 10; i++) void waits(admission.enter(1, A));
+    expect(admission.enter(1, A)).toEqual({ refused: 'wait_too_long' });
     expect(admission.queued).toBe(10);
   });
 
   it('answers a Retry-After from the drain rate, spread up to its double, within 1 to 30 seconds', () => {
     const saturated = (random: number) => {
       const { admission, advance } = timed({ budgetBytes: 1, maxWaiting: 10_000, maxWaitMs: 0 }, () => random);
-      expect(admission.enter(1)).toBeUndefined();
+      expect(admission.enter(1, A)).toBeUndefined();
       // 20 requests a second while others wait.
       for (let i = 0; i < 10; i++) {
-        void waits(admission.enter(1));
+        void waits(admission.enter(1, A));
         advance(50);
-        admission.leave(1);
+        admission.leave(1, A);
       }
       // 99 waiting and one in flight: five seconds of work at 20 a second.
-      for (let i = 0; i < 99; i++) void waits(admission.enter(1));
+      for (let i = 0; i < 99; i++) void waits(admission.enter(1, A));
       return admission;
     };
     expect(saturated(0).retryAfterSeconds()).toBe(5);
@@ -149,11 +212,13 @@ describe('IngestAdmission past its limits', () => {
     expect(saturated(0.999).retryAfterSeconds()).toBe(10);
     // Nothing has finished yet: the longest.
     const { admission } = timed({ budgetBytes: 1, maxWaiting: 0, maxWaitMs: 0 });
-    expect(admission.enter(1)).toBeUndefined();
-    expect(admission.enter(1)).toEqual({ refused: 'waiting_full' });
+    expect(admission.enter(1, A)).toBeUndefined();
+    expect(admission.enter(1, A)).toEqual({ refused: 'waiting_full' });
     expect(admission.retryAfterSeconds()).toBe(RETRY_AFTER_MAX_S);
   });
 });
+
+const [A, B, C, D, E] = ['account-a', 'account-b', 'account-c', 'account-d', 'account-e'] as const;
 
 /** Limits that never refuse: the budget alone decides. */
 function unbounded(budgetBytes: number) {
@@ -325,6 +390,43 @@ describe('ingestion over the admission bound', () => {
     const [second, minute] = windowsUsed(last.headers['ratelimit'] as string, last.headers['ratelimit-policy'] as string);
     expect(second).toBe(2 + 5 + 1);
     expect(minute).toBe(6 * 20 + 1 + 1);
+  });
+});
+
+describe('ingestion of several accounts over the admission bound', () => {
+  let t: TestApp | undefined;
+  let release = () => {};
+  afterEach(() => {
+    release();
+    return t?.close();
+  });
+
+  it("refuses the flooding account's requests past its share, and admits another account's in the next turn", async () => {
+    // One batch in flight (each is over the 1 KiB budget), four places to wait: half for an account alone.
+    t = await roomyApp({ VIGIL_INGEST_IN_FLIGHT_BYTES: '1024', VIGIL_INGEST_MAX_WAITING: '4', VIGIL_INGEST_MAX_WAIT_MS: '60000' });
+    const app = t;
+    const flooding = await app.account('pro');
+    const quiet = await app.account('pro');
+    const { open, started } = holdCommits(app.services.store);
+    release = open;
+    const batch = (tag: string, n: number) => ({
+      events: Array.from({ length: 20 }, (_, i) => ({ event: 'custom.step.done', actor_id: `${tag}-${n}-${i}`, event_id: `${tag}-${n}-${i}` })),
+    });
+    const floods = [0, 1, 2, 3, 4, 5].map((n) => postEvent(app, flooding.secret, batch('flood', n), '/v1/events/batch'));
+    const answered: number[] = [];
+    floods.forEach((answer, k) => void answer.then(() => answered.push(k)));
+    await until(() => answered.length === 3, "the flooding account's requests past its share answered");
+    await until(() => started() === 1, 'the first batch committing');
+    for (const k of answered) expectError(await (floods[k] as (typeof floods)[number]), 503, 'OVERLOADED');
+    expect(await metric(app, 'vigil_admission_rejected_total{reason="account_share"}')).toBe(3);
+    // The other account's batch finds a place, though the flooding one sent first.
+    const quietAnswer = postEvent(app, quiet.secret, batch('quiet', 0), '/v1/events/batch');
+    await until(async () => (await metric(app, 'vigil_ingest_admission_waiting')) === 3, 'three requests waiting');
+    open();
+    expect((await quietAnswer).statusCode).toBe(202);
+    for (const [k, answer] of floods.entries()) if (!answered.includes(k)) expect((await answer).statusCode).toBe(202);
+    expect(await allEvents(app, quiet.secret)).toHaveLength(20);
+    expect(await allEvents(app, flooding.secret)).toHaveLength(3 * 20);
   });
 });
 

@@ -61,9 +61,11 @@ function admitBeforeParsing(admission: IngestAdmission, bodyLimit: number, onOve
     const announced = request.headers['content-length'];
     const bytes = announced === undefined ? bodyLimit : Number(announced);
     if (!(bytes <= bodyLimit)) return done();
-    const admitted = admission.enter(bytes);
+    // The guards have authenticated every ingestion request before its body is read.
+    const account = request.vigil.account?.account.id ?? '';
+    const admitted = admission.enter(bytes, account);
     if (admitted === undefined) {
-      reply.raw.once('close', () => admission.leave(bytes));
+      reply.raw.once('close', () => admission.leave(bytes, account));
       return done();
     }
     if (!(admitted instanceof Promise)) {
@@ -78,12 +80,12 @@ function admitBeforeParsing(admission: IngestAdmission, bodyLimit: number, onOve
     let entered = false;
     reply.raw.once('close', () => {
       closed = true;
-      if (entered) admission.leave(bytes);
+      if (entered) admission.leave(bytes, account);
     });
     void admitted.then(() => {
       entered = true;
       // A client that went away while its request waited: its turn is given back at once.
-      if (closed) admission.leave(bytes);
+      if (closed) admission.leave(bytes, account);
       done();
     });
   };
