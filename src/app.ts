@@ -28,6 +28,7 @@ import { MemoryDryRunStates } from './threat-models/dry-run-states.js';
 import { registerIngestRoutes } from './http/routes/ingest.js';
 import { registerKeyRoutes } from './http/routes/keys.js';
 import { measuredAdmission } from './http/admission-metrics.js';
+import { governBySaturation } from './http/saturation.js';
 import { registerOpsRoutes } from './http/routes/ops.js';
 import { registerReadRoutes } from './http/routes/read.js';
 import { registerEntityRoutes } from './http/routes/entities.js';
@@ -295,7 +296,9 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const rejection = rejectionFor(error);
     const status = ERROR_STATUS[rejection.code as ErrorCode];
-    if (status >= 500) request.log.error({ err: error }, 'request failed');
+    // An instance shedding load answers thousands of OVERLOADED a second: they are counted in
+    // /metrics (vigil_admission_rejected_total), and a log line each would add to the overload.
+    if (status >= 500 && rejection.code !== 'OVERLOADED') request.log.error({ err: error }, 'request failed');
     if ((rejection.code === 'RATE_LIMITED' || rejection.code === 'UNAVAILABLE') && !reply.hasHeader('Retry-After'))
       reply.header('Retry-After', String(rejection.retryAfter ?? 1));
     reply.code(status).type('application/json').send(errorBody(rejection, request.id));
@@ -425,6 +428,8 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
 
   await app.ready();
   erasures.start();
+  // The wait bound is what sheds load; without it (VIGIL_INGEST_MAX_WAIT_MS=0) requests only wait.
+  const stopGoverning = config.ingestMaxWaitMs > 0 ? governBySaturation(admission) : () => {};
   return {
     app,
     metrics,
@@ -433,6 +438,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     connections,
     erasures,
     async close() {
+      stopGoverning();
       await erasures.stop();
       await app.close();
       await commits.flush();

@@ -28,11 +28,18 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   OVERLOADED: 503,
 };
 
-/** Thrown inside route handlers to short-circuit with a coded error; rendered by the error handler. */
+/**
+ * Thrown inside route handlers to short-circuit with a coded error; rendered by the error handler.
+ * It is an answer, not a fault: no stack trace is captured, since a client that sends thousands of
+ * refused requests a second would otherwise pay for one on each.
+ */
 export class ApiError extends Error {
   readonly statusCode: number;
   constructor(readonly rejection: Rejection) {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(rejection.message);
+    Error.stackTraceLimit = limit;
     this.name = 'ApiError';
     this.statusCode = ERROR_STATUS[rejection.code];
   }
