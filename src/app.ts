@@ -184,7 +184,7 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
   app.server.headersTimeout = 10_000;
   const connections = limitConnectionsPerIp(app.server, { maxPerIp: config.maxConnectionsPerIp, exempt: config.trustProxy });
 
-  const authenticator = new Authenticator(deps.store.accounts, config.plans, deps.clock, { stamps: new AccountStamps(deps.state, 'keys') });
+  const authenticator = new Authenticator(deps.store.accounts, config.plans, deps.clock, { stamps: new AccountStamps(deps.state) });
   const allowedOrigins = new AllowedOrigins(deps.store.accounts, deps.clock);
   const sessions = new SessionAuthenticator({ store: deps.store, authenticator, plans: config.plans, clock: deps.clock, keySignIn: config.team.keySignIn });
   const audit = new AuditTrail(deps.store.audit, deps.clock);

@@ -62,6 +62,19 @@ export type Principal =
   | { readonly kind: 'key'; readonly keyId: string; readonly keyPrefix: string; readonly scopes: readonly KeyScope[] }
   | { readonly kind: 'member'; readonly userId: string; readonly email: string; readonly role: Role; readonly sessionId: string };
 
+/**
+ * An account's stamps as one request read them (src/detection/state/stamps.ts), one per kind of
+ * record an instance caches: its API keys (and plan), its suppression list, its threat models. A
+ * stamp nobody wrote yet (or one evicted) reads as null.
+ */
+export interface Stamps {
+  readonly keys: string | null;
+  readonly suppressions: string | null;
+  readonly threatModels: string | null;
+}
+
+export type StampName = keyof Stamps;
+
 /** Who sent the request, resolved once by authentication and read by every later stage. */
 export interface AccountContext {
   readonly account: Account;
@@ -70,4 +83,10 @@ export interface AccountContext {
   readonly keyId: string;
   readonly keyKind: KeyKind;
   readonly principal: Principal;
+  /**
+   * The account's stamps as authentication read them for this request: the suppression list and
+   * the threat models use them instead of reading their own. Absent when no stamps were read
+   * (a dashboard session, a caller outside HTTP): each then reads them itself.
+   */
+  readonly stamps?: Stamps;
 }

@@ -1,5 +1,5 @@
 import { planOf, type PlanTable } from '../limits/plans.js';
-import type { AccountContext } from '../event/account.js';
+import type { AccountContext, Stamps } from '../event/account.js';
 import type { AccountStore } from '../storage/store.js';
 import type { Clock } from '../util/clock.js';
 import { hashKey, looksLikeKey, sameHash } from '../accounts/keys.js';
@@ -60,6 +60,8 @@ export function beaconKey(query: unknown): { readonly key?: string; readonly ref
  * before the database, so a verdict read while a change commits is never kept under the new
  * stamp; a key seen for the first time has no account yet, and its verdict is read once more
  * under a stamp on its next use. Changes the store gets another way (the CLI) are seen within `ttlMs`.
+ * The key stamp is read together with the account's other stamps, in one round trip, and a verdict
+ * answers them all in its context: the request's later stages use them instead of reading their own.
  * Dashboard sessions know only the key hash: verdicts are cached by hash, and the hash of each
  * recently presented key is kept (only strings of a key's shape, at most `maxEntries`), so a
  * request with a recently seen key skips its SHA-256.
@@ -100,11 +102,18 @@ export class Authenticator {
     const entry = this.cache.get(hash);
     if (entry?.accountId === undefined) {
       if (entry !== undefined && entry.expiresAt > now) return entry.result;
-      return this.load(hash, this.stamps ? undefined : null, now);
+      const result = await this.load(hash, this.stamps ? undefined : null, now);
+      // Read after the database, these stamps serve this request's later stages, never the cached verdict.
+      if (!result.ok || this.stamps === undefined) return result;
+      const read = this.stamps.read(result.ctx.account.id);
+      return withStamps(result, read instanceof Promise ? await read : read);
     }
-    const stamp = this.stamps ? await this.stamps.read(entry.accountId) : null;
-    if (entry.expiresAt > now && entry.stamp === stamp) return entry.result;
-    return this.load(hash, stamp, now);
+    if (this.stamps === undefined) return entry.expiresAt > now && entry.stamp === null ? entry.result : this.load(hash, null, now);
+    const read = this.stamps.read(entry.accountId);
+    const stamps = read instanceof Promise ? await read : read;
+    // A key never changes account, so the stamps read for the cached one are the verdict's account's.
+    if (entry.expiresAt > now && entry.stamp === stamps.keys) return withStamps(entry.result, stamps);
+    return withStamps(await this.load(hash, stamps.keys, now), stamps);
   }
 
   /**
@@ -114,7 +123,7 @@ export class Authenticator {
    */
   async changed(accountId: string): Promise<void> {
     this.invalidate();
-    await this.stamps?.bump(accountId);
+    await this.stamps?.bump(accountId, 'keys');
   }
 
   /** Forgets every cached verdict of this process (settings changes: the account is part of a verdict). */
@@ -147,4 +156,9 @@ export class Authenticator {
       allowedOrigins: found.key.allowedOrigins,
     };
   }
+}
+
+/** The verdict with the stamps this request read; the cached verdict itself is shared by every request and keeps none. */
+function withStamps(result: AuthResult, stamps: Stamps): AuthResult {
+  return result.ok ? { ok: true, ctx: Object.assign({}, result.ctx, { stamps }), allowedOrigins: result.allowedOrigins } : result;
 }

@@ -1,7 +1,7 @@
 /**
  * Threat models, the customers' own detections, as two stages around the built-in detectors: the
- * account's models in force are looked up before detect (a remote state store answers the lookup
- * alongside detect's first batch), and evaluated after it, on the same window state. Their
+ * account's models in force are looked up before detect (under the stamp the request read at
+ * authentication), and evaluated after it, on the same window state. Their
  * alerts join the event's before it is scored.
  */
 import type { DetectedEvent } from '../event/types.js';

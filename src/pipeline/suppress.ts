@@ -30,7 +30,7 @@ export function suppressStage(list: SuppressionList | undefined): Stage<Deduplic
 
   return (request) => {
     if (list === undefined || request.seen.fresh.length === 0) return unchanged(request);
-    const found = list.inForce(request.account.account.id, request.now);
+    const found = list.inForce(request.account.account.id, request.now, request.account.stamps);
     return found instanceof Promise ? found.then((suppressions) => screen(request, suppressions)) : screen(request, found);
   };
 }

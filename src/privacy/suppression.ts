@@ -10,11 +10,14 @@
  * store (shared through Redis when scaled out), and an instance whose copy was loaded under
  * another stamp loads it again. Expiry needs no reload: each hash carries its end, compared with
  * the request's time. A copy older than `refreshMs` is reloaded in the background, which covers
- * a change stamped while the shared state store was unreachable.
+ * a change stamped while the shared state store was unreachable. The stamp is the one the request
+ * read at authentication with its account's other stamps (src/detection/state/stamps.ts), so it
+ * costs the request no round trip of its own.
  */
 import { DEVICE_KEYS } from '../detection/metadata.js';
 import type { StateStore } from '../detection/state/state-store.js';
 import { AccountStamps } from '../detection/state/stamps.js';
+import type { Stamps } from '../event/account.js';
 import type { ValidatedEvent } from '../event/types.js';
 import type { SubjectStore } from '../storage/store.js';
 import { pseudonymOf, type AccountSecret, type PseudonymKeys, type SubjectKind } from './pseudonym.js';
@@ -115,7 +118,7 @@ export class SuppressionList {
     private readonly keys: PseudonymKeys,
     options: SuppressionListOptions = {},
   ) {
-    this.stamps = new AccountStamps(state, 'suppressions');
+    this.stamps = new AccountStamps(state);
     this.maxCachedHashes = options.maxCachedHashes ?? 200_000;
     this.refreshMs = options.refreshMs ?? 60_000;
     this.monotonic = options.now ?? (() => performance.now());
@@ -126,13 +129,16 @@ export class SuppressionList {
     return suppressionEntries(this.keys, accountId, identifiers);
   }
 
-  /** The account's suppressions: at once when this instance's copy is current, else once loaded. */
-  inForce(accountId: string, now: number): Suppressions | Promise<Suppressions> {
+  /**
+   * The account's suppressions: at once when this instance's copy is current, else once loaded.
+   * `stamps` are the ones the request read; without them the account's stamps are read here.
+   */
+  inForce(accountId: string, now: number, stamps?: Stamps): Suppressions | Promise<Suppressions> {
     // Without a master secret no hash can be made, so no event can match: nothing to read.
     if (!this.keys.available) return Suppressions.NONE;
-    const stamp = this.stamps.read(accountId);
-    if (typeof stamp === 'string' || stamp === null) return this.resolve(accountId, stamp, now);
-    return stamp.then((read) => this.resolve(accountId, read, now));
+    const read = stamps ?? this.stamps.read(accountId);
+    if (!(read instanceof Promise)) return this.resolve(accountId, read.suppressions, now);
+    return read.then((found) => this.resolve(accountId, found.suppressions, now));
   }
 
   /**
@@ -141,7 +147,7 @@ export class SuppressionList {
    */
   async changed(accountId: string): Promise<void> {
     this.drop(accountId);
-    await this.stamps.bump(accountId);
+    await this.stamps.bump(accountId, 'suppressions');
   }
 
   private resolve(accountId: string, stamp: string | null, now: number): Suppressions | Promise<Suppressions> {

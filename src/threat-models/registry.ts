@@ -3,8 +3,9 @@
  * instance answers with the models last saved by any instance: a save writes a new stamp for the
  * account into the detection state store (shared through Redis when scaled out), and each
  * request reads the stamp before it evaluates, reloading the account's rows when the stamp is
- * not the one its copy was loaded under. The stamp read is one op in the state store, which a
- * remote store answers in the round trip of the built-in detectors' first batch.
+ * not the one its copy was loaded under. The stamp is the one the request read at authentication
+ * with its account's other stamps (src/detection/state/stamps.ts), so it costs the request no
+ * round trip of its own.
  *
  * A copy older than `refreshMs` is also reloaded in the background (the current copy is served
  * meanwhile): that covers a change saved while the shared state store was unreachable.
@@ -14,6 +15,7 @@
  */
 import type { StateStore } from '../detection/state/state-store.js';
 import { AccountStamps } from '../detection/state/stamps.js';
+import type { Stamps } from '../event/account.js';
 import type { ThreatModelStore } from '../storage/store.js';
 import type { ThreatModelRow } from '../storage/types.js';
 import { compileModel, type CompiledModel } from './compile.js';
@@ -59,16 +61,19 @@ export class ThreatModelRegistry {
     state: StateStore,
     private readonly options: RegistryOptions = {},
   ) {
-    this.stamps = new AccountStamps(state, 'threat-models');
+    this.stamps = new AccountStamps(state);
     this.refreshMs = options.refreshMs ?? 5_000;
     this.now = options.now ?? (() => performance.now());
   }
 
-  /** The account's enabled models, as last saved through any instance. */
-  inForce(accountId: string): ModelsInForce {
-    const stamp = this.stamps.read(accountId);
-    if (typeof stamp === 'string' || stamp === null) return this.resolve(accountId, stamp);
-    return stamp.then((read) => this.resolve(accountId, read));
+  /**
+   * The account's enabled models, as last saved through any instance. `stamps` are the ones the
+   * request read; without them the account's stamps are read here.
+   */
+  inForce(accountId: string, stamps?: Stamps): ModelsInForce {
+    const read = stamps ?? this.stamps.read(accountId);
+    if (!(read instanceof Promise)) return this.resolve(accountId, read.threatModels);
+    return read.then((found) => this.resolve(accountId, found.threatModels));
   }
 
   /**
@@ -77,7 +82,7 @@ export class ThreatModelRegistry {
    */
   async changed(accountId: string): Promise<void> {
     this.entries.delete(accountId);
-    await this.stamps.bump(accountId);
+    await this.stamps.bump(accountId, 'threatModels');
   }
 
   /**

@@ -14,8 +14,8 @@ import type { ModelsInForce, ThreatModelRegistry } from './registry.js';
  */
 export interface ThreatModelStage {
   /**
-   * The account's models in force, looked up before the built-in detectors run (a remote state
-   * store answers the lookup alongside their first batch); undefined when the plan has none.
+   * The account's models in force, looked up before the built-in detectors run, under the stamp
+   * the request read at authentication; undefined when the plan has none.
    */
   lookup(ctx: AccountContext): ModelsInForce | undefined;
   /**
@@ -40,7 +40,7 @@ export function createThreatModelStage(deps: {
   const watch = deps.costs;
   return {
     lookup(ctx) {
-      return ctx.plan.capabilities.threatModels ? deps.registry.inForce(ctx.account.id) : undefined;
+      return ctx.plan.capabilities.threatModels ? deps.registry.inForce(ctx.account.id, ctx.stamps) : undefined;
     },
     run(models, events, eventIds, ctx) {
       if (models.length === 0) return undefined;

@@ -68,7 +68,7 @@ describe('Authenticator', () => {
   it('with stamps shared by two instances, a change answered on one is in force on the other at once, and a cached verdict costs no lookup while nothing changed', async () => {
     const { clock, accounts, key, keyId, lookups } = await setUp();
     const state = new MemoryStateStore({ clock });
-    const [one, two] = [0, 1].map(() => new Authenticator(store!.accounts, DEFAULT_PLANS, clock, { stamps: new AccountStamps(state, 'keys') }));
+    const [one, two] = [0, 1].map(() => new Authenticator(store!.accounts, DEFAULT_PLANS, clock, { stamps: new AccountStamps(state) }));
     for (const t of [one, two, one, two]) expect((await t!.authenticate(key)).ok).toBe(true);
     const settled = lookups();
     for (const t of [one, two]) await t!.authenticate(key);
