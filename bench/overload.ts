@@ -4,6 +4,7 @@
  *
  *   npx tsx bench/overload.ts                                   # embedded, one instance
  *   npx tsx bench/overload.ts --mode scaleout --instances 2     # PostgreSQL + Redis, the load split between instances
+ *   npx tsx bench/overload.ts --mode scaleout --instances 4 --balancer   # the load through HAProxy (leastconn)
  *
  * For each variant a fresh service (or fleet) is started; its capacity is its closed-loop maximum
  * rate of single events (autocannon, BENCH_CONNECTIONS connections, CAPACITY_SECONDS); then an
@@ -32,7 +33,9 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { deleteKeysWithPrefix } from '../test/helpers/redis-keys.js';
+import { until } from '../test/helpers/until.js';
 import { BENCH_PLANS, bodies, cpuPerEvent, drive, freePort, idle, keyFor, startNode, threadCpuOf, vigilEnv, type Server } from './lib.js';
+import { SHEDDING_LIMITS, startHaproxy, type Balancer } from './fleet/haproxy.js';
 import { pacedLoad } from './paced.js';
 
 const PG_URL = process.env.VIGIL_BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
@@ -42,9 +45,13 @@ const OPEN_CONNECTIONS = Number(process.env.OVERLOAD_CONNECTIONS ?? 8000);
 const CAPACITY_SECONDS = Number(process.env.CAPACITY_SECONDS ?? 10);
 const OVERLOAD_SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 
-const { values: args } = parseArgs({ options: { mode: { type: 'string', default: 'embedded' }, instances: { type: 'string', default: '1' } } });
+const { values: args } = parseArgs({
+  options: { mode: { type: 'string', default: 'embedded' }, instances: { type: 'string', default: '1' }, balancer: { type: 'boolean', default: false } },
+});
 const MODE = args.mode === 'scaleout' ? 'scaleout' : 'embedded';
 const INSTANCES = MODE === 'scaleout' ? Math.max(1, Number(args.instances)) : 1;
+// Scaled out, the offered load may go through HAProxy (leastconn) instead of to each instance in turn.
+const BALANCER = MODE === 'scaleout' && args.balancer === true;
 
 interface Variant {
   readonly name: string;
@@ -72,7 +79,7 @@ function withSchema(url: string, schema: string): string {
 }
 
 /** Starts the instances of one variant on fresh storage; `stop` ends them and drops what they stored. */
-async function startFleet(variant: Variant): Promise<{ servers: Server[]; stop(): Promise<void> }> {
+async function startFleet(variant: Variant): Promise<{ servers: Server[]; balancer?: Balancer; stop(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'vigil-overload-'));
   const plansFile = join(dir, 'plans.json');
   writeFileSync(plansFile, BENCH_PLANS);
@@ -95,9 +102,28 @@ async function startFleet(variant: Variant): Promise<{ servers: Server[]; stop()
     const port = await freePort();
     servers.push(await startNode(['dist/src/main.js'], env(port), port));
   }
+  const balancer = BALANCER
+    ? startHaproxy(
+        dir,
+        await freePort(),
+        servers.map((s) => s.port),
+        SHEDDING_LIMITS,
+      )
+    : undefined;
+  if (balancer !== undefined)
+    await until(
+      () =>
+        fetch(`http://127.0.0.1:${balancer.port}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      'HAProxy ready',
+    );
   return {
     servers,
+    ...(balancer === undefined ? {} : { balancer }),
     async stop() {
+      balancer?.process.kill('SIGTERM');
       servers.forEach((s) => s.child.kill('SIGTERM'));
       await Promise.all(servers.map((s) => new Promise((resolve) => (s.child.exitCode === null ? s.child.once('exit', resolve) : resolve(undefined)))));
       await admin.query(`drop schema if exists "${schema}" cascade`).finally(() => admin.end());
@@ -137,8 +163,8 @@ async function run(variant: Variant, offered: number | undefined): Promise<Resul
     await Promise.all(pids.map(idle));
     const before = await Promise.all(pids.map(threadCpuOf));
     const load = await pacedLoad({
-      port: first.port,
-      morePorts: servers.slice(1).map((s) => s.port),
+      port: fleet.balancer?.port ?? first.port,
+      morePorts: fleet.balancer === undefined ? servers.slice(1).map((s) => s.port) : [],
       path: '/v1/events',
       headers: auth,
       payloads: bodies(Math.round(rate * OVERLOAD_SECONDS), 1, 20_000),

@@ -22,10 +22,26 @@ export function haproxyMissing(): string | undefined {
  * instance is redispatched to another. Checks every 500 ms, down after two failures; a check
  * may take 2 s, so a loaded instance that still answers is not taken for a dead one.
  */
-export function haproxyConfig(port: number, instancePorts: readonly number[]): string {
+export interface BalancerLimits {
+  /** Client connections HAProxy holds at once. */
+  readonly maxconn: number;
+  /** Connections to each instance; requests past it wait in HAProxy's own queue. */
+  readonly serverMaxconn: number;
+}
+
+export const FLEET_LIMITS: BalancerLimits = { maxconn: 4000, serverMaxconn: 256 };
+
+/**
+ * Limits under which the instances, not HAProxy, shed an overload: each instance may hold as many
+ * connections as its in-flight and waiting bounds let requests in, so none waits in HAProxy's
+ * queue, whose timeout answers a 503 of HAProxy's own without Retry-After.
+ */
+export const SHEDDING_LIMITS: BalancerLimits = { maxconn: 100_000, serverMaxconn: 8_192 };
+
+export function haproxyConfig(port: number, instancePorts: readonly number[], limits: BalancerLimits = FLEET_LIMITS): string {
   return [
     'global',
-    '  maxconn 4000',
+    `  maxconn ${limits.maxconn}`,
     'defaults',
     '  mode http',
     '  option http-keep-alive',
@@ -45,15 +61,15 @@ export function haproxyConfig(port: number, instancePorts: readonly number[]): s
     '  balance leastconn',
     '  option httpchk GET /readyz',
     '  http-check expect status 200',
-    '  default-server inter 500ms fastinter 250ms downinter 500ms fall 2 rise 2 maxconn 256',
+    `  default-server inter 500ms fastinter 250ms downinter 500ms fall 2 rise 2 maxconn ${limits.serverMaxconn}`,
     ...instancePorts.map((p, i) => `  server vigil${i} 127.0.0.1:${p} check`),
     '',
   ].join('\n');
 }
 
-export function startHaproxy(dir: string, port: number, instancePorts: readonly number[]): Balancer {
+export function startHaproxy(dir: string, port: number, instancePorts: readonly number[], limits: BalancerLimits = FLEET_LIMITS): Balancer {
   const file = join(dir, 'haproxy.cfg');
-  writeFileSync(file, haproxyConfig(port, instancePorts));
+  writeFileSync(file, haproxyConfig(port, instancePorts, limits));
   const check = spawnSync(HAPROXY, ['-c', '-q', '-f', file], { encoding: 'utf8' });
   if (check.status !== 0) throw new Error(`haproxy -c failed: ${check.stdout}${check.stderr}`);
   const child = spawn(HAPROXY, ['-db', '-f', file], { stdio: ['ignore', 'ignore', 'pipe'] });
