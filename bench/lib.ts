@@ -246,7 +246,7 @@ export function cpuPerEvent(
 }
 
 /** The server's /metrics text, or undefined where it has none (the bare route). */
-async function metricsTextOf(server: Server): Promise<string | undefined> {
+export async function metricsTextOf(server: Server): Promise<string | undefined> {
   const res = await fetch(`http://127.0.0.1:${server.port}/metrics`).catch(() => undefined);
   return res?.ok ? res.text() : undefined;
 }

@@ -16,11 +16,16 @@
  * request due finds every socket busy and waits in the generator, where no bound of the service
  * sees it, and the service, answering the sockets it has in a fraction of a second, is not
  * overloaded by its own measure. Printed per variant: offered and accepted
- * rates, p50/p99 of the accepted (202) answers, how many 503 OVERLOADED answers and their p99,
- * other answers, and server CPU µs per accepted event (every thread of every instance, from idle
- * to idle, so the refusals' cost is in it).
+ * rates (accepted over the whole run, to the last answer), p50/p99 of the accepted (202) answers,
+ * how many 503 OVERLOADED answers and their p99, how late the generator itself sent (p99), other
+ * answers, and server CPU µs per accepted event (every thread of every instance, from idle to
+ * idle, so the refusals' cost is in it).
  * Settings with admission: OVERLOAD_MAX_WAIT_MS and OVERLOAD_MAX_WAITING (VIGIL_INGEST_MAX_WAIT_MS,
  * VIGIL_INGEST_MAX_WAITING; the shipped defaults when unset).
+ * OVERLOAD_VICTIM_RATE=N: a second account sends N single events a second beside the flood, and
+ * its accepted and refused counts and p50/p99 are printed. OVERLOAD_ONLY=1 or 2: one variant.
+ * OVERLOAD_TRACE=1: each instance's admission every second. OVERLOAD_SERVICE: another build to
+ * run (default dist/src/main.js), e.g. an older checkout's, for a comparison.
  * PostgreSQL: VIGIL_BENCH_DATABASE_URL (default postgres://root@127.0.0.1:5432/test; a fresh
  * schema per variant, dropped afterwards). Redis: VIGIL_BENCH_REDIS_URL (default
  * redis://127.0.0.1:6379; a fresh key prefix, deleted afterwards).
@@ -34,9 +39,9 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { deleteKeysWithPrefix } from '../test/helpers/redis-keys.js';
 import { until } from '../test/helpers/until.js';
-import { BENCH_PLANS, bodies, cpuPerEvent, drive, freePort, idle, keyFor, startNode, threadCpuOf, vigilEnv, type Server } from './lib.js';
+import { BENCH_PLANS, bodies, cpuPerEvent, drive, freePort, idle, keyFor, metricsTextOf, startNode, threadCpuOf, vigilEnv, type Server } from './lib.js';
 import { SHEDDING_LIMITS, startHaproxy, type Balancer } from './fleet/haproxy.js';
-import { pacedLoad } from './paced.js';
+import { pacedLoad, type PacedResult } from './paced.js';
 
 const PG_URL = process.env.VIGIL_BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
 const REDIS_URL = process.env.VIGIL_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -44,6 +49,11 @@ const FACTOR = Number(process.env.OVERLOAD_FACTOR ?? 2);
 const OPEN_CONNECTIONS = Number(process.env.OVERLOAD_CONNECTIONS ?? 8000);
 const CAPACITY_SECONDS = Number(process.env.CAPACITY_SECONDS ?? 10);
 const OVERLOAD_SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+const TRACE = process.env.OVERLOAD_TRACE === '1';
+// OVERLOAD_VICTIM_RATE=20: a second account sends this many single events a second beside the flood.
+const VICTIM_RATE = Number(process.env.OVERLOAD_VICTIM_RATE ?? 0);
+// OVERLOAD_SERVICE: the built service to run (default dist/src/main.js), e.g. another checkout's, to compare.
+const SERVICE = process.env.OVERLOAD_SERVICE ?? 'dist/src/main.js';
 
 const { values: args } = parseArgs({
   options: { mode: { type: 'string', default: 'embedded' }, instances: { type: 'string', default: '1' }, balancer: { type: 'boolean', default: false } },
@@ -68,8 +78,9 @@ const ALL_VARIANTS: readonly Variant[] = [
   },
   { name: 'no admission control', env: { VIGIL_INGEST_MAX_WAIT_MS: '0', VIGIL_INGEST_MAX_WAITING: '1000000' } },
 ];
-// OVERLOAD_ONLY=1: only the first variant (admission control), for quicker runs while tuning.
-const VARIANTS = process.env.OVERLOAD_ONLY === '1' ? ALL_VARIANTS.slice(0, 1) : ALL_VARIANTS;
+// OVERLOAD_ONLY=1 (or 2): only the first (or second) variant, offered twice its own capacity.
+const ONLY = Number(process.env.OVERLOAD_ONLY ?? 0);
+const VARIANTS = ONLY === 1 || ONLY === 2 ? ALL_VARIANTS.slice(ONLY - 1, ONLY) : ALL_VARIANTS;
 
 /** The URL with `search_path` set to `schema` for every connection. */
 function withSchema(url: string, schema: string): string {
@@ -88,7 +99,7 @@ async function startFleet(variant: Variant): Promise<{ servers: Server[]; balanc
   const servers: Server[] = [];
   if (MODE === 'embedded') {
     const port = await freePort();
-    servers.push(await startNode(['dist/src/main.js'], vigilEnv(port, plansFile, common), port));
+    servers.push(await startNode([SERVICE], vigilEnv(port, plansFile, common), port));
     return { servers, stop: async () => void servers.forEach((s) => s.child.kill('SIGTERM')) };
   }
   const schema = `vigil_overload_${randomBytes(4).toString('hex')}`;
@@ -100,7 +111,7 @@ async function startFleet(variant: Variant): Promise<{ servers: Server[]; balanc
   // One after the other: the first runs the migrations, and a listening port is not handed out again.
   for (let i = 0; i < INSTANCES; i++) {
     const port = await freePort();
-    servers.push(await startNode(['dist/src/main.js'], env(port), port));
+    servers.push(await startNode([SERVICE], env(port), port));
   }
   const balancer = BALANCER
     ? startHaproxy(
@@ -134,6 +145,32 @@ async function startFleet(variant: Variant): Promise<{ servers: Server[]; balanc
   };
 }
 
+/**
+ * Prints each instance's admission every second while the load runs (OVERLOAD_TRACE=1): the
+ * requests in flight and waiting, and the requests refused since the last line. The line is read from /metrics, so it also shows how late an overloaded instance answers.
+ */
+function traceAdmission(servers: readonly Server[]): { stop(): void } {
+  const value = (text: string, series: string) => Number(new RegExp(`^${series.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  const refusedBefore = new Map<number, number>();
+  const started = performance.now();
+  const timer = setInterval(() => {
+    for (const server of servers)
+      void metricsTextOf(server).then((text) => {
+        if (text === undefined) return;
+        const refused = ['waiting_full', 'account_share', 'wait_too_long']
+          .map((reason) => value(text, `vigil_admission_rejected_total{reason="${reason}"}`))
+          .reduce((a, b) => a + (Number.isNaN(b) ? 0 : b), 0);
+        const since = refused - (refusedBefore.get(server.port) ?? 0);
+        refusedBefore.set(server.port, refused);
+        const at = ((performance.now() - started) / 1000).toFixed(1);
+        console.log(
+          `  ${at}s :${server.port} in flight ${value(text, 'vigil_ingest_admission_in_flight')} waiting ${value(text, 'vigil_ingest_admission_waiting')} refused +${since}`,
+        );
+      });
+  }, 1_000);
+  return { stop: () => clearInterval(timer) };
+}
+
 interface Result {
   readonly variant: string;
   readonly capacityPerSec: number;
@@ -143,6 +180,13 @@ interface Result {
   readonly acceptedP99Ms: number;
   readonly overloaded: number;
   readonly overloadedP99Ms: number;
+  /** How late the load generator sent requests, p99 (ms): part of every latency here. */
+  readonly sendLagP99Ms: number;
+  /** With OVERLOAD_VICTIM_RATE: the other account's single events accepted and refused, and the accepted ones' p50/p99 (ms). */
+  readonly victimAccepted?: number;
+  readonly victimRefused?: number;
+  readonly victimP50Ms?: number;
+  readonly victimP99Ms?: number;
   readonly other: number;
   readonly cpuUsPerAccepted: number;
   /** The machine's one-minute load average after the run: the figures of a run on a busy machine are not comparable with a quiet one's. */
@@ -162,7 +206,25 @@ async function run(variant: Variant, offered: number | undefined): Promise<Resul
     const pids = servers.map((s) => s.child.pid as number);
     await Promise.all(pids.map(idle));
     const before = await Promise.all(pids.map(threadCpuOf));
+    const trace = TRACE ? traceAdmission(servers) : undefined;
+    // Another account sending single events at a steady low rate beside the flood: what a
+    // customer that sends within its means sees while another overloads the instance.
+    const victimKey = VICTIM_RATE > 0 ? { authorization: `Bearer ${await keyFor(first.port, 'bench')}` } : undefined;
+    let victim: Promise<PacedResult> | undefined;
     const load = await pacedLoad({
+      onStart: () => {
+        if (victimKey === undefined) return;
+        victim = pacedLoad({
+          port: fleet.balancer?.port ?? first.port,
+          path: '/v1/events',
+          headers: victimKey,
+          payloads: bodies(Math.round(VICTIM_RATE * OVERLOAD_SECONDS), 1, 5_000_000),
+          rate: VICTIM_RATE,
+          seconds: OVERLOAD_SECONDS,
+          connections: 20,
+          openFirst: '/healthz',
+        });
+      },
       port: fleet.balancer?.port ?? first.port,
       morePorts: fleet.balancer === undefined ? servers.slice(1).map((s) => s.port) : [],
       path: '/v1/events',
@@ -173,6 +235,8 @@ async function run(variant: Variant, offered: number | undefined): Promise<Resul
       connections: OPEN_CONNECTIONS,
       openFirst: '/healthz',
     });
+    trace?.stop();
+    const victimRun = await victim;
     await Promise.all(pids.map(idle));
     const after = await Promise.all(pids.map(threadCpuOf));
     const accepted = load.byStatus.get(202) ?? { count: 0, p50: 0, p99: 0 };
@@ -188,6 +252,15 @@ async function run(variant: Variant, offered: number | undefined): Promise<Resul
       acceptedP99Ms: round(accepted.p99),
       overloaded: refused.count,
       overloadedP99Ms: round(refused.p99),
+      sendLagP99Ms: round(load.sendLagP99),
+      ...(victimRun === undefined
+        ? {}
+        : {
+            victimAccepted: victimRun.byStatus.get(202)?.count ?? 0,
+            victimRefused: victimRun.byStatus.get(503)?.count ?? 0,
+            victimP50Ms: round(victimRun.byStatus.get(202)?.p50 ?? 0),
+            victimP99Ms: round(victimRun.byStatus.get(202)?.p99 ?? 0),
+          }),
       other: load.sent - accepted.count - refused.count,
       cpuUsPerAccepted: cpuPerEvent(before, after, accepted.count).cpuUsPerEvent,
       loadAverage: Math.round((loadavg()[0] as number) * 10) / 10,

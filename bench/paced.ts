@@ -22,6 +22,11 @@ export interface PacedResult {
   readonly errors: number;
   /** Responses per second over the run. */
   readonly rate: number;
+  /**
+   * How late the generator itself sent requests (ms after each was due, p99): a generator short
+   * of CPU sends late, and that lateness is in every latency above.
+   */
+  readonly sendLagP99: number;
   /** From the first request's due time to the last answer, in seconds. */
   readonly elapsedSeconds: number;
   /** Latency from the time each request was due, in ms. */
@@ -50,6 +55,8 @@ export interface PacedOptions {
    * after 1, 3, 7 s, which a run would measure instead of the service.
    */
   readonly openFirst?: string;
+  /** Called as the first request is due (after the sockets are opened). */
+  readonly onStart?: () => void;
 }
 
 function percentile(sorted: Float64Array, q: number): number {
@@ -94,8 +101,10 @@ export async function pacedLoad(options: PacedOptions): Promise<PacedResult> {
   let done = 0;
   const interval = 1000 / options.rate;
 
+  const sendLags = new Float64Array(total);
   const send = (n: number, due: number) =>
     new Promise<void>((resolve) => {
+      sendLags[n] = performance.now() - due;
       const body = options.payloads[n % options.payloads.length] as string;
       const req = request(
         {
@@ -124,6 +133,7 @@ export async function pacedLoad(options: PacedOptions): Promise<PacedResult> {
       req.end(body);
     });
 
+  options.onStart?.();
   const started = performance.now();
   const pending: Promise<void>[] = [];
   let next = 0;
@@ -160,6 +170,7 @@ export async function pacedLoad(options: PacedOptions): Promise<PacedResult> {
     errors,
     rate: Math.round((ok + non2xx) / elapsed),
     elapsedSeconds: elapsed,
+    sendLagP99: percentile(sendLags.sort(), 0.99),
     p50: percentile(sorted, 0.5),
     p99: percentile(sorted, 0.99),
     p999: percentile(sorted, 0.999),

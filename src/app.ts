@@ -28,7 +28,6 @@ import { MemoryDryRunStates } from './threat-models/dry-run-states.js';
 import { registerIngestRoutes } from './http/routes/ingest.js';
 import { registerKeyRoutes } from './http/routes/keys.js';
 import { measuredAdmission } from './http/admission-metrics.js';
-import { governBySaturation } from './http/saturation.js';
 import { registerOpsRoutes } from './http/routes/ops.js';
 import { registerReadRoutes } from './http/routes/read.js';
 import { registerEntityRoutes } from './http/routes/entities.js';
@@ -428,8 +427,6 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
 
   await app.ready();
   erasures.start();
-  // The wait bound is what sheds load; without it (VIGIL_INGEST_MAX_WAIT_MS=0) requests only wait.
-  const stopGoverning = config.ingestMaxWaitMs > 0 ? governBySaturation(admission) : () => {};
   return {
     app,
     metrics,
@@ -438,7 +435,6 @@ export async function buildApp(deps: AppDeps): Promise<VigilApp> {
     connections,
     erasures,
     async close() {
-      stopGoverning();
       await erasures.stop();
       await app.close();
       await commits.flush();

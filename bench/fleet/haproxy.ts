@@ -36,7 +36,7 @@ export const FLEET_LIMITS: BalancerLimits = { maxconn: 4000, serverMaxconn: 256 
  * connections as its in-flight and waiting bounds let requests in, so none waits in HAProxy's
  * queue, whose timeout answers a 503 of HAProxy's own without Retry-After.
  */
-export const SHEDDING_LIMITS: BalancerLimits = { maxconn: 100_000, serverMaxconn: 8_192 };
+export const SHEDDING_LIMITS: BalancerLimits = { maxconn: 9_000, serverMaxconn: 4_096 };
 
 export function haproxyConfig(port: number, instancePorts: readonly number[], limits: BalancerLimits = FLEET_LIMITS): string {
   return [

@@ -41,11 +41,6 @@ export function measuredAdmission(registry: Registry, limits: AdmissionLimits): 
   );
   gauge('vigil_ingest_admission_in_flight', 'Ingestion requests admitted into the pipeline and not yet answered', () => admission.inFlightRequests);
   gauge(
-    'vigil_ingest_admission_in_flight_limit',
-    'Ingestion requests admitted at once now: VIGIL_INGEST_MAX_IN_FLIGHT, or fewer while the event loop is saturated',
-    () => admission.inFlightLimitNow,
-  );
-  gauge(
     'vigil_ingest_admission_in_flight_bytes',
     'Body bytes of the ingestion requests in flight (against VIGIL_INGEST_IN_FLIGHT_BYTES)',
     () => admission.bytesInFlight,

@@ -185,8 +185,6 @@ export class IngestAdmission {
   /** Every finished request, for a Retry-After before any saturated stretch was measured. */
   private readonly completions: RateMeter;
   private lastRefusal = Number.NEGATIVE_INFINITY;
-  /** The requests admitted at once now: maxInFlight, or less while the process is saturated (setInFlightLimit). */
-  private inFlightLimit: number;
 
   constructor(
     readonly limits: AdmissionLimits,
@@ -202,21 +200,6 @@ export class IngestAdmission {
     const now = this.now();
     this.refusals = new RateMeter(now);
     this.completions = new RateMeter(now);
-    this.inFlightLimit = limits.maxInFlight ?? Number.POSITIVE_INFINITY;
-  }
-
-  /** The requests admitted at once now. */
-  get inFlightLimitNow(): number {
-    return this.inFlightLimit;
-  }
-
-  /**
-   * Admits at most `limit` requests at once from now on (never more than maxInFlight): the
-   * requests in flight finish, and the waiting ones enter as the new limit allows.
-   */
-  setInFlightLimit(limit: number): void {
-    this.inFlightLimit = Math.max(1, Math.min(limit, this.limits.maxInFlight ?? Number.POSITIVE_INFINITY));
-    this.admitWaiting(undefined);
   }
 
   private now(): number {
@@ -280,10 +263,10 @@ export class IngestAdmission {
     share.inFlight++;
   }
 
-  /** A body of `bytes` may enter now: the budget has room for it (or nothing is in flight) and fewer requests than the limit are. */
+  /** A body of `bytes` may enter now: the budget has room for it (or nothing is in flight) and fewer than maxInFlight requests are. */
   private fits(bytes: number): boolean {
     if (this.requestsInFlight === 0) return true;
-    return this.inFlight + bytes <= this.limits.budgetBytes && this.requestsInFlight < this.inFlightLimit;
+    return this.inFlight + bytes <= this.limits.budgetBytes && this.requestsInFlight < (this.limits.maxInFlight ?? Number.POSITIVE_INFINITY);
   }
 
   /**
