@@ -47,7 +47,9 @@ describe('a noisy neighbour', () => {
     await victimLatencies(send, victim, 50);
     baselineP99.events = percentile(await whileAttacking(env, ORDINARY, LOOPS, () => victimLatencies(send, victim, SAMPLES)), 99);
     baselineP99.batches = percentile(await whileAttacking(env, ORDINARY_BATCHES, LOOPS, () => victimLatencies(send, victim, SAMPLES)), 99);
-  }, 120_000);
+    // The baseline is 450 requests behind two loops of the neighbour's traffic: scaled out on a
+    // busy machine that takes over two minutes.
+  }, 300_000);
   afterAll(async () => {
     await receiver.stop();
     await t.close();
