@@ -130,11 +130,7 @@ describe('IngestAdmission past its limits', () => {
   it("counts the other accounts' turns, not their whole queues, in the wait it expects for an account", () => {
     const { admission, advance } = timed({ budgetBytes: 1, maxWaiting: 1_000, maxWaitMs: 100 });
     expect(admission.enter(1, A)).toBeUndefined();
-    for (let i = 0; i < 30; i++) {
-      void waits(admission.enter(1, A));
-      advance(10);
-      admission.leave(1, A);
-    }
+    saturate(admission, advance, 30, 10);
     // 100 a second: A's eleventh waiting request would enter too late; B's first enters after one of A's.
     for (let i = 0; i < 10; i++) void waits(admission.enter(1, A));
     expect(admission.enter(1, A)).toEqual({ refused: 'wait_too_long' });
@@ -181,11 +177,7 @@ describe('IngestAdmission past its limits', () => {
     const { admission, advance } = timed({ budgetBytes: 1, maxWaiting: 1_000, maxWaitMs: 100 });
     expect(admission.enter(1, A)).toBeUndefined();
     // Saturated: one request finishes every 10 ms while others wait, for 300 ms: 100 a second.
-    for (let i = 0; i < 30; i++) {
-      void waits(admission.enter(1, A));
-      advance(10);
-      admission.leave(1, A);
-    }
+    saturate(admission, advance, 30, 10);
     expect(admission.queued).toBe(0);
     // Nine waiting and this one: its turn comes in 100 ms, within the bound; an eleventh's would not.
     for (let i = 0; i < 10; i++) void waits(admission.enter(1, A));
@@ -198,11 +190,7 @@ describe('IngestAdmission past its limits', () => {
       const { admission, advance } = timed({ budgetBytes: 1, maxWaiting: 10_000, maxWaitMs: 0 }, () => random);
       expect(admission.enter(1, A)).toBeUndefined();
       // 20 requests a second while others wait.
-      for (let i = 0; i < 10; i++) {
-        void waits(admission.enter(1, A));
-        advance(50);
-        admission.leave(1, A);
-      }
+      saturate(admission, advance, 10, 50);
       // 99 waiting and one in flight: five seconds of work at 20 a second.
       for (let i = 0; i < 99; i++) void waits(admission.enter(1, A));
       return admission;
@@ -219,6 +207,18 @@ describe('IngestAdmission past its limits', () => {
 });
 
 const [A, B, C, D, E] = ['account-a', 'account-b', 'account-c', 'account-d', 'account-e'] as const;
+
+/**
+ * Keeps account A's requests waiting behind one in flight for `count` turns, one finishing every
+ * `everyMs`: a measured drain rate of 1,000 / `everyMs` a second.
+ */
+function saturate(admission: IngestAdmission, advance: (ms: number) => void, count: number, everyMs: number): void {
+  for (let i = 0; i < count; i++) {
+    void waits(admission.enter(1, A));
+    advance(everyMs);
+    admission.leave(1, A);
+  }
+}
 
 /** Limits that never refuse: the budget alone decides. */
 function unbounded(budgetBytes: number) {
@@ -390,15 +390,6 @@ describe('ingestion over the admission bound', () => {
     const [second, minute] = windowsUsed(last.headers['ratelimit'] as string, last.headers['ratelimit-policy'] as string);
     expect(second).toBe(2 + 5 + 1);
     expect(minute).toBe(6 * 20 + 1 + 1);
-  });
-});
-
-describe('ingestion of several accounts over the admission bound', () => {
-  let t: TestApp | undefined;
-  let release = () => {};
-  afterEach(() => {
-    release();
-    return t?.close();
   });
 
   it("refuses the flooding account's requests past its share, and admits another account's in the next turn", async () => {
