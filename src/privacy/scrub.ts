@@ -75,7 +75,9 @@ export function scrubCommand(command: string): string {
   );
   if (GLUED_P_PROGRAMS.test(out))
     out = out.replace(/(\s-p)(?!\s|$)("[^"]*"|'[^']*'|\S+)/g, `$1${SCRUBBED}`).replace(/(^|[\s/])(sshpass\s+-p\s+)(\S+)/g, `$1$2${SCRUBBED}`);
-  out = out.replace(/([a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:)[^\s@/]+@/gi, `$1${SCRUBBED}@`);
+  // A scheme starts where no scheme character precedes it: without the look-behind every letter of
+  // a long word would start a match that runs to the word's end, quadratic in its length.
+  out = out.replace(/(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:)[^\s@/]+@/gi, `$1${SCRUBBED}@`);
   out = out.replace(/(authorization:\s*(?:bearer|basic|token)?\s*)[^\s'"]+/gi, `$1${SCRUBBED}`);
   for (const shape of TOKEN_SHAPES) out = out.replace(shape, SCRUBBED);
   return out;
